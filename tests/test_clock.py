@@ -1,0 +1,130 @@
+"""The protocol clock on the real emulator: warm-up, budget, resets, start options, snapshots."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from workstation.clock import GameClock
+from workstation.games import get_game
+from workstation.protocol import Protocol, ProtocolError, StartOption
+
+
+class Frames:
+    def __init__(self):
+        self.screens: list[np.ndarray] = []
+        self.ram: list[bytes] = []
+
+    def __call__(self, screen, rgb, ram):
+        assert rgb.shape[:2] == screen.shape
+        self.screens.append(screen.copy())
+        self.ram.append(bytes(ram))
+
+
+def play(game: str, actions, protocol=Protocol(), seed=0):
+    sink = Frames()
+    clock = GameClock(get_game(game), protocol, seed, sink)
+    clock.start()
+    for a in actions:
+        if clock.done:
+            break
+        clock.act(a)
+    return clock, sink
+
+
+def test_warmup_runs_outside_the_budget():
+    # BeamRider warms up 8 s = 240 NOOP frames before budget frame 0.
+    clock, sink = play("beam_rider", [])
+    assert clock.frame == 0 and len(sink.screens) == 1
+    assert clock.ale.getEpisodeFrameNumber() == 240
+    clock2, _ = play("breakout", [])
+    assert clock2.ale.getEpisodeFrameNumber() == 0
+
+
+def test_budget_is_cut_at_900_frames_and_every_frame_is_emitted():
+    clock, sink = play("breakout", [1, 2, 3] * 400)
+    assert clock.frame == 900 and clock.done
+    assert len(sink.screens) == 901
+    with pytest.raises(RuntimeError):
+        clock.step_frame(0)
+
+
+def test_last_action_is_cut_at_the_budget():
+    clock, _ = play("breakout", [0] * 2, Protocol(frames=7))
+    out = clock.act(0)
+    assert out.frames == 1 and clock.frame == 7
+
+
+def test_reset_inside_the_budget_keeps_playing():
+    # Freeway ends after ~2 min of game time; with a long budget of NOOP on a game
+    # that ends quickly we see a reset. Breakout with NOOP never serves, so use
+    # Pacman doing nothing: ghosts eat it and the game ends within the budget.
+    clock, sink = play("pacman", [0] * 3000, Protocol(frames=9000))
+    assert clock.episode >= 1, "the game should have ended and restarted inside the budget"
+    assert clock.frame == 9000 and len(sink.screens) == 9001
+    assert clock.lives_lost >= 3
+
+
+def test_fixed_start_seeds_are_identical_noops_seeds_differ():
+    acts = [2, 3, 1] * 20
+    _, a = play("breakout", acts, seed=0)
+    _, b = play("breakout", acts, seed=7)
+    assert all(np.array_equal(x, y) for x, y in zip(a.ram, b.ram)), "paper protocol: seed changes nothing"
+    noops = Protocol(start=StartOption.parse("noops:30"))
+    _, c = play("breakout", acts, noops, seed=0)
+    _, c2 = play("breakout", acts, noops, seed=0)
+    _, d = play("breakout", acts, noops, seed=3)
+    assert c.ram == c2.ram, "same seed, same start"
+    assert c.ram != d.ram, "noops:30 seeds must differ"
+
+
+def test_sticky_actions_are_seeded():
+    sticky = Protocol(start=StartOption.parse("sticky:0.25"))
+    acts = [2, 3] * 60
+    _, a = play("breakout", acts, sticky, seed=1)
+    _, b = play("breakout", acts, sticky, seed=1)
+    _, c = play("breakout", acts, sticky, seed=2)
+    assert a.ram == b.ram
+    assert a.ram != c.ram
+
+
+def test_snapshot_restore_gives_identical_frames():
+    clock, sink = play("seaquest", [3, 1, 5, 2] * 10)
+    snap = clock.snapshot()
+    n = len(sink.screens)
+    for a in [4, 1, 2, 5, 0, 11] * 10:
+        clock.act(a)
+    first = sink.screens[n:]
+    clock.restore(snap)
+    for a in [4, 1, 2, 5, 0, 11] * 10:
+        clock.act(a)
+    second = sink.screens[n + len(first):]
+    assert len(first) == len(second) == 180
+    assert all(np.array_equal(x, y) for x, y in zip(first, second))
+
+
+def test_snapshot_restore_with_sticky_actions_is_exact():
+    clock, sink = play("breakout", [1, 2] * 5, Protocol(start=StartOption.parse("sticky:0.25")), seed=4)
+    snap = clock.snapshot()
+    n = len(sink.ram)
+    for a in [2, 3] * 30:
+        clock.act(a)
+    first = sink.ram[n:]
+    clock.restore(snap)
+    for a in [2, 3] * 30:
+        clock.act(a)
+    assert sink.ram[n + len(first):] == first
+
+
+@pytest.mark.parametrize("text", ["random", "noops:-1", "sticky:1.5", "noops", ""])
+def test_bad_start_option_is_a_clear_error(text):
+    with pytest.raises(ProtocolError, match="--start"):
+        StartOption.parse(text)
+
+
+def test_protocol_validation():
+    with pytest.raises(ProtocolError, match="max-actions"):
+        Protocol(max_actions=11)
+    assert Protocol(max_actions=5, feedback=False).changed() == {"max_actions": 5, "feedback": False}
+    p = Protocol(start=StartOption.parse("noops:30"), memory="append")
+    assert Protocol.from_json(p.to_json()) == p

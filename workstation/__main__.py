@@ -1,0 +1,5 @@
+import sys
+
+from workstation.cli import main
+
+sys.exit(main())

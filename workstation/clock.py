@@ -1,0 +1,169 @@
+"""The protocol clock: the emulator stepped frame by frame inside a frame budget.
+
+Budget frame 0 is the observation after reset and warm-up; every budget step
+adds one frame. Warm-up NOOPs (and ``noops:N`` start frames) run outside the
+budget. On termination the game resets at once (with its warm-up) and play goes
+on inside the same budget; the frame recorded for that step is the first frame
+of the new game, the one the agent sees next.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from workstation.games import Game
+from workstation.protocol import Protocol
+
+FrameSink = Callable[[np.ndarray, np.ndarray, np.ndarray], object]  # (screen, rgb, ram)
+
+_ENV_READY = False
+
+
+def make_env(game: Game, repeat_action_probability: float = 0.0):
+    """The protocol's environment: ``gym.make`` exactly as the paper's harness does."""
+    global _ENV_READY
+    import ale_py
+    import gymnasium as gym
+
+    if not _ENV_READY:
+        gym.register_envs(ale_py)
+        _ENV_READY = True
+    return gym.make(game.env_id, frameskip=1, repeat_action_probability=repeat_action_probability,
+                    full_action_space=False)
+
+
+@dataclass
+class ActionOutcome:
+    """What one action (``repeat`` frames, fewer if the budget ran out) did."""
+
+    action: int
+    frames: int  # budget frames executed
+    reward: float
+    life_lost: bool
+    reset: bool  # the game ended and restarted during this action
+    last_frame: int  # index of the frame after the action
+
+
+@dataclass
+class ClockState:
+    ale_state: object
+    frame: int
+    score: float
+    lives: int
+    episode: int
+    lives_lost: int
+    noop_rng: dict
+    rgb: np.ndarray
+    over: bool
+
+
+class GameClock:
+    def __init__(self, game: Game, protocol: Protocol, seed: int, sink: FrameSink | None = None):
+        self.game = game
+        self.protocol = protocol
+        self.seed = seed
+        self.sink = sink
+        self.env = make_env(game, protocol.start.repeat_action_probability)
+        self._env = self.env.unwrapped
+        self.ale = self._env.ale
+        self._noop_rng = np.random.default_rng(seed)
+        self.frame = 0
+        self.score = 0.0
+        self.lives = 0
+        self.lives_lost = 0
+        self.episode = 0
+        self.rgb: np.ndarray | None = None
+        self._over = False
+
+    # -- lifecycle -------------------------------------------------------
+    def start(self) -> None:
+        """Reset with the run seed, warm up, and emit budget frame 0."""
+        obs, info = self._env.reset(seed=self.seed)
+        self._after_reset(obs, info)
+        self._emit()
+
+    def _after_reset(self, obs: np.ndarray, info: dict) -> None:
+        noop = 0
+        extra = 0
+        if self.protocol.start.kind == "noops":
+            extra = int(self._noop_rng.integers(0, int(self.protocol.start.value) + 1))
+        for _ in range(self.game.warmup_frames + extra):
+            obs, _, term, trunc, info = self._env.step(noop)
+            if term or trunc:  # a game cannot end during warm-up; guard anyway
+                obs, info = self._env.reset()
+        self.rgb = obs
+        self.lives = int(info["lives"])
+
+    def _emit(self) -> None:
+        if self.sink is not None:
+            self.sink(self.ale.getScreen(), self.rgb, self.ale.getRAM())
+
+    @property
+    def remaining(self) -> int:
+        return max(0, self.protocol.frames - self.frame)
+
+    @property
+    def done(self) -> bool:
+        return self.frame >= self.protocol.frames or self._over
+
+    def stop(self) -> None:
+        """End the run early (cost cap, fatal error): no more frames."""
+        self._over = True
+
+    # -- stepping --------------------------------------------------------
+    def step_frame(self, action: int) -> tuple[float, bool, bool]:
+        """One budget frame: (reward, life lost, game reset)."""
+        if self.done:
+            raise RuntimeError("the frame budget is used up")
+        obs, reward, term, trunc, info = self._env.step(action)
+        lives = int(info["lives"])
+        life_lost = lives < self.lives
+        if life_lost:
+            self.lives_lost += 1
+        self.lives = lives
+        self.frame += 1
+        self.score += reward
+        reset = bool(term or trunc)
+        if reset:
+            self.episode += 1
+            obs, info = self._env.reset()
+            self._after_reset(obs, info)
+        else:
+            self.rgb = obs
+        self._emit()
+        return float(reward), life_lost, reset
+
+    def act(self, action: int, frames: int | None = None) -> ActionOutcome:
+        """Hold ``action`` for ``repeat`` frames (cut at the budget)."""
+        n = self.protocol.repeat if frames is None else frames
+        total, lost, reset, done = 0.0, False, False, 0
+        for _ in range(n):
+            if self.done:
+                break
+            r, l, s = self.step_frame(action)
+            total += r
+            lost |= l
+            reset |= s
+            done += 1
+        return ActionOutcome(action, done, total, lost, reset, self.frame)
+
+    # -- snapshots -------------------------------------------------------
+    def snapshot(self) -> ClockState:
+        return ClockState(
+            ale_state=self.ale.cloneState(include_rng=True), frame=self.frame, score=self.score,
+            lives=self.lives, episode=self.episode, lives_lost=self.lives_lost,
+            noop_rng=self._noop_rng.bit_generator.state, rgb=self.rgb.copy(), over=self._over,
+        )
+
+    def restore(self, s: ClockState) -> None:
+        self.ale.restoreState(s.ale_state)
+        self.frame, self.score, self.lives = s.frame, s.score, s.lives
+        self.episode, self.lives_lost, self._over = s.episode, s.lives_lost, s.over
+        self._noop_rng.bit_generator.state = s.noop_rng
+        self.rgb = s.rgb.copy()
+
+    def close(self) -> None:
+        self.env.close()
