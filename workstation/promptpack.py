@@ -1,0 +1,242 @@
+"""Prompt packs: the words of every prompt, kept as data files.
+
+A pack is a directory holding ``template.toml`` (the named strings of one turn's
+prompt, with ``str.format`` placeholders) and ``games/<key>.md`` plus
+``games/<key>.short.md`` (a full and a goal-only guide for each of the 21
+games). The repository's ``prompts/`` directory is the default pack; a user
+points ``--prompts DIR`` at a copy they edited. A pack is validated completely
+when loaded, so a typo shows up as one clear line before any run starts, and
+its digest (a hash of its contents) becomes part of a run's identity.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import string
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from workstation.games import GAMES, Game, get_game
+
+VARIANTS = ("full", "short")
+
+# Every key of template.toml -> the placeholders it may use.
+TEMPLATE_KEYS: dict[str, frozenset[str]] = {
+    "instructions": frozenset(
+        {"title", "guide", "actions", "max_actions", "action_seconds", "budget_seconds"}
+    ),
+    "reply_format": frozenset({"max_actions", "example"}),
+    "reward_history_heading": frozenset(),
+    "recent_history_heading": frozenset(),
+    "clip_heading": frozenset({"turn", "time", "actions"}),
+    "clip_step": frozenset({"time", "action"}),
+    "current_frame": frozenset({"time", "remaining"}),
+    "feedback_positive": frozenset({"reward"}),
+    "feedback_negative": frozenset({"reward"}),
+    "feedback_life_lost": frozenset(),
+    "feedback_reset": frozenset(),
+    "no_history": frozenset(),
+    "append_result": frozenset({"time"}),
+    "latency_note": frozenset({"seconds"}),
+    "closing": frozenset(),
+}
+
+# Display names where splitting the ALE name at capitals is not the real title.
+_TITLES = {"Pacman": "Pac-Man", "Qbert": "Q*bert", "Riverraid": "River Raid", "Robotank": "Robot Tank"}
+
+
+class PromptPackError(ValueError):
+    """A prompt pack that cannot be used; the message names the file or key and the fix."""
+
+
+@dataclass(frozen=True)
+class PromptPack:
+    """A loaded, validated prompt pack."""
+
+    path: Path
+    name: str
+    digest: str  # first 16 hex digits of sha256 over the pack's files, sorted by path
+    strings: dict[str, str] = field(compare=False)
+    guides: dict[tuple[str, str], str] = field(compare=False, repr=False)  # (key, variant) -> text
+
+    def guide(self, game: Game | str, variant: str = "full") -> str:
+        """The guide text of a game (key, ALE name or Game), ``full`` or ``short``."""
+        key = game.key if isinstance(game, Game) else get_game(game).key
+        if variant not in VARIANTS:
+            raise PromptPackError(f"guide variant {variant!r} is unknown: use 'full' or 'short'")
+        return self.guides[(key, variant)]
+
+    def render(self, key: str, **values: object) -> str:
+        """Fill the template string ``key`` with ``values`` (each shown with ``str``)."""
+        if key not in self.strings:
+            raise PromptPackError(
+                f"prompt pack {self.path}: no template string {key!r}; known keys: "
+                + ", ".join(TEMPLATE_KEYS)
+            )
+        allowed = TEMPLATE_KEYS[key]
+        extra = sorted(set(values) - allowed)
+        if extra:
+            raise PromptPackError(
+                f"template string {key!r} takes {_names(allowed)}, not {_names(extra)}"
+            )
+        missing = sorted(_placeholders(self.strings[key]) - set(values))
+        if missing:
+            raise PromptPackError(
+                f"template string {key!r} of prompt pack {self.path} needs a value for {_names(missing)}"
+            )
+        return self.strings[key].format_map({k: str(v) for k, v in values.items()})
+
+
+def default_pack_dir() -> Path:
+    """The default pack: an installed copy ``workstation/_prompts`` if present, else the repo's ``prompts/``."""
+    here = Path(__file__).resolve().parent
+    installed = here / "_prompts"
+    if (installed / "template.toml").is_file():
+        return installed
+    return here.parent / "prompts"
+
+
+_CACHE: dict[Path, tuple[tuple, PromptPack]] = {}
+
+
+def load_pack(directory: Path | str | None = None) -> PromptPack:
+    """Load and validate a pack (the default pack when ``directory`` is None).
+
+    Packs are cached per resolved path; a file changed on disk since the last
+    load (size or modification time) is picked up on the next call.
+    """
+    path = Path(directory).expanduser().resolve() if directory is not None else default_pack_dir().resolve()
+    if not path.is_dir():
+        raise PromptPackError(
+            f"prompt pack {path}: no such directory; pass --prompts a directory holding template.toml and games/"
+        )
+    stamp = _stamp(path)
+    cached = _CACHE.get(path)
+    if cached is not None and cached[0] == stamp:
+        return cached[1]
+    pack = _read(path, is_default=path == default_pack_dir().resolve())
+    _CACHE[path] = (stamp, pack)
+    return pack
+
+
+def display_title(game: Game | str) -> str:
+    """A game's name as people write it: ``BeamRider`` -> "Beam Rider", ``Pacman`` -> "Pac-Man"."""
+    ale = game.ale_name if isinstance(game, Game) else get_game(game).ale_name
+    return _TITLES.get(ale) or re.sub(r"(?<=[a-z])(?=[A-Z])", " ", ale)
+
+
+def _read(path: Path, is_default: bool) -> PromptPack:
+    where = f"prompt pack {path}"
+    texts: dict[str, str] = {}  # relative path -> text, for the digest
+
+    template_file = path / "template.toml"
+    if not template_file.is_file():
+        raise PromptPackError(f"{where}: template.toml is missing; copy it from the default pack and edit it")
+    texts["template.toml"] = _text(template_file, where)
+    try:
+        data = tomllib.loads(texts["template.toml"])
+    except tomllib.TOMLDecodeError as exc:
+        raise PromptPackError(f"{where}: template.toml is not valid TOML ({exc}); fix the quoting there") from None
+    strings = _check_template(data, where)
+
+    guides: dict[tuple[str, str], str] = {}
+    for key in GAMES:
+        for variant in VARIANTS:
+            rel = f"games/{key}.md" if variant == "full" else f"games/{key}.short.md"
+            file = path / rel
+            if not file.is_file():
+                raise PromptPackError(
+                    f"{where}: {rel} is missing; every game needs a {variant} guide ({_guide_files()})"
+                )
+            texts[rel] = _text(file, where)
+            guide = texts[rel].strip()
+            if not guide:
+                raise PromptPackError(f"{where}: {rel} is empty; write the {variant} guide for {key} there")
+            guides[(key, variant)] = guide
+
+    digest = hashlib.sha256()
+    for rel in sorted(texts):
+        digest.update(rel.encode() + b"\0" + texts[rel].encode() + b"\0")
+    return PromptPack(
+        path=path,
+        name="default" if is_default else path.name,
+        digest=digest.hexdigest()[:16],
+        strings=strings,
+        guides=guides,
+    )
+
+
+def _check_template(data: dict, where: str) -> dict[str, str]:
+    unknown = sorted(set(data) - set(TEMPLATE_KEYS))
+    if unknown:
+        raise PromptPackError(
+            f"{where}: template.toml has unknown key {unknown[0]!r}; the keys are " + ", ".join(TEMPLATE_KEYS)
+        )
+    strings: dict[str, str] = {}
+    for key, allowed in TEMPLATE_KEYS.items():
+        if key not in data:
+            raise PromptPackError(f"{where}: template.toml lacks key {key!r}; add it (placeholders: {_names(allowed)})")
+        value = data[key]
+        if not isinstance(value, str):
+            raise PromptPackError(f"{where}: template.toml key {key!r} must be a string, not {type(value).__name__}")
+        try:
+            used = _placeholders(value)
+        except ValueError as exc:
+            raise PromptPackError(
+                f"{where}: template.toml key {key!r} is not a valid format string ({exc}); "
+                "write {{ and }} for literal braces"
+            ) from None
+        bad = sorted(used - allowed)
+        if bad:
+            raise PromptPackError(
+                f"{where}: template.toml key {key!r} uses unknown placeholder {{{bad[0]}}}; "
+                f"allowed there: {_names(allowed)} (write {{{{ and }}}} for literal braces)"
+            )
+        strings[key] = value.strip()  # the prompt builder owns the spacing between strings
+    return strings
+
+
+def _placeholders(text: str) -> set[str]:
+    """Names of the ``{name}`` fields in a format string; ValueError for anything else."""
+    names = set()
+    for _, name, spec, conversion in string.Formatter().parse(text):
+        if name is None:
+            continue
+        if not name.isidentifier():
+            raise ValueError(f"{{{name}}} is not a plain placeholder name")
+        if spec or conversion:
+            raise ValueError(f"{{{name}}} has a format spec or conversion; values arrive as ready text")
+        names.add(name)
+    return names
+
+
+def _text(file: Path, where: str) -> str:
+    try:
+        return file.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise PromptPackError(f"{where}: {file.name} is not UTF-8 text; save it as UTF-8") from None
+    except OSError as exc:
+        raise PromptPackError(f"{where}: cannot read {file.name} ({exc.strerror})") from None
+
+
+def _stamp(path: Path) -> tuple:
+    """Size and mtime of every file a pack reads: changes when any of them does."""
+    files = [path / "template.toml", *sorted((path / "games").glob("*.md"))]
+    out = []
+    for f in files:
+        try:
+            st = f.stat()
+            out.append((str(f), st.st_size, st.st_mtime_ns))
+        except OSError:
+            out.append((str(f), None, None))
+    return tuple(out)
+
+
+def _guide_files() -> str:
+    return "games/<key>.md and games/<key>.short.md for each key of `workstation games`"
+
+
+def _names(names) -> str:
+    return ", ".join(f"{{{n}}}" for n in sorted(names)) or "no placeholders"
