@@ -1,0 +1,288 @@
+"""The frame view: an Atari frame drawn in the terminal with half blocks.
+
+Each cell shows two pixels stacked: an upper half block whose foreground is
+the top pixel and whose background is the bottom one. A frame (160 wide,
+210/230/250 high) is shown at full resolution, 160 columns by half its height
+in rows, when the widget has room; otherwise it is shrunk by keeping the
+brightest pixel of each block, so a one-pixel ball or bullet never vanishes.
+
+Aspect: an Atari pixel is about 1.75 times as wide as it is tall on a 4:3 TV,
+while a half block is about square. At full size every pixel gets its own half
+block: the raw shape of the array the ALE returns and models are shown. When
+the widget is smaller, pixels may be drawn up to ``TV_PIXEL_ASPECT`` times as
+wide as tall (the TV's shape) before columns are given up, so a typical
+terminal, short of the 105 rows full size needs, keeps more columns and a
+picture that looks like the game on a TV.
+
+Cost: the render path keeps one rich Style per (top, bottom) colour pair keyed
+on packed RGB integers, merges runs of equal cells into one Segment, keeps the
+previous frame's Strips, rebuilds only rows whose cells changed and refreshes
+only those rows, so the terminal receives only what moved.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+import numpy as np
+from rich.color import Color
+from rich.segment import Segment
+from rich.style import Style
+from textual.geometry import Region
+from textual.message import Message
+from textual.strip import Strip
+from textual.widget import Widget
+
+FRAME_WIDTH = 160  # every Atari frame is 160 pixels wide
+TV_PIXEL_ASPECT = 1.75  # width / height of one Atari pixel on a 4:3 TV
+HALF_BLOCK = "\u2580"  # upper half block: fg paints the top pixel, bg the bottom
+_PAD_STYLE = Style.from_color(bgcolor=Color.from_rgb(0, 0, 0))  # letterbox: black
+# One Style per (top, bottom) colour pair, keyed top << 24 | bottom. Pooling only
+# picks real pixels, so an Atari palette (128 colours) bounds it; the cap guards
+# against arbitrary RGB input.
+_STYLES: dict[int, Style] = {}
+_STYLES_CAP = 1 << 16
+
+
+class FrameShapeError(ValueError):
+    """A frame that is not an (H, 160, 3) uint8 RGB array."""
+
+
+def check_frame(rgb: np.ndarray) -> None:
+    """Raise FrameShapeError unless ``rgb`` is an (H, 160, 3) uint8 array, H >= 2."""
+    shape = getattr(rgb, "shape", None)
+    if (
+        not isinstance(rgb, np.ndarray)
+        or rgb.dtype != np.uint8
+        or rgb.ndim != 3
+        or shape[1:] != (FRAME_WIDTH, 3)
+        or shape[0] < 2
+    ):
+        raise FrameShapeError(
+            f"frame must be an (H, {FRAME_WIDTH}, 3) uint8 RGB array, got "
+            f"{getattr(rgb, 'dtype', type(rgb).__name__)} {shape}; pass the ALE's getScreenRGB()"
+        )
+
+
+def fit_grid(frame_height: int, width: int, height: int) -> tuple[int, int]:
+    """Pixel grid (columns, pixel rows) to draw a frame in ``width`` x ``height`` cells.
+
+    Full resolution when it fits; otherwise the largest grid that fits with
+    displayed pixels between square and ``TV_PIXEL_ASPECT`` wide. Pixel rows
+    are even (two per cell); (0, 0) when nothing fits.
+    """
+    if width < 1 or height < 1:
+        return 0, 0
+    if width >= FRAME_WIDTH and 2 * height >= frame_height:
+        return FRAME_WIDTH, frame_height
+    need_x = FRAME_WIDTH / width  # source pixels per column to fit the width
+    need_y = frame_height / (2 * height)  # source pixels per half row to fit the height
+    step_x = max(1.0, need_x, need_y / TV_PIXEL_ASPECT)
+    step_y = max(1.0, need_y, step_x)
+    columns = min(width, math.ceil(FRAME_WIDTH / step_x - 1e-9))
+    rows = min(2 * height, math.ceil(frame_height / step_y - 1e-9))
+    return columns, max(2, rows - rows % 2)
+
+
+def pool_brightest(rgb: np.ndarray, columns: int, rows: int) -> np.ndarray:
+    """Shrink a frame to ``rows`` x ``columns`` packed 0xRRGGBB ints (int64).
+
+    Each output pixel is the brightest (by luminance) source pixel of its
+    block, so thin bright objects survive. Blocks are as even as integers allow.
+    """
+    wide = rgb.astype(np.int64)
+    red, green, blue = wide[..., 0], wide[..., 1], wide[..., 2]
+    packed = (red << 16) | (green << 8) | blue
+    if (rows, columns) == rgb.shape[:2]:
+        return packed
+    # luminance above the colour: the max of a block's keys is its brightest pixel
+    key = ((red * 299 + green * 587 + blue * 114) << 24) | packed
+    return _max_blocks(_max_blocks(key, rows, axis=0), columns, axis=1) & 0xFFFFFF
+
+
+def _max_blocks(key: np.ndarray, n: int, axis: int) -> np.ndarray:
+    """Max over ``n`` near-equal blocks along ``axis`` (a few gathers, no Python loop per block)."""
+    size = key.shape[axis]
+    if n == size:
+        return key
+    starts = np.arange(n) * size // n
+    ends = np.append(starts[1:], size)
+    out = np.take(key, starts, axis=axis)
+    for offset in range(1, int((ends - starts).max())):
+        np.maximum(out, np.take(key, np.minimum(starts + offset, ends - 1), axis=axis), out=out)
+    return out
+
+
+class FrameRenderer:
+    """Turns frames into Strips for a fixed cell size, reusing unchanged rows.
+
+    Free of any running app, so the render path can be measured on its own.
+    """
+
+    def __init__(self, width: int, height: int) -> None:
+        self.width = width
+        self.height = height
+        self.frame_height = 0
+        self.strips: list[Strip] = [Strip.blank(width, _PAD_STYLE)] * height
+        self._cells: np.ndarray | None = None  # (top << 24 | bottom) per cell
+        self._top = 0  # first row of the picture
+        self._left: list[Segment] = []  # left letterbox
+        self._right: list[Segment] = []  # right letterbox
+
+    def cells(self, rgb: np.ndarray) -> np.ndarray:
+        """Cell keys (top pixel << 24 | bottom pixel) of a frame at this size."""
+        columns, rows = fit_grid(rgb.shape[0], self.width, self.height)
+        if columns == 0:
+            return np.zeros((0, 0), dtype=np.int64)
+        packed = pool_brightest(rgb, columns, rows)
+        return (packed[0::2] << 24) | packed[1::2]
+
+    def render(self, rgb: np.ndarray) -> list[int]:
+        """Show a frame; return the widget rows whose Strips changed."""
+        cells = self.cells(rgb)
+        if self._cells is None or cells.shape != self._cells.shape or rgb.shape[0] != self.frame_height:
+            self._place(rgb.shape[0], cells.shape)  # letterbox may move: every row changes
+            self._cells = cells
+            self._build(cells, np.arange(cells.shape[0]))
+            return list(range(self.height))
+        changed = np.flatnonzero((cells != self._cells).any(axis=1))
+        self._cells = cells
+        if len(changed):
+            self._build(cells, changed)
+        return (changed + self._top).tolist()
+
+    def _place(self, frame_height: int, shape: tuple[int, ...]) -> None:
+        """Center a picture of ``shape`` cells; every row becomes letterbox until built."""
+        self.frame_height = frame_height
+        rows, columns = shape
+        self._top = (self.height - rows) // 2
+        left = (self.width - columns) // 2
+        right = self.width - columns - left
+        self._left = [Segment(" " * left, _PAD_STYLE)] if left else []
+        self._right = [Segment(" " * right, _PAD_STYLE)] if right else []
+        self.strips = [Strip.blank(self.width, _PAD_STYLE)] * self.height
+
+    def _build(self, cells: np.ndarray, changed: np.ndarray) -> None:
+        """Rebuild the Strips of the ``changed`` picture rows, one Segment per run."""
+        block = cells[changed]
+        n_rows, columns = block.shape
+        starts_mask = np.ones(block.shape, dtype=bool)
+        starts_mask[:, 1:] = block[:, 1:] != block[:, :-1]
+        starts = np.flatnonzero(starts_mask)  # every row starts a run
+        lengths = np.diff(starts, append=block.size).tolist()
+        values = block.ravel()[starts].tolist()
+        bounds = np.searchsorted(starts, np.arange(n_rows + 1) * columns).tolist()
+        styles = _STYLES
+        style_for = _style_for
+        left, right, top, width = self._left, self._right, self._top, self.width
+        for i, row in enumerate(changed.tolist()):
+            a, b = bounds[i], bounds[i + 1]
+            segments = [
+                Segment(HALF_BLOCK * n, styles.get(v) or style_for(v))
+                for n, v in zip(lengths[a:b], values[a:b])
+            ]
+            self.strips[top + row] = Strip(left + segments + right, width)
+
+
+def _style_for(key: int) -> Style:
+    """Make and cache the Style of a cell key: fg = top pixel, bg = bottom pixel."""
+    if len(_STYLES) >= _STYLES_CAP:
+        _STYLES.clear()
+    top, bottom = key >> 24, key & 0xFFFFFF
+    style = Style.from_color(
+        Color.from_rgb(top >> 16, (top >> 8) & 0xFF, top & 0xFF),
+        Color.from_rgb(bottom >> 16, (bottom >> 8) & 0xFF, bottom & 0xFF),
+    )
+    _STYLES[key] = style
+    return style
+
+
+def _row_regions(rows: Iterable[int], width: int) -> list[Region]:
+    """One full-width Region per run of consecutive rows."""
+    regions: list[Region] = []
+    start = previous = None
+    for y in rows:
+        if previous is not None and y == previous + 1:
+            previous = y
+            continue
+        if start is not None:
+            regions.append(Region(0, start, width, previous - start + 1))
+        start = previous = y
+    if start is not None:
+        regions.append(Region(0, start, width, previous - start + 1))
+    return regions
+
+
+class FrameView(Widget):
+    """Shows Atari frames; feed it with ``post_frame`` (any thread) or ``show`` (UI thread)."""
+
+    DEFAULT_CSS = """
+    FrameView {
+        width: 1fr;
+        height: 1fr;
+        background: black;
+    }
+    """
+
+    class FrameReady(Message, bubble=False):
+        """A frame from the engine; a newer one replaces it while it waits in the queue."""
+
+        def __init__(self, rgb: np.ndarray, index: int) -> None:
+            super().__init__()
+            self.rgb = rgb
+            self.index = index
+
+        def can_replace(self, message: Message) -> bool:
+            return isinstance(message, FrameView.FrameReady)
+
+    def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        self.frame_index = -1  # index of the frame on display, -1 before the first
+        self.rows_repainted = 0  # rows handed to Textual by render_line, for tests
+        self._rgb: np.ndarray | None = None
+        self._renderer = FrameRenderer(0, 0)
+
+    def post_frame(self, rgb: np.ndarray, index: int) -> bool:
+        """Queue a frame for display; safe from any thread, never blocks.
+
+        The frame is copied, so the caller may reuse its buffer. Returns False
+        when the widget no longer accepts messages (app closing).
+        """
+        check_frame(rgb)
+        return self.post_message(self.FrameReady(rgb.copy(), index))
+
+    def show(self, rgb: np.ndarray, index: int | None = None) -> None:
+        """Display a frame now (UI thread only); repaints only the rows that changed.
+
+        The array is kept (not copied) to redraw after a resize: don't mutate it.
+        ``index`` defaults to the previous index plus one.
+        """
+        check_frame(rgb)
+        self._rgb = rgb
+        self.frame_index = self.frame_index + 1 if index is None else index
+        width, height = self.size
+        renderer = self._renderer
+        if (renderer.width, renderer.height) != (width, height):
+            self._resize_renderer(width, height)
+            self.refresh()
+            return
+        changed = renderer.render(rgb)
+        if changed:
+            self.refresh(*_row_regions(changed, width))
+
+    def _on_frame_view_frame_ready(self, message: FrameView.FrameReady) -> None:
+        self.show(message.rgb, message.index)
+
+    def _resize_renderer(self, width: int, height: int) -> None:
+        self._renderer = FrameRenderer(width, height)
+        if self._rgb is not None:
+            self._renderer.render(self._rgb)
+
+    def render_line(self, y: int) -> Strip:
+        self.rows_repainted += 1
+        width, height = self.size
+        if (self._renderer.width, self._renderer.height) != (width, height):
+            self._resize_renderer(width, height)  # resized: Textual repaints every row
+        strips = self._renderer.strips
+        return strips[y] if y < len(strips) else Strip.blank(width, _PAD_STYLE)

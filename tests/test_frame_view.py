@@ -1,0 +1,214 @@
+"""FrameView: real ALE frames drawn with half blocks in a headless Textual app."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+import numpy as np
+import pytest
+from ale_py import ALEInterface, LoggerMode, roms
+from textual.app import App, ComposeResult
+
+from screens.frame_view import (
+    HALF_BLOCK,
+    TV_PIXEL_ASPECT,
+    FrameShapeError,
+    FrameView,
+    fit_grid,
+    pool_brightest,
+)
+
+ALEInterface.setLoggerMode(LoggerMode.Error)
+
+
+def ale_frames(rom: str, count: int, seed: int = 0) -> list[np.ndarray]:
+    """``count`` frames of a game played at random, one every second emulator frame."""
+    ale = ALEInterface()
+    ale.setInt("random_seed", seed)
+    ale.setFloat("repeat_action_probability", 0.0)
+    ale.loadROM(roms.get_rom_path(rom))
+    actions = ale.getMinimalActionSet()
+    rng = np.random.default_rng(seed)
+    frames = []
+    for _ in range(count):
+        action = actions[rng.integers(len(actions))]
+        ale.act(action)
+        ale.act(action)
+        frames.append(ale.getScreenRGB())
+    return frames
+
+
+@pytest.fixture(scope="module")
+def breakout() -> np.ndarray:
+    return ale_frames("breakout", 120)[-1]
+
+
+class ViewApp(App):
+    def compose(self) -> ComposeResult:
+        yield FrameView()
+
+
+def cells_of(view: FrameView, y: int) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
+    """(fg, bg) RGB per cell of the line the widget hands to Textual."""
+    out = []
+    for segment in view.render_line(y):
+        style = segment.style
+        fg = tuple(style.color.get_truecolor()) if style.color else None
+        bg = tuple(style.bgcolor.get_truecolor())
+        out.extend([(fg, bg)] * len(segment.text))
+    return out
+
+
+def test_full_size_shows_every_pixel_of_a_real_frame(breakout: np.ndarray) -> None:
+    async def scenario() -> None:
+        app = ViewApp()
+        async with app.run_test(size=(160, 105)) as pilot:
+            view = app.query_one(FrameView)
+            view.show(breakout, 7)
+            await pilot.pause()
+            assert view.frame_index == 7
+            for y in range(105):
+                cells = cells_of(view, y)
+                assert [c[0] for c in cells] == [tuple(p) for p in breakout[2 * y].tolist()]
+                assert [c[1] for c in cells] == [tuple(p) for p in breakout[2 * y + 1].tolist()]
+            strip = view.render_line(50)
+            assert {s.text[0] for s in strip} == {HALF_BLOCK}
+            assert len(list(strip)) < 160  # equal neighbours share one Segment
+            # the composed screen carries the same colours
+            style = app.screen.get_style_at(80, 60)
+            assert tuple(style.color.get_truecolor()) == tuple(breakout[120, 80].tolist())
+            assert tuple(style.bgcolor.get_truecolor()) == tuple(breakout[121, 80].tolist())
+
+    asyncio.run(scenario())
+
+
+def test_one_pixel_bright_object_survives_downscaling(breakout: np.ndarray) -> None:
+    frame = breakout.copy()
+    frame[150:190, 0:160] = 0  # a dark band below the bricks
+    frame[160:163, 77] = (236, 236, 236)  # a bullet one pixel wide
+
+    async def scenario() -> None:
+        app = ViewApp()
+        async with app.run_test(size=(40, 20)) as pilot:
+            view = app.query_one(FrameView)
+            view.show(frame)
+            await pilot.pause()
+            colours = {c for y in range(20) for cell in cells_of(view, y) for c in cell}
+            assert (236, 236, 236) in colours
+            assert all(view.render_line(y).cell_length == 40 for y in range(20))
+
+    asyncio.run(scenario())
+
+
+def test_only_changed_rows_are_repainted(breakout: np.ndarray) -> None:
+    changed = breakout.copy()
+    changed[101, 30:60] = (255, 0, 0)  # one pixel row: cell row 50 (bottom half)
+
+    async def scenario() -> None:
+        app = ViewApp()
+        async with app.run_test(size=(160, 105)) as pilot:
+            view = app.query_one(FrameView)
+            view.show(breakout)
+            await pilot.pause()
+            before = [view.render_line(y) for y in range(105)]
+            view.rows_repainted = 0
+            view.show(changed)
+            await pilot.pause()
+            assert view.rows_repainted == 1
+            after = [view.render_line(y) for y in range(105)]
+            assert [y for y in range(105) if after[y] is not before[y]] == [50]
+            assert cells_of(view, 50)[45][1] == (255, 0, 0)
+            view.rows_repainted = 0
+            view.show(changed.copy())  # same picture: nothing to repaint
+            await pilot.pause()
+            assert view.rows_repainted == 0
+
+    asyncio.run(scenario())
+
+
+def test_a_newer_frame_replaces_a_queued_one(breakout: np.ndarray) -> None:
+    handled: list[int] = []
+
+    def hook(message) -> None:
+        if isinstance(message, FrameView.FrameReady):
+            handled.append(message.index)
+
+    async def scenario() -> None:
+        app = ViewApp()
+        async with app.run_test(size=(80, 40), message_hook=hook) as pilot:
+            view = app.query_one(FrameView)
+            for index in range(5):  # queued before the widget gets to run
+                assert view.post_frame(breakout, index)
+            await pilot.pause()
+            assert handled == [4] and view.frame_index == 4
+
+            frames = ale_frames("seaquest", 40)
+            worker = threading.Thread(target=lambda: [view.post_frame(f, i) for i, f in enumerate(frames)])
+            worker.start()
+            worker.join()
+            await pilot.pause()
+            assert view.frame_index == 39
+
+    asyncio.run(scenario())
+    assert FrameView.FrameReady(np.zeros((2, 160, 3), np.uint8), 0).can_replace(
+        FrameView.FrameReady(np.zeros((2, 160, 3), np.uint8), 1)
+    )
+
+
+def test_tall_frames_fit() -> None:
+    pacman = ale_frames("pacman", 30)[-1]
+    assert pacman.shape == (250, 160, 3)
+
+    async def scenario() -> None:
+        app = ViewApp()
+        async with app.run_test(size=(160, 105)) as pilot:
+            view = app.query_one(FrameView)
+            view.show(pacman)
+            await pilot.pause()
+            assert fit_grid(250, 160, 105) == (160, 210)  # every column, 5 of 6 rows
+            pooled = pool_brightest(pacman, 160, 210)
+            bottom = [((t >> 16, t >> 8 & 255, t & 255), (b >> 16, b >> 8 & 255, b & 255))
+                      for t, b in zip(pooled[208].tolist(), pooled[209].tolist())]
+            assert cells_of(view, 104) == bottom
+            await pilot.resize_terminal(160, 125)  # room for full resolution
+            await pilot.pause()
+            assert cells_of(view, 124) == [
+                (tuple(t), tuple(b)) for t, b in zip(pacman[248].tolist(), pacman[249].tolist())
+            ]
+            view.rows_repainted = 0
+            view.show(ale_frames("breakout", 1)[0])  # shorter frame: letterbox rows repaint too
+            await pilot.pause()
+            assert view.rows_repainted == 125
+            assert {bg for _, bg in cells_of(view, 124)} == {(0, 0, 0)}  # letterbox
+
+    asyncio.run(scenario())
+
+
+@pytest.mark.parametrize("height", [210, 230, 250])
+@pytest.mark.parametrize("size", [(160, 125), (200, 60), (80, 40), (120, 30), (30, 80), (1, 1)])
+def test_grid_fits_and_keeps_a_sane_aspect(height: int, size: tuple[int, int]) -> None:
+    width, rows = size
+    columns, pixel_rows = fit_grid(height, width, rows)
+    assert columns <= min(width, 160) and pixel_rows <= 2 * rows and pixel_rows % 2 == 0
+    if width >= 160 and 2 * rows >= height:
+        assert (columns, pixel_rows) == (160, height)
+    elif columns > 1 and pixel_rows > 2:
+        aspect = (height / pixel_rows) / (160 / columns)  # an Atari pixel's shown width / height
+        assert 0.9 < aspect < TV_PIXEL_ASPECT + 0.1  # between raw square pixels and the TV
+
+
+def test_pooling_keeps_the_brightest_pixel() -> None:
+    frame = np.zeros((210, 160, 3), np.uint8)
+    frame[:, :] = (0, 0, 200)  # bright blue background, luminance 22.8
+    frame[10, 10] = (120, 120, 120)  # dimmer in blue, but brighter by luminance
+    pooled = pool_brightest(frame, 40, 42)
+    assert pooled[2, 2] == 0x787878 and pooled[0, 0] == 0x0000C8
+
+
+def test_a_wrong_frame_is_refused_with_a_clear_error() -> None:
+    view = FrameView()
+    with pytest.raises(FrameShapeError, match=r"\(H, 160, 3\) uint8"):
+        view.show(np.zeros((210, 160), np.uint8))
+    with pytest.raises(FrameShapeError):
+        view.post_frame(np.zeros((210, 160, 3), np.float32), 0)
