@@ -29,6 +29,7 @@ def make_env(game: Game, repeat_action_probability: float = 0.0):
     import gymnasium as gym
 
     if not _ENV_READY:
+        ale_py.ALEInterface.setLoggerMode(ale_py.LoggerMode.Error)  # no banner on every env
         gym.register_envs(ale_py)
         _ENV_READY = True
     return gym.make(game.env_id, frameskip=1, repeat_action_probability=repeat_action_probability,
@@ -77,6 +78,8 @@ class GameClock:
         self.episode = 0
         self.rgb: np.ndarray | None = None
         self._over = False
+        # the emulator's RNG only drives sticky actions; cloning it doubles a snapshot's cost
+        self._sticky = protocol.start.kind == "sticky"
 
     # -- lifecycle -------------------------------------------------------
     def start(self) -> None:
@@ -153,7 +156,7 @@ class GameClock:
     # -- snapshots -------------------------------------------------------
     def snapshot(self) -> ClockState:
         return ClockState(
-            ale_state=self.ale.cloneState(include_rng=True), frame=self.frame, score=self.score,
+            ale_state=self.ale.cloneState(include_rng=self._sticky), frame=self.frame, score=self.score,
             lives=self.lives, episode=self.episode, lives_lost=self.lives_lost,
             noop_rng=self._noop_rng.bit_generator.state, rgb=self.rgb.copy(), over=self._over,
         )

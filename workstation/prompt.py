@@ -9,8 +9,8 @@ markers such as ``[image: frame 42 @ 1.40s]``.
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Literal, Protocol, Union
 
 import numpy as np
@@ -26,6 +26,7 @@ class FrameSource(Protocol):
     def png(self, index: int) -> bytes: ...  # cached PNG encoding of that frame
 
 
+@lru_cache(maxsize=4096)
 def timestamp(frame: int) -> str:
     """The paper's clock: frame / 30, formatted as seconds ("3.40s")."""
     return f"{frame / FPS_PAPER:.2f}s"
@@ -124,9 +125,13 @@ class Prompt:
         return cls(msgs, frames, edited)
 
     def digest(self) -> str:
-        """Short content hash of text and image references (identifies the prompt)."""
-        blob = json.dumps(self.to_json(), separators=(",", ":"), sort_keys=True).encode()
-        return hashlib.sha256(blob).hexdigest()[:16]
+        """Short content hash of roles, text and image references (identifies the prompt)."""
+        h = hashlib.sha256()
+        for m in self.messages:
+            h.update(b"\x00role:" + m.role.encode())
+            for p in m.parts:
+                h.update(b"\x00t:" + p.text.encode() if isinstance(p, TextPart) else b"\x00i:%d" % p.frame)
+        return h.hexdigest()[:16]
 
     def with_text(self, new_text: str) -> "Prompt":
         """The same prompt with the instruction/user text replaced, images kept in order.

@@ -69,24 +69,30 @@ class PromptPack:
         return self.guides[(key, variant)]
 
     def render(self, key: str, **values: object) -> str:
-        """Fill the template string ``key`` with ``values`` (each shown with ``str``)."""
-        if key not in self.strings:
+        """Fill the template string ``key`` with ``values`` (each shown with ``str``).
+
+        Called thousands of times per run, so the checks are set operations and
+        the placeholder scan runs only when formatting fails.
+        """
+        template = self.strings.get(key)
+        if template is None:
             raise PromptPackError(
                 f"prompt pack {self.path}: no template string {key!r}; known keys: "
                 + ", ".join(TEMPLATE_KEYS)
             )
         allowed = TEMPLATE_KEYS[key]
-        extra = sorted(set(values) - allowed)
-        if extra:
+        if not values.keys() <= allowed:
+            extra = sorted(set(values) - allowed)
             raise PromptPackError(
                 f"template string {key!r} takes {_names(allowed)}, not {_names(extra)}"
             )
-        missing = sorted(_placeholders(self.strings[key]) - set(values))
-        if missing:
+        try:
+            return template.format_map(values)
+        except KeyError:
+            missing = sorted(_placeholders(template) - set(values))
             raise PromptPackError(
                 f"template string {key!r} of prompt pack {self.path} needs a value for {_names(missing)}"
-            )
-        return self.strings[key].format_map({k: str(v) for k, v in values.items()})
+            ) from None
 
 
 def default_pack_dir() -> Path:

@@ -7,7 +7,7 @@ cost, every attempt). The engine parses the text; agents never choose action ids
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Callable, Protocol
 
 from workstation.games import Game
@@ -34,10 +34,12 @@ class Usage:
         return self.input_tokens + self.cache_read_tokens + self.cache_write_tokens
 
     def __add__(self, other: "Usage") -> "Usage":
-        return Usage(*(a + b for a, b in zip(asdict(self).values(), asdict(other).values())))
+        return Usage(self.input_tokens + other.input_tokens, self.cache_read_tokens + other.cache_read_tokens,
+                     self.cache_write_tokens + other.cache_write_tokens, self.output_tokens + other.output_tokens,
+                     self.reasoning_tokens + other.reasoning_tokens)
 
     def to_json(self) -> dict:
-        return asdict(self)
+        return dict(self.__dict__)
 
 
 @dataclass
@@ -51,7 +53,7 @@ class Attempt:
     wait_s: float = 0.0
 
     def to_json(self) -> dict:
-        return asdict(self)
+        return dict(self.__dict__)
 
 
 @dataclass

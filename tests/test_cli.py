@@ -1,0 +1,102 @@
+"""The CLI contract other tools rely on: paths, one-line errors, exit codes, no Textual."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from workstation.recording import Recording
+from workstation.verify import verify
+
+ENV = {**os.environ, "PYTHONUNBUFFERED": "1"}
+
+
+def cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "workstation", *args], capture_output=True, text=True,
+                          timeout=timeout, env=ENV)
+
+
+def test_run_prints_path_and_summary_and_verify_info_work(tmp_path):
+    r = cli("run", "--game", "Breakout", "--agent", "random", "--seed", "0", "--out", str(tmp_path), "--frames", "90")
+    assert r.returncode == 0, r.stderr
+    path, summary = r.stdout.strip().splitlines()
+    assert Path(path).parent == tmp_path and (Path(path) / "summary.json").exists()
+    assert "breakout seed=0 agent=random" in summary and "frames=90" in summary and "complete" in summary
+    assert r.stderr == ""
+    v = cli("verify", path)
+    assert v.returncode == 0 and "91 frames identical" in v.stdout
+    i = cli("info", path, "--json")
+    assert json.loads(i.stdout)["summary"]["frames"] == 90
+    q = cli("request", path, "--turn", "2")
+    assert q.returncode == 0 and "[image: frame" in q.stdout
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["run", "--game", "pong"], "unknown game 'pong'"),
+    (["run", "--game", "breakout", "--start", "random"], "bad --start"),
+    (["run", "--game", "breakout", "--max-actions", "12"], "--max-actions must be 1..10"),
+    (["run", "--game", "breakout", "--agent", "gpt"], "unknown agent"),
+    (["run", "--game", "breakout", "--prompts", "/nonexistent/pack"], "prompt pack"),
+    (["run", "--game", "breakout", "--frames", "x"], "invalid int value"),
+    (["verify", "/nonexistent/rec"], "/nonexistent/rec"),
+    (["info", "/tmp"], "not a recording"),
+    (["frobnicate"], "invalid choice"),
+])
+def test_bad_input_is_one_line_and_exit_2(args, needle):
+    r = cli(*args)
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and needle in lines[0], r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_games_lists_all_21():
+    r = cli("games")
+    assert r.returncode == 0
+    rows = [line for line in r.stdout.splitlines() if line and line.split()[0] in {
+        "air_raid", "assault", "beam_rider", "boxing", "breakout", "demon_attack", "fishing_derby", "freeway",
+        "gopher", "ice_hockey", "journey_escape", "laser_gates", "name_this_game", "pacman", "phoenix", "qbert",
+        "riverraid", "robotank", "seaquest", "tennis", "time_pilot"}]
+    assert len(rows) == 21
+    assert "not in the paper" in next(r for r in rows if r.startswith("ice_hockey"))
+
+
+def test_headless_run_never_imports_textual(tmp_path):
+    code = ("import sys; from workstation.cli import main; "
+            f"main(['run','--game','breakout','--frames','9','--out',{str(tmp_path)!r},'--quiet']); "
+            "bad=[m for m in sys.modules if m.split('.')[0] in ('textual','screens')]; "
+            "print('IMPORTED', bad)")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert "IMPORTED []" in r.stdout, r.stdout + r.stderr
+
+
+def test_a_killed_run_leaves_a_readable_incomplete_recording(tmp_path):
+    p = subprocess.Popen([sys.executable, "-m", "workstation", "run", "--game", "seaquest", "--frames", "2000000",
+                          "--out", str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV)
+    deadline = time.monotonic() + 60
+    turns = None
+    while time.monotonic() < deadline:
+        found = list(tmp_path.glob("*/turns.jsonl"))
+        if found and found[0].stat().st_size > 20_000:
+            turns = found[0]
+            break
+        time.sleep(0.05)
+    p.send_signal(signal.SIGKILL)
+    p.wait(10)
+    assert turns is not None, "the run never wrote turns"
+    rec = Recording(turns.parent)
+    assert rec.summary is None and not rec.complete
+    s = rec.summary_or_partial()
+    assert s["complete"] is False and s["turns"] == len(rec.turns) > 10
+    assert len(rec.frames) >= rec.turns[-1]["end_frame"] + 1
+    rec.frames.rgb(len(rec.frames) - 1)
+    assert verify(rec).ok, "the recorded prefix re-executes exactly"
+    r = cli("info", str(turns.parent))
+    assert r.returncode == 0 and "INCOMPLETE" in r.stdout

@@ -1,0 +1,168 @@
+"""The turn engine on the real emulator: phases, step-mode controls, branching, recordings."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from tests.agents_for_tests import FatalAgentError, ScriptedAgent
+from workstation.engine import Phase, PlanParsed, PromptReady, ReplyReceived, TextDelta, TurnEnded
+from workstation.protocol import Protocol
+from workstation.recording import Recording
+from workstation.runs import RunSpec, branch_run, start_run
+from workstation.verify import verify
+
+
+def turns_of(path) -> list[dict]:
+    return [json.loads(line) for line in (path / "turns.jsonl").read_text().splitlines()]
+
+
+def test_random_smoke_run_is_complete_and_reproducible(tmp_path):
+    e = start_run(RunSpec(game="breakout", agent="random", seed=3, out=str(tmp_path)))
+    s = e.run()
+    e.close()
+    assert s["complete"] and s["frames"] == 900 and s["invalid_turns"] == 0
+    rec = Recording(e.writer.path)
+    assert len(rec.frames) == 901 and rec.complete
+    assert all(1 <= len(t["actions"]) <= 3 for t in rec.turns)
+    assert s["turns"] == len(rec.turns) and 100 < s["turns"] < 300
+    e2 = start_run(RunSpec(game="breakout", agent="random", seed=3, out=str(tmp_path)))
+    e2.run()
+    assert [t["actions"] for t in Recording(e2.writer.path).turns] == [t["actions"] for t in rec.turns]
+    e3 = start_run(RunSpec(game="breakout", agent="random", seed=4, out=str(tmp_path)))
+    e3.run()
+    assert [t["actions"] for t in Recording(e3.writer.path).turns] != [t["actions"] for t in rec.turns]
+    assert verify(rec).ok
+
+
+def test_phases_and_events(tmp_path):
+    events = []
+    agent = ScriptedAgent(["thought: serve it\nmove: [fire, right]"])
+    e = start_run(RunSpec(game="breakout", out=str(tmp_path), protocol=Protocol(frames=30)), [events.append], agent=agent)
+    assert isinstance(e.step(), PromptReady) and e.phase is Phase.PROMPT
+    assert isinstance(e.step(), ReplyReceived) and e.phase is Phase.REPLY
+    assert any(isinstance(x, TextDelta) for x in events), "streamed text reaches observers"
+    ev = e.step()
+    assert isinstance(ev, PlanParsed) and ev.plan == ["fire", "right"] and e.phase is Phase.PLAN
+    e.step()
+    assert e.phase is Phase.ACTING and e.clock.frame == 3
+    e.step_frame()
+    assert e.clock.frame == 4
+    e.step()
+    assert e.phase is Phase.READY and e.turn == 1
+    rec = turns_of(e.writer.path)[0]
+    assert rec["actions"] == ["fire", "right"] and rec["thought"] == "serve it" and rec["action_frames"] == [3, 6]
+    e.run()
+    assert e.summary["complete"] and any(isinstance(x, TurnEnded) for x in events)
+
+
+def test_invalid_reply_becomes_one_noop_and_keeps_raw(tmp_path):
+    agent = ScriptedAgent(["I think we should jump!\nmove: [jump, left]", "move: [left]"])
+    e = start_run(RunSpec(game="breakout", out=str(tmp_path), protocol=Protocol(frames=6)), agent=agent)
+    e.run()
+    t0, t1 = turns_of(e.writer.path)
+    assert t0["valid"] is False and t0["actions"] == ["noop"] and t0["rule"] == "unknown_action"
+    assert "jump" in t0["raw"] and t0["end_frame"] == 3 and any("jump" in x for x in t0["errors"])
+    assert t1["valid"] and e.summary["invalid_turns"] == 1
+
+
+def test_step_mode_edit_resend_override_and_current_only_land_in_the_recording(tmp_path):
+    agent = ScriptedAgent(["move: [left]"])
+    e = start_run(RunSpec(game="breakout", out=str(tmp_path), protocol=Protocol(frames=18)), agent=agent)
+    e.step()  # prompt ready
+    e.set_prompt(e.pending.prompt.with_text(e.pending.prompt.render_text() + "\nPlease serve."))
+    e.step()  # reply
+    assert agent.prompts[-1].messages[-1].text().endswith("Please serve.")
+    e.resend()
+    assert e.phase is Phase.PROMPT
+    e.step()
+    e.override_plan(["fire", "right", "right"])
+    e.run_turn()
+    e.step()  # next prompt
+    e.use_current_frame_only()
+    assert e.pending.prompt.image_frames == [e.clock.frame]
+    e.run()
+    t0, t1 = turns_of(e.writer.path)[:2]
+    assert t0["prompt"]["variant"] == "edited" and "Please serve." in json.dumps(t0["prompt"]["messages"])
+    assert t0["overridden"] and t0["actions"] == ["fire", "right", "right"] and t0["planned"] == ["left"]
+    assert len(t0["discarded_replies"]) == 1
+    assert t1["prompt"]["variant"] == "current_only" and t1["prompt"]["images"] == [t1["start_frame"]]
+    with pytest.raises(ValueError, match="jump"):
+        e2 = start_run(RunSpec(game="breakout", out=str(tmp_path)), agent=ScriptedAgent(["move: [left]"]))
+        e2.step(), e2.step()
+        e2.override_plan(["jump"])
+
+
+def test_rewind_and_branch_gives_identical_frames_up_to_the_branch(tmp_path):
+    e = start_run(RunSpec(game="seaquest", agent="random", seed=1, out=str(tmp_path), protocol=Protocol(frames=150)))
+    for _ in range(12):
+        e.run_turn()
+    parent_path = e.writer.path
+    branch_at = 5
+    start_frame = turns_of(parent_path)[branch_at]["start_frame"]
+    path = branch_run(e, branch_at)
+    assert e.turn == branch_at and e.clock.frame == start_frame
+    e.run()
+    parent, child = Recording(parent_path), Recording(path)
+    assert not parent.complete and child.complete
+    assert child.manifest["parent"]["turn"] == branch_at and child.manifest["parent"]["path"] == str(parent_path)
+    for i in range(start_frame + 1):
+        assert np.array_equal(parent.frames.indices(i), child.frames.indices(i))
+        assert np.array_equal(parent.frames.ram(i), child.frames.ram(i))
+    # the random agent's stream was rewound too: the branch replays the parent's turns exactly
+    n = len(parent.turns)
+    assert [t["actions"] for t in child.turns[:n]] == [t["actions"] for t in parent.turns]
+    assert verify(child).ok
+
+
+def test_latency_clock_runs_noops_for_the_thinking_time(tmp_path):
+    agent = ScriptedAgent(["move: [right]"], latency_s=0.5)
+    e = start_run(RunSpec(game="breakout", out=str(tmp_path), protocol=Protocol(frames=60, clock="latency")), agent=agent)
+    e.run()
+    t = turns_of(e.writer.path)
+    assert t[0]["noop_frames"] == 15 and t[0]["end_frame"] == 18
+    assert e.summary["frames"] == 60
+    assert verify(Recording(e.writer.path)).ok
+
+
+def test_fatal_error_stops_the_run_and_keeps_the_recording(tmp_path):
+    agent = ScriptedAgent(["move: [fire]", "move: [left]", FatalAgentError("bad key: set OPENAI_API_KEY")])
+    e = start_run(RunSpec(game="breakout", out=str(tmp_path)), agent=agent)
+    s = e.run()
+    assert not s["complete"] and "bad key" in s["stopped"] and s["turns"] == 2
+    rec = Recording(e.writer.path)
+    assert rec.summary["complete"] is False and len(rec.turns) == 2 and len(rec.frames) == 1 + 3 + 3
+
+
+def test_max_cost_stops_cleanly(tmp_path):
+    agent = ScriptedAgent(["move: [left]"], cost=0.01)
+    e = start_run(RunSpec(game="breakout", out=str(tmp_path), max_cost=0.025), agent=agent)
+    s = e.run()
+    assert s["turns"] == 3 and "cost cap" in s["stopped"] and abs(s["cost_usd"] - 0.03) < 1e-9
+    assert turns_of(e.writer.path)[0]["usage"]["input_tokens"] == 100
+
+
+def test_verify_catches_a_tampered_frame_and_tampered_actions(tmp_path):
+    e = start_run(RunSpec(game="breakout", agent="random", out=str(tmp_path), protocol=Protocol(frames=120)))
+    e.run()
+    path = e.writer.path
+    assert verify(Recording(path)).ok
+    lines = (path / "turns.jsonl").read_text().splitlines()
+    t = json.loads(lines[10])
+    t["actions"] = ["left" if a != "left" else "right" for a in t["actions"]]
+    lines[10] = json.dumps(t)
+    (path / "turns.jsonl").write_text("\n".join(lines) + "\n")
+    res = verify(Recording(path))
+    assert not res.ok and t["start_frame"] < res.first_mismatch <= 120
+
+
+def test_verify_reports_a_damaged_frame_block(tmp_path):
+    e = start_run(RunSpec(game="breakout", agent="random", out=str(tmp_path), protocol=Protocol(frames=60)))
+    e.run()
+    path = e.writer.path
+    data = bytearray((path / "frames.bin").read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    (path / "frames.bin").write_bytes(bytes(data))
+    assert not verify(Recording(path)).ok

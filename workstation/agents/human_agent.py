@@ -1,0 +1,40 @@
+"""The hook a person plays through: the screen supplies each turn's plan.
+
+The engine calls ``act`` from the driver's thread; ``plan_source`` is a callable
+the TUI provides that returns the action names for this turn (blocking until the
+person commits, in paused mode, or returning the held key at once in real time).
+It returns None when play was cancelled.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+from workstation.agents.base import FatalAgentError, OnText, Reply, TurnContext
+from workstation.prompt import Prompt
+
+PlanSource = Callable[[TurnContext], "list[str] | None"]
+
+
+class HumanAgent:
+    reads_prompt = False
+
+    def __init__(self, plan_source: PlanSource, mode: str = "paused"):
+        self.spec = "human"
+        self.mode = mode
+        self.plan_source = plan_source
+
+    def act(self, prompt: Prompt, ctx: TurnContext, on_text: OnText | None = None) -> Reply:
+        t0 = time.perf_counter()
+        names = self.plan_source(ctx)
+        if names is None:
+            raise FatalAgentError("play was cancelled")
+        return Reply(text=f"thought: human\nmove: [{', '.join(names) or 'noop'}]",
+                     latency_s=time.perf_counter() - t0)
+
+    def close(self) -> None:
+        pass
+
+    def describe(self) -> dict:
+        return {"kind": "human", "spec": "human", "mode": self.mode}

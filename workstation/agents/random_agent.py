@@ -1,0 +1,40 @@
+"""The AtariBench random baseline: 1..3 uniform actions per turn from the allowed set."""
+
+from __future__ import annotations
+
+import random
+
+from workstation.agents.base import OnText, Reply, TurnContext
+from workstation.games import Game
+from workstation.prompt import Prompt
+
+
+class RandomAgent:
+    """Seeded by the run seed, so a run is reproducible and seeds differ."""
+
+    reads_prompt = False
+
+    def __init__(self, game: Game, seed: int, max_per_turn: int = 3):
+        self.spec = "random"
+        self.game = game
+        self.seed = seed
+        self.max_per_turn = max_per_turn
+        self.rng = random.Random(seed)
+        self._names = game.action_names
+
+    def act(self, prompt: Prompt, ctx: TurnContext, on_text: OnText | None = None) -> Reply:
+        n = self.rng.randint(1, min(self.max_per_turn, ctx.max_actions))
+        names = ", ".join(self.rng.choice(self._names) for _ in range(n))
+        return Reply(text=f"thought: random baseline\nmove: [{names}]")
+
+    def snapshot(self) -> object:
+        return self.rng.getstate()
+
+    def restore(self, state: object) -> None:
+        self.rng.setstate(state)
+
+    def close(self) -> None:
+        pass
+
+    def describe(self) -> dict:
+        return {"kind": "random", "spec": self.spec, "seed": self.seed, "actions_per_turn": f"1..{self.max_per_turn}"}

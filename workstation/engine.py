@@ -1,0 +1,451 @@
+"""The turn engine: one AtariBench turn as steppable phases.
+
+    READY -> (build prompt) -> PROMPT -> (ask agent) -> REPLY -> (parse) -> PLAN
+          -> (execute actions, frame by frame) -> READY ... -> FINISHED
+
+``step()`` advances exactly one phase (or one whole action while acting), so a
+screen can stop anywhere: read or edit the prompt, re-send it, override the
+plan, advance frame by frame, rewind to an earlier turn and branch. A batch or
+the CLI calls ``run()``. The engine has no threads and no asyncio: callers
+drive it (the TUI from a thread worker). Observers get events.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, Callable
+
+from workstation.agents.base import Agent, FatalAgentError, Reply, TurnContext, Usage
+from workstation.clock import ClockState, GameClock
+from workstation.games import FPS_PAPER, Game
+from workstation.memory import Clip, Step
+from workstation.parser import ParseResult, parse_reply
+from workstation.prompt import Prompt
+from workstation.prompt_builder import PromptBuilder
+from workstation.promptpack import PromptPack
+from workstation.protocol import Protocol
+from workstation.recording import RecordingWriter
+
+
+class Phase(str, Enum):
+    READY = "ready"  # between turns; next step builds the prompt
+    PROMPT = "prompt"  # prompt built, not sent
+    REPLY = "reply"  # reply received, not parsed
+    PLAN = "plan"  # plan parsed; no action executed yet
+    ACTING = "acting"  # part of the plan executed
+    FINISHED = "finished"
+
+
+# -- events ----------------------------------------------------------------
+@dataclass
+class Event:
+    turn: int
+
+
+@dataclass
+class PromptReady(Event):
+    prompt: Prompt
+
+
+@dataclass
+class TextDelta(Event):
+    text: str
+
+
+@dataclass
+class ReplyReceived(Event):
+    reply: Reply
+
+
+@dataclass
+class PlanParsed(Event):
+    parse: ParseResult
+    plan: list[str]
+    overridden: bool
+
+
+@dataclass
+class FrameStepped(Event):
+    frame: int
+    action: str
+    reward: float
+    life_lost: bool
+
+
+@dataclass
+class ActionExecuted(Event):
+    index: int  # position in the plan
+    step: Step
+
+
+@dataclass
+class TurnEnded(Event):
+    record: dict
+
+
+@dataclass
+class RunEnded(Event):
+    summary: dict
+
+
+Observer = Callable[[Event], Any]
+
+
+@dataclass
+class _Snapshot:
+    clock: ClockState
+    n_clips: int
+    agent_state: Any
+    totals: dict
+
+
+@dataclass
+class _Pending:
+    """The turn in progress."""
+
+    start_frame: int
+    prompt: Prompt | None = None
+    prompt_variant: str = "standard"
+    reply: Reply | None = None
+    parse: ParseResult | None = None
+    plan: list[int] = field(default_factory=list)
+    plan_names: list[str] = field(default_factory=list)
+    overridden: bool = False
+    discarded: list[dict] = field(default_factory=list)
+    noop_frames: int = 0
+    noop_left: int = 0
+    steps: list[Step] = field(default_factory=list)
+    action_frames_done: int = 0
+    cur_reward: float = 0.0
+    cur_lost: bool = False
+    cur_reset: bool = False
+    extra_reward: float = 0.0  # reward during latency NOOP frames
+    extra_lost: int = 0
+    t0: float = field(default_factory=time.perf_counter)
+
+
+class TurnEngine:
+    def __init__(self, game: Game, protocol: Protocol, agent: Agent, seed: int, pack: PromptPack,
+                 writer: RecordingWriter | None = None, observers: list[Observer] | None = None,
+                 max_cost: float | None = None):
+        self.game = game
+        self.protocol = protocol
+        self.agent = agent
+        self.seed = seed
+        self.pack = pack
+        self.writer = writer
+        self.observers: list[Observer] = list(observers or [])
+        self.max_cost = max_cost
+        self.clock = GameClock(game, protocol, seed, sink=writer.add_frame if writer else None)
+        self.builder = PromptBuilder(game, protocol, pack, writer.frames if writer else None)
+        self.clips: list[Clip] = []
+        self.phase = Phase.READY
+        self.turn = 0
+        self.pending: _Pending | None = None
+        self.summary: dict | None = None
+        self.stopped: str | None = None
+        self.totals = {"usage": Usage(), "cost_usd": 0.0, "calls": 0, "invalid_turns": 0, "priced": True}
+        self._snapshots: dict[int, _Snapshot] = {}
+        self._t_start = time.perf_counter()
+        self._started = False
+
+    # -- driving ---------------------------------------------------------
+    def start(self) -> None:
+        if not self._started:
+            self.clock.start()
+            self._started = True
+
+    @property
+    def done(self) -> bool:
+        return self.phase is Phase.FINISHED
+
+    def run(self) -> dict:
+        """Play to the end of the budget; returns the summary."""
+        self.start()
+        while self.phase is not Phase.FINISHED:
+            self.step()
+        return self.summary or {}
+
+    def run_turn(self) -> None:
+        """Advance until the current turn has ended (or the run finished)."""
+        self.start()
+        first = self.turn
+        while self.phase is not Phase.FINISHED and (self.turn == first or self.phase is not Phase.READY):
+            self.step()
+
+    def step(self) -> Event | None:
+        """Advance one phase (a whole action while acting)."""
+        self.start()
+        if self.phase is Phase.READY:
+            return self._prepare()
+        if self.phase is Phase.PROMPT:
+            return self._ask()
+        if self.phase is Phase.REPLY:
+            return self._parse()
+        if self.phase in (Phase.PLAN, Phase.ACTING):
+            return self._act_one()
+        return None
+
+    def step_frame(self) -> Event | None:
+        """Advance one emulator frame (stops inside an action); earlier phases step as usual."""
+        self.start()
+        if self.phase not in (Phase.PLAN, Phase.ACTING):
+            return self.step()
+        return self._frame()
+
+    # -- step-mode controls ----------------------------------------------
+    def set_prompt(self, prompt: Prompt) -> None:
+        """Replace the prompt about to be sent (edited in step mode)."""
+        self._require(Phase.PROMPT, "edit the prompt")
+        self.pending.prompt = prompt
+        self.pending.prompt_variant = "edited"
+        self._emit(PromptReady(self.turn, prompt))
+
+    def use_current_frame_only(self) -> None:
+        """Swap in the current-frame-only prompt (the paper's temporal misgrounding probe)."""
+        self._require(Phase.PROMPT, "switch to the current-frame-only prompt")
+        self.pending.prompt = self.builder.current_only(self.pending.start_frame)
+        self.pending.prompt_variant = "current_only"
+        self._emit(PromptReady(self.turn, self.pending.prompt))
+
+    def resend(self) -> None:
+        """Discard the reply and go back to the prompt, to send it again."""
+        if self.phase not in (Phase.REPLY, Phase.PLAN):
+            raise RuntimeError(f"can only re-send after a reply and before acting (now: {self.phase.value})")
+        p = self.pending
+        if p.reply is not None:
+            p.discarded.append({"raw": p.reply.text, "error": p.reply.error, "latency_s": round(p.reply.latency_s, 3),
+                                "cost_usd": p.reply.cost_usd})
+        p.reply, p.parse, p.plan, p.plan_names, p.overridden = None, None, [], [], False
+        self.phase = Phase.PROMPT
+        self._emit(PromptReady(self.turn, p.prompt))
+
+    def override_plan(self, names: list[str]) -> ParseResult:
+        """Replace the parsed plan with these action names (before any of it runs)."""
+        if self.phase is Phase.REPLY:
+            self._parse()
+        self._require(Phase.PLAN, "override the plan")
+        result = parse_reply("move: [" + ", ".join(names) + "]", self.game, self.protocol.max_actions)
+        if not result.valid:
+            raise ValueError("; ".join(result.errors))
+        p = self.pending
+        p.plan, p.plan_names, p.overridden = list(result.actions), list(result.names), True
+        self._emit(PlanParsed(self.turn, p.parse or result, p.plan_names, True))
+        return result
+
+    # -- rewind and branch -----------------------------------------------
+    @property
+    def turns_available(self) -> list[int]:
+        """Turns whose start can be rewound to."""
+        return sorted(self._snapshots)
+
+    def rewind(self, turn: int, writer: RecordingWriter | None) -> None:
+        """Go back to the start of ``turn``; later frames go to ``writer`` (the branch)."""
+        if turn not in self._snapshots:
+            raise ValueError(f"no snapshot for turn {turn}; available: 0..{max(self._snapshots, default=-1)}")
+        snap = self._snapshots[turn]
+        self.clock.restore(snap.clock)
+        self.clips = self.clips[: snap.n_clips]
+        if snap.agent_state is not None and hasattr(self.agent, "restore"):
+            self.agent.restore(snap.agent_state)
+        self.totals = {**snap.totals, "usage": snap.totals["usage"] + Usage()}
+        self._snapshots = {t: s for t, s in self._snapshots.items() if t <= turn}
+        self.writer = writer
+        self.clock.sink = writer.add_frame if writer else None
+        self.builder.frames = writer.frames if writer else None
+        self.turn, self.pending, self.phase, self.summary, self.stopped = turn, None, Phase.READY, None, None
+
+    # -- phases ----------------------------------------------------------
+    def _prepare(self) -> Event | None:
+        if self.clock.done:
+            self._finish()
+            return RunEnded(self.turn, self.summary)
+        self._snapshots[self.turn] = _Snapshot(
+            self.clock.snapshot(), len(self.clips),
+            self.agent.snapshot() if hasattr(self.agent, "snapshot") else None,
+            {**self.totals, "usage": self.totals["usage"] + Usage()},
+        )
+        frame = self.clock.frame
+        self.pending = _Pending(start_frame=frame)
+        self.pending.prompt = self.builder.build(self.clips, frame)
+        self.phase = Phase.PROMPT
+        return self._emit(PromptReady(self.turn, self.pending.prompt))
+
+    def _ask(self) -> Event | None:
+        p = self.pending
+        ctx = TurnContext(self.game, self.turn, self.protocol.max_actions, self.clock.frame)
+        on_text = (lambda d: self._emit(TextDelta(self.turn, d))) if self.observers else None
+        try:
+            reply = self.agent.act(p.prompt, ctx, on_text)
+        except FatalAgentError as e:
+            self._finish(stopped=str(e))
+            return RunEnded(self.turn, self.summary)
+        p.reply = reply
+        self.totals["calls"] += max(1, len(reply.attempts)) if reply.usage is not None else 0
+        if reply.usage is not None:
+            self.totals["usage"] = self.totals["usage"] + reply.usage
+        if reply.cost_usd is not None:
+            self.totals["cost_usd"] += reply.cost_usd
+        elif reply.usage is not None:
+            self.totals["priced"] = False
+        self.phase = Phase.REPLY
+        return self._emit(ReplyReceived(self.turn, reply))
+
+    def _parse(self) -> Event | None:
+        p = self.pending
+        p.parse = parse_reply(p.reply.text if p.reply.error is None else "", self.game, self.protocol.max_actions)
+        if p.reply.error is not None and not p.parse.errors:
+            p.parse.errors.append(p.reply.error)
+        if p.reply.error is not None:
+            p.parse.errors.insert(0, f"no usable reply: {p.reply.error}")
+        p.plan, p.plan_names = list(p.parse.actions), list(p.parse.names)
+        if self.protocol.clock == "latency":
+            p.noop_frames = p.noop_left = round(p.reply.latency_s * FPS_PAPER)
+        self.phase = Phase.PLAN
+        return self._emit(PlanParsed(self.turn, p.parse, p.plan_names, False))
+
+    def _frame(self) -> Event | None:
+        """Execute one emulator frame of the plan (latency NOOPs first)."""
+        p = self.pending
+        self.phase = Phase.ACTING
+        if self.clock.done:
+            return self._end_turn()
+        if p.noop_left > 0:
+            r, lost, _ = self.clock.step_frame(0)
+            p.noop_left -= 1
+            p.extra_reward += r
+            p.extra_lost += int(lost)
+            return self._emit(FrameStepped(self.turn, self.clock.frame, "noop", r, lost))
+        i = len(p.steps)
+        action = p.plan[i]
+        r, lost, reset = self.clock.step_frame(action)
+        p.cur_reward += r
+        p.cur_lost |= lost
+        p.cur_reset |= reset
+        p.action_frames_done += 1
+        ev = self._emit(FrameStepped(self.turn, self.clock.frame, self.game.action_name(action), r, lost))
+        if p.action_frames_done >= self.protocol.repeat or self.clock.done:
+            step = Step(self.game.action_name(action), self.clock.frame, p.cur_reward, p.cur_lost, p.cur_reset)
+            p.steps.append(step)
+            p.action_frames_done, p.cur_reward, p.cur_lost, p.cur_reset = 0, 0.0, False, False
+            ev = self._emit(ActionExecuted(self.turn, i, step))
+            if len(p.steps) >= len(p.plan) or self.clock.done:
+                return self._end_turn()
+        return ev
+
+    def _act_one(self) -> Event | None:
+        p = self.pending
+        n = len(p.steps)
+        while self.phase in (Phase.PLAN, Phase.ACTING) and len(p.steps) == n:
+            ev = self._frame()
+        return ev
+
+    def _end_turn(self) -> Event | None:
+        p = self.pending
+        clip = Clip(self.turn, p.start_frame, p.steps, p.reply.text if p.reply else "", p.noop_frames)
+        self.clips.append(clip)
+        parse = p.parse
+        valid = bool(parse and parse.valid and (p.reply is None or p.reply.error is None))
+        if not valid and not p.overridden:
+            self.totals["invalid_turns"] += 1
+        reply = p.reply or Reply("")
+        record = {
+            "turn": self.turn,
+            "start_frame": p.start_frame,
+            "end_frame": self.clock.frame,
+            "raw": reply.text,
+            "thought": parse.thought if parse else "",
+            "planned": parse.names if parse else [],
+            "actions": [s.action for s in p.steps],
+            "valid": valid,
+            "rule": parse.rule if parse else None,
+            "errors": parse.errors if parse else [],
+            "overridden": p.overridden,
+            "reward": clip.reward + p.extra_reward,
+            "action_rewards": [s.reward for s in p.steps],
+            "action_life_lost": [s.life_lost for s in p.steps],
+            "action_reset": [s.reset for s in p.steps],
+            "action_frames": [s.frame for s in p.steps],
+            "lives_lost": sum(s.life_lost for s in p.steps) + p.extra_lost,
+            "noop_frames": p.noop_frames,
+            "score": self.clock.score,
+            "lives": self.clock.lives,
+            "prompt": self._prompt_ref(p),
+            "usage": reply.usage.to_json() if reply.usage else None,
+            "latency_s": round(reply.latency_s, 4),
+            "cost_usd": reply.cost_usd,
+            "attempts": [a.to_json() for a in reply.attempts],
+            "error": reply.error,
+            "finish_reason": reply.finish_reason,
+        }
+        if p.discarded:
+            record["discarded_replies"] = p.discarded
+        if self.writer is not None:
+            self.writer.add_turn(record)
+        self.turn += 1
+        self.pending = None
+        self.phase = Phase.READY
+        ev = self._emit(TurnEnded(record["turn"], record))
+        if self.max_cost is not None and self.totals["cost_usd"] >= self.max_cost:
+            self._finish(stopped=f"cost cap reached: ${self.totals['cost_usd']:.4f} >= --max-cost ${self.max_cost:g}")
+        elif self.clock.done:
+            self._finish()
+        return ev
+
+    def _prompt_ref(self, p: _Pending) -> dict:
+        prompt = p.prompt
+        ref = {"digest": prompt.digest(), "variant": p.prompt_variant, "images": prompt.image_frames}
+        if p.prompt_variant != "standard":
+            ref["messages"] = prompt.to_json()
+        return ref
+
+    def _finish(self, stopped: str | None = None) -> None:
+        self.stopped = stopped
+        if stopped:
+            self.clock.stop()
+        usage: Usage = self.totals["usage"]
+        self.summary = {
+            "game": self.game.key,
+            "seed": self.seed,
+            "agent": getattr(self.agent, "spec", "?"),
+            "total_reward": self.clock.score,
+            "frames": self.clock.frame,
+            "turns": self.turn,
+            "lives_lost": self.clock.lives_lost,
+            "invalid_turns": self.totals["invalid_turns"],
+            "episodes_ended": self.clock.episode,
+            "calls": self.totals["calls"],
+            "usage": usage.to_json(),
+            "cost_usd": round(self.totals["cost_usd"], 6) if self.totals["priced"] else None,
+            "wall_s": round(time.perf_counter() - self._t_start, 3),
+            "complete": stopped is None and self.clock.frame >= self.protocol.frames,
+            "stopped": stopped,
+        }
+        if self.writer is not None:
+            if self.summary["complete"]:
+                self.writer.finish(self.summary)
+            else:
+                self.writer.abort(self.summary)
+        self.phase = Phase.FINISHED
+        self._emit(RunEnded(self.turn, self.summary))
+
+    def stop(self, reason: str = "stopped by the user") -> None:
+        """End the run now; the recording is kept and marked incomplete."""
+        if self.phase is not Phase.FINISHED:
+            self._finish(stopped=reason)
+
+    def close(self) -> None:
+        self.clock.close()
+        self.agent.close()
+
+    # -- helpers ---------------------------------------------------------
+    def _require(self, phase: Phase, what: str) -> None:
+        if self.phase is not phase:
+            raise RuntimeError(f"cannot {what} now (phase: {self.phase.value})")
+
+    def _emit(self, ev: Event) -> Event:
+        for obs in self.observers:
+            obs(ev)
+        return ev

@@ -1,0 +1,20 @@
+"""The error types that mean "bad input": the CLI prints them as one line and exits 2."""
+
+from __future__ import annotations
+
+
+def user_error_types() -> tuple[type[BaseException], ...]:
+    from workstation.agents import AgentSpecError
+    from workstation.games import UnknownGame
+    from workstation.promptpack import PromptPackError
+    from workstation.protocol import ProtocolError
+    from workstation.recording import RecordingError
+
+    types: list[type[BaseException]] = [UnknownGame, ProtocolError, PromptPackError, RecordingError, AgentSpecError]
+    try:
+        from workstation.providers import ProviderConfigError
+
+        types.append(ProviderConfigError)
+    except ImportError:
+        pass
+    return tuple(types)

@@ -1,0 +1,127 @@
+"""Assemble one turn's Prompt from the pack, the protocol and the clips so far.
+
+No pixels are touched here: image parts only name frames, so assembling a
+prompt costs microseconds and PNGs are encoded only if an agent asks for them.
+"""
+
+from __future__ import annotations
+
+from workstation.games import FPS_PAPER, Game
+from workstation.memory import Clip, select_structured
+from workstation.prompt import FrameSource, ImagePart, Message, Prompt, TextPart, merge_parts, timestamp
+from workstation.promptpack import PromptPack, display_title
+from workstation.protocol import Protocol
+
+
+def _fmt_reward(r: float) -> str:
+    return f"{r:g}"
+
+
+class PromptBuilder:
+    def __init__(self, game: Game, protocol: Protocol, pack: PromptPack, frames: FrameSource | None = None):
+        self.game = game
+        self.protocol = protocol
+        self.pack = pack
+        self.frames = frames
+        example = ", ".join(game.action_names[: min(3, protocol.max_actions, len(game.action_names))])
+        seconds = protocol.repeat / FPS_PAPER
+        self.system_text = "\n\n".join([
+            pack.render(
+                "instructions", title=display_title(game), guide=pack.guide(game.key, protocol.guide).strip(),
+                actions=", ".join(game.action_names), max_actions=protocol.max_actions,
+                action_seconds=f"{seconds:g}", budget_seconds=f"{protocol.frames / FPS_PAPER:g}",
+            ),
+            pack.render("reply_format", max_actions=protocol.max_actions, example=f"[{example}]"),
+        ])
+        self._feedback_cache: dict[tuple, str] = {}
+
+    # -- pieces ----------------------------------------------------------
+    def feedback(self, reward: float, life_lost: bool, reset: bool) -> str:
+        """Deterministic notices for one action, "" when nothing happened or feedback is off."""
+        if not self.protocol.feedback or (reward == 0 and not life_lost and not reset):
+            return ""
+        key = (reward, life_lost, reset)
+        text = self._feedback_cache.get(key)
+        if text is None:
+            lines = []
+            if reward > 0:
+                lines.append(self.pack.render("feedback_positive", reward=_fmt_reward(reward)))
+            elif reward < 0:
+                lines.append(self.pack.render("feedback_negative", reward=_fmt_reward(reward)))
+            if life_lost:
+                lines.append(self.pack.render("feedback_life_lost"))
+            if reset:
+                lines.append(self.pack.render("feedback_reset"))
+            text = "".join(line.rstrip("\n") + "\n" for line in lines)
+            self._feedback_cache[key] = text
+        return text
+
+    def _clip_parts(self, clip: Clip, parts: list, heading: bool = True) -> None:
+        if heading:
+            parts.append(TextPart(self.pack.render(
+                "clip_heading", turn=clip.turn + 1, time=timestamp(clip.start_frame),
+                actions="[" + ", ".join(clip.actions) + "]") + "\n"))
+            parts.append(ImagePart(clip.start_frame, "start"))
+            parts.append(TextPart("\n"))
+        for step in clip.steps:
+            parts.append(TextPart(self.pack.render("clip_step", time=timestamp(step.frame), action=step.action) + "\n"))
+            parts.append(ImagePart(step.frame, f"after {step.action}"))
+            parts.append(TextPart("\n" + self.feedback(step.reward, step.life_lost, step.reset)))
+
+    def _current(self, frame: int, parts: list, latency_s: float | None) -> None:
+        if latency_s:
+            parts.append(TextPart(self.pack.render("latency_note", seconds=f"{latency_s:.1f}") + "\n"))
+        remaining = (self.protocol.frames - frame) / FPS_PAPER
+        parts.append(TextPart(self.pack.render("current_frame", time=timestamp(frame), remaining=f"{remaining:.1f}") + "\n"))
+        parts.append(ImagePart(frame, "current"))
+        parts.append(TextPart("\n" + self.pack.render("closing")))
+
+    # -- whole prompts ---------------------------------------------------
+    def build(self, clips: list[Clip], frame: int, latency_s: float | None = None) -> Prompt:
+        if self.protocol.memory == "append":
+            return self._append(clips, frame, latency_s)
+        return self._structured(clips, frame, latency_s)
+
+    def current_only(self, frame: int) -> Prompt:
+        """The paper's temporal-misgrounding probe: instructions and the current frame only."""
+        parts: list = []
+        self._current(frame, parts, None)
+        return Prompt([Message("system", [TextPart(self.system_text)]), Message("user", merge_parts(parts))], self.frames)
+
+    def _structured(self, clips: list[Clip], frame: int, latency_s: float | None) -> Prompt:
+        rewarded, recent = select_structured(clips, self.protocol.history, self.protocol.reward_history)
+        parts: list = []
+        if not clips:
+            parts.append(TextPart(self.pack.render("no_history") + "\n\n"))
+        if rewarded:
+            parts.append(TextPart(self.pack.render("reward_history_heading") + "\n"))
+            for c in rewarded:
+                self._clip_parts(c, parts)
+            parts.append(TextPart("\n"))
+        if recent:
+            parts.append(TextPart(self.pack.render("recent_history_heading") + "\n"))
+            for c in recent:
+                self._clip_parts(c, parts)
+            parts.append(TextPart("\n"))
+        self._current(frame, parts, latency_s)
+        return Prompt([Message("system", [TextPart(self.system_text)]), Message("user", merge_parts(parts))], self.frames)
+
+    def _append(self, clips: list[Clip], frame: int, latency_s: float | None) -> Prompt:
+        msgs = [Message("system", [TextPart(self.system_text)])]
+        first = clips[0].start_frame if clips else frame
+        parts: list = []
+        self._current(first, parts, None)
+        msgs.append(Message("user", merge_parts(parts)))
+        for i, c in enumerate(clips):
+            msgs.append(Message("assistant", [TextPart(c.raw or "move: [noop]")]))
+            parts = [TextPart(self.pack.render("append_result", time=timestamp(c.steps[-1].frame if c.steps else c.start_frame)) + "\n")]
+            self._clip_parts(c, parts, heading=False)
+            last = i == len(clips) - 1
+            nxt = frame if last else clips[i + 1].start_frame
+            parts.append(TextPart("\n"))
+            if c.steps and c.steps[-1].frame == nxt:
+                parts.append(TextPart(self.pack.render("closing")))
+            else:  # the game moved on after the last action (latency clock): show where it is now
+                self._current(nxt, parts, latency_s if last else None)
+            msgs.append(Message("user", merge_parts(parts)))
+        return Prompt(msgs, self.frames)

@@ -1,0 +1,65 @@
+"""Rebuild the prompt a recorded turn was asked, and show the request that carried it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from workstation.games import get_game
+from workstation.memory import clips_from_turns
+from workstation.prompt import Prompt
+from workstation.prompt_builder import PromptBuilder
+from workstation.promptpack import PromptPackError, load_pack
+from workstation.protocol import Protocol
+from workstation.recording import Recording, RecordingError
+
+
+def rebuild_prompt(rec: Recording, turn: int) -> Prompt:
+    """The Prompt of ``turn``: stored verbatim when edited, else rebuilt from the turns before it.
+
+    The rebuilt prompt's digest is checked against the recorded one, so a changed
+    prompt pack or a bug cannot silently show a different prompt.
+    """
+    turns = rec.turns
+    if not 0 <= turn < len(turns):
+        raise RecordingError(f"{rec.path}: no turn {turn}; it has turns 0..{len(turns) - 1}")
+    t = turns[turn]
+    ref = t.get("prompt") or {}
+    if "messages" in ref:
+        return Prompt.from_json(ref["messages"], rec.frames, edited=ref.get("variant") == "edited")
+    m = rec.manifest
+    game = get_game(m["game"])
+    protocol = Protocol.from_json(m["protocol"])
+    pack_path = (m.get("prompt_pack") or {}).get("path")
+    try:
+        pack = load_pack(pack_path if pack_path and Path(pack_path).is_dir() else None)
+    except PromptPackError:
+        pack = load_pack(None)
+    builder = PromptBuilder(game, protocol, pack, rec.frames)
+    prompt = builder.build(clips_from_turns(turns[:turn]), t["start_frame"])
+    if ref.get("digest") and prompt.digest() != ref["digest"]:
+        raise RecordingError(
+            f"{rec.path}: turn {turn}'s prompt cannot be rebuilt exactly (prompt pack {pack.digest} differs from the "
+            f"recorded {m.get('prompt_pack', {}).get('digest')}); point the manifest's prompt pack path at the original"
+        )
+    return prompt
+
+
+def dump_request(rec: Recording, turn: int) -> str:
+    """Text for ``workstation request``: the exact payload for providers, the neutral prompt otherwise."""
+    prompt = rebuild_prompt(rec, turn)
+    agent = rec.manifest.get("agent") or {}
+    spec = agent.get("spec", "")
+    kind = spec.split(":", 1)[0]
+    header = f"# turn {turn} of {rec.path} (agent {spec}, {len(prompt.images)} images)\n"
+    if kind in ("openai", "compat", "anthropic", "gemini"):
+        from workstation.providers import options_from_description
+        from workstation.providers.payload import describe_request
+
+        body = describe_request(prompt, spec, options_from_description(agent))
+        return header + json.dumps(body, indent=2)
+    images = "\n".join(
+        f"  [{i}] frame {p.frame} @ {p.time} {p.label}" for i, p in enumerate(prompt.images)
+    )
+    return header + "# this agent is not a model provider; the neutral prompt it was given:\n\n" + \
+        prompt.render_text() + "\n\n# images:\n" + images
