@@ -92,3 +92,15 @@ def test_render_text_round_trips_through_with_text():
     edited = p.with_text(p.render_text().replace("The screen now", "LOOK HERE"))
     assert "LOOK HERE" in edited.messages[-1].text() and edited.digest() != p.digest()
     assert all(isinstance(x, (TextPart, ImagePart)) for m in edited.messages for x in m.parts)
+
+
+def test_every_alias_maps_to_an_allowed_action_of_the_right_meaning():
+    from workstation.games import GAMES
+
+    for g in GAMES.values():
+        for word, action in g.aliases.items():
+            assert action in g.allowed, (g.key, word)
+            meaning = g.action_name(action)
+            for direction in ("right", "left"):
+                if word.endswith(direction) and "turn" not in word and g.key != "qbert":
+                    assert direction in meaning, (g.key, word, meaning)
