@@ -1,0 +1,269 @@
+"""A run on disk: written as it plays, readable at any point, even after a crash.
+
+Layout of a recording directory:
+
+- ``manifest.json``: what the run is (game, seed, agent, settings); written
+  first, atomically, and never changed.
+- ``turns.jsonl``: one JSON object per turn, appended and flushed each turn.
+- ``frames.*``: the frame store (see ``workstation.framestore``).
+- ``summary.json``: the outcome, written last by atomic rename. Its presence
+  with ``"complete": true`` is the only sign that a run finished.
+
+Nothing is rewritten: a killed run leaves a readable prefix, and
+``Recording.summary_or_partial`` rebuilds a summary from its turns.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from workstation.framestore import FrameReader, FrameStoreError, FrameWriter
+
+MANIFEST = "manifest.json"
+TURNS = "turns.jsonl"
+SUMMARY = "summary.json"
+
+
+class RecordingError(Exception):
+    """A recording that is missing, damaged, or written to wrongly (one-line message)."""
+
+
+def _plain(value: Any) -> Any:
+    """JSON fallback for numpy scalars and arrays."""
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, Path):
+        return str(value)
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+
+
+def dumps(record: dict) -> str:
+    """Compact JSON of one record (no spaces, UTF-8 kept as is)."""
+    return json.dumps(record, separators=(",", ":"), ensure_ascii=False, default=_plain)
+
+
+def _write_atomic(path: Path, record: dict, exclusive: bool = False) -> None:
+    """Write JSON to ``path`` via a temporary file; with ``exclusive``, fail if it exists."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(json.dumps(record, indent=1, ensure_ascii=False, default=_plain))
+        f.write("\n")
+        f.flush()
+        os.fsync(f.fileno())
+    try:
+        if exclusive:
+            try:
+                os.link(tmp, path)  # atomic, and refuses an existing file
+            except FileExistsError:
+                raise
+            except OSError:  # a file system without hard links
+                if path.exists():
+                    raise FileExistsError(path) from None
+                os.replace(tmp, path)
+        else:
+            os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+class RecordingWriter:
+    """Writes one run: manifest now, a line per turn, frames as they come, summary last."""
+
+    def __init__(self, directory: Path, manifest: dict, height: int, width: int = 160) -> None:
+        self._start(directory, manifest)
+        try:
+            self.frames = FrameWriter(self.path, height, width)
+        except FrameStoreError as e:
+            self._turns.close()
+            raise RecordingError(str(e)) from None
+
+    def _start(self, directory: Path, manifest: dict) -> None:
+        self.path = Path(directory)
+        self.path.mkdir(parents=True, exist_ok=True)
+        try:
+            _write_atomic(self.path / MANIFEST, manifest, exclusive=True)
+        except FileExistsError:
+            raise RecordingError(
+                f"{self.path} already holds a recording (manifest.json); choose a new directory"
+            ) from None
+        self._turns = open(self.path / TURNS, "ab")
+        self.closed = False
+
+    @classmethod
+    def branch_from(
+        cls, directory: Path, manifest: dict, parent: "Recording", n_frames: int, n_turns: int
+    ) -> "RecordingWriter":
+        """A new recording that starts as a copy of ``parent``'s first frames and turns.
+
+        For rewind-and-branch: frames ``0..n_frames-1`` (with RAM) and the first
+        ``n_turns`` turn records are copied; the run then continues from there.
+        The manifest gets a ``branch`` entry naming the parent unless it has one.
+        """
+        if not 0 <= n_frames <= len(parent.frames):
+            raise RecordingError(f"cannot branch at frame {n_frames}: {parent.path} holds {len(parent.frames)} frames")
+        if not 0 <= n_turns <= len(parent.turns):
+            raise RecordingError(f"cannot branch at turn {n_turns}: {parent.path} holds {len(parent.turns)} turns")
+        manifest = {**manifest}
+        manifest.setdefault("branch", {"parent": str(parent.path), "frames": n_frames, "turns": n_turns})
+        self = cls.__new__(cls)
+        self._start(directory, manifest)
+        try:
+            self.frames = FrameWriter.branch(self.path, parent.frames, n_frames)
+        except FrameStoreError as e:
+            self._turns.close()
+            raise RecordingError(str(e)) from None
+        self._turns.write("".join(dumps(t) + "\n" for t in parent.turns[:n_turns]).encode("utf-8"))
+        self.frames.flush()
+        self._turns.flush()
+        return self
+
+    def _check_open(self) -> None:
+        if self.closed:
+            raise RecordingError(f"the recording {self.path} is already finished; start a new one")
+
+    def add_frame(self, screen: np.ndarray, rgb: np.ndarray, ram: np.ndarray) -> int:
+        """Store one emulator frame; returns its index."""
+        if self.closed:
+            self._check_open()
+        return self.frames.append(screen, rgb, ram)
+
+    def add_turn(self, record: dict) -> None:
+        """Append one turn record, flushing frames first so every turn's frames are on disk."""
+        self._check_open()
+        line = (dumps(record) + "\n").encode("utf-8")
+        self.frames.flush()
+        self._turns.write(line)
+        self._turns.flush()
+
+    def finish(self, summary: dict) -> None:
+        """Close the run and write its summary (complete unless the summary says otherwise)."""
+        self._close({"complete": True, **summary})
+
+    def abort(self, summary: dict) -> None:
+        """Close a run that did not finish; the summary records why (``stopped``)."""
+        self._close({"stopped": "aborted", **summary, "complete": False})
+
+    def _close(self, summary: dict) -> None:
+        self._check_open()
+        self.frames.close()
+        self._turns.close()
+        self.closed = True
+        _write_atomic(self.path / SUMMARY, summary)
+
+    def __enter__(self) -> "RecordingWriter":
+        return self
+
+    def __exit__(self, exc_type: type | None, exc: BaseException | None, tb: object) -> None:
+        if not self.closed:
+            reason = f"error: {exc_type.__name__}" if exc_type else "not finished"
+            self.abort({"stopped": reason})
+
+
+class Recording:
+    """Reads a recording directory, finished or not."""
+
+    def __init__(self, directory: Path) -> None:
+        self.path = Path(directory)
+        if not self.path.is_dir():
+            raise RecordingError(f"no recording at {self.path}: the directory does not exist")
+        manifest_path = self.path / MANIFEST
+        if not manifest_path.is_file():
+            raise RecordingError(
+                f"not a recording: {self.path} (no manifest.json); pass a directory written by 'workstation run'"
+            )
+        self.manifest = self._load(manifest_path)
+        summary_path = self.path / SUMMARY
+        self.summary: dict | None = self._load(summary_path) if summary_path.is_file() else None
+
+    @staticmethod
+    def _load(path: Path) -> dict:
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+            reason = e.strerror if isinstance(e, OSError) else str(e).splitlines()[0]
+            raise RecordingError(f"damaged recording: {path} cannot be read ({reason})") from None
+        if not isinstance(data, dict):
+            raise RecordingError(f"damaged recording: {path} holds {type(data).__name__}, not a JSON object")
+        return data
+
+    @property
+    def complete(self) -> bool:
+        return self.summary is not None and self.summary.get("complete") is True
+
+    @cached_property
+    def turns(self) -> list[dict]:
+        """Turn records in order; a cut-off last line (killed writer) is left out."""
+        try:
+            raw = (self.path / TURNS).read_bytes()
+        except FileNotFoundError:
+            return []
+        lines = raw.split(b"\n")
+        out = []
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                out.append(json.loads(line))
+            except (json.JSONDecodeError, UnicodeDecodeError):
+                if number == len(lines):  # the last line, without its newline: cut off mid-write
+                    break
+                raise RecordingError(
+                    f"damaged recording: {self.path / TURNS} line {number} is not valid JSON"
+                ) from None
+        return out
+
+    @cached_property
+    def frames(self) -> FrameReader:
+        try:
+            return FrameReader(self.path)
+        except FrameStoreError as e:
+            raise RecordingError(f"damaged recording: {e}") from None
+
+    def summary_or_partial(self) -> dict:
+        """The summary, or one rebuilt from the turn records (``complete: false``)."""
+        if self.summary is not None:
+            return self.summary
+        turns = self.turns
+        return {
+            "game": self.manifest.get("game"),
+            "seed": self.manifest.get("seed"),
+            "agent": self.manifest.get("agent"),
+            "total_reward": sum(t.get("reward", 0) or 0 for t in turns),
+            "frames": turns[-1].get("end_frame", 0) if turns else 0,
+            "turns": len(turns),
+            "lives_lost": sum(t.get("lives_lost", 0) or 0 for t in turns),
+            "invalid_turns": sum(1 for t in turns if t.get("valid") is False),
+            "complete": False,
+        }
+
+    def close(self) -> None:
+        """Release the frame file handle (a later read opens it again)."""
+        if "frames" in self.__dict__:
+            self.frames.close()
+
+    def size_bytes(self) -> int:
+        """Bytes on disk of every file in the recording."""
+        return sum(p.stat().st_size for p in self.path.rglob("*") if p.is_file())
+
+    def __repr__(self) -> str:
+        state = "complete" if self.complete else "partial"
+        return f"Recording({str(self.path)!r}, {state})"
+
+
+def find_recordings(root: Path) -> list[Path]:
+    """Recording directories under ``root`` (itself included), newest first."""
+    root = Path(root)
+    if not root.is_dir():
+        return []
+    found = [(m.stat().st_mtime, m.parent) for m in root.rglob(MANIFEST) if m.is_file()]
+    found.sort(key=lambda item: (item[0], str(item[1])), reverse=True)
+    return [path for _, path in found]
+
