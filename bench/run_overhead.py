@@ -8,6 +8,8 @@ Measured in this one process, per game (median of --repeats):
   appended, summary written.
 Both are shown whole (start included) and for the 900 stepped frames alone, with
 the ratios and the recording's size. Goal: at most 2x bare stepping, at most 1 MB.
+Times are this process's CPU seconds (time.process_time), so a busy machine
+skews them less than wall-clock time would.
 Usage: python bench/run_overhead.py [GAME ...] [--repeats N]
 """
 
@@ -29,12 +31,12 @@ from workstation.runs import RunSpec, start_run
 def bare(game_key: str, frames: int = 900) -> tuple[float, float]:
     game = get_game(game_key)
     rng = np.random.default_rng(0)
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     env = make_env(game)
     env.reset(seed=0)
     for _ in range(game.warmup_frames):
         env.step(0)
-    t1 = time.perf_counter()
+    t1 = time.process_time()
     n = 0
     while n < frames:
         a = int(rng.integers(0, len(game.allowed)))
@@ -43,18 +45,18 @@ def bare(game_key: str, frames: int = 900) -> tuple[float, float]:
             n += 1
             if term or trunc:
                 env.reset()
-    t2 = time.perf_counter()
+    t2 = time.process_time()
     env.close()
     return t2 - t0, t2 - t1
 
 
 def recorded(game_key: str, out: str) -> tuple[float, float, int, int]:
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     engine = start_run(RunSpec(game=game_key, agent="random", seed=0, out=out))
     engine.start()
-    t1 = time.perf_counter()
+    t1 = time.process_time()
     engine.run()
-    t2 = time.perf_counter()
+    t2 = time.process_time()
     engine.close()
     rec = Recording(engine.writer.path)
     return t2 - t0, t2 - t1, rec.size_bytes(), len(rec.turns)

@@ -16,6 +16,7 @@ class Frames:
         self.ram: list[bytes] = []
 
     def __call__(self, screen, rgb, ram):
+        rgb = rgb() if callable(rgb) else rgb
         assert rgb.shape[:2] == screen.shape
         self.screens.append(screen.copy())
         self.ram.append(bytes(ram))
@@ -128,3 +129,32 @@ def test_protocol_validation():
     assert Protocol(max_actions=5, feedback=False).changed() == {"max_actions": 5, "feedback": False}
     p = Protocol(start=StartOption.parse("noops:30"), memory="append")
     assert Protocol.from_json(p.to_json()) == p
+
+
+@pytest.mark.parametrize("key", ["breakout", "seaquest", "pacman", "qbert"])
+def test_clock_steps_exactly_like_gymnasium_env_step(key):
+    """The clock skips the RGB observation it may not need; the emulator must not notice."""
+    from workstation.clock import make_env
+
+    game = get_game(key)
+    rng = np.random.default_rng(5)
+    actions = [int(game.allowed[i]) for i in rng.integers(0, len(game.allowed), 400)]
+    env = make_env(game)
+    env.reset(seed=0)
+    for _ in range(game.warmup_frames):
+        env.step(0)
+    ref_rgb, ref_rewards, ref_lives = [], [], []
+    for a in actions:
+        obs, r, term, trunc, info = env.step(a)
+        assert not (term or trunc)
+        ref_rgb.append(obs)
+        ref_rewards.append(r)
+        ref_lives.append(info["lives"])
+    sink = Frames()
+    clock = GameClock(game, Protocol(frames=len(actions)), 0, sink)
+    clock.start()
+    for i, a in enumerate(actions):
+        r, _, reset = clock.step_frame(a)
+        assert not reset
+        assert r == ref_rewards[i] and clock.lives == ref_lives[i]
+        assert np.array_equal(clock.rgb, ref_rgb[i]), f"frame {i + 1} differs"

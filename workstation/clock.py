@@ -76,7 +76,8 @@ class GameClock:
         self.lives = 0
         self.lives_lost = 0
         self.episode = 0
-        self.rgb: np.ndarray | None = None
+        self._rgb: np.ndarray | None = None
+        self._action_set = self._env._action_set  # minimal-set index -> ALE action
         self._over = False
         # the emulator's RNG only drives sticky actions; cloning it doubles a snapshot's cost
         self._sticky = protocol.start.kind == "sticky"
@@ -97,12 +98,23 @@ class GameClock:
             obs, _, term, trunc, info = self._env.step(noop)
             if term or trunc:  # a game cannot end during warm-up; guard anyway
                 obs, info = self._env.reset()
-        self.rgb = obs
+        self._rgb = obs
         self.lives = int(info["lives"])
+
+    @property
+    def rgb(self) -> np.ndarray:
+        """The current frame as RGB, fetched from the emulator only when asked for."""
+        if self._rgb is None:
+            self._rgb = self.ale.getScreenRGB()
+        return self._rgb
+
+    def _rgb_now(self) -> np.ndarray:
+        return self.rgb
 
     def _emit(self) -> None:
         if self.sink is not None:
-            self.sink(self.ale.getScreen(), self.rgb, self.ale.getRAM())
+            # the RGB goes as a callable: the frame store needs it only when a new colour appears
+            self.sink(self.ale.getScreen(), self._rgb_now, self.ale.getRAM())
 
     @property
     def remaining(self) -> int:
@@ -121,8 +133,13 @@ class GameClock:
         """One budget frame: (reward, life lost, game reset)."""
         if self.done:
             raise RuntimeError("the frame budget is used up")
-        obs, reward, term, trunc, info = self._env.step(action)
-        lives = int(info["lives"])
+        # AtariEnv.step with frameskip=1, minus the RGB observation we may not need:
+        # the same ALE calls in the same order (tests/test_clock.py checks it against env.step).
+        ale = self.ale
+        reward = ale.act(self._action_set[action], 1.0)
+        term = ale.game_over(with_truncation=False)
+        trunc = ale.game_truncated()
+        lives = ale.lives()
         life_lost = lives < self.lives
         if life_lost:
             self.lives_lost += 1
@@ -130,12 +147,11 @@ class GameClock:
         self.frame += 1
         self.score += reward
         reset = bool(term or trunc)
+        self._rgb = None
         if reset:
             self.episode += 1
             obs, info = self._env.reset()
             self._after_reset(obs, info)
-        else:
-            self.rgb = obs
         self._emit()
         return float(reward), life_lost, reset
 
@@ -166,7 +182,7 @@ class GameClock:
         self.frame, self.score, self.lives = s.frame, s.score, s.lives
         self.episode, self.lives_lost, self._over = s.episode, s.lives_lost, s.over
         self._noop_rng.bit_generator.state = s.noop_rng
-        self.rgb = s.rgb.copy()
+        self._rgb = s.rgb.copy()
 
     def close(self) -> None:
         self.env.close()

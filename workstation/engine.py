@@ -317,7 +317,7 @@ class TurnEngine:
             p.noop_left -= 1
             p.extra_reward += r
             p.extra_lost += int(lost)
-            return self._emit(FrameStepped(self.turn, self.clock.frame, "noop", r, lost))
+            return self._emit(FrameStepped(self.turn, self.clock.frame, "noop", r, lost)) if self.observers else None
         i = len(p.steps)
         action = p.plan[i]
         r, lost, reset = self.clock.step_frame(action)
@@ -325,7 +325,8 @@ class TurnEngine:
         p.cur_lost |= lost
         p.cur_reset |= reset
         p.action_frames_done += 1
-        ev = self._emit(FrameStepped(self.turn, self.clock.frame, self.game.action_name(action), r, lost))
+        ev = (self._emit(FrameStepped(self.turn, self.clock.frame, self.game.action_name(action), r, lost))
+              if self.observers else None)
         if p.action_frames_done >= self.protocol.repeat or self.clock.done:
             step = Step(self.game.action_name(action), self.clock.frame, p.cur_reward, p.cur_lost, p.cur_reset)
             p.steps.append(step)

@@ -26,6 +26,7 @@ import threading
 import zlib
 from collections import OrderedDict
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 from PIL import Image
@@ -222,7 +223,7 @@ class FrameWriter(_FrameStore):
             writer._append(source.indices(i), source.ram(i))
         return writer
 
-    def append(self, screen: np.ndarray, rgb: np.ndarray, ram: np.ndarray) -> int:
+    def append(self, screen: np.ndarray, rgb: np.ndarray | Callable[[], np.ndarray], ram: np.ndarray) -> int:
         """Store one frame (palette values, its RGB observation, its RAM); returns its index."""
         frame = np.array(screen, dtype=np.uint8, order="C")  # a copy: the caller may reuse its buffer
         if frame.shape != (self.height, self.width):
@@ -280,7 +281,9 @@ class FrameWriter(_FrameStore):
             cache.popitem(last=False)
         return index
 
-    def _learn(self, frame: np.ndarray, rgb: np.ndarray) -> None:
+    def _learn(self, frame: np.ndarray, rgb: np.ndarray | Callable[[], np.ndarray]) -> None:
+        if callable(rgb):  # the clock passes a getter so RGB is fetched only when needed here
+            rgb = rgb()
         if rgb.shape != (self.height, self.width, 3):
             raise ValueError(f"rgb is {rgb.shape}, expected {self.height}x{self.width}x3")
         flat, colours = frame.ravel(), rgb.reshape(-1, 3)

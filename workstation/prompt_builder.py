@@ -57,16 +57,24 @@ class PromptBuilder:
         return text
 
     def _clip_parts(self, clip: Clip, parts: list, heading: bool = True) -> None:
-        if heading:
-            parts.append(TextPart(self.pack.render(
-                "clip_heading", turn=clip.turn + 1, time=timestamp(clip.start_frame),
-                actions="[" + ", ".join(clip.actions) + "]") + "\n"))
-            parts.append(ImagePart(clip.start_frame, "start"))
-            parts.append(TextPart("\n"))
-        for step in clip.steps:
-            parts.append(TextPart(self.pack.render("clip_step", time=timestamp(step.frame), action=step.action) + "\n"))
-            parts.append(ImagePart(step.frame, f"after {step.action}"))
-            parts.append(TextPart("\n" + self.feedback(step.reward, step.life_lost, step.reset)))
+        """Append a clip's parts. A finished clip never changes, so its parts are built once."""
+        key = (id(self), heading)
+        cache = clip.__dict__.setdefault("_parts", {})
+        built = cache.get(key)
+        if built is None:
+            built = []
+            if heading:
+                built.append(TextPart(self.pack.render(
+                    "clip_heading", turn=clip.turn + 1, time=timestamp(clip.start_frame),
+                    actions="[" + ", ".join(clip.actions) + "]") + "\n"))
+                built.append(ImagePart(clip.start_frame, "start"))
+                built.append(TextPart("\n"))
+            for step in clip.steps:
+                built.append(TextPart(self.pack.render("clip_step", time=timestamp(step.frame), action=step.action) + "\n"))
+                built.append(ImagePart(step.frame, f"after {step.action}"))
+                built.append(TextPart("\n" + self.feedback(step.reward, step.life_lost, step.reset)))
+            cache[key] = built
+        parts.extend(built)
 
     def _current(self, frame: int, parts: list, latency_s: float | None) -> None:
         if latency_s:
