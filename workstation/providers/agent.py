@@ -1,0 +1,185 @@
+"""``ProviderAgent``: a hosted or local model behind the Agent protocol.
+
+One turn = one request body (built once), tried up to ``max_attempts`` times
+under the shared retry policy and the adaptive concurrency limit. Each try is
+recorded in ``Reply.attempts``. A fatal failure raises ``FatalAgentError``;
+a reply that stays empty, blocked or truncated, or a provider that stays
+unreachable, comes back as a Reply with ``error`` set and no text (the engine
+plays it as one NOOP). Usage and cost cover every try the provider answered,
+since each of those is billed.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+import time
+from typing import Callable
+
+from workstation.agents.base import Attempt, FatalAgentError, OnText, Reply, TurnContext, Usage
+from workstation.prompt import Prompt
+from workstation.providers.adapter import Adapter, Completion
+from workstation.providers.anthropic_messages import AnthropicMessages
+from workstation.providers.gemini import Gemini
+from workstation.providers.limiter import AdaptiveLimiter, limiter_for
+from workstation.providers.openai_chat import OpenAIChat
+from workstation.providers.openai_responses import OpenAIResponses
+from workstation.providers.pricing import PriceTable, default_prices
+from workstation.providers.redact import one_line, scrub
+from workstation.providers.retry import ProviderError, classify, with_retries
+from workstation.providers.spec import PROVIDERS, ProviderOptions, api_key, key_var, parse_spec
+
+ADAPTERS = {"openai": OpenAIResponses, "compat": OpenAIChat, "anthropic": AnthropicMessages, "gemini": Gemini}
+SDKS = {"openai": "openai", "compat": "openai", "anthropic": "anthropic", "gemini": "google-genai"}
+PROBLEMS = {
+    "empty": "the reply had no text",
+    "blocked": "the provider blocked the reply",
+    "truncated": "the reply hit the output token limit",
+}
+
+
+def make_adapter(spec: str, options: ProviderOptions) -> Adapter:
+    """The adapter for a spec; ``ProviderConfigError`` for a bad spec or option. Needs no key."""
+    provider, model = parse_spec(spec)
+    return ADAPTERS[provider](model, options)
+
+
+def make_provider_agent(spec: str, options: ProviderOptions | None = None) -> "ProviderAgent":
+    """The agent for ``openai:M``, ``compat:M``, ``anthropic:M`` or ``gemini:M``.
+
+    Raises ``ProviderConfigError`` (one line) for a bad spec, an effort the model
+    does not take, or a missing key.
+    """
+    options = options or ProviderOptions()
+    adapter = make_adapter(spec, options)
+    return ProviderAgent(spec, adapter, api_key(adapter.provider))
+
+
+class ProviderAgent:
+    def __init__(self, spec: str, adapter: Adapter, key: str, limiter: AdaptiveLimiter | None = None,
+                 prices: PriceTable | None = None, sleep: Callable[[float], None] = time.sleep) -> None:
+        self.spec = spec
+        self.adapter = adapter
+        self.options = adapter.options
+        self._secrets = (key,)
+        self._sleep = sleep
+        self.prices = prices
+        self.limiter = limiter or limiter_for(adapter.provider, adapter.model, self.options.base_url)
+        adapter.open(key)
+
+    def act(self, prompt: Prompt, ctx: TurnContext | None = None, on_text: OnText | None = None) -> Reply:
+        body = self.adapter.request(prompt)
+        attempts: list[Attempt] = []
+        billed: list[Usage] = []
+        last: list[tuple[Completion, float]] = []
+
+        def attempt() -> Completion:
+            with self.limiter.slot() as slot:
+                started = time.monotonic()
+                try:
+                    done = self.adapter.complete(body, on_text)
+                except Exception as exc:
+                    failure = classify(exc, self._secrets)
+                    if failure is None:
+                        exc.args = tuple(scrub(str(a), self._secrets) for a in exc.args)
+                        raise FatalAgentError(one_line(f"{self.spec}: unexpected {type(exc).__name__}: {exc}",
+                                                       self._secrets)) from exc
+                    slot.outcome = failure.error_class
+                    attempts.append(Attempt(False, failure.error_class, failure.message, failure.status))
+                    raise failure from None
+                slot.outcome = "ok"
+                latency = time.monotonic() - started
+            if done.usage is not None:
+                billed.append(done.usage)
+            last.append((done, latency))
+            if done.problem:
+                message = f"{PROBLEMS[done.problem]} (finish: {done.finish_reason})"
+                attempts.append(Attempt(False, done.problem, message, 200))
+                raise ProviderError(done.problem, message, 200)
+            attempts.append(Attempt(True, status=200))
+            return done
+
+        def on_wait(seconds: float) -> None:
+            attempts[-1].wait_s = round(seconds, 3)
+
+        try:
+            done = with_retries(attempt, self.options.max_attempts, self.options.max_wait_s, on_wait, self._sleep)
+        except ProviderError as failure:
+            usage = _total(billed)
+            if failure.error_class == "fatal":
+                raise FatalAgentError(self._fatal_line(failure)) from None
+            seen, latency = last[-1] if last else (None, 0.0)
+            return Reply(
+                text="", usage=usage, latency_s=latency, cost_usd=self._cost(usage, seen), attempts=attempts,
+                error=one_line(f"no usable reply after {len(attempts)} attempt(s): {failure.message}", self._secrets),
+                finish_reason=seen.finish_reason if seen else None,
+                model=(seen.model if seen else None) or self.adapter.model,
+                request_id=seen.request_id if seen else None,
+            )
+        usage = _total(billed)
+        return Reply(text=done.text, usage=usage, latency_s=last[-1][1], cost_usd=self._cost(usage, done),
+                     attempts=attempts, finish_reason=done.finish_reason, model=done.model or self.adapter.model,
+                     request_id=done.request_id)
+
+    def _cost(self, usage: Usage | None, seen: Completion | None) -> float | None:
+        if usage is None:
+            return None
+        table = self.prices or default_prices()
+        price = table.lookup(self.adapter.provider, self.adapter.model)
+        if price is None and seen is not None and seen.model:
+            price = table.lookup(self.adapter.provider, seen.model)
+        return None if price is None else price.cost(usage)
+
+    def _fatal_line(self, failure: ProviderError) -> str:
+        status, var = failure.status, key_var(self.adapter.provider)
+        if status in (401, 403):
+            hint = f"the provider refused the API key; check {var}"
+        elif status == 429:
+            hint = "the account's quota or credit is used up; check its billing"
+        elif status == 404:
+            where = " and --base-url" if self.options.base_url else ""
+            hint = f"unknown model or endpoint; check the model name{where}"
+        elif status is not None and 400 <= status < 500:
+            hint = "the provider rejected the request; check the options for this model"
+        else:
+            hint = "the provider failed"
+        return one_line(f"{self.spec}: {hint} ({failure.message})", self._secrets)
+
+    def close(self) -> None:
+        self.adapter.close()
+
+    def describe(self) -> dict:
+        """What the manifest records: provider, model, options and endpoint, never a key."""
+        provider, model = self.adapter.provider, self.adapter.model
+        table = self.prices or default_prices()
+        price = table.lookup(provider, model)
+        url, _ = self.adapter.endpoint()
+        try:
+            sdk = f"{SDKS[provider]} {importlib.metadata.version(SDKS[provider])}"
+        except importlib.metadata.PackageNotFoundError:
+            sdk = SDKS[provider]
+        return {
+            "spec": self.spec,
+            "provider": provider,
+            "api": PROVIDERS[provider],
+            "model": model,
+            "base_url": scrub(self.options.base_url, self._secrets) if self.options.base_url else None,
+            "endpoint": scrub(url, self._secrets),
+            "options": {k: (scrub(v, self._secrets) if isinstance(v, str) else v)
+                        for k, v in self.options.to_json().items()},
+            "key_from": var_or_none(provider),
+            "sdk": sdk,
+            "price_per_mtok": None if price is None else vars(price).copy(),
+            "price_note": table.note(provider, model),
+            "price_table": {"version": table.version, "as_of": table.as_of},
+        }
+
+
+def var_or_none(provider: str) -> str | None:
+    """The environment variable the key came from (compat may run without one)."""
+    var = key_var(provider)
+    return var if os.environ.get(var) else None
+
+
+def _total(usages: list[Usage]) -> Usage | None:
+    return sum(usages[1:], usages[0]) if usages else None

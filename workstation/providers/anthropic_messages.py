@@ -1,0 +1,171 @@
+"""Anthropic Messages API adapter (``anthropic:MODEL``).
+
+The instructions are one system block marked for caching. User turns are
+``text`` and base64 PNG ``image`` blocks in prompt order. In a multi-turn
+(append-only) prompt the last block of the previous user turn and of the
+current one are marked too: the first reads what the last call cached, the
+second lets the next call read this one (four marks at most are allowed).
+
+``--effort``: ``none`` turns thinking off. Models from Claude 4.6 on think
+adaptively, steered by ``output_config.effort`` (low .. max; xhigh from 4.7).
+Older models take a fixed thinking budget. Thinking tokens count toward
+``max_tokens``, which the API requires, so a default is always sent.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+
+from workstation.agents.base import OnText, Usage
+from workstation.prompt import Prompt
+from workstation.providers.adapter import (Completion, ImageEncoder, conversation, judge, parts,
+                                           split_kwargs, system_text)
+from workstation.providers.retry import ProviderError, stream_failure
+from workstation.providers.spec import ProviderConfigError, ProviderOptions
+
+DEFAULT_BASE_URL = "https://api.anthropic.com"
+DEFAULT_MAX_TOKENS = 8192  # room for a short reply plus adaptive thinking
+REPLY_ROOM = 4096  # added on top of a fixed thinking budget
+BUDGETS = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384}
+ADAPTIVE_EFFORTS = ("low", "medium", "high", "xhigh", "max")
+EMPTY_REPLY = "(no reply)"  # the API rejects empty assistant text
+_CACHE = {"type": "ephemeral"}
+
+
+def _version(model: str) -> tuple[int, int] | None:
+    """(major, minor) of a Claude model name, or None for names without one."""
+    m = re.match(r"claude-(?:opus|sonnet|haiku)-(\d+)(?:-(\d{1,2}))?(?:-\d{8})?$", model)
+    if m:
+        return int(m.group(1)), int(m.group(2) or 0)
+    m = re.match(r"claude-(\d+)-(\d+)-", model)  # claude-3-7-sonnet-...
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def thinking_fields(model: str, options: ProviderOptions) -> dict:
+    """``thinking``, ``output_config`` and ``max_tokens`` for this model and effort."""
+    effort, limit = options.effort, options.max_output_tokens
+    fields: dict = {}
+    if effort == "none":
+        fields["thinking"] = {"type": "disabled"}
+    elif effort is not None:
+        version = _version(model)
+        if version is None or version >= (4, 6):
+            if effort not in ADAPTIVE_EFFORTS:
+                raise ProviderConfigError(f"anthropic:{model} does not take effort {effort!r}; "
+                                          f"use none or one of {', '.join(ADAPTIVE_EFFORTS)}")
+            if effort == "xhigh" and version is not None and version < (4, 7):
+                raise ProviderConfigError(f"anthropic:{model} does not take effort 'xhigh'; use high or max")
+            fields["thinking"] = {"type": "adaptive"}
+            fields["output_config"] = {"effort": effort}
+        else:
+            if effort not in BUDGETS:
+                raise ProviderConfigError(
+                    f"anthropic:{model} takes a fixed thinking budget; use effort none or one of {', '.join(BUDGETS)}")
+            budget = BUDGETS[effort]
+            if limit is not None and limit <= budget:
+                raise ProviderConfigError(
+                    f"max output tokens {limit} leaves no room after the {budget}-token thinking budget of "
+                    f"effort {effort!r}; raise it above {budget}")
+            fields["thinking"] = {"type": "enabled", "budget_tokens": budget}
+            limit = limit or budget + REPLY_ROOM
+    thinking_on = fields.get("thinking", {}).get("type") in ("enabled", "adaptive")
+    if thinking_on and options.temperature not in (None, 1.0):
+        raise ProviderConfigError(f"anthropic:{model} allows only temperature 1 while thinking; "
+                                  "drop --temperature or use --effort none")
+    fields["max_tokens"] = limit or DEFAULT_MAX_TOKENS
+    return fields
+
+
+class AnthropicMessages:
+    provider = "anthropic"
+
+    def __init__(self, model: str, options: ProviderOptions) -> None:
+        self.model, self.options = model, options
+        self.fields = thinking_fields(model, options)
+        self.client = None
+
+    def request(self, prompt: Prompt, image: ImageEncoder | None = None) -> dict:
+        image = image or _base64
+        messages: list[dict] = []
+        for m in conversation(prompt):
+            if m.role == "assistant":
+                messages.append({"role": "assistant", "content": [{"type": "text", "text": m.text() or EMPTY_REPLY}]})
+                continue
+            blocks = [{"type": "text", "text": v} if kind == "text"
+                      else {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": image(v)}}
+                      for kind, v in parts(prompt, m)]
+            messages.append({"role": "user", "content": blocks})
+        users = [msg for msg in messages if msg["role"] == "user" and msg["content"]]
+        if len(users) > 1:  # a real multi-turn chat: cache up to the previous and the current turn
+            for msg in users[-2:]:
+                msg["content"][-1]["cache_control"] = dict(_CACHE)
+        body: dict = {"model": self.model, "max_tokens": self.fields["max_tokens"]}
+        instructions = system_text(prompt)
+        if instructions:
+            body["system"] = [{"type": "text", "text": instructions, "cache_control": dict(_CACHE)}]
+        body["messages"] = messages
+        for name in ("thinking", "output_config"):
+            if name in self.fields:
+                body[name] = self.fields[name]
+        if self.options.temperature is not None:
+            body["temperature"] = self.options.temperature
+        body["stream"] = True
+        return body
+
+    def endpoint(self) -> tuple[str, dict[str, str]]:
+        base = (self.options.base_url or DEFAULT_BASE_URL).rstrip("/")
+        return f"{base}/v1/messages", {"Authorization": "Bearer $ANTHROPIC_API_KEY", "anthropic-version": "2023-06-01",
+                                       "Content-Type": "application/json"}
+
+    def open(self, key: str) -> None:
+        import anthropic
+
+        self.client = anthropic.Anthropic(api_key=key, base_url=self.options.base_url, max_retries=0,
+                                          timeout=self.options.timeout)
+
+    def complete(self, body: dict, on_text: OnText | None) -> Completion:
+        known, extra = split_kwargs(self.client.messages.create, body)
+        stream = self.client.messages.create(**known, extra_body=extra or None)
+        text: list[str] = []
+        start = stop = request_id = model = None
+        output = thinking = 0
+        done = False
+        with stream:
+            for event in stream:
+                kind = getattr(event, "type", "")
+                if kind == "message_start":
+                    start, request_id, model = event.message.usage, event.message.id, event.message.model
+                elif kind == "content_block_delta" and getattr(event.delta, "type", "") == "text_delta":
+                    text.append(event.delta.text)
+                    if on_text:
+                        on_text(event.delta.text)
+                elif kind == "message_delta":
+                    stop = event.delta.stop_reason or stop
+                    output = event.usage.output_tokens
+                    details = getattr(event.usage, "output_tokens_details", None)
+                    thinking = getattr(details, "thinking_tokens", 0) or thinking
+                elif kind == "message_stop":
+                    done = True
+                elif kind == "error":
+                    err = getattr(event, "error", None)
+                    raise stream_failure(getattr(err, "type", None), getattr(err, "message", None))
+        if not done:
+            raise ProviderError("transient", "the reply stream ended before the message was complete")
+        usage = None
+        if start is not None:
+            usage = Usage(input_tokens=start.input_tokens or 0,
+                          cache_read_tokens=start.cache_read_input_tokens or 0,
+                          cache_write_tokens=start.cache_creation_input_tokens or 0,
+                          output_tokens=output, reasoning_tokens=thinking)
+        full = "".join(text)
+        return Completion(full, usage, stop, request_id, model,
+                          judge(full, stop == "refusal", stop == "max_tokens"))
+
+    def close(self) -> None:
+        if self.client is not None:
+            self.client.close()
+
+
+def _base64(png: bytes) -> str:
+    return base64.b64encode(png).decode("ascii")

@@ -1,0 +1,128 @@
+"""Google Gemini adapter (``gemini:MODEL``) through google-genai.
+
+The request is the SDK's own form: ``contents`` (user and ``model`` turns of
+``text`` and ``inline_data`` PNG parts, in prompt order) and a ``config`` with
+the system instruction. Caching is implicit on Google's side. ``--effort`` maps
+to ``thinking_level`` on Gemini 3 and later and to ``thinking_budget`` on 2.5.
+Usage quirks: the prompt count includes cached tokens (subtracted) and the
+candidate count excludes thoughts (added to output).
+"""
+
+from __future__ import annotations
+
+import re
+
+from workstation.agents.base import OnText, Usage
+from workstation.prompt import Prompt
+from workstation.providers.adapter import Completion, ImageEncoder, conversation, judge, parts, system_text
+from workstation.providers.retry import ProviderError
+from workstation.providers.spec import ProviderConfigError, ProviderOptions
+
+DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com"
+LEVELS = {"minimal": "MINIMAL", "low": "LOW", "medium": "MEDIUM", "high": "HIGH", "xhigh": "XHIGH"}
+BUDGETS_25 = {"none": 0, "minimal": 512, "low": 2048, "medium": 8192, "high": 24576}
+BLOCKED = {"SAFETY", "PROHIBITED_CONTENT", "BLOCKLIST", "SPII", "RECITATION", "IMAGE_SAFETY",
+           "IMAGE_PROHIBITED_CONTENT", "IMAGE_RECITATION"}
+
+
+def thinking_config(model: str, effort: str | None) -> dict | None:
+    """The ``thinking_config`` for this model and effort (None: leave the model's default)."""
+    if effort is None:
+        return None
+    m = re.match(r"(?:models/)?gemini-(\d+)(?:\.(\d+))?", model)
+    version = (int(m.group(1)), int(m.group(2) or 0)) if m else None
+    if version is None or version >= (3, 0):
+        if effort not in LEVELS:
+            raise ProviderConfigError(
+                f"gemini:{model} thinks by level and cannot take effort {effort!r}; use one of {', '.join(LEVELS)}")
+        return {"thinking_level": LEVELS[effort]}
+    if version >= (2, 5):
+        if effort not in BUDGETS_25:
+            raise ProviderConfigError(
+                f"gemini:{model} takes a thinking budget up to 24576 tokens; use one of {', '.join(BUDGETS_25)}")
+        if effort == "none" and "pro" in model:
+            raise ProviderConfigError(f"gemini:{model} cannot turn thinking off; use minimal")
+        return {"thinking_budget": BUDGETS_25[effort]}
+    raise ProviderConfigError(f"gemini:{model} does not think; drop --effort")
+
+
+def gemini_usage(meta) -> Usage:
+    prompt = meta.prompt_token_count or 0
+    cached = meta.cached_content_token_count or 0
+    thoughts = meta.thoughts_token_count or 0
+    return Usage(input_tokens=max(0, prompt - cached), cache_read_tokens=cached, cache_write_tokens=0,
+                 output_tokens=(meta.candidates_token_count or 0) + thoughts, reasoning_tokens=thoughts)
+
+
+class Gemini:
+    provider = "gemini"
+
+    def __init__(self, model: str, options: ProviderOptions) -> None:
+        self.model, self.options = model, options
+        self.thinking = thinking_config(model, options.effort)
+        self.client = None
+
+    def request(self, prompt: Prompt, image: ImageEncoder | None = None) -> dict:
+        image = image or (lambda png: png)  # the SDK base64-encodes bytes itself
+        contents = []
+        for m in conversation(prompt):
+            role = "model" if m.role == "assistant" else "user"
+            items = [{"text": v} if kind == "text" else {"inline_data": {"mime_type": "image/png", "data": image(v)}}
+                     for kind, v in parts(prompt, m)]
+            contents.append({"role": role, "parts": items or [{"text": ""}]})
+        config: dict = {}
+        instructions = system_text(prompt)
+        if instructions:
+            config["system_instruction"] = instructions
+        if self.options.temperature is not None:
+            config["temperature"] = self.options.temperature
+        if self.options.max_output_tokens is not None:
+            config["max_output_tokens"] = self.options.max_output_tokens
+        if self.thinking is not None:
+            config["thinking_config"] = self.thinking
+        return {"model": self.model, "contents": contents, "config": config}
+
+    def endpoint(self) -> tuple[str, dict[str, str]]:
+        base = (self.options.base_url or DEFAULT_BASE_URL).rstrip("/")
+        return (f"{base}/v1/models/{self.model}:streamGenerateContent?alt=sse",
+                {"x-goog-api-key": "$GEMINI_API_KEY", "Content-Type": "application/json"})
+
+    def open(self, key: str) -> None:
+        from google import genai
+        from google.genai import types
+
+        http = types.HttpOptions(base_url=self.options.base_url, timeout=int(self.options.timeout * 1000))
+        self.client = genai.Client(api_key=key, vertexai=False, http_options=http)  # no retry_options: no retries
+
+    def complete(self, body: dict, on_text: OnText | None) -> Completion:
+        text: list[str] = []
+        finish = usage = request_id = model = None
+        blocked = False
+        for chunk in self.client.models.generate_content_stream(**body):
+            request_id, model = chunk.response_id or request_id, chunk.model_version or model
+            feedback = chunk.prompt_feedback
+            if feedback is not None and feedback.block_reason:
+                blocked, finish = True, _name(feedback.block_reason)
+            if chunk.usage_metadata is not None:
+                usage = gemini_usage(chunk.usage_metadata)
+            for cand in (chunk.candidates or [])[:1]:
+                for part in (cand.content.parts if cand.content and cand.content.parts else []):
+                    if part.text and not part.thought:
+                        text.append(part.text)
+                        if on_text:
+                            on_text(part.text)
+                if cand.finish_reason:
+                    finish = _name(cand.finish_reason)
+        if finish is None:
+            raise ProviderError("transient", "the reply stream ended before a finish reason")
+        full = "".join(text)
+        return Completion(full, usage, finish, request_id, model,
+                          judge(full, blocked or finish in BLOCKED, finish == "MAX_TOKENS"))
+
+    def close(self) -> None:
+        if self.client is not None:
+            self.client.close()
+
+
+def _name(value) -> str:
+    return str(getattr(value, "name", None) or getattr(value, "value", None) or value)

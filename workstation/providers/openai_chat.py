@@ -1,0 +1,98 @@
+"""Chat Completions adapter for OpenAI-compatible servers (``compat:MODEL``).
+
+For vLLM, Ollama, llama.cpp's server, Together and the like, reached with
+``--base-url``. The system message is plain text (the widest support); user
+turns are ``text`` and ``image_url`` parts (PNG data URLs) in prompt order.
+``--effort`` is passed as ``reasoning_effort`` and left to the server.
+Streaming asks for a final usage chunk; a server that sends none gives no usage.
+"""
+
+from __future__ import annotations
+
+from workstation.agents.base import OnText
+from workstation.prompt import Prompt
+from workstation.providers.adapter import (Completion, ImageEncoder, conversation, judge, parts,
+                                           png_data_url, split_kwargs, system_text)
+from workstation.providers.openai_responses import openai_usage
+from workstation.providers.retry import ProviderError
+from workstation.providers.spec import ProviderConfigError, ProviderOptions
+
+
+class OpenAIChat:
+    provider = "compat"
+
+    def __init__(self, model: str, options: ProviderOptions) -> None:
+        if not options.base_url:
+            raise ProviderConfigError(
+                f"compat:{model} needs --base-url, e.g. http://localhost:8000/v1 (vLLM) "
+                "or http://localhost:11434/v1 (Ollama)")
+        self.model, self.options = model, options
+        self.client = None
+
+    def request(self, prompt: Prompt, image: ImageEncoder | None = None) -> dict:
+        image = image or png_data_url
+        messages: list[dict] = []
+        instructions = system_text(prompt)
+        if instructions:
+            messages.append({"role": "system", "content": instructions})
+        for m in conversation(prompt):
+            if m.role == "assistant":
+                messages.append({"role": "assistant", "content": m.text()})
+                continue
+            content = [{"type": "text", "text": v} if kind == "text"
+                       else {"type": "image_url", "image_url": {"url": image(v)}}
+                       for kind, v in parts(prompt, m)]
+            messages.append({"role": "user", "content": content})
+        body: dict = {"model": self.model, "messages": messages}
+        if self.options.effort is not None:
+            body["reasoning_effort"] = self.options.effort
+        if self.options.max_output_tokens is not None:
+            body["max_tokens"] = self.options.max_output_tokens
+        if self.options.temperature is not None:
+            body["temperature"] = self.options.temperature
+        body["stream"] = True
+        body["stream_options"] = {"include_usage": True}
+        return body
+
+    def endpoint(self) -> tuple[str, dict[str, str]]:
+        base = (self.options.base_url or "").rstrip("/")
+        return f"{base}/chat/completions", {"Authorization": "Bearer $OPENAI_API_KEY",
+                                            "Content-Type": "application/json"}
+
+    def open(self, key: str) -> None:
+        import openai
+
+        self.client = openai.OpenAI(api_key=key, base_url=self.options.base_url, max_retries=0,
+                                    timeout=self.options.timeout)
+
+    def complete(self, body: dict, on_text: OnText | None) -> Completion:
+        known, extra = split_kwargs(self.client.chat.completions.create, body)
+        stream = self.client.chat.completions.create(**known, extra_body=extra or None)
+        text: list[str] = []
+        finish = usage = request_id = model = None
+        with stream:
+            for chunk in stream:
+                request_id, model = chunk.id or request_id, chunk.model or model
+                if chunk.choices:
+                    choice = chunk.choices[0]
+                    delta = choice.delta.content if choice.delta else None
+                    if delta:
+                        text.append(delta)
+                        if on_text:
+                            on_text(delta)
+                    finish = choice.finish_reason or finish
+                if chunk.usage is not None:
+                    u = chunk.usage
+                    pd, cd = u.prompt_tokens_details, u.completion_tokens_details
+                    usage = openai_usage(u.prompt_tokens or 0, (pd and pd.cached_tokens) or 0,
+                                         (pd and pd.cache_write_tokens) or 0, u.completion_tokens or 0,
+                                         (cd and cd.reasoning_tokens) or 0)
+        if finish is None:
+            raise ProviderError("transient", "the reply stream ended before a finish reason")
+        full = "".join(text)
+        return Completion(full, usage, finish, request_id, model,
+                          judge(full, finish == "content_filter", finish == "length"))
+
+    def close(self) -> None:
+        if self.client is not None:
+            self.client.close()
