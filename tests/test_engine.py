@@ -166,3 +166,16 @@ def test_verify_reports_a_damaged_frame_block(tmp_path):
     data[len(data) // 2] ^= 0xFF
     (path / "frames.bin").write_bytes(bytes(data))
     assert not verify(Recording(path)).ok
+
+
+def test_replay_agent_reproduces_a_recording(tmp_path):
+    e = start_run(RunSpec(game="qbert", agent="random", seed=2, out=str(tmp_path), protocol=Protocol(frames=300)))
+    src = e.run()
+    r = start_run(RunSpec(game="qbert", agent=f"replay:{e.writer.path}", seed=2, out=str(tmp_path),
+                          protocol=Protocol(frames=300)))
+    again = r.run()
+    assert again["total_reward"] == src["total_reward"] and again["turns"] == src["turns"]
+    a, b = Recording(e.writer.path), Recording(r.writer.path)
+    assert [t["actions"] for t in a.turns] == [t["actions"] for t in b.turns]
+    assert all(np.array_equal(a.frames.indices(i), b.frames.indices(i)) for i in range(0, 301, 25))
+    assert b.manifest["agent"]["kind"] == "replay"
