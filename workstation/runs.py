@@ -15,7 +15,7 @@ from typing import Any
 from workstation.agents import make_agent
 from workstation.engine import Observer, TurnEngine
 from workstation.games import Game, get_game
-from workstation.promptpack import load_pack
+from workstation.promptpack import default_pack_dir, load_pack
 from workstation.protocol import Protocol
 from workstation.recording import Recording, RecordingWriter
 
@@ -87,7 +87,8 @@ def manifest_for(game: Game, protocol: Protocol, seed: int, agent, pack, parent:
         "seed": seed,
         "protocol": protocol.to_json(),
         "agent": desc,
-        "prompt_pack": {"name": pack.name, "digest": pack.digest, "path": str(pack.path)},
+        "prompt_pack": {"name": pack.name, "digest": pack.digest,
+                        "path": None if pack.path == default_pack_dir().resolve() else str(pack.path)},
         "versions": versions(),
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "frame_shape": [game.height, 160],
