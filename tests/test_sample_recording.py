@@ -1,0 +1,21 @@
+"""The committed sample still reads, re-executes and rebuilds its prompts (format compatibility)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from workstation.recording import Recording
+from workstation.request_dump import rebuild_prompt
+from workstation.verify import verify
+
+SAMPLE = Path(__file__).resolve().parent.parent / "recordings" / "sample" / "breakout-random-s0"
+
+
+def test_sample_recording_verifies_and_rebuilds_prompts():
+    rec = Recording(SAMPLE)
+    assert rec.complete and rec.summary["frames"] == 900 and len(rec.frames) == 901
+    assert verify(rec).ok
+    for turn in (0, 5, len(rec.turns) - 1):
+        prompt = rebuild_prompt(rec, turn)
+        assert prompt.digest() == rec.turns[turn]["prompt"]["digest"]
+        assert prompt.image_frames == rec.turns[turn]["prompt"]["images"]
