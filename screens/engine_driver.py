@@ -1,0 +1,264 @@
+"""Drive a TurnEngine from a worker thread; the UI talks to it only through a command queue.
+
+The driver owns the engine while it runs: every engine call (stepping, step-mode
+edits, rewind and branch) happens on the worker's thread. The UI puts commands
+on a thread-safe queue with ``send`` and learns what happened from messages the
+engine's observers post (``screens.messages``). No Textual import is needed
+beyond those messages; the loop checks ``is_cancelled`` at least every 50 ms
+and never blocks on the queue without a timeout.
+"""
+
+from __future__ import annotations
+
+import queue
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+from textual.message import Message
+
+from workstation.engine import (
+    ActionExecuted, Event, FrameStepped, Phase, PlanParsed, PromptReady, ReplyReceived, RunEnded, TextDelta,
+    TurnEnded, TurnEngine,
+)
+from workstation.recording import RecordingError
+from workstation.runs import branch_run
+
+from screens.messages import (
+    EngineAction, EngineBranched, EngineFinished, EngineNotice, EnginePlan, EngineProgress, EnginePrompt,
+    EngineReply, EngineText, EngineTurn, EngineWaiting, RunStats,
+)
+
+SPEEDS = {"paper": 0.1, "fast": 0.02, "instant": 0.0}  # seconds per action (paper pace: 0.1 s)
+SPEED_ORDER = ("paper", "fast", "instant")
+_ACTING = (Phase.PLAN, Phase.ACTING)
+
+
+class EngineDriver:
+    """The worker-side loop: free run with pacing and pause, or step mode that holds at each stop."""
+
+    def __init__(self, engine: TurnEngine, post: Callable[[Message], Any],
+                 show_frame: Callable[[np.ndarray, int], Any], step_mode: bool = False, speed: str = "paper"):
+        self.engine = engine
+        self.commands: queue.Queue[tuple[str, Any]] = queue.Queue()
+        self.step_mode = step_mode
+        self.paused = False
+        self.speed = speed
+        self.finished = False  # the run ended (a branch clears it)
+        self.path: Path | None = engine.writer.path if engine.writer else None
+        budget = engine.protocol.frames
+        self.rewards = np.zeros(budget + 1)  # reward gained on each frame, for the timeline
+        self.losses = np.zeros(budget + 1, dtype=bool)  # a life was lost on that frame
+        self._post = post
+        self._show_frame = show_frame
+        self._finish_turn = False  # step mode: run on to the end of this turn
+        self._held: tuple | None = None
+        self._branching = False
+        engine.observers.append(self._observe)
+
+    # -- UI side -----------------------------------------------------------
+    def send(self, name: str, arg: Any = None) -> None:
+        """Queue a command for the worker (thread-safe, never blocks)."""
+        self.commands.put((name, arg))
+
+    # -- worker side -------------------------------------------------------
+    def run(self, is_cancelled: Callable[[], bool]) -> None:
+        """The worker's body: loops until cancelled, then stops and closes the engine."""
+        eng = self.engine
+        reason = "the viewer was closed before the end of the run"
+        try:
+            eng.start()
+            self._show_frame(eng.clock.rgb, eng.clock.frame)
+            self._progress()
+            while not is_cancelled():
+                self._drain()
+                if eng.done or self.paused or self._holding():
+                    self._hold_notice()
+                    self._wait(0.1, is_cancelled, until_command=True)
+                    continue
+                self._held = None
+                self._advance(is_cancelled)
+        except Exception as e:
+            reason = f"{type(e).__name__}: {e}"  # the recording says why it ends here
+            raise
+        finally:
+            try:
+                if not eng.done:
+                    eng.stop(reason)
+            finally:
+                eng.close()
+
+    def _holding(self) -> bool:
+        if not self.step_mode:
+            return False
+        phase = self.engine.phase
+        if phase is Phase.PROMPT:
+            return True
+        return phase in _ACTING and not self._finish_turn
+
+    def _hold_notice(self) -> None:
+        eng = self.engine
+        if not self.step_mode or eng.done:
+            return
+        done = len(eng.pending.steps) if eng.pending else 0
+        key = (eng.turn, eng.phase, done, eng.clock.frame)
+        if key != self._held:
+            self._held = key
+            self._post(EngineWaiting(eng.turn, eng.phase.value, done))
+
+    def _advance(self, is_cancelled: Callable[[], bool]) -> None:
+        eng = self.engine
+        acting = eng.phase in _ACTING
+        if eng.phase is Phase.PROMPT:
+            self._progress("asking")
+        t0 = time.perf_counter()
+        eng.step()
+        if eng.phase is Phase.READY:
+            self._finish_turn = False
+        self._progress()
+        if acting:
+            self._wait(SPEEDS[self.speed] - (time.perf_counter() - t0), is_cancelled)
+
+    def _wait(self, seconds: float, is_cancelled: Callable[[], bool], until_command: bool = False) -> None:
+        """Wait up to ``seconds``, carrying out commands as they come (50 ms slices)."""
+        end = time.perf_counter() + seconds
+        while not is_cancelled():
+            left = end - time.perf_counter()
+            if left <= 0:
+                return
+            try:
+                name, arg = self.commands.get(timeout=min(left, 0.05))
+            except queue.Empty:
+                continue
+            self._do(name, arg)
+            if until_command:
+                return
+
+    def _drain(self) -> None:
+        while True:
+            try:
+                name, arg = self.commands.get_nowait()
+            except queue.Empty:
+                return
+            self._do(name, arg)
+
+    def _do(self, name: str, arg: Any) -> None:
+        """Carry out one command; a refusal becomes a notice, never an exception."""
+        eng = self.engine
+        try:
+            if name == "pause":
+                self.paused = (not self.paused) if arg is None else bool(arg)
+            elif name == "speed":
+                self.speed = arg
+            elif name == "step_mode":
+                self.step_mode, self._finish_turn, self._held = bool(arg), False, None
+            elif name == "edit":
+                self._need(Phase.PROMPT, "edit the prompt")
+                eng.set_prompt(eng.pending.prompt.with_text(arg))
+            elif name == "current_only":
+                eng.use_current_frame_only()
+            elif name == "send":
+                self._need(Phase.PROMPT, "send the prompt")
+                self._progress("asking")
+                eng.step()
+                self._progress()
+            elif name == "resend":
+                eng.resend()
+                self._progress("asking")
+                eng.step()
+                self._progress()
+            elif name == "override":
+                eng.override_plan(list(arg))
+            elif name in ("action", "frame"):
+                if eng.phase not in _ACTING:
+                    raise RuntimeError(f"no plan to execute yet (phase: {eng.phase.value}); send the prompt first")
+                eng.step() if name == "action" else eng.step_frame()
+                if eng.phase is Phase.READY:
+                    self._finish_turn = False
+                self._progress()
+            elif name == "turn":
+                if eng.phase is Phase.PROMPT:
+                    raise RuntimeError("the prompt is not sent yet: send it first, then finish the turn")
+                self._finish_turn = True
+            elif name == "branch":
+                self._branch(int(arg))
+            elif name == "stop":
+                eng.stop("stopped by the user")
+            else:
+                raise RuntimeError(f"unknown command {name!r}")
+        except (ValueError, RuntimeError, RecordingError) as e:
+            self._post(EngineNotice(str(e)))
+        self._held = None  # whatever the command did, the next hold is announced
+
+    def _need(self, phase: Phase, what: str) -> None:
+        if self.engine.phase is not phase:
+            raise RuntimeError(f"cannot {what} now (phase: {self.engine.phase.value})")
+
+    def _branch(self, turn: int) -> None:
+        eng = self.engine
+        self._branching = True  # the parent's end is not news: the branch message says it all
+        try:
+            path = branch_run(eng, turn)
+        finally:
+            self._branching = False
+        frame = eng.clock.frame
+        self.rewards[frame + 1:] = 0
+        self.losses[frame + 1:] = False
+        self.path, self.finished, self._finish_turn, self._held = path, False, False, None
+        self._post(EngineBranched(turn, frame, path))
+        self._show_frame(eng.clock.rgb, frame)
+        self._progress()
+
+    # -- observers (engine thread) --------------------------------------------
+    def stats(self, phase: str | None = None) -> RunStats:
+        eng = self.engine
+        usage, totals = eng.totals["usage"], eng.totals
+        return RunStats(
+            frame=eng.clock.frame, budget=eng.protocol.frames, score=eng.clock.score, lives=eng.clock.lives,
+            lives_lost=eng.clock.lives_lost, turn=eng.turn, input_tokens=usage.total_input,
+            output_tokens=usage.output_tokens, cost_usd=totals["cost_usd"] if totals["priced"] else None,
+            calls=totals["calls"], invalid_turns=totals["invalid_turns"], phase=phase or eng.phase.value,
+        )
+
+    def _progress(self, phase: str | None = None) -> None:
+        self._post(EngineProgress(self.stats(phase)))
+
+    def _observe(self, ev: Event) -> None:
+        eng = self.engine
+        if isinstance(ev, FrameStepped):
+            if 0 <= ev.frame < len(self.rewards):
+                self.rewards[ev.frame] += ev.reward
+                self.losses[ev.frame] |= ev.life_lost
+            self._show_frame(eng.clock.rgb, ev.frame)
+            self._progress()
+        elif isinstance(ev, PromptReady):
+            variant = eng.pending.prompt_variant if eng.pending else "standard"
+            self._post(EnginePrompt(ev.turn, ev.prompt, variant, self._images(ev)))
+        elif isinstance(ev, TextDelta):
+            self._post(EngineText(ev.turn, ev.text))
+        elif isinstance(ev, ReplyReceived):
+            self._post(EngineReply(ev.turn, ev.reply))
+        elif isinstance(ev, PlanParsed):
+            self._post(EnginePlan(ev.turn, ev.parse, list(ev.plan), ev.overridden))
+        elif isinstance(ev, ActionExecuted):
+            self._post(EngineAction(ev.turn, ev.index, ev.step))
+        elif isinstance(ev, TurnEnded):
+            self._post(EngineTurn(ev.turn, ev.record))
+        elif isinstance(ev, RunEnded) and not self._branching:
+            self.finished = True
+            self._post(EngineFinished(ev.turn, dict(ev.summary or {}), self.path))
+
+    def _images(self, ev: PromptReady) -> list:
+        """Each image part with its pixels, read here on the engine's thread."""
+        frames = self.engine.writer.frames if self.engine.writer else None
+        cache: dict[int, np.ndarray | None] = {}
+        out = []
+        for part in ev.prompt.images:
+            if part.frame not in cache:
+                try:
+                    cache[part.frame] = frames.rgb(part.frame) if frames is not None else None
+                except Exception:  # noqa: BLE001 - a missing frame only costs its preview
+                    cache[part.frame] = None
+            out.append((part, cache[part.frame]))
+        return out

@@ -1,0 +1,200 @@
+"""Keys to game actions for human play: the held-key model and the action queue.
+
+A terminal reports key presses and auto-repeats but never a release. So a key
+counts as held until its auto-repeat goes quiet for a while:
+
+- after a first press, for ``FIRST_LINGER_S`` (0.55 s): keyboards wait about
+  0.5 s before they start repeating, so a key still down sends its first repeat
+  within that time;
+- after a repeat, for ``REPEAT_LINGER_S`` (0.12 s): repeats come every 30-50 ms,
+  so two or three missed repeats mean the key is up.
+
+A terminal repeats only the key pressed last: holding up and then pressing
+left stops up's repeats. So a key joins a chord with the keys pressed after
+it when it was already repeating (it was surely down) or was pressed at most
+``CHORD_WINDOW_S`` (0.15 s) before them (pressed together); a chord stays held
+as long as its newest key keeps repeating. A key tapped and let go before
+another key is pressed is not in the chord: it lasts its own linger. Pressing
+a direction releases its opposite at once (left releases right). What no
+terminal shows: a chord key let go while the newest one is still held stays
+held, and a key still held after the newest one is let go looks released
+(its repeats do not resume); press it again.
+
+A chord of buttons maps to the nearest action the game allows: the chord's
+own name if the game's vocabulary knows it (``up`` + ``left`` + ``fire`` ->
+``upleftfire``; Assault's ``fire`` is its ``up``), else the largest sub-chord
+it knows, dropping the buttons pressed longest ago first, else ``noop``.
+
+No Textual here: times are explicit arguments, so tests need no wall clock.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from itertools import combinations
+
+from workstation.games import Game, normal_name
+
+FIRST_LINGER_S = 0.55  # a key counts as held this long after its first press
+REPEAT_LINGER_S = 0.12  # ... and this long after each auto-repeat
+CHORD_WINDOW_S = 0.15  # keys pressed this close together were pressed as one chord
+
+BUTTONS = ("up", "down", "left", "right", "fire")
+OPPOSITE = {"up": "down", "down": "up", "left": "right", "right": "left"}
+
+# terminal key name (as Textual reports it) -> button
+KEY_BUTTONS: dict[str, str] = {
+    "up": "up", "w": "up",
+    "down": "down", "s": "down",
+    "left": "left", "a": "left",
+    "right": "right", "d": "right",
+    "space": "fire",
+}
+
+
+def button_for_key(key: str) -> str | None:
+    """The button a terminal key stands for (arrows, WASD in either case, space), or None."""
+    k = key.lower()
+    if k.startswith("shift+"):
+        k = k[len("shift+"):]
+    return KEY_BUTTONS.get(k)
+
+
+def chord_name(buttons: list[str] | tuple[str, ...] | set[str]) -> str:
+    """ALE-style name of a chord: vertical, horizontal, then fire (``upleftfire``); ``noop`` if empty."""
+    b = set(buttons)
+    name = "".join(x for x in ("up", "down", "left", "right", "fire") if x in b)
+    return name or "noop"
+
+
+def action_for(buttons: list[str] | tuple[str, ...], game: Game) -> str:
+    """The allowed action (lower-case ALE name) nearest to a chord.
+
+    ``buttons`` are in press order, oldest first. Tries the whole chord, then
+    ever smaller sub-chords (among equal sizes, the one keeping the newest
+    buttons first), then gives ``noop``.
+    """
+    vocab = game.vocabulary
+    held = list(dict.fromkeys(buttons))  # unique, order kept
+    for size in range(len(held), 0, -1):
+        subsets = sorted(combinations(range(len(held)), size), key=lambda kept: sorted(kept, reverse=True),
+                         reverse=True)
+        for kept in subsets:
+            action = vocab.get(normal_name(chord_name([held[i] for i in kept])))
+            if action is not None:
+                return game.action_name(action)
+    return game.action_name(vocab["noop"]) if "noop" in vocab else "noop"
+
+
+@dataclass
+class _Key:
+    pressed_at: float
+    until: float
+    repeated: bool = False
+    chorded: bool = False  # kept alive by the presses of newer keys
+
+
+@dataclass
+class HeldKeys:
+    """Which buttons are held, from presses and repeats alone (no releases)."""
+
+    first_linger: float = FIRST_LINGER_S
+    repeat_linger: float = REPEAT_LINGER_S
+    chord_window: float = CHORD_WINDOW_S
+    _keys: dict[str, _Key] = field(default_factory=dict, init=False, repr=False)  # in press order
+
+    def press(self, button: str, now: float) -> None:
+        """A press or auto-repeat of ``button`` at time ``now`` (seconds, any monotonic origin)."""
+        if button not in BUTTONS:
+            raise ValueError(f"unknown button {button!r}; buttons are {', '.join(BUTTONS)}")
+        self._expire(now)
+        self._keys.pop(OPPOSITE.get(button, ""), None)
+        key = self._keys.get(button)
+        if key is not None:  # an auto-repeat
+            key.until, key.repeated = now + self.repeat_linger, True
+        else:
+            for other in self._keys.values():
+                if other.repeated or now - other.pressed_at <= self.chord_window:
+                    other.chorded = True
+            key = self._keys[button] = _Key(pressed_at=now, until=now + self.first_linger)
+        for other in self._keys.values():
+            if other.chorded:
+                other.until = max(other.until, key.until)
+
+    def held(self, now: float) -> tuple[str, ...]:
+        """Buttons held at ``now``, oldest press first."""
+        return tuple(b for b, k in self._keys.items() if k.until > now)
+
+    def release_all(self) -> None:
+        self._keys.clear()
+
+    def _expire(self, now: float) -> None:
+        for b in [b for b, k in self._keys.items() if k.until <= now]:
+            del self._keys[b]
+
+
+@dataclass
+class QueuedAction:
+    buttons: tuple[str, ...]
+    name: str  # the allowed action the buttons map to
+
+
+class PlanQueue:
+    """The paused-mode plan: 1..max_actions actions built from keys, committed as one turn.
+
+    A key appends an action (its button mapped to the game); after ``combine()``
+    the next key joins the last action instead (``up``, ``+``, ``left`` ->
+    ``upleft``). ``noop()`` appends a wait.
+    """
+
+    def __init__(self, game: Game, max_actions: int) -> None:
+        self.game = game
+        self.max_actions = max_actions
+        self.items: list[QueuedAction] = []
+        self.combining = False
+
+    @property
+    def names(self) -> list[str]:
+        return [item.name for item in self.items]
+
+    @property
+    def full(self) -> bool:
+        return len(self.items) >= self.max_actions
+
+    def add(self, button: str) -> bool:
+        """Append ``button`` as an action (or join it to the last one after ``combine``); False if full."""
+        if self.combining and self.items:
+            self.combining = False
+            last = self.items[-1]
+            buttons = tuple(b for b in last.buttons if b not in (button, OPPOSITE.get(button))) + (button,)
+            self.items[-1] = QueuedAction(buttons, action_for(buttons, self.game))
+            return True
+        self.combining = False
+        if self.full:
+            return False
+        self.items.append(QueuedAction((button,), action_for((button,), self.game)))
+        return True
+
+    def noop(self) -> bool:
+        self.combining = False
+        if self.full:
+            return False
+        self.items.append(QueuedAction((), "noop"))
+        return True
+
+    def combine(self) -> bool:
+        """Make the next key join the last action; False when the queue is empty."""
+        self.combining = bool(self.items)
+        return self.combining
+
+    def pop(self) -> None:
+        self.combining = False
+        if self.items:
+            self.items.pop()
+
+    def take(self) -> list[str]:
+        """The queued action names, emptying the queue."""
+        names = self.names
+        self.items.clear()
+        self.combining = False
+        return names

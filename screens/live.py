@@ -1,0 +1,361 @@
+"""The live view: watch an agent play, pause, change speed, or step through turns and branch.
+
+The engine runs in a thread worker (``EngineDriver.run``); its observers post
+messages here. The UI never calls the engine: it sends commands through the
+driver's queue, so a slow model call never freezes the screen.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rich.text import Text
+from textual import work
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import Button, Footer, Input, Static
+from textual.worker import Worker, WorkerState, get_current_worker
+
+from workstation.engine import TurnEngine
+
+from screens.engine_driver import SPEED_ORDER, SPEEDS, EngineDriver
+from screens.frame_view import FrameView
+from screens.messages import (
+    EngineAction, EngineBranched, EngineFinished, EngineNotice, EnginePlan, EngineProgress, EnginePrompt,
+    EngineReply, EngineText, EngineTurn, EngineWaiting, RunStats,
+)
+from screens.plan_view import PlanView
+from screens.prompt_view import PromptView
+from screens.reply_view import ReplyView
+from screens.stats_bar import StatsBar
+from screens.step_panel import StepPanel
+from screens.timeline import Timeline
+
+STEP_ACTIONS = {"apply_edit", "send", "current_only", "resend", "override", "one_action", "one_frame",
+                "finish_turn", "branch"}
+
+
+def run_title(engine: TurnEngine) -> str:
+    changed = engine.protocol.changed()
+    proto = "paper protocol" if not changed else "protocol " + ", ".join(f"{k}={v}" for k, v in changed.items())
+    return (f"{engine.game.key} ({engine.game.genre}, {engine.game.skill}) · agent {engine.agent.spec} · "
+            f"seed {engine.seed} · {proto}")
+
+
+class LiveScreen(Screen):
+    """One run, live. ``step_mode`` starts holding before each prompt is sent."""
+
+    AUTO_FOCUS = ""  # nothing focused: the screen's keys work at once
+    BINDINGS = [
+        Binding("space", "pause", "Pause"),
+        Binding("f", "speed", "Speed"),
+        Binding("s", "step_mode", "Step mode"),
+        Binding("g", "send", "Send"),
+        Binding("ctrl+s", "apply_edit", "Apply edit"),
+        Binding("c", "current_only", "Frame only", show=False),
+        Binding("r", "resend", "Re-send"),
+        Binding("o", "override", "Override"),
+        Binding("a", "one_action", "Action"),
+        Binding("full_stop", "one_frame", "Frame"),
+        Binding("t", "finish_turn", "Turn"),
+        Binding("b", "branch", "Branch"),
+        Binding("x", "stop_run", "Stop run", show=False),
+        Binding("escape", "back", "Back"),
+        Binding("q", "app.quit", "Quit"),
+    ]
+
+    def __init__(self, engine: TurnEngine, *, step_mode: bool = False, speed: str = "paper",
+                 can_go_back: bool = True) -> None:
+        super().__init__()
+        self.title_text = run_title(engine)
+        self.budget = engine.protocol.frames
+        self.step_mode = step_mode
+        self.speed = speed if speed in SPEEDS else "paper"
+        self.paused = False
+        self.can_go_back = can_go_back
+        self.phase = "ready"
+        self.stats = RunStats(budget=self.budget)
+        self.summary: dict | None = None
+        self.error: str | None = None  # the run failed or stopped: stays on the status line
+        self.notice: str | None = None  # a refused command: shown until the next turn ends
+        self._user_stopped = False
+        self.turn_records: list[dict] = []
+        self.thoughts: dict[int, str] = {}
+        self.prompt_texts: dict[int, str] = {}
+        self.streamed: dict[int, str] = {}  # reply text as it streamed in, per turn
+        self.last_turn = -1
+        self.holds = 0  # step-mode holds announced so far
+        self._frame_view = FrameView(id="frame")
+        self.driver = EngineDriver(engine, self.post_message, self._frame_view.post_frame, step_mode, self.speed)
+        self.recording_path = self.driver.path
+        self._worker: Worker | None = None
+
+    # -- layout ------------------------------------------------------------
+    def compose(self):
+        yield Static(Text(self.title_text, style="bold"), id="title")
+        yield StatsBar(id="stats")
+        with Horizontal(id="body"):
+            with Vertical(id="left"):
+                yield self._frame_view
+                yield Timeline(id="timeline")
+            yield PromptView(id="prompt")
+            with Vertical(id="right"):
+                yield ReplyView(id="reply")
+                yield PlanView(id="plan")
+                yield StepPanel(id="steps")
+        yield Static(id="status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#left").border_title = "frame"
+        self.query_one("#prompt").border_title = "prompt as sent"
+        self.query_one("#reply").border_title = "thought and reply"
+        self.query_one("#plan").border_title = "plan"
+        self.query_one("#steps").border_title = "step mode"
+        self._show_step_panel()
+        self._status()
+        self._worker = self.run_engine()
+
+    def on_unmount(self) -> None:
+        if self._worker is not None:
+            self._worker.cancel()
+
+    @work(thread=True, exclusive=True, group="engine", exit_on_error=False)
+    def run_engine(self) -> None:
+        worker = get_current_worker()
+        self.driver.run(lambda: worker.is_cancelled)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.group == "engine" and event.state is WorkerState.ERROR:
+            err = event.worker.error
+            self._fail(f"the engine stopped: {type(err).__name__}: {err}", str(err))
+
+    def _fail(self, text: str, cause: str | None = None) -> None:
+        """Show a failure once: the worker's error and the run's end may both report the same cause."""
+        repeated = bool(cause and self.error and cause in self.error)
+        self.error = text if not repeated else self.error
+        if not repeated:
+            self.notify(text, title="error", severity="error", timeout=10)
+        self._status()
+
+    # -- engine messages ---------------------------------------------------
+    def on_engine_prompt(self, m: EnginePrompt) -> None:
+        text = m.prompt.render_text()
+        self.prompt_texts[m.turn] = text
+        self.query_one(PromptView).show_prompt(m.turn, text, m.variant, m.images)
+        self.query_one(ReplyView).begin()
+        self.query_one(PlanView).clear_plan("waiting for the reply")
+        if m.turn != self.last_turn:
+            self.last_turn = m.turn
+            self.query_one(StepPanel).set_turns(list(range(m.turn + 1)))
+
+    def on_engine_text(self, m: EngineText) -> None:
+        self.streamed[m.turn] = self.streamed.get(m.turn, "") + m.text
+        self.query_one(ReplyView).append(m.text)
+
+    def on_engine_reply(self, m: EngineReply) -> None:
+        self.query_one(ReplyView).show_reply(m.reply.text, m.reply.error)
+
+    def on_engine_plan(self, m: EnginePlan) -> None:
+        self.thoughts[m.turn] = m.parse.thought
+        self.query_one(ReplyView).show_parse(m.parse)
+        self.query_one(PlanView).show_plan(m.plan, overridden=m.overridden, valid=m.parse.valid, errors=m.parse.errors)
+
+    def on_engine_action(self, m: EngineAction) -> None:
+        self.query_one(PlanView).mark(m.index + 1, m.step.action)
+
+    def on_engine_turn(self, m: EngineTurn) -> None:
+        self.turn_records.append(m.record)
+        if self.notice:
+            self.notice = None
+            self._status()
+
+    def on_engine_progress(self, m: EngineProgress) -> None:
+        self.stats = m.stats
+        self.query_one(StatsBar).show_stats(m.stats)
+        self.query_one(Timeline).set_data(self.driver.rewards, self.driver.losses, m.stats.frame)
+        if m.stats.phase != self.phase:
+            self.phase = m.stats.phase
+            if self.phase == "asking":
+                self.query_one(ReplyView).set_note("waiting for the agent's reply…")
+            self._status()
+
+    def on_engine_waiting(self, m: EngineWaiting) -> None:
+        self.holds += 1
+        self.phase = m.phase
+        self.query_one(StepPanel).set_phase(m.phase, m.turn)
+        self.query_one(PromptView).set_editable(self.step_mode and m.phase == "prompt")
+        self._status()
+
+    def on_engine_finished(self, m: EngineFinished) -> None:
+        s = self.summary = m.summary
+        self.phase = "finished"
+        self.query_one(PromptView).set_editable(False)
+        if s.get("stopped") and not s.get("complete") and not self._user_stopped:
+            self._fail(f"run stopped: {s['stopped']}", s["stopped"].split(": ", 1)[-1])
+        elif s.get("stopped"):
+            self.notify(f"recording kept, marked incomplete: {m.path}", title="run stopped")
+            self._status()
+        else:
+            self.notify(f"score {s.get('total_reward', 0):g} in {s.get('frames')} frames, {s.get('turns')} turns; "
+                        f"recording {m.path}", title="run finished")
+            self._status()
+
+    def on_engine_branched(self, m: EngineBranched) -> None:
+        self.summary, self.error, self.notice, self.phase = None, None, None, "ready"
+        self._user_stopped = False
+        self.recording_path = m.path
+        self.turn_records = [r for r in self.turn_records if r["turn"] < m.turn]
+        self.query_one(ReplyView).begin(f"rewound to the start of turn {m.turn}; continuing in a branch")
+        self.query_one(PlanView).clear_plan()
+        self.notify(f"branch of turn {m.turn} (frame {m.frame}): {m.path}", title="rewound")
+        self._status()
+
+    def on_engine_notice(self, m: EngineNotice) -> None:
+        self.notify(m.text, severity=m.severity)
+        self.notice = m.text
+        self._status()
+
+    # -- status ------------------------------------------------------------
+    def _status(self) -> None:
+        t = Text(no_wrap=True, overflow="ellipsis")
+        if self.summary is not None:
+            t.append(" FINISHED " if self.summary.get("complete") else " STOPPED ", style="bold reverse")
+        elif self.paused:
+            t.append(" PAUSED ", style="bold black on yellow")
+        elif self.step_mode:
+            t.append(" STEP ", style="bold black on cyan")
+        else:
+            t.append(" RUNNING ", style="bold black on green")
+        pace = {"paper": "paper pace 0.1 s/action", "fast": "fast 0.02 s/action", "instant": "instant"}[self.speed]
+        t.append(f"  {pace}  phase {self.phase}  ")
+        t.append("recording ", style="dim")
+        t.append(str(self.recording_path))
+        if self.error or self.notice:
+            t.append("  ⚠ " + (self.error or self.notice), style="bold red" if self.error else "yellow")
+        self.query_one("#status", Static).update(t)
+
+    def _show_step_panel(self) -> None:
+        self.query_one(StepPanel).display = self.step_mode
+        if not self.step_mode:
+            self.query_one(PromptView).set_editable(False)
+        self.refresh_bindings()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in STEP_ACTIONS and not self.step_mode:
+            return False
+        return True
+
+    # -- actions -------------------------------------------------------------
+    def action_pause(self) -> None:
+        self.paused = not self.paused
+        self.driver.send("pause", self.paused)
+        self._status()
+
+    def action_speed(self) -> None:
+        self.speed = SPEED_ORDER[(SPEED_ORDER.index(self.speed) + 1) % len(SPEED_ORDER)]
+        self.driver.send("speed", self.speed)
+        self._status()
+
+    def action_step_mode(self) -> None:
+        self.step_mode = not self.step_mode
+        self.driver.send("step_mode", self.step_mode)
+        self._show_step_panel()
+        self._status()
+
+    def _edited_text(self) -> str | None:
+        """The editor's text when it differs from the prompt on show."""
+        view = self.query_one(PromptView)
+        text = view.editor.text
+        return text if text != view.text else None
+
+    def action_apply_edit(self) -> None:
+        text = self._edited_text()
+        if text is None:
+            self.notify("the prompt text is unchanged", severity="information")
+            return
+        self.driver.send("edit", text)
+
+    def action_send(self) -> None:
+        text = self._edited_text()
+        if text is not None:
+            self.driver.send("edit", text)
+        self.query_one(PromptView).set_editable(False)
+        self.driver.send("send")
+
+    def action_current_only(self) -> None:
+        self.driver.send("current_only")
+
+    def action_resend(self) -> None:
+        self.driver.send("resend")
+
+    def action_override(self) -> None:
+        box = self.query_one("#override-input", Input)
+        names = [n for n in re.split(r"[,\s\[\]]+", box.value) if n]
+        if not names:
+            box.focus()
+            return
+        self.driver.send("override", names)
+        box.value = ""
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id == "override-input":
+            self.action_override()
+
+    def action_one_action(self) -> None:
+        self.driver.send("action")
+
+    def action_one_frame(self) -> None:
+        self.driver.send("frame")
+
+    def action_finish_turn(self) -> None:
+        self.driver.send("turn")
+
+    def action_branch(self, turn: int | None = None) -> None:
+        self.driver.send("branch", self.query_one(StepPanel).branch_turn if turn is None else turn)
+
+    def action_stop_run(self) -> None:
+        self._user_stopped = True
+        self.driver.send("stop")
+
+    def action_back(self) -> None:
+        focused = self.focused
+        if isinstance(focused, Input) or (focused is not None and focused.id == "prompt-text"):
+            self.set_focus(None)
+            return
+        if self.can_go_back:
+            self.dismiss()
+        else:
+            self.app.exit()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        action = {
+            "apply-edit": self.action_apply_edit, "send": self.action_send, "current-only": self.action_current_only,
+            "resend": self.action_resend, "override": self.action_override, "one-action": self.action_one_action,
+            "one-frame": self.action_one_frame, "finish-turn": self.action_finish_turn, "branch": self.action_branch,
+        }.get(event.button.id or "")
+        if action is not None:
+            event.stop()
+            action()
+
+    def palette_commands(self) -> list[tuple[str, str, object]]:
+        """Commands this screen offers in the command palette."""
+        cmds = [
+            ("Pause / resume", "stop or continue the run (space)", self.action_pause),
+            ("Change speed", "paper pace, fast, instant (f)", self.action_speed),
+            ("Toggle step mode", "hold before each prompt is sent and after each reply (s)", self.action_step_mode),
+            ("Stop the run", "end now; the recording is kept, marked incomplete (x)", self.action_stop_run),
+        ]
+        if self.step_mode:
+            cmds += [
+                ("Send the prompt", "apply any edit and ask the agent (g)", self.action_send),
+                ("Current frame only", "swap in the prompt with just the current frame (c)", self.action_current_only),
+                ("Re-send the prompt", "discard the reply and ask again (r)", self.action_resend),
+                ("Execute one action", "3 frames of the plan (a)", self.action_one_action),
+                ("Execute one frame", "one emulator frame (.)", self.action_one_frame),
+                ("Finish the turn", "run the rest of the plan (t)", self.action_finish_turn),
+                ("Rewind and branch", "go back to the chosen turn and continue in a new recording (b)",
+                 self.action_branch),
+            ]
+        return cmds

@@ -1,0 +1,486 @@
+"""Human play: a person is the agent, and the run is recorded like a model's.
+
+Real time: one action per slot, one slot every ``repeat`` frames of the chosen
+clock (paper pace: 3/30 s, so 900 frames take 30 s of wall clock; native pace:
+3/60 s, the Atari's own 60 Hz). At each slot the held keys (``screens.keys``)
+are mapped to the game's nearest allowed action, which becomes a one-action
+turn (``max_actions=1``). A late slot is not made up: the schedule restarts
+from now and the recording keeps what was applied.
+
+Paused: the model's own protocol. The game waits while the person queues
+1..max_actions actions and commits them with enter; they run at the chosen
+pace, then the game waits again.
+
+The engine runs in a thread worker that waits for the slots on a ``Pacer``
+(wall clock in play, a hand-moved clock in tests) and reports only through
+``post_message``. Escape stops the run (the recording stays, marked
+incomplete) and shows the result; escape again leaves the screen, which is
+dismissed with ``{"summary": dict | None, "path": Path | None}`` (or ends the
+app when it was made with ``can_go_back=False``).
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Callable, Protocol as _Interface
+
+from textual import work
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.events import Key
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Digits, Static
+from textual.worker import Worker, WorkerState, get_current_worker
+
+from screens.frame_view import FrameView
+from screens.keys import HeldKeys, PlanQueue, action_for, button_for_key
+from screens.messages import EngineFinished, EngineNotice, EngineProgress, RunStats
+from screens.play_window import PlayWindow, window_unavailable
+from workstation.agents.human_agent import HumanAgent
+from workstation.engine import Event, FrameStepped, Phase, TurnEngine
+from workstation.games import FPS_NATIVE, FPS_PAPER, get_game
+from workstation.protocol import Protocol
+from workstation.runs import RunSpec, start_run
+
+MODES = ("realtime", "paused")
+PACES = {"paper": FPS_PAPER, "native": FPS_NATIVE, "instant": None}  # instant: no waiting (tests)
+QUIT_REASON = "play was cancelled"  # the human agent's own words when a wait for a plan is cut short
+
+
+class PlaySettingsError(ValueError):
+    """A play mode or pace that does not exist."""
+
+
+class Pacer(_Interface):
+    """The clock the worker paces turns by."""
+
+    def now(self) -> float: ...
+
+    def wait_until(self, t: float, cancelled: Callable[[], bool]) -> None:
+        """Return once ``now() >= t``, or early once ``cancelled()``."""
+        ...
+
+
+class WallPacer:
+    """The real clock: monotonic time, sleeping in short naps so a quit is seen within 20 ms."""
+
+    NAP_S = 0.02
+
+    def now(self) -> float:
+        return time.monotonic()
+
+    def wait_until(self, t: float, cancelled: Callable[[], bool]) -> None:
+        while not cancelled():
+            left = t - time.monotonic()
+            if left <= 0:
+                return
+            time.sleep(min(left, self.NAP_S))
+
+
+def action_seconds(pace: str, repeat: int) -> float:
+    """Wall-clock seconds per action at a pace (0 for ``instant``)."""
+    if pace not in PACES:
+        raise PlaySettingsError(f"unknown pace {pace!r}: use paper (30 fps, as the paper counts) or native (60 fps)")
+    fps = PACES[pace]
+    return repeat / fps if fps else 0.0
+
+
+class PlayScreen(Screen):
+    """Play a game with the keyboard; the run is recorded with agent ``human``."""
+
+    CSS = """
+    PlayScreen { layout: vertical; }
+    #play-body { height: 1fr; }
+    #play-frame { width: 1fr; }
+    #play-side { width: 44; padding: 0 1; background: $panel; }
+    #play-title { text-style: bold; color: $accent; margin-bottom: 1; }
+    #play-count { width: auto; height: 3; margin: 1 0; color: $warning; }
+    #play-banner { margin-bottom: 1; }
+    #play-stats { margin-bottom: 1; }
+    #play-keys { margin-bottom: 1; }
+    #play-queue { margin-bottom: 1; }
+    #play-help { color: $text-muted; }
+    """
+
+    class Countdown(Message):
+        """Seconds left before real-time play starts (0: go)."""
+
+        def __init__(self, left: int) -> None:
+            super().__init__()
+            self.left = left
+
+    class Applied(Message):
+        """The action being applied now, with the buttons that chose it (real time)."""
+
+        def __init__(self, action: str, buttons: tuple[str, ...] | None, index: int) -> None:
+            super().__init__()
+            self.action, self.buttons, self.index = action, buttons, index
+
+    class AwaitingPlan(Message):
+        """Paused mode: the game waits for the person's plan for ``turn``."""
+
+        def __init__(self, turn: int) -> None:
+            super().__init__()
+            self.turn = turn
+
+    def __init__(self, game: str, seed: int, mode: str = "realtime", pace: str = "paper",
+                 out: str = "recordings", protocol: Protocol | None = None, *, countdown: int = 3,
+                 window: bool = False, pacer: Pacer | None = None, can_go_back: bool = True) -> None:
+        super().__init__()
+        if mode not in MODES:
+            raise PlaySettingsError(f"unknown mode {mode!r}: use realtime or paused")
+        self.game = get_game(game)
+        self.seed = seed
+        self.mode = mode
+        self.pace = pace
+        self.out = out
+        base = protocol or Protocol()
+        self.protocol = base if mode == "paused" else replace(base, max_actions=1)
+        self.period = action_seconds(pace, self.protocol.repeat)
+        self.countdown = countdown
+        self.want_window = window
+        self.can_go_back = can_go_back  # False: leaving ends the app (`workstation play`)
+        self.pacer: Pacer = pacer or WallPacer()
+        # UI-thread state
+        self.stats = RunStats(budget=self.protocol.frames)
+        self.applied = "-"
+        self.applied_buttons: tuple[str, ...] = ()
+        self.queue = PlanQueue(self.game, self.protocol.max_actions)
+        self.awaiting_plan = False
+        self.summary: dict | None = None
+        self.recording: Path | None = None
+        self.error: str | None = None
+        # shared with the worker
+        self._held = HeldKeys()
+        self._held_lock = threading.Lock()
+        self._plans: queue.Queue[list[str]] = queue.Queue()
+        self._quit = threading.Event()
+        self.done = threading.Event()  # set when the worker has closed the recording
+        # worker-only
+        self._engine: TurnEngine | None = None
+        self._frame_view: FrameView | None = None
+        self._window: PlayWindow | None = None
+        self._plan: list[str] | None = None
+        self._cancelled: Callable[[], bool] = self._quit.is_set
+
+    # -- layout ------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="play-body"):
+            yield FrameView(id="play-frame")
+            with Vertical(id="play-side"):
+                yield Static(self._title(), id="play-title")
+                yield Digits("", id="play-count")
+                yield Static("", id="play-banner")
+                yield Static("", id="play-stats")
+                yield Static("", id="play-keys")
+                yield Static("", id="play-queue")
+                yield Static(self._help(), id="play-help")
+
+    def _title(self) -> str:
+        fps = PACES[self.pace]
+        pace = f"{self.pace} pace ({fps} fps, {self.period:g} s per action)" if fps else "instant pace (no waiting)"
+        mode = "real time" if self.mode == "realtime" else f"paused, 1..{self.protocol.max_actions} actions a turn"
+        return f"{self.game.ale_name}  seed {self.seed}\n{mode}\n{pace}"
+
+    def _help(self) -> str:
+        allowed = f"allowed: {', '.join(self.game.action_names)}"
+        if self.mode == "realtime":
+            return (f"arrows / WASD  move    space  fire\nhold keys together for diagonals\n{allowed}\n"
+                    "esc  quit (the recording stays)")
+        return ("arrows / WASD / space  queue an action\n+ then a key  join it to the last\n"
+                "  (up + left queues upleft)\nn  noop    backspace  remove\nenter  commit the plan\n"
+                f"{allowed}\nesc  quit (the recording stays)")
+
+    def on_mount(self) -> None:
+        self._frame_view = self.query_one("#play-frame", FrameView)
+        self.query_one("#play-count", Digits).display = False
+        self._banner("")
+        self._show_stats()
+        self._show_keys()
+        self._show_queue()
+        if self.mode == "realtime":
+            self.set_interval(0.05, self._show_keys)
+        self._play()
+
+    def on_unmount(self) -> None:
+        self._quit.set()
+        self.workers.cancel_group(self, "play")
+        self.done.wait(2.0)  # let the worker close the recording before the app goes
+
+    # -- the worker ----------------------------------------------------------
+    @work(thread=True, exclusive=True, group="play", exit_on_error=False)
+    def _play(self) -> None:
+        worker = get_current_worker()
+
+        def cancelled() -> bool:
+            return worker.is_cancelled or self._quit.is_set()
+
+        engine = None
+        try:
+            self._open_window()
+            spec = RunSpec(self.game.key, agent="human", seed=self.seed, protocol=self.protocol, out=self.out)
+            engine = self._engine = start_run(spec, observers=[self._observe],
+                                              agent=HumanAgent(self._plan_source, mode=self.mode))
+            engine.start()
+            self._send_frame(engine, 0)
+            self.post_message(EngineProgress(self._stats(engine)))
+            if self.mode == "realtime":
+                self._count_down(cancelled)
+            self._drive(engine, cancelled)
+        finally:
+            try:
+                if engine is not None:
+                    if engine.summary is None:
+                        engine.stop(QUIT_REASON)
+                    engine.close()
+                    self.post_message(EngineFinished(engine.turn, engine.summary or {}, engine.writer.path))
+                if self._window is not None:
+                    self._window.close()
+            finally:
+                self.done.set()
+
+    def _drive(self, engine: TurnEngine, cancelled: Callable[[], bool]) -> None:
+        t = self.pacer.now()
+        while not engine.done:
+            if engine.phase is Phase.READY:
+                engine.step()  # builds the prompt (nobody reads it, but the record names it)
+            elif engine.phase is Phase.PROMPT:
+                if cancelled():
+                    return
+                if self.mode == "realtime":
+                    t = self._next_slot(t, cancelled)
+                    if cancelled():
+                        return
+                    buttons = self._buttons(t)
+                    self._plan = [action_for(buttons, self.game)]
+                    self.post_message(self.Applied(self._plan[0], buttons, 0))
+                else:
+                    self._cancelled = cancelled
+                    self.post_message(self.AwaitingPlan(engine.turn))
+                engine.step()  # the agent's answer: the sampled action, or the person's plan (waits for it)
+                if engine.done:  # quit while the game waited
+                    return
+                engine.step()  # parsed: PLAN
+                if self.mode == "paused":
+                    t = self.pacer.now() - self.period  # the first action runs now
+            else:
+                index = len(engine.pending.steps)
+                if self.mode == "paused":
+                    if not cancelled():  # on quit, finish the committed plan without waiting
+                        t = self._next_slot(t, cancelled)
+                    self.post_message(self.Applied(engine.pending.plan_names[index], None, index))
+                engine.step()  # one action: `repeat` frames
+                self.post_message(EngineProgress(self._stats(engine)))
+
+    def _next_slot(self, t: float, cancelled: Callable[[], bool]) -> float:
+        """Wait for the slot after ``t``; when late by over half a slot, restart the schedule from now."""
+        t += self.period
+        self.pacer.wait_until(t, cancelled)
+        now = self.pacer.now()
+        return now if now - t > self.period / 2 else t
+
+    def _count_down(self, cancelled: Callable[[], bool]) -> None:
+        start = self.pacer.now()
+        for i in range(self.countdown):
+            self.post_message(self.Countdown(self.countdown - i))
+            self.pacer.wait_until(start + i + 1, cancelled)
+            if cancelled():
+                return
+        self.post_message(self.Countdown(0))
+
+    def _wait_plan(self, cancelled: Callable[[], bool]) -> list[str] | None:
+        while not cancelled():
+            try:
+                return self._plans.get(timeout=0.05)
+            except queue.Empty:
+                pass
+        return None
+
+    def _plan_source(self, ctx) -> list[str] | None:
+        """The human agent's answer; in paused mode the wait counts as its decision time."""
+        if self.mode == "paused":
+            return self._wait_plan(self._cancelled)  # None (quit) stops the run
+        plan, self._plan = self._plan, None
+        return plan
+
+    def _buttons(self, t: float) -> tuple[str, ...]:
+        with self._held_lock:
+            held = self._held.held(t)
+        if self._window is not None:
+            held = tuple(dict.fromkeys(held + self._window.held()))
+        return held
+
+    def _observe(self, ev: Event) -> None:
+        if isinstance(ev, FrameStepped) and self._engine is not None:
+            self._send_frame(self._engine, ev.frame)
+
+    def _send_frame(self, engine: TurnEngine, index: int) -> None:
+        rgb = engine.clock.rgb
+        if rgb is None:
+            return
+        if self._frame_view is not None:
+            self._frame_view.post_frame(rgb, index)
+        if self._window is not None:
+            self._window.send_frame(rgb)
+
+    def _stats(self, engine: TurnEngine) -> RunStats:
+        c = engine.clock
+        return RunStats(frame=c.frame, budget=self.protocol.frames, score=c.score, lives=c.lives,
+                        lives_lost=c.lives_lost, turn=engine.turn, phase=engine.phase.value)
+
+    def _open_window(self) -> None:
+        if not self.want_window:
+            return
+        reason = window_unavailable()
+        if reason is None:
+            try:
+                self._window = PlayWindow(f"{self.game.ale_name} (workstation play)", self.game.height)
+                return
+            except (OSError, ValueError) as e:
+                reason = f"no play window: it could not start ({e}); playing in the terminal"
+        self.post_message(EngineNotice(reason, "warning"))
+
+    # -- messages from the worker ------------------------------------------------
+    def on_engine_progress(self, message: EngineProgress) -> None:
+        self.stats = message.stats
+        self._show_stats()
+
+    def on_play_screen_applied(self, message: Applied) -> None:
+        self.applied = message.action
+        if message.buttons is not None:
+            self.applied_buttons = message.buttons
+        self._show_keys()
+
+    def on_play_screen_countdown(self, message: Countdown) -> None:
+        count = self.query_one("#play-count", Digits)
+        count.display = message.left > 0
+        count.update(str(message.left) if message.left > 0 else "")
+        self._banner("get ready" if message.left > 0 else "")
+
+    def on_play_screen_awaiting_plan(self, message: AwaitingPlan) -> None:
+        self.awaiting_plan = True
+        self._banner(f"turn {message.turn}: your move (the game waits)")
+        self._show_queue()
+
+    def on_engine_notice(self, message: EngineNotice) -> None:
+        self.notify(message.text, severity=message.severity)
+
+    def on_engine_finished(self, message: EngineFinished) -> None:
+        self.summary = message.summary
+        self.recording = message.path
+        self.awaiting_plan = False
+        self.query_one("#play-count", Digits).display = False
+        self._banner(self._result_text())
+        self._show_queue()
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.group == "play" and event.state is WorkerState.ERROR:
+            error = event.worker.error
+            self.error = f"{type(error).__name__}: {error}" if error else "the game stopped"
+            self.notify(self.error, severity="error", timeout=10)
+            self._banner(f"[b]could not play[/b]\n{self.error}\nesc  leave")
+
+    def _result_text(self) -> str:
+        s = self.summary or {}
+        state = "complete" if s.get("complete") else f"incomplete ({s.get('stopped') or 'stopped'})"
+        return (f"[b]result: {state}[/b]\nscore {s.get('total_reward', 0):g}   frames {s.get('frames', 0)}/"
+                f"{self.protocol.frames}   lives lost {s.get('lives_lost', 0)}\n"
+                f"recording {self.recording}\nesc  leave")
+
+    # -- keys -----------------------------------------------------------------------
+    def on_key(self, event: Key) -> None:
+        key = event.key
+        finished = self.summary is not None or self.error is not None
+        if key == "escape" or (finished and key in ("enter", "q")):
+            event.stop()
+            if finished:
+                self._leave()
+            else:
+                self._quit.set()
+                self._banner("stopping...")
+            return
+        if finished:
+            return
+        button = button_for_key(key)
+        if self.mode == "realtime":
+            if button is not None:
+                event.stop()
+                with self._held_lock:
+                    self._held.press(button, self.pacer.now())
+                self._show_keys()
+            return
+        if button is not None:
+            if not self.queue.add(button):
+                self.notify(f"the plan holds at most {self.queue.max_actions} actions: enter commits it, "
+                            "backspace removes the last", severity="warning")
+        elif event.character in ("+", "="):
+            self.queue.combine()
+        elif key == "n" or event.character == ".":
+            self.queue.noop()
+        elif key == "backspace":
+            self.queue.pop()
+        elif key == "enter":
+            self._commit()
+        else:
+            return
+        event.stop()
+        self._show_queue()
+
+    def _leave(self) -> None:
+        result = {"summary": self.summary, "path": self.recording}
+        if self.can_go_back:
+            self.dismiss(result)
+        else:
+            self.app.exit()
+
+    def _commit(self) -> None:
+        if not self.awaiting_plan:
+            self.notify("the last plan is still running; commit when the game waits", severity="warning")
+            return
+        if not self.queue.items:
+            self.notify("queue at least one action first (n queues a noop)", severity="warning")
+            return
+        self.awaiting_plan = False
+        self._plans.put(self.queue.take())
+        self._banner("running your plan...")
+
+    # -- display --------------------------------------------------------------------
+    def _banner(self, text: str) -> None:
+        banner = self.query_one("#play-banner", Static)
+        banner.update(text)
+        banner.display = bool(text)
+
+    def _show_stats(self) -> None:
+        s = self.stats
+        self.query_one("#play-stats", Static).update(
+            f"score  {s.score:g}\nlives  {s.lives}   lost {s.lives_lost}\n"
+            f"frames {s.frame}/{s.budget}   turn {s.turn}\n"
+            f"paper clock  {s.frame / FPS_PAPER:5.2f} s / {s.budget / FPS_PAPER:g} s\n"
+            f"native clock {s.frame / FPS_NATIVE:5.2f} s / {s.budget / FPS_NATIVE:g} s"
+        )
+
+    def _show_keys(self) -> None:
+        if self.mode == "realtime":
+            with self._held_lock:
+                held = self._held.held(self.pacer.now())
+            self.query_one("#play-keys", Static).update(
+                f"held now {'+'.join(held) or '-'} -> {action_for(held, self.game)}\n"
+                f"sampled  {'+'.join(self.applied_buttons) or '-'}\napplying [b]{self.applied}[/b]"
+            )
+        else:
+            self.query_one("#play-keys", Static).update(f"applying [b]{self.applied}[/b]")
+
+    def _show_queue(self) -> None:
+        widget = self.query_one("#play-queue", Static)
+        if self.mode == "realtime":
+            widget.display = False
+            return
+        items = " ".join(f"{i + 1}.{name}" for i, name in enumerate(self.queue.names)) or "(empty)"
+        join = "  [+ joins the next key]" if self.queue.combining else ""
+        state = "enter commits" if self.awaiting_plan else "waiting for the game"
+        widget.update(f"plan {len(self.queue.items)}/{self.queue.max_actions}: {items}{join}\n{state}")

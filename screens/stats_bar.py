@@ -1,0 +1,49 @@
+"""The stats bar: one line of a run's figures (score, lives, budget, paper time, turn, tokens, cost)."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import Static
+
+from workstation.games import FPS_PAPER
+
+from screens.messages import RunStats
+
+
+def _tokens(n: int) -> str:
+    return f"{n / 1000:.1f}k" if n >= 10_000 else str(n)
+
+
+def stats_text(s: RunStats) -> Text:
+    """The bar's text; labels dim, values bold."""
+    cost = "n/a" if s.cost_usd is None else f"${s.cost_usd:.4f}"
+    items = [
+        ("score", f"{s.score:g}"),
+        ("lives", f"{s.lives}" + (f" (-{s.lives_lost})" if s.lives_lost else "")),
+        ("frames", f"{s.frame}/{s.budget}"),
+        ("paper time", f"{s.frame / FPS_PAPER:.2f}s/{s.budget / FPS_PAPER:.1f}s"),
+        ("turns", str(s.turn)),
+        ("tokens", f"{_tokens(s.input_tokens)} in {_tokens(s.output_tokens)} out"),
+        ("cost", cost),
+        ("invalid", str(s.invalid_turns)),
+    ]
+    text = Text(no_wrap=True, overflow="ellipsis")
+    for i, (label, value) in enumerate(items):
+        if i:
+            text.append("  ")
+        text.append(f"{label} ", style="dim")
+        text.append(value, style="bold")
+    return text
+
+
+class StatsBar(Static):
+    """Shows a RunStats; updated from EngineProgress (low rate after replacement)."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(stats_text(RunStats()), id=id)
+        self.stats = RunStats()
+
+    def show_stats(self, stats: RunStats) -> None:
+        if stats != self.stats:
+            self.stats = stats
+            self.update(stats_text(stats))

@@ -1,0 +1,80 @@
+"""Step-mode controls: edit and send the prompt, override the plan, advance, rewind and branch.
+
+The panel only holds widgets; the live screen turns their presses into engine
+commands. ``set_phase`` enables what makes sense where the worker holds.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Button, Input, Select, Static
+
+HOLD_HINTS = {
+    "prompt": "holding before the prompt is sent: read or edit it, then send",
+    "plan": "reply parsed: override the plan or execute it",
+    "acting": "executing the plan: one action or one frame at a time",
+    "asking": "waiting for the agent's reply…",
+}
+
+_PROMPT_ONLY = ("apply-edit", "send", "current-only")
+_AFTER_REPLY = ("resend", "override")
+_ACTING = ("one-action", "one-frame", "finish-turn")
+
+
+class StepPanel(Vertical):
+    DEFAULT_CSS = """
+    StepPanel { height: auto; }
+    StepPanel Horizontal { height: auto; }
+    StepPanel Button { margin: 0 1 0 0; min-width: 0; }
+    StepPanel #override-input { width: 1fr; }
+    StepPanel #branch-turn { width: 14; }
+    """
+
+    _newest = 0
+
+    def compose(self):
+        yield Static(Text("step mode", style="bold"), id="step-hint")
+        with Horizontal():
+            yield Button("Send g", id="send", compact=True, variant="primary")
+            yield Button("Apply ^s", id="apply-edit", compact=True)
+            yield Button("Re-send r", id="resend", compact=True)
+        with Horizontal():
+            yield Button("Current frame only c", id="current-only", compact=True)
+        with Horizontal():
+            yield Input(placeholder="left, left, fire", id="override-input", compact=True)
+            yield Button("Override o", id="override", compact=True)
+        with Horizontal():
+            yield Button("Action a", id="one-action", compact=True)
+            yield Button("Frame .", id="one-frame", compact=True)
+            yield Button("Turn t", id="finish-turn", compact=True)
+        with Horizontal():
+            yield Select([("turn 0", 0)], value=0, allow_blank=False, id="branch-turn", compact=True)
+            yield Button("Rewind+branch b", id="branch", compact=True, variant="warning")
+
+    def set_phase(self, phase: str, turn: int) -> None:
+        """Show where the worker holds and enable the matching controls."""
+        hint = HOLD_HINTS.get(phase, f"phase: {phase}")
+        self.query_one("#step-hint", Static).update(Text.assemble(("turn ", "dim"), (str(turn), "bold"), "  ", hint))
+        for name in _PROMPT_ONLY:
+            self.query_one(f"#{name}", Button).disabled = phase != "prompt"
+        for name in _AFTER_REPLY:
+            self.query_one(f"#{name}", Button).disabled = phase != "plan"
+        for name in _ACTING:
+            self.query_one(f"#{name}", Button).disabled = phase not in ("plan", "acting")
+
+    def set_turns(self, turns: list[int]) -> None:
+        """The turns one can rewind to (their start); the choice follows the newest unless one was picked."""
+        select = self.query_one("#branch-turn", Select)
+        current, newest = select.value, self._newest
+        self._newest = turns[-1] if turns else 0
+        select.set_options([(f"turn {t}", t) for t in turns] or [("turn 0", 0)])
+        if current in turns and current != newest:
+            select.value = current
+        else:
+            select.value = self._newest
+
+    @property
+    def branch_turn(self) -> int:
+        value = self.query_one("#branch-turn", Select).value
+        return int(value) if isinstance(value, int) else 0

@@ -1,0 +1,86 @@
+"""The timeline: rewards and life losses over the frame budget, one cell per bucket of frames.
+
+Three rows: a sparkline of the reward gained in each bucket (green up, red for
+a loss of points), a mark where a life was lost, and a cursor at the current
+frame. Frames not played yet are drawn as dots.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from rich.text import Text
+from textual.widget import Widget
+
+from workstation.games import FPS_PAPER
+
+BARS = "▁▂▃▄▅▆▇█"
+GUTTER = 7  # width of the row labels
+
+
+def buckets(values: np.ndarray, n: int, reduce=np.add) -> np.ndarray:
+    """Reduce ``values`` into ``n`` near-equal consecutive buckets."""
+    if n <= 0 or len(values) == 0:
+        return np.zeros(0, dtype=values.dtype)
+    starts = (np.arange(n) * len(values)) // n
+    starts = np.unique(np.minimum(starts, len(values) - 1))
+    out = reduce.reduceat(values, starts)
+    if len(out) < n:  # fewer frames than cells: repeat the last
+        out = np.concatenate([out, np.zeros(n - len(out), dtype=out.dtype)])
+    return out
+
+
+class Timeline(Widget):
+    """Per-bucket rewards and life losses up to the current frame."""
+
+    DEFAULT_CSS = """
+    Timeline { height: 3; }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.rewards = np.zeros(1)
+        self.losses = np.zeros(1, dtype=bool)
+        self.current = 0
+        self.known = 0
+
+    def set_data(self, rewards: np.ndarray, losses: np.ndarray, current: int, known: int | None = None) -> None:
+        """Show per-frame ``rewards`` and ``losses`` (length budget + 1), the cursor at frame ``current``.
+
+        Frames after ``known`` (default: ``current``) are not played yet and drawn as dots.
+        """
+        self.rewards = np.asarray(rewards, dtype=float).copy()
+        self.losses = np.asarray(losses, dtype=bool).copy()
+        self.current = current
+        self.known = current if known is None else known
+        self.refresh()
+
+    def render(self) -> Text:
+        width = max(1, self.size.width - GUTTER)
+        n = len(self.rewards)
+        frames_per_cell = max(1, n) / width
+        played = min(width, int(np.ceil((self.known + 1) / frames_per_cell)))
+        sums = buckets(self.rewards, width)
+        lost = buckets(self.losses.astype(np.int64), width) > 0
+        peak = float(np.abs(sums).max()) or 1.0
+        reward_row = Text("reward ", style="dim", no_wrap=True)
+        loss_row = Text("lives  ", style="dim", no_wrap=True)
+        for i in range(width):
+            if i >= played:
+                reward_row.append("·", style="grey30")
+                loss_row.append("·", style="grey30")
+                continue
+            r = sums[i]
+            if r == 0:
+                reward_row.append("▁", style="grey42")
+            else:
+                level = min(len(BARS) - 1, int(abs(r) / peak * (len(BARS) - 1) + 0.999))
+                reward_row.append(BARS[level], style="bold green" if r > 0 else "bold red")
+            loss_row.append("✖" if lost[i] else "─", style="bold red" if lost[i] else "grey42")
+        cursor = Text(" " * GUTTER, no_wrap=True)
+        pos = min(width - 1, int(self.current / frames_per_cell))
+        label = f"▲ {self.current / FPS_PAPER:.1f}s"
+        if pos + len(label) > width:
+            label = f"{self.current / FPS_PAPER:.1f}s ▲"
+            pos = max(0, pos - len(label) + 1)
+        cursor.append(" " * pos + label, style="bold")
+        return Text("\n").join([reward_row, loss_row, cursor])

@@ -1,0 +1,126 @@
+"""Home: the game list, the preview, the settings form, and starting runs from it."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from argparse import Namespace
+
+from textual.widgets import DataTable, Input
+
+from workstation.games import GAMES
+from workstation.recording import Recording, find_recordings
+
+from screens.app import HelpScreen, make_app
+from screens.frame_view import FrameView
+from screens.home import HomeScreen
+from screens.live import LiveScreen
+
+
+async def wait_until(pilot, predicate, timeout: float = 30.0, what: str = "condition") -> None:
+    """Poll the app (letting it process messages) until ``predicate()`` holds."""
+    end = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > end:
+            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
+        await pilot.pause(0.02)
+
+
+def home_app(out):
+    return make_app("home", Namespace(out=str(out), speed="instant"))
+
+
+def test_home_lists_the_games_and_starts_a_watch(tmp_path):
+    asyncio.run(_home_starts_a_watch(tmp_path))
+
+
+async def _home_starts_a_watch(tmp_path):
+    app = home_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        home = app.screen
+        assert isinstance(home, HomeScreen)
+        table = home.query_one("#games", DataTable)
+        assert table.row_count == 21
+        assert [k.value for k in table.rows] == list(GAMES)
+        preview = home.query_one("#preview", FrameView)
+        await wait_until(pilot, lambda: home.preview_game == "breakout", what="the breakout preview")
+        assert preview.frame_index == 0
+        await pilot.press("down")  # demon_attack: a new preview from a real emulator
+        assert home.selected_game == "demon_attack"
+        await wait_until(pilot, lambda: home.preview_game == "demon_attack", what="the demon_attack preview")
+        row = home.query_one(".field-frames")
+        assert not row.has_class("-changed")
+        home.query_one("#p-frames", Input).value = "30"
+        await pilot.pause()
+        assert row.has_class("-changed")  # a setting that differs from the paper is highlighted
+        assert not home.query_one(".field-history").has_class("-changed")
+        await pilot.press("w")
+        await wait_until(pilot, lambda: isinstance(app.screen, LiveScreen), what="the live view")
+        live = app.screen
+        await wait_until(pilot, lambda: live.summary is not None, what="the run to finish")
+        await pilot.press("escape")  # back home; the new recording is listed
+        await wait_until(pilot, lambda: app.screen is home, what="home")
+        assert home.recent and home.recent[0] == live.recording_path
+    rec = Recording(find_recordings(tmp_path)[0])
+    assert rec.manifest["game"] == "demon_attack" and rec.manifest["protocol"]["frames"] == 30 and rec.complete
+
+
+def test_home_reports_bad_input_as_a_notice(tmp_path, monkeypatch):
+    asyncio.run(_bad_input(tmp_path, monkeypatch))
+
+
+async def _bad_input(tmp_path, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    app = home_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        home = app.screen
+        home.query_one("#agent", Input).value = "openai:gpt-5.1"
+        await pilot.press("w")
+        await wait_until(pilot, lambda: any("OPENAI_API_KEY" in n.message for n in app._notifications),
+                         what="the missing-key notice")
+        home.query_one("#agent", Input).value = "random"
+        home.query_one("#p-max_actions", Input).value = "12"
+        await pilot.press("w")
+        await wait_until(pilot, lambda: any("max-actions" in n.message for n in app._notifications),
+                         what="the bad-setting notice")
+        assert app.screen is home
+        assert find_recordings(tmp_path) == []  # nothing was started
+
+
+def test_help_palette_and_play_routes(tmp_path):
+    asyncio.run(_help_palette_play(tmp_path))
+
+
+async def _help_palette_play(tmp_path):
+    app = home_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        home = app.screen
+        await pilot.press("f1")
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape")
+        assert app.screen is home
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*"step")
+        await wait_until(pilot, lambda: _palette_has_hits(app), what="palette hits")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, LiveScreen), what="the live view from the palette")
+        live = app.screen
+        assert live.step_mode
+        await wait_until(pilot, lambda: live.phase == "prompt", what="the step-mode hold")
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: app.screen is home, what="home")
+        await pilot.press("p")
+        await pilot.pause()
+        from screens.play import PlayScreen
+
+        assert isinstance(app.screen, PlayScreen)
+
+
+def _palette_has_hits(app) -> bool:
+    from textual.command import CommandList
+
+    try:
+        return app.screen.query_one(CommandList).option_count > 0
+    except Exception:  # noqa: BLE001 - not mounted yet
+        return False

@@ -1,0 +1,104 @@
+"""Opening a recording: scrub by turn and frame, see each turn's prompt, reply and plan, play it back."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from argparse import Namespace
+
+from workstation.protocol import Protocol
+from workstation.recording import Recording
+from workstation.runs import RunSpec, start_run
+
+from screens.app import make_app
+from screens.frame_view import FrameView
+from screens.plan_view import PlanView
+from screens.prompt_view import PromptView
+from screens.replay_view import ReplayScreen
+from screens.reply_view import ReplyView
+
+
+async def wait_until(pilot, predicate, timeout: float = 30.0, what: str = "condition") -> None:
+    """Poll the app (letting it process messages) until ``predicate()`` holds."""
+    end = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > end:
+            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
+        await pilot.pause(0.02)
+
+
+def record(tmp_path, frames: int = 60, edit: str | None = None) -> Recording:
+    """A real recorded random run; with ``edit``, turn 0's prompt is edited as step mode would."""
+    engine = start_run(RunSpec("breakout", protocol=Protocol(frames=frames), out=str(tmp_path)))
+    try:
+        if edit:
+            engine.step()  # READY -> PROMPT
+            engine.set_prompt(engine.pending.prompt.with_text(engine.pending.prompt.render_text() + edit))
+        engine.run()
+    finally:
+        engine.close()
+    return Recording(engine.writer.path)
+
+
+def test_open_scrubs_turns_and_frames(tmp_path):
+    asyncio.run(_scrub(tmp_path))
+
+
+async def _scrub(tmp_path):
+    rec = record(tmp_path)
+    app = make_app("open", Namespace(recording=str(rec.path)))
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, ReplayScreen)
+        frame = screen.query_one("#frame", FrameView)
+        prompt = screen.query_one(PromptView)
+        assert (screen.turn, screen.frame, frame.frame_index) == (0, 0, 0)
+        assert prompt.turn == 0 and "=== user ===" in prompt.editor.text
+        assert screen.query_one(ReplyView).thought == "random baseline"
+        assert screen.query_one(PlanView).plan == rec.turns[0]["planned"]
+        await pilot.press("right", "right")
+        assert screen.turn == 2 and screen.frame == rec.turns[2]["start_frame"] == frame.frame_index
+        assert prompt.turn == 2 and prompt.images[-1][0].frame == rec.turns[2]["start_frame"]
+        assert screen.query_one(ReplyView).raw == rec.turns[2]["raw"]
+        await pilot.press("full_stop", "full_stop")
+        assert screen.frame == rec.turns[2]["start_frame"] + 2
+        assert screen.query_one(PlanView).done == 0  # the first action is still running
+        await pilot.press("comma")
+        assert screen.frame == rec.turns[2]["start_frame"] + 1
+        await pilot.press("left_square_bracket")
+        assert screen.turn == 1
+        await pilot.press("right_square_bracket", "right_square_bracket", "right_square_bracket")
+        assert screen.turn == 4
+        await pilot.press("end")
+        assert screen.frame == len(rec.frames) - 1 and screen.turn == len(rec.turns) - 1
+        await pilot.press("home")
+        assert screen.frame == 0
+        await pilot.press("space")  # playback at paper pace: 3 frames per 0.1 s
+        await wait_until(pilot, lambda: screen.frame >= 6, what="playback")
+        await pilot.press("space")
+        stopped = screen.frame
+        await pilot.pause(0.3)
+        assert screen.frame == stopped and not screen.playing
+
+
+def test_open_shows_an_edited_prompt_verbatim(tmp_path):
+    asyncio.run(_edited(tmp_path))
+
+
+async def _edited(tmp_path):
+    rec = record(tmp_path, frames=15, edit="\nA note added by hand.")
+    app = make_app("open", Namespace(recording=str(rec.path)))
+    async with app.run_test(size=(120, 40)):
+        prompt = app.screen.query_one(PromptView)
+        assert prompt.variant == "edited" and "A note added by hand." in prompt.editor.text
+
+
+def test_open_rejects_a_directory_that_is_not_a_recording(tmp_path):
+    from workstation.recording import RecordingError
+
+    try:
+        make_app("open", Namespace(recording=str(tmp_path)))
+    except RecordingError as e:
+        assert "manifest.json" in str(e)
+    else:
+        raise AssertionError("opening a non-recording should fail with a one-line RecordingError")

@@ -1,0 +1,219 @@
+"""Human play in the TUI: the real emulator and real recordings, paced by a hand-moved clock."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from itertools import chain
+
+import pytest
+from textual.app import App
+
+from screens.play import PlayScreen, PlaySettingsError, WallPacer, action_seconds
+from workstation.protocol import Protocol
+from workstation.recording import Recording
+
+
+class ManualPacer:
+    """A clock the test moves; the worker's waits return only when it gets there."""
+
+    def __init__(self) -> None:
+        self.t = 0.0
+        self.waiting: float | None = None  # the slot the worker waits for
+        self._cond = threading.Condition()
+
+    def now(self) -> float:
+        return self.t
+
+    def wait_until(self, t: float, cancelled) -> None:
+        with self._cond:
+            self.waiting = t
+            while self.t < t and not cancelled():
+                self._cond.wait(0.01)
+            self.waiting = None
+
+    async def _worker_idle(self, screen: PlayScreen) -> bool:
+        """Wait until the worker waits for a slot later than now; False once it has finished."""
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            if screen.done.is_set():
+                return False
+            waiting = self.waiting
+            if waiting is not None and waiting > self.t:
+                return True
+            await asyncio.sleep(0.001)
+        raise AssertionError("the play worker neither waited nor finished")
+
+    async def advance_to(self, target: float, screen: PlayScreen) -> None:
+        """Move the clock slot by slot, so every slot runs at its own time."""
+        while await self._worker_idle(screen) and self.waiting <= target:
+            with self._cond:
+                self.t = self.waiting
+                self._cond.notify_all()
+        self.t = max(self.t, target)
+
+
+class PlayApp(App):
+    def __init__(self, screen: PlayScreen) -> None:
+        super().__init__()
+        self.play = screen
+        self.notes: list[str] = []
+        self.left_with = "not yet"
+
+    def on_mount(self) -> None:
+        self.push_screen(self.play, callback=self._left)
+
+    def _left(self, result) -> None:
+        self.left_with = result
+
+    def notify(self, message, **kwargs) -> None:
+        self.notes.append(str(message))
+        super().notify(message, **kwargs)
+
+
+async def until(pilot, condition, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError("timed out waiting for the play screen")
+        await pilot.pause(0.01)
+
+
+def actions_of(path) -> list[str]:
+    return list(chain.from_iterable(t["actions"] for t in Recording(path).turns))
+
+
+def test_real_time_play_records_the_keys_held_at_each_slot(tmp_path):
+    asyncio.run(_real_time_play(tmp_path))
+
+
+async def _real_time_play(tmp_path):
+    pacer = ManualPacer()
+    screen = PlayScreen("breakout", 0, "realtime", "paper", str(tmp_path), Protocol(frames=60),
+                        countdown=0, pacer=pacer)
+    app = PlayApp(screen)
+    async with app.run_test(size=(200, 60)) as pilot:
+        assert await pacer._worker_idle(screen)
+        await pilot.press("left")  # t=0: held 0.55 s -> slots 0.1..0.5
+        await pacer.advance_to(0.52, screen)
+        await pilot.press("left")  # an auto-repeat: held until 0.64 -> slot 0.6
+        await pacer.advance_to(1.05, screen)  # slots 0.7..1.0: nothing held
+        await pilot.press("space")  # fire for slots 1.1..1.5
+        await pacer.advance_to(1.55, screen)
+        await pilot.press("d")  # fire still lingers; Breakout has no rightfire: the newest key wins
+        await pilot.pause(0.05)
+        assert "fire+right" in str(screen.query_one("#play-keys").render())
+        await pacer.advance_to(3.0, screen)
+        await until(pilot, lambda: screen.summary is not None)
+        path = screen.recording
+        banner = str(screen.query_one("#play-banner").render())
+        stats = str(screen.query_one("#play-stats").render())
+        assert screen.query_one("#play-frame").frame_index == 60
+        await pilot.press("escape")
+        assert app.left_with == {"summary": screen.summary, "path": path}
+    assert actions_of(path) == ["left"] * 6 + ["noop"] * 4 + ["fire"] * 5 + ["right"] * 5
+    rec = Recording(path)
+    assert rec.complete and rec.summary["frames"] == 60 and rec.summary["agent"] == "human"
+    assert rec.manifest["agent"]["mode"] == "realtime" and rec.manifest["protocol"]["max_actions"] == 1
+    assert "complete" in banner and str(path) in banner.replace("\n", "")
+    assert "frames 60/60" in stats and "paper clock   2.00 s / 2 s" in stats and "native clock  1.00 s" in stats
+
+
+def test_paused_play_records_exactly_the_committed_plans(tmp_path):
+    asyncio.run(_paused_play(tmp_path))
+
+
+async def _paused_play(tmp_path):
+    screen = PlayScreen("seaquest", 3, "paused", "instant", str(tmp_path), Protocol(frames=300))
+    app = PlayApp(screen)
+    async with app.run_test(size=(200, 60)) as pilot:
+        await until(pilot, lambda: screen.awaiting_plan)
+        for key in ("up", "plus", "left", "space", "x", "n", "s", "backspace", "right"):
+            await pilot.press(key)
+        queue_text = str(screen.query_one("#play-queue").render())
+        assert "1.upleft 2.fire 3.noop 4.right" in queue_text
+        await pilot.press("enter")
+        await until(pilot, lambda: screen.awaiting_plan and screen.stats.turn == 1)
+        await pilot.press("enter")  # an empty plan is refused, not sent
+        assert screen.awaiting_plan and any("at least one action" in n for n in app.notes)
+        for key in ("w", "plus", "d", "plus", "space"):
+            await pilot.press(key)
+        await pilot.press("enter")
+        await until(pilot, lambda: screen.awaiting_plan and screen.stats.turn == 2)
+        assert screen.stats.frame == 15 and screen.applied == "uprightfire"
+        await pilot.press("escape")  # quit: the recording stays, marked incomplete
+        await until(pilot, lambda: screen.summary is not None)
+        path = screen.recording
+    rec = Recording(path)
+    assert [t["actions"] for t in rec.turns] == [["upleft", "fire", "noop", "right"], ["uprightfire"]]
+    assert all(t["valid"] for t in rec.turns)
+    assert all(t["latency_s"] > 0 for t in rec.turns)  # the person's thinking time is the agent's latency
+    assert rec.summary["complete"] is False and rec.summary["stopped"] == "play was cancelled"
+    assert rec.manifest["seed"] == 3 and rec.manifest["protocol"]["max_actions"] == 10
+
+
+def test_window_without_a_display_falls_back_to_the_terminal(tmp_path, monkeypatch):
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    asyncio.run(_window_fallback(tmp_path))
+
+
+async def _window_fallback(tmp_path):
+    pacer = ManualPacer()
+    screen = PlayScreen("freeway", 0, "realtime", "native", str(tmp_path), Protocol(frames=30),
+                        countdown=2, window=True, pacer=pacer)
+    app = PlayApp(screen)
+    async with app.run_test(size=(200, 60)) as pilot:
+        await until(pilot, lambda: screen.query_one("#play-count").display)  # the countdown shows
+        assert any("no play window: no display" in n for n in app.notes)
+        await pacer.advance_to(2.0, screen)  # countdown over
+        await pilot.press("up")
+        await pacer.advance_to(2.22, screen)  # native pace: 0.05 s a slot -> 4 slots
+        await pilot.press("escape")
+        await until(pilot, lambda: screen.summary is not None)
+        assert "incomplete (play was cancelled)" in str(screen.query_one("#play-banner").render())
+        path = screen.recording
+    assert actions_of(path) == ["up"] * 4
+    assert sum(1 for n in app.notes if "no play window" in n) == 1
+
+
+def test_paces_and_settings():
+    assert action_seconds("paper", 3) == pytest.approx(0.1)
+    assert action_seconds("native", 3) == pytest.approx(0.05)
+    assert action_seconds("instant", 3) == 0
+    with pytest.raises(PlaySettingsError, match="unknown pace"):
+        action_seconds("fast", 3)
+    with pytest.raises(PlaySettingsError, match="use realtime or paused"):
+        PlayScreen("breakout", 0, mode="turbo")
+
+
+def test_wall_pacer_sleeps_until_the_slot_and_stops_on_cancel():
+    pacer = WallPacer()
+    t0 = pacer.now()
+    pacer.wait_until(t0 + 0.03, lambda: False)
+    assert pacer.now() - t0 >= 0.03
+    t1 = pacer.now()
+    pacer.wait_until(t1 + 5.0, lambda: True)
+    assert pacer.now() - t1 < 0.1
+
+
+class LatePacer:
+    """A clock that is already past every slot the worker asks for."""
+
+    def __init__(self, t: float) -> None:
+        self.t = t
+
+    def now(self) -> float:
+        return self.t
+
+    def wait_until(self, t: float, cancelled) -> None:
+        pass
+
+
+def test_a_late_slot_restarts_the_schedule_instead_of_catching_up():
+    pacer = LatePacer(1.0)
+    screen = PlayScreen("breakout", 0, pace="paper", pacer=pacer)
+    assert screen._next_slot(0.5, lambda: False) == 1.0  # 0.4 s late: the next slots count from now
+    pacer.t = 0.62
+    assert screen._next_slot(0.5, lambda: False) == pytest.approx(0.6)  # a little late: schedule kept
