@@ -179,3 +179,17 @@ def test_replay_agent_reproduces_a_recording(tmp_path):
     assert [t["actions"] for t in a.turns] == [t["actions"] for t in b.turns]
     assert all(np.array_equal(a.frames.indices(i), b.frames.indices(i)) for i in range(0, 301, 25))
     assert b.manifest["agent"]["kind"] == "replay"
+
+
+def test_run_identity_ignores_transport_but_not_generation():
+    from workstation.games import get_game
+    from workstation.runs import run_identity
+
+    g, p = get_game("breakout"), Protocol()
+    base = {"spec": "openai:gpt-5.2", "options": {"effort": "low", "timeout": 60, "base_url": None}, "sdk": "openai 3.57"}
+    same = {"spec": "openai:gpt-5.2", "options": {"effort": "low", "timeout": 5, "base_url": "http://x"}, "sdk": "openai 9"}
+    other = {"spec": "openai:gpt-5.2", "options": {"effort": "high"}}
+    assert run_identity(g, p, 0, base, "d") == run_identity(g, p, 0, same, "d")
+    assert run_identity(g, p, 0, base, "d") != run_identity(g, p, 0, other, "d")
+    assert run_identity(g, p, 0, base, "d") != run_identity(g, p, 1, base, "d")
+    assert run_identity(g, p, 0, base, "d") != run_identity(g, Protocol(max_actions=5), 0, base, "d")

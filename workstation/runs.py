@@ -20,7 +20,7 @@ from workstation.protocol import Protocol
 from workstation.recording import Recording, RecordingWriter
 
 FORMAT = "atari-workstation/1"
-TRANSPORT_KEYS = {"base_url", "timeout", "max_attempts", "max_wait_s", "concurrency"}
+GENERATION_KEYS = ("effort", "temperature", "max_output_tokens")  # provider options that change replies
 
 
 def _version(pkg: str) -> str | None:
@@ -54,9 +54,15 @@ class RunSpec:
 
 
 def run_identity(game: Game, protocol: Protocol, seed: int, agent_desc: dict, pack_digest: str) -> str:
-    """Hash of what determines the outcome, not of transport options: a re-run finds finished work."""
-    gen = {k: v for k, v in agent_desc.items() if k not in TRANSPORT_KEYS}
-    blob = json.dumps([game.key, protocol.to_json(), seed, gen, pack_digest], sort_keys=True, default=str)
+    """Hash of what determines the outcome, so a re-run finds finished work.
+
+    The agent counts by its spec and generation settings only: transport
+    (base URL, timeout, retries), SDK version and prices do not change a run.
+    """
+    options = agent_desc.get("options") or {}
+    agent = {"spec": agent_desc.get("spec"), "mode": agent_desc.get("mode"),
+             **{k: options.get(k) for k in GENERATION_KEYS}}
+    blob = json.dumps([game.key, protocol.to_json(), seed, agent, pack_digest], sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
