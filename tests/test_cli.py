@@ -48,6 +48,7 @@ def test_run_prints_path_and_summary_and_verify_info_work(tmp_path):
     (["verify", "/nonexistent/rec"], "/nonexistent/rec"),
     (["info", "/tmp"], "not a recording"),
     (["frobnicate"], "invalid choice"),
+    (["run", "--game", "seaquest", "--agent", "replay:recordings/sample/breakout-random-s0"], "--game breakout"),
 ])
 def test_bad_input_is_one_line_and_exit_2(args, needle):
     r = cli(*args)

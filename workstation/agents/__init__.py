@@ -27,7 +27,12 @@ def make_agent(spec: str, game: Game, seed: int, provider_options: Any = None, p
             raise AgentSpecError("replay needs a recording: --agent replay:PATH")
         from workstation.agents.replay_agent import ReplayAgent
 
-        return ReplayAgent(rest)
+        agent = ReplayAgent(rest)
+        source_game = agent.source.manifest.get("game")
+        if source_game != game.key:
+            raise AgentSpecError(f"the replayed recording is a {source_game} run but --game is {game.key}; "
+                                 f"replay it with --game {source_game}")
+        return agent
     if kind == "human" and not rest:
         from workstation.agents.human_agent import HumanAgent
 
