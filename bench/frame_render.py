@@ -30,7 +30,6 @@ import time
 os.environ.setdefault("TEXTUAL_COLOR_SYSTEM", "truecolor")  # before Textual reads it
 
 import numpy as np
-from ale_py import ALEInterface, LoggerMode, roms
 from rich.color import Color
 from rich.segment import Segment
 from rich.style import Style
@@ -38,31 +37,12 @@ from textual._compositor import CompositorUpdate
 from textual.app import App, ComposeResult
 from textual.strip import Strip
 
+from bench.random_frames import random_frames
 from screens.frame_view import HALF_BLOCK, FrameRenderer, FrameView, fit_grid, pool_brightest
 
 GAMES = ("breakout", "seaquest")
 SIZES = {"full 160x105": (160, 105), "small 80x40": (80, 40)}
 FPS = 30
-
-
-def play(rom: str, count: int, seed: int = 0) -> list[np.ndarray]:
-    """``count`` frames of ``rom`` played at random, one every second emulator frame."""
-    ALEInterface.setLoggerMode(LoggerMode.Error)
-    ale = ALEInterface()
-    ale.setInt("random_seed", seed)
-    ale.setFloat("repeat_action_probability", 0.0)
-    ale.loadROM(roms.get_rom_path(rom))
-    actions = ale.getMinimalActionSet()
-    rng = np.random.default_rng(seed)
-    frames = []
-    for _ in range(count):
-        if ale.game_over():
-            ale.reset_game()
-        action = actions[rng.integers(len(actions))]
-        ale.act(action)
-        ale.act(action)
-        frames.append(ale.getScreenRGB())
-    return frames
 
 
 def time_ours(frames: list[np.ndarray], width: int, height: int) -> tuple[list[float], int]:
@@ -182,7 +162,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=4.0, help="length of each 30 fps stream")
     args = parser.parse_args()
 
-    clips = {game: play(game, args.frames) for game in GAMES}
+    clips = {game: random_frames(game, args.frames) for game in GAMES}
     worst = 0.0
     print("render path (downscale + Strips of changed rows)")
     for game, frames in clips.items():

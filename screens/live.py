@@ -12,9 +12,8 @@ import re
 from rich.text import Text
 from textual import work
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Button, Footer, Input, Static
+from textual.widgets import Button, Input, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from workstation.engine import TurnEngine
@@ -28,6 +27,7 @@ from screens.messages import (
 from screens.plan_view import PlanView
 from screens.prompt_view import PromptView
 from screens.reply_view import ReplyView
+from screens.run_layout import compose_run, protocol_label, titled
 from screens.stats_bar import StatsBar
 from screens.step_panel import StepPanel
 from screens.timeline import Timeline
@@ -37,10 +37,8 @@ STEP_ACTIONS = {"apply_edit", "send", "current_only", "resend", "override", "one
 
 
 def run_title(engine: TurnEngine) -> str:
-    changed = engine.protocol.changed()
-    proto = "paper protocol" if not changed else "protocol " + ", ".join(f"{k}={v}" for k, v in changed.items())
     return (f"{engine.game.key} ({engine.game.genre}, {engine.game.skill}) · agent {engine.agent.spec} · "
-            f"seed {engine.seed} · {proto}")
+            f"seed {engine.seed} · {protocol_label(engine.protocol.changed())}")
 
 
 class LiveScreen(Screen):
@@ -93,26 +91,9 @@ class LiveScreen(Screen):
 
     # -- layout ------------------------------------------------------------
     def compose(self):
-        yield Static(Text(self.title_text, style="bold"), id="title")
-        yield StatsBar(id="stats")
-        with Horizontal(id="body"):
-            with Vertical(id="left"):
-                yield self._frame_view
-                yield Timeline(id="timeline")
-            yield PromptView(id="prompt")
-            with Vertical(id="right"):
-                yield ReplyView(id="reply")
-                yield PlanView(id="plan")
-                yield StepPanel(id="steps")
-        yield Static(id="status")
-        yield Footer()
+        yield from compose_run(self.title_text, self._frame_view, titled(StepPanel(id="steps"), "step mode"))
 
     def on_mount(self) -> None:
-        self.query_one("#left").border_title = "frame"
-        self.query_one("#prompt").border_title = "prompt as sent"
-        self.query_one("#reply").border_title = "thought and reply"
-        self.query_one("#plan").border_title = "plan"
-        self.query_one("#steps").border_title = "step mode"
         self._show_step_panel()
         self._status()
         self._worker = self.run_engine()

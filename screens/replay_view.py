@@ -12,10 +12,9 @@ import bisect
 import numpy as np
 from rich.text import Text
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from workstation.parser import ParseResult
 from workstation.protocol import Protocol
@@ -26,6 +25,7 @@ from screens.messages import RunStats
 from screens.plan_view import PlanView
 from screens.prompt_view import PromptView
 from screens.reply_view import ReplyView
+from screens.run_layout import compose_run, protocol_label
 from screens.stats_bar import StatsBar
 from screens.timeline import Timeline
 
@@ -74,28 +74,12 @@ class ReplayScreen(Screen):
     def compose(self):
         m = self.rec.manifest
         changed = Protocol.from_json(m.get("protocol", {})).changed() if m.get("protocol") else {}
-        proto = "paper protocol" if not changed else "protocol " + ", ".join(f"{k}={v}" for k, v in changed.items())
         state = "complete" if self.rec.complete else "INCOMPLETE"
-        title = (f"{m.get('game')} · agent {(m.get('agent') or {}).get('spec')} · seed {m.get('seed')} · {proto} · "
-                 f"{len(self.turns)} turns, {self.n_frames} frames · {state}")
-        yield Static(Text(title, style="bold"), id="title")
-        yield StatsBar(id="stats")
-        with Horizontal(id="body"):
-            with Vertical(id="left"):
-                yield FrameView(id="frame")
-                yield Timeline(id="timeline")
-            yield PromptView(id="prompt")
-            with Vertical(id="right"):
-                yield ReplyView(id="reply")
-                yield PlanView(id="plan")
-        yield Static(id="status")
-        yield Footer()
+        title = (f"{m.get('game')} · agent {(m.get('agent') or {}).get('spec')} · seed {m.get('seed')} · "
+                 f"{protocol_label(changed)} · {len(self.turns)} turns, {self.n_frames} frames · {state}")
+        yield from compose_run(title, FrameView(id="frame"))
 
     def on_mount(self) -> None:
-        self.query_one("#left").border_title = "frame"
-        self.query_one("#prompt").border_title = "prompt as sent"
-        self.query_one("#reply").border_title = "thought and reply"
-        self.query_one("#plan").border_title = "plan"
         if self.n_frames == 0:
             self.notify("this recording holds no frames", severity="warning")
             return

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 import numpy as np
 import pytest
-from ale_py import ALEInterface, LoggerMode, roms
 from textual.app import App, ComposeResult
+from textual.pilot import Pilot
 
+from bench.random_frames import random_frames
 from screens.frame_view import (
     HALF_BLOCK,
     TV_PIXEL_ASPECT,
@@ -19,34 +22,23 @@ from screens.frame_view import (
     pool_brightest,
 )
 
-ALEInterface.setLoggerMode(LoggerMode.Error)
-
-
-def ale_frames(rom: str, count: int, seed: int = 0) -> list[np.ndarray]:
-    """``count`` frames of a game played at random, one every second emulator frame."""
-    ale = ALEInterface()
-    ale.setInt("random_seed", seed)
-    ale.setFloat("repeat_action_probability", 0.0)
-    ale.loadROM(roms.get_rom_path(rom))
-    actions = ale.getMinimalActionSet()
-    rng = np.random.default_rng(seed)
-    frames = []
-    for _ in range(count):
-        action = actions[rng.integers(len(actions))]
-        ale.act(action)
-        ale.act(action)
-        frames.append(ale.getScreenRGB())
-    return frames
-
 
 @pytest.fixture(scope="module")
 def breakout() -> np.ndarray:
-    return ale_frames("breakout", 120)[-1]
+    return random_frames("breakout", 120)[-1]
 
 
 class ViewApp(App):
     def compose(self) -> ComposeResult:
         yield FrameView()
+
+
+@asynccontextmanager
+async def view_app(size: tuple[int, int], **run_test) -> AsyncIterator[tuple[ViewApp, Pilot, FrameView]]:
+    """A FrameView alone in a headless app of ``size`` cells: the app, its pilot and the view."""
+    app = ViewApp()
+    async with app.run_test(size=size, **run_test) as pilot:
+        yield app, pilot, app.query_one(FrameView)
 
 
 def cells_of(view: FrameView, y: int) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
@@ -62,9 +54,7 @@ def cells_of(view: FrameView, y: int) -> list[tuple[tuple[int, ...], tuple[int, 
 
 def test_full_size_shows_every_pixel_of_a_real_frame(breakout: np.ndarray) -> None:
     async def scenario() -> None:
-        app = ViewApp()
-        async with app.run_test(size=(160, 105)) as pilot:
-            view = app.query_one(FrameView)
+        async with view_app((160, 105)) as (app, pilot, view):
             view.show(breakout, 7)
             await pilot.pause()
             assert view.frame_index == 7
@@ -89,9 +79,7 @@ def test_one_pixel_bright_object_survives_downscaling(breakout: np.ndarray) -> N
     frame[160:163, 77] = (236, 236, 236)  # a bullet one pixel wide
 
     async def scenario() -> None:
-        app = ViewApp()
-        async with app.run_test(size=(40, 20)) as pilot:
-            view = app.query_one(FrameView)
+        async with view_app((40, 20)) as (_, pilot, view):
             view.show(frame)
             await pilot.pause()
             colours = {c for y in range(20) for cell in cells_of(view, y) for c in cell}
@@ -106,9 +94,7 @@ def test_only_changed_rows_are_repainted(breakout: np.ndarray) -> None:
     changed[101, 30:60] = (255, 0, 0)  # one pixel row: cell row 50 (bottom half)
 
     async def scenario() -> None:
-        app = ViewApp()
-        async with app.run_test(size=(160, 105)) as pilot:
-            view = app.query_one(FrameView)
+        async with view_app((160, 105)) as (_, pilot, view):
             view.show(breakout)
             await pilot.pause()
             before = [view.render_line(y) for y in range(105)]
@@ -135,15 +121,13 @@ def test_a_newer_frame_replaces_a_queued_one(breakout: np.ndarray) -> None:
             handled.append(message.index)
 
     async def scenario() -> None:
-        app = ViewApp()
-        async with app.run_test(size=(80, 40), message_hook=hook) as pilot:
-            view = app.query_one(FrameView)
+        async with view_app((80, 40), message_hook=hook) as (_, pilot, view):
             for index in range(5):  # queued before the widget gets to run
                 assert view.post_frame(breakout, index)
             await pilot.pause()
             assert handled == [4] and view.frame_index == 4
 
-            frames = ale_frames("seaquest", 40)
+            frames = random_frames("seaquest", 40)
             worker = threading.Thread(target=lambda: [view.post_frame(f, i) for i, f in enumerate(frames)])
             worker.start()
             worker.join()
@@ -157,13 +141,11 @@ def test_a_newer_frame_replaces_a_queued_one(breakout: np.ndarray) -> None:
 
 
 def test_tall_frames_fit() -> None:
-    pacman = ale_frames("pacman", 30)[-1]
+    pacman = random_frames("pacman", 30)[-1]
     assert pacman.shape == (250, 160, 3)
 
     async def scenario() -> None:
-        app = ViewApp()
-        async with app.run_test(size=(160, 105)) as pilot:
-            view = app.query_one(FrameView)
+        async with view_app((160, 105)) as (_, pilot, view):
             view.show(pacman)
             await pilot.pause()
             assert fit_grid(250, 160, 105) == (160, 210)  # every column, 5 of 6 rows
@@ -177,7 +159,7 @@ def test_tall_frames_fit() -> None:
                 (tuple(t), tuple(b)) for t, b in zip(pacman[248].tolist(), pacman[249].tolist())
             ]
             view.rows_repainted = 0
-            view.show(ale_frames("breakout", 1)[0])  # shorter frame: letterbox rows repaint too
+            view.show(random_frames("breakout", 1)[0])  # shorter frame: letterbox rows repaint too
             await pilot.pause()
             assert view.rows_repainted == 125
             assert {bg for _, bg in cells_of(view, 124)} == {(0, 0, 0)}  # letterbox

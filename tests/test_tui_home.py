@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import time
 from argparse import Namespace
 
 from textual.widgets import DataTable, Input
@@ -16,25 +14,15 @@ from screens.frame_view import FrameView
 from screens.home import HomeScreen
 from screens.live import LiveScreen
 
-
-async def wait_until(pilot, predicate, timeout: float = 30.0, what: str = "condition") -> None:
-    """Poll the app (letting it process messages) until ``predicate()`` holds."""
-    end = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > end:
-            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
-        await pilot.pause(0.02)
+from tests.tui_helpers import run_async, wait_until
 
 
 def home_app(out):
     return make_app("home", Namespace(out=str(out), speed="instant"))
 
 
-def test_home_lists_the_games_and_starts_a_watch(tmp_path):
-    asyncio.run(_home_starts_a_watch(tmp_path))
-
-
-async def _home_starts_a_watch(tmp_path):
+@run_async
+async def test_home_lists_the_games_and_starts_a_watch(tmp_path):
     app = home_app(tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         home = app.screen
@@ -65,11 +53,8 @@ async def _home_starts_a_watch(tmp_path):
     assert rec.manifest["game"] == "demon_attack" and rec.manifest["protocol"]["frames"] == 30 and rec.complete
 
 
-def test_home_reports_bad_input_as_a_notice(tmp_path, monkeypatch):
-    asyncio.run(_bad_input(tmp_path, monkeypatch))
-
-
-async def _bad_input(tmp_path, monkeypatch):
+@run_async
+async def test_home_reports_bad_input_as_a_notice(tmp_path, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     app = home_app(tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -87,11 +72,8 @@ async def _bad_input(tmp_path, monkeypatch):
         assert find_recordings(tmp_path) == []  # nothing was started
 
 
-def test_help_palette_and_play_routes(tmp_path):
-    asyncio.run(_help_palette_play(tmp_path))
-
-
-async def _help_palette_play(tmp_path):
+@run_async
+async def test_help_palette_and_play_routes(tmp_path):
     app = home_app(tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         home = app.screen

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 from pathlib import Path
 
 from textual.widgets import Input, Select
 
-from workstation.cli import build_parser
 from workstation.recording import Recording
 
 from screens.app import make_app
@@ -19,31 +17,15 @@ from screens.plan_view import PlanView
 from screens.prompt_view import PromptView
 from screens.reply_view import ReplyView
 
-
-async def wait_until(pilot, predicate, timeout: float = 30.0, what: str = "condition") -> None:
-    """Poll the app (letting it process messages) until ``predicate()`` holds."""
-    end = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > end:
-            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
-        await pilot.pause(0.02)
-
-
-def watch_args(out: Path, *extra: str):
-    args = build_parser().parse_args(["watch", "--game", "breakout", "--out", str(out), *extra])
-    args.speed = "instant"  # tests never depend on wall-clock pacing
-    return args
+from tests.tui_helpers import run_async, wait_until, watch_args
 
 
 def turns_of(path: Path) -> list[dict]:
     return [json.loads(line) for line in (path / "turns.jsonl").read_text().splitlines() if line.strip()]
 
 
-def test_watch_random_shows_frame_prompt_thought_and_records(tmp_path):
-    asyncio.run(_watch_random_shows_frame_prompt_thought_and_records(tmp_path))
-
-
-async def _watch_random_shows_frame_prompt_thought_and_records(tmp_path):
+@run_async
+async def test_watch_random_shows_frame_prompt_thought_and_records(tmp_path):
     app = make_app("watch", watch_args(tmp_path, "--frames", "60"))
     async with app.run_test(size=(200, 60)) as pilot:
         screen = app.screen
@@ -63,11 +45,8 @@ async def _watch_random_shows_frame_prompt_thought_and_records(tmp_path):
     assert len(rec.turns) == rec.summary["turns"] == len(screen.turn_records)
 
 
-def test_step_mode_edits_the_prompt_and_overrides_the_plan(tmp_path):
-    asyncio.run(_step_mode_edits_the_prompt_and_overrides_the_plan(tmp_path))
-
-
-async def _step_mode_edits_the_prompt_and_overrides_the_plan(tmp_path):
+@run_async
+async def test_step_mode_edits_the_prompt_and_overrides_the_plan(tmp_path):
     app = make_app("watch", watch_args(tmp_path, "--frames", "30", "--step"))
     async with app.run_test(size=(120, 40)) as pilot:
         screen = app.screen
@@ -115,11 +94,8 @@ async def _step_mode_edits_the_prompt_and_overrides_the_plan(tmp_path):
     assert Recording(path).complete
 
 
-def test_rewind_and_branch_continues_in_a_new_recording(tmp_path):
-    asyncio.run(_rewind_and_branch_continues_in_a_new_recording(tmp_path))
-
-
-async def _rewind_and_branch_continues_in_a_new_recording(tmp_path):
+@run_async
+async def test_rewind_and_branch_continues_in_a_new_recording(tmp_path):
     app = make_app("watch", watch_args(tmp_path, "--frames", "60"))
     async with app.run_test(size=(200, 60)) as pilot:
         screen = app.screen
@@ -144,11 +120,8 @@ async def _rewind_and_branch_continues_in_a_new_recording(tmp_path):
     assert b.turns[:4] == p.turns[:4]
 
 
-def test_model_run_streams_then_a_fatal_error_is_a_notice(tmp_path, monkeypatch):
-    asyncio.run(_model_fatal(tmp_path, monkeypatch))
-
-
-async def _model_fatal(tmp_path, monkeypatch):
+@run_async
+async def test_model_run_streams_then_a_fatal_error_is_a_notice(tmp_path, monkeypatch):
     from tests.fake_provider import DEFAULT_TEXT, FakeProvider, Step
 
     fake = FakeProvider()  # a real OpenAI SDK over real HTTP to 127.0.0.1
@@ -194,11 +167,8 @@ class _BrokenAgent:
         return {"kind": "broken", "spec": self.spec}
 
 
-def test_an_engine_crash_is_a_notice_and_the_recording_is_kept(tmp_path):
-    asyncio.run(_crash(tmp_path))
-
-
-async def _crash(tmp_path):
+@run_async
+async def test_an_engine_crash_is_a_notice_and_the_recording_is_kept(tmp_path):
     from workstation.protocol import Protocol
     from workstation.runs import RunSpec, start_run
 

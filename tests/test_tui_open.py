@@ -2,13 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
-import time
 from argparse import Namespace
-
-from workstation.protocol import Protocol
-from workstation.recording import Recording
-from workstation.runs import RunSpec, start_run
 
 from screens.app import make_app
 from screens.frame_view import FrameView
@@ -17,34 +11,11 @@ from screens.prompt_view import PromptView
 from screens.replay_view import ReplayScreen
 from screens.reply_view import ReplyView
 
-
-async def wait_until(pilot, predicate, timeout: float = 30.0, what: str = "condition") -> None:
-    """Poll the app (letting it process messages) until ``predicate()`` holds."""
-    end = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > end:
-            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
-        await pilot.pause(0.02)
+from tests.tui_helpers import record, run_async, wait_until
 
 
-def record(tmp_path, frames: int = 60, edit: str | None = None) -> Recording:
-    """A real recorded random run; with ``edit``, turn 0's prompt is edited as step mode would."""
-    engine = start_run(RunSpec("breakout", protocol=Protocol(frames=frames), out=str(tmp_path)))
-    try:
-        if edit:
-            engine.step()  # READY -> PROMPT
-            engine.set_prompt(engine.pending.prompt.with_text(engine.pending.prompt.render_text() + edit))
-        engine.run()
-    finally:
-        engine.close()
-    return Recording(engine.writer.path)
-
-
-def test_open_scrubs_turns_and_frames(tmp_path):
-    asyncio.run(_scrub(tmp_path))
-
-
-async def _scrub(tmp_path):
+@run_async
+async def test_open_scrubs_turns_and_frames(tmp_path):
     rec = record(tmp_path)
     app = make_app("open", Namespace(recording=str(rec.path)))
     async with app.run_test(size=(120, 40)) as pilot:
@@ -81,11 +52,8 @@ async def _scrub(tmp_path):
         assert screen.frame == stopped and not screen.playing
 
 
-def test_open_shows_an_edited_prompt_verbatim(tmp_path):
-    asyncio.run(_edited(tmp_path))
-
-
-async def _edited(tmp_path):
+@run_async
+async def test_open_shows_an_edited_prompt_verbatim(tmp_path):
     rec = record(tmp_path, frames=15, edit="\nA note added by hand.")
     app = make_app("open", Namespace(recording=str(rec.path)))
     async with app.run_test(size=(120, 40)):

@@ -14,6 +14,8 @@ from screens.play import PlayScreen, PlaySettingsError, WallPacer, action_second
 from workstation.protocol import Protocol
 from workstation.recording import Recording
 
+from tests.tui_helpers import run_async, wait_until
+
 
 class ManualPacer:
     """A clock the test moves; the worker's waits return only when it gets there."""
@@ -72,23 +74,12 @@ class PlayApp(App):
         super().notify(message, **kwargs)
 
 
-async def until(pilot, condition, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError("timed out waiting for the play screen")
-        await pilot.pause(0.01)
-
-
 def actions_of(path) -> list[str]:
     return list(chain.from_iterable(t["actions"] for t in Recording(path).turns))
 
 
-def test_real_time_play_records_the_keys_held_at_each_slot(tmp_path):
-    asyncio.run(_real_time_play(tmp_path))
-
-
-async def _real_time_play(tmp_path):
+@run_async
+async def test_real_time_play_records_the_keys_held_at_each_slot(tmp_path):
     pacer = ManualPacer()
     screen = PlayScreen("breakout", 0, "realtime", "paper", str(tmp_path), Protocol(frames=60),
                         countdown=0, pacer=pacer)
@@ -105,7 +96,7 @@ async def _real_time_play(tmp_path):
         await pilot.pause(0.05)
         assert "fire+right" in str(screen.query_one("#play-keys").render())
         await pacer.advance_to(3.0, screen)
-        await until(pilot, lambda: screen.summary is not None)
+        await wait_until(pilot, lambda: screen.summary is not None, what="the run to finish")
         path = screen.recording
         banner = str(screen.query_one("#play-banner").render())
         stats = str(screen.query_one("#play-stats").render())
@@ -120,30 +111,27 @@ async def _real_time_play(tmp_path):
     assert "frames 60/60" in stats and "paper clock   2.00 s / 2 s" in stats and "native clock  1.00 s" in stats
 
 
-def test_paused_play_records_exactly_the_committed_plans(tmp_path):
-    asyncio.run(_paused_play(tmp_path))
-
-
-async def _paused_play(tmp_path):
+@run_async
+async def test_paused_play_records_exactly_the_committed_plans(tmp_path):
     screen = PlayScreen("seaquest", 3, "paused", "instant", str(tmp_path), Protocol(frames=300))
     app = PlayApp(screen)
     async with app.run_test(size=(200, 60)) as pilot:
-        await until(pilot, lambda: screen.awaiting_plan)
+        await wait_until(pilot, lambda: screen.awaiting_plan, what="the first plan prompt")
         for key in ("up", "plus", "left", "space", "x", "n", "s", "backspace", "right"):
             await pilot.press(key)
         queue_text = str(screen.query_one("#play-queue").render())
         assert "1.upleft 2.fire 3.noop 4.right" in queue_text
         await pilot.press("enter")
-        await until(pilot, lambda: screen.awaiting_plan and screen.stats.turn == 1)
+        await wait_until(pilot, lambda: screen.awaiting_plan and screen.stats.turn == 1, what="turn 1")
         await pilot.press("enter")  # an empty plan is refused, not sent
         assert screen.awaiting_plan and any("at least one action" in n for n in app.notes)
         for key in ("w", "plus", "d", "plus", "space"):
             await pilot.press(key)
         await pilot.press("enter")
-        await until(pilot, lambda: screen.awaiting_plan and screen.stats.turn == 2)
+        await wait_until(pilot, lambda: screen.awaiting_plan and screen.stats.turn == 2, what="turn 2")
         assert screen.stats.frame == 15 and screen.applied == "uprightfire"
         await pilot.press("escape")  # quit: the recording stays, marked incomplete
-        await until(pilot, lambda: screen.summary is not None)
+        await wait_until(pilot, lambda: screen.summary is not None, what="the run to stop")
         path = screen.recording
     rec = Recording(path)
     assert [t["actions"] for t in rec.turns] == [["upleft", "fire", "noop", "right"], ["uprightfire"]]
@@ -153,25 +141,22 @@ async def _paused_play(tmp_path):
     assert rec.manifest["seed"] == 3 and rec.manifest["protocol"]["max_actions"] == 10
 
 
-def test_window_without_a_display_falls_back_to_the_terminal(tmp_path, monkeypatch):
+@run_async
+async def test_window_without_a_display_falls_back_to_the_terminal(tmp_path, monkeypatch):
     monkeypatch.delenv("DISPLAY", raising=False)
     monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
-    asyncio.run(_window_fallback(tmp_path))
-
-
-async def _window_fallback(tmp_path):
     pacer = ManualPacer()
     screen = PlayScreen("freeway", 0, "realtime", "native", str(tmp_path), Protocol(frames=30),
                         countdown=2, window=True, pacer=pacer)
     app = PlayApp(screen)
     async with app.run_test(size=(200, 60)) as pilot:
-        await until(pilot, lambda: screen.query_one("#play-count").display)  # the countdown shows
+        await wait_until(pilot, lambda: screen.query_one("#play-count").display, what="the countdown")
         assert any("no play window: no display" in n for n in app.notes)
         await pacer.advance_to(2.0, screen)  # countdown over
         await pilot.press("up")
         await pacer.advance_to(2.22, screen)  # native pace: 0.05 s a slot -> 4 slots
         await pilot.press("escape")
-        await until(pilot, lambda: screen.summary is not None)
+        await wait_until(pilot, lambda: screen.summary is not None, what="the run to stop")
         assert "incomplete (play was cancelled)" in str(screen.query_one("#play-banner").render())
         path = screen.recording
     assert actions_of(path) == ["up"] * 4

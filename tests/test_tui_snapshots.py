@@ -9,18 +9,15 @@ Python 3.11 with the pinned Textual, then look at them.
 
 from __future__ import annotations
 
-import time
 from argparse import Namespace
 from pathlib import Path
 
 import pytest
 from pytest_textual_snapshot import SVGImageExtension
 
-from workstation.cli import build_parser
-from workstation.protocol import Protocol
-from workstation.runs import RunSpec, start_run
-
 from screens.app import make_app
+
+from tests.tui_helpers import record, wait_until, watch_args
 
 STAND_IN = Path("recordings/breakout-random-s0")
 
@@ -46,18 +43,8 @@ def _in_tmp(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # relative "recordings/" paths: the same text on every machine
 
 
-async def wait_until(pilot, predicate, timeout: float = 30.0, what: str = "condition") -> None:
-    end = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > end:
-            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
-        await pilot.pause(0.02)
-
-
 def watch_app(*extra: str):
-    args = build_parser().parse_args(["watch", "--game", "breakout", "--out", "recordings", *extra])
-    args.speed = "instant"
-    return make_app("watch", args)
+    return make_app("watch", watch_args("recordings", *extra))
 
 
 def _steady(pilot) -> None:
@@ -97,13 +84,8 @@ def test_step_mode_holding_before_the_prompt(snap_compare):
 
 
 def test_open_recording(snap_compare):
-    engine = start_run(RunSpec("breakout", protocol=Protocol(frames=30), out="recordings"))
-    try:
-        engine.run()
-    finally:
-        engine.close()
     fixed = Path("recordings/breakout-demo")
-    engine.writer.path.rename(fixed)
+    record("recordings", frames=30).path.rename(fixed)
     app = make_app("open", Namespace(recording=str(fixed)))
     assert snap_compare(app, press=["right", "right", "full_stop"], terminal_size=(200, 60))
 

@@ -1,0 +1,55 @@
+"""The layout the live view and the open view share.
+
+Top to bottom: the run's title, the stats bar, the body (frame and timeline |
+prompt as sent | reply and plan) and the status line, each panel with its
+border title.
+"""
+
+from __future__ import annotations
+
+from typing import TypeVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.widget import Widget
+from textual.widgets import Footer, Static
+
+from screens.frame_view import FrameView
+from screens.plan_view import PlanView
+from screens.prompt_view import PromptView
+from screens.reply_view import ReplyView
+from screens.stats_bar import StatsBar
+from screens.timeline import Timeline
+
+W = TypeVar("W", bound=Widget)
+
+
+def protocol_label(changed: dict[str, object]) -> str:
+    """``paper protocol``, or the settings that differ from the paper's."""
+    if not changed:
+        return "paper protocol"
+    return "protocol " + ", ".join(f"{k}={v}" for k, v in changed.items())
+
+
+def titled(widget: W, title: str) -> W:
+    """``widget`` with ``title`` on its border."""
+    widget.border_title = title
+    return widget
+
+
+def compose_run(title: str, frame_view: FrameView, *below_plan: Widget) -> ComposeResult:
+    """The run screen's widgets; ``below_plan`` go under the plan in the right column."""
+    yield Static(Text(title, style="bold"), id="title")
+    yield StatsBar(id="stats")
+    with Horizontal(id="body"):
+        with titled(Vertical(id="left"), "frame"):
+            yield frame_view
+            yield Timeline(id="timeline")
+        yield titled(PromptView(id="prompt"), "prompt as sent")
+        with Vertical(id="right"):
+            yield titled(ReplyView(id="reply"), "thought and reply")
+            yield titled(PlanView(id="plan"), "plan")
+            yield from below_plan
+    yield Static(id="status")
+    yield Footer()
