@@ -27,7 +27,7 @@ def main() -> None:
             scores, turns = [], []
             t0 = time.perf_counter()
             for seed in range(a.seeds):
-                e = start_run(RunSpec(game=g, agent="random", seed=seed, out=out))
+                e = start_run(RunSpec(game=g, agent="random", seed=seed, out=out), rewindable=False)
                 s = e.run()
                 e.close()
                 scores.append(s["total_reward"])

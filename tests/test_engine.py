@@ -193,3 +193,11 @@ def test_run_identity_ignores_transport_but_not_generation():
     assert run_identity(g, p, 0, base, "d") != run_identity(g, p, 0, other, "d")
     assert run_identity(g, p, 0, base, "d") != run_identity(g, p, 1, base, "d")
     assert run_identity(g, p, 0, base, "d") != run_identity(g, Protocol(max_actions=5), 0, base, "d")
+
+
+def test_a_headless_engine_keeps_no_snapshots_and_says_so(tmp_path):
+    e = start_run(RunSpec(game="breakout", out=str(tmp_path), protocol=Protocol(frames=30)), rewindable=False)
+    e.run()
+    assert e.turns_available == []
+    with pytest.raises(ValueError, match="cannot branch at turn 2"):
+        branch_run(e, 2)

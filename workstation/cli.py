@@ -168,7 +168,7 @@ def _run(a: argparse.Namespace) -> int:
     get_game(a.game)  # fail fast on a bad name
     spec = RunSpec(game=a.game, agent=a.agent, seed=a.seed, protocol=_protocol_from(a), prompts=a.prompts,
                    out=a.out, max_cost=a.max_cost, provider_options=_provider_options(a))
-    engine = start_run(spec)
+    engine = start_run(spec, rewindable=False)
     try:
         summary = engine.run()
     except KeyboardInterrupt:

@@ -129,7 +129,7 @@ class _Pending:
 class TurnEngine:
     def __init__(self, game: Game, protocol: Protocol, agent: Agent, seed: int, pack: PromptPack,
                  writer: RecordingWriter | None = None, observers: list[Observer] | None = None,
-                 max_cost: float | None = None):
+                 max_cost: float | None = None, rewindable: bool = True):
         self.game = game
         self.protocol = protocol
         self.agent = agent
@@ -138,6 +138,7 @@ class TurnEngine:
         self.writer = writer
         self.observers: list[Observer] = list(observers or [])
         self.max_cost = max_cost
+        self.rewindable = rewindable  # keep a snapshot per turn (about 110 KB each) for rewind
         self.clock = GameClock(game, protocol, seed, sink=writer.add_frame if writer else None)
         self.builder = PromptBuilder(game, protocol, pack, writer.frames if writer else None)
         self.clips: list[Clip] = []
@@ -262,11 +263,12 @@ class TurnEngine:
         if self.clock.done:
             self._finish()
             return RunEnded(self.turn, self.summary)
-        self._snapshots[self.turn] = _Snapshot(
-            self.clock.snapshot(), len(self.clips),
-            self.agent.snapshot() if hasattr(self.agent, "snapshot") else None,
-            {**self.totals, "usage": self.totals["usage"] + Usage()},
-        )
+        if self.rewindable:
+            self._snapshots[self.turn] = _Snapshot(
+                self.clock.snapshot(), len(self.clips),
+                self.agent.snapshot() if hasattr(self.agent, "snapshot") else None,
+                {**self.totals, "usage": self.totals["usage"] + Usage()},
+            )
         frame = self.clock.frame
         self.pending = _Pending(start_frame=frame)
         self.pending.prompt = self.builder.build(self.clips, frame)
@@ -339,6 +341,7 @@ class TurnEngine:
     def _act_one(self) -> Event | None:
         p = self.pending
         n = len(p.steps)
+        ev = None
         while self.phase in (Phase.PLAN, Phase.ACTING) and len(p.steps) == n:
             ev = self._frame()
         return ev

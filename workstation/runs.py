@@ -110,15 +110,18 @@ def manifest_for(game: Game, protocol: Protocol, seed: int, agent, pack, parent:
 
 
 def start_run(spec: RunSpec, observers: list[Observer] | None = None, plan_source=None,
-              agent=None) -> TurnEngine:
-    """Make the agent, the recording and the engine for ``spec`` (not started)."""
+              agent=None, rewindable: bool = True) -> TurnEngine:
+    """Make the agent, the recording and the engine for ``spec`` (not started).
+
+    ``rewindable=False`` (headless runs, batches) keeps no per-turn snapshots.
+    """
     game = get_game(spec.game)
     pack = load_pack(spec.prompts)
     if agent is None:
         agent = make_agent(spec.agent, game, spec.seed, spec.provider_options, plan_source)
     path = new_run_dir(Path(spec.out), game, spec.agent, spec.seed)
     writer = RecordingWriter(path, manifest_for(game, spec.protocol, spec.seed, agent, pack), game.height)
-    return TurnEngine(game, spec.protocol, agent, spec.seed, pack, writer, observers, spec.max_cost)
+    return TurnEngine(game, spec.protocol, agent, spec.seed, pack, writer, observers, spec.max_cost, rewindable)
 
 
 def branch_run(engine: TurnEngine, turn: int, out: Path | None = None) -> Path:
