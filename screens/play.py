@@ -225,7 +225,8 @@ class PlayScreen(Screen):
             self._open_window()
             spec = RunSpec(self.game.key, agent="human", seed=self.seed, protocol=self.protocol, out=self.out)
             engine = self._engine = start_run(spec, observers=[self._observe],
-                                              agent=HumanAgent(self._plan_source, mode=self.mode))
+                                              agent=HumanAgent(self._plan_source, mode=self.mode, pace=self.pace,
+                                                                   window=self._window is not None))
             engine.start()
             self._send_frame(engine, 0)
             self.post_message(EngineProgress(self._stats(engine)))

@@ -107,6 +107,7 @@ async def test_real_time_play_records_the_keys_held_at_each_slot(tmp_path):
     rec = Recording(path)
     assert rec.complete and rec.summary["frames"] == 60 and rec.summary["agent"] == "human"
     assert rec.manifest["agent"]["mode"] == "realtime" and rec.manifest["protocol"]["max_actions"] == 1
+    assert rec.manifest["agent"]["pace"] == screen.pace
     assert "complete" in banner and str(path) in banner.replace("\n", "")
     assert "frames 60/60" in stats and "paper clock   2.00 s / 2 s" in stats and "native clock  1.00 s" in stats
 

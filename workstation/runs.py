@@ -60,7 +60,7 @@ def run_identity(game: Game, protocol: Protocol, seed: int, agent_desc: dict, pa
     (base URL, timeout, retries), SDK version and prices do not change a run.
     """
     options = agent_desc.get("options") or {}
-    agent = {"spec": agent_desc.get("spec"), "mode": agent_desc.get("mode"),
+    agent = {"spec": agent_desc.get("spec"), "mode": agent_desc.get("mode"), "pace": agent_desc.get("pace"),
              **{k: options.get(k) for k in GENERATION_KEYS}}
     blob = json.dumps([game.key, protocol.to_json(), seed, agent, pack_digest], sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]

@@ -20,9 +20,12 @@ PlanSource = Callable[[TurnContext], "list[str] | None"]
 class HumanAgent:
     reads_prompt = False
 
-    def __init__(self, plan_source: PlanSource, mode: str = "paused"):
+    def __init__(self, plan_source: PlanSource, mode: str = "paused", pace: str | None = None,
+                 window: bool = False):
         self.spec = "human"
         self.mode = mode
+        self.pace = pace  # "paper" (900 frames over 30 s) or "native" (60 fps): it changes the outcome
+        self.window = window
         self.plan_source = plan_source
 
     def act(self, prompt: Prompt, ctx: TurnContext, on_text: OnText | None = None) -> Reply:
@@ -37,4 +40,5 @@ class HumanAgent:
         pass
 
     def describe(self) -> dict:
-        return {"kind": "human", "spec": "human", "mode": self.mode}
+        return {"kind": "human", "spec": "human", "mode": self.mode, "pace": self.pace,
+                "input": "pygame window" if self.window else "terminal (held-key model)"}
