@@ -285,7 +285,8 @@ class TurnEngine:
             self._finish(stopped=str(e))
             return RunEnded(self.turn, self.summary)
         p.reply = reply
-        self.totals["calls"] += max(1, len(reply.attempts)) if reply.usage is not None else 0
+        # every request sent counts; built-in agents make none
+        self.totals["calls"] += len(reply.attempts) or (1 if reply.usage is not None else 0)
         if reply.usage is not None:
             self.totals["usage"] = self.totals["usage"] + reply.usage
         if reply.cost_usd is not None:
