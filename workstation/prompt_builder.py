@@ -65,7 +65,7 @@ class PromptBuilder:
             built = []
             if heading:
                 built.append(TextPart(self.pack.render(
-                    "clip_heading", turn=clip.turn + 1, time=timestamp(clip.start_frame),
+                    "clip_heading", turn=clip.turn, time=timestamp(clip.start_frame),
                     actions="[" + ", ".join(clip.actions) + "]") + "\n"))
                 built.append(ImagePart(clip.start_frame, "start"))
                 built.append(TextPart("\n"))
