@@ -101,3 +101,17 @@ def test_a_killed_run_leaves_a_readable_incomplete_recording(tmp_path):
     assert verify(rec).ok, "the recorded prefix re-executes exactly"
     r = cli("info", str(turns.parent))
     assert r.returncode == 0 and "INCOMPLETE" in r.stdout
+
+
+def test_request_for_a_recording_without_turns_says_so(tmp_path):
+    from workstation.protocol import Protocol
+    from workstation.recording import RecordingError
+    from workstation.request_dump import rebuild_prompt
+    from workstation.runs import RunSpec, start_run
+
+    e = start_run(RunSpec(game="breakout", out=str(tmp_path), protocol=Protocol(frames=30)))
+    e.start()
+    e.writer.frames.flush()  # a run killed before its first turn ended
+    with pytest.raises(RecordingError, match=r"no turn 0; it has no turns yet$"):
+        rebuild_prompt(Recording(e.writer.path), 0)
+    e.close()

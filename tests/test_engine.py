@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from tests.agents_for_tests import FatalAgentError, ScriptedAgent
+from workstation.agents.base import Reply
 from workstation.engine import Phase, PlanParsed, PromptReady, ReplyReceived, TextDelta, TurnEnded
 from workstation.protocol import Protocol
 from workstation.recording import Recording
@@ -199,5 +200,88 @@ def test_a_headless_engine_keeps_no_snapshots_and_says_so(tmp_path):
     e = start_run(RunSpec(game="breakout", out=str(tmp_path), protocol=Protocol(frames=30)), rewindable=False)
     e.run()
     assert e.turns_available == []
-    with pytest.raises(ValueError, match="cannot branch at turn 2"):
+    with pytest.raises(ValueError, match="cannot branch at turn 2: this engine keeps no rewind points"):
         branch_run(e, 2)
+
+
+def test_stopping_mid_action_records_the_cut_turn_so_the_recording_verifies(tmp_path):
+    e = start_run(RunSpec(game="breakout", out=str(tmp_path), protocol=Protocol(frames=60)),
+                  agent=ScriptedAgent(["move: [fire, right, left]"]))
+    e.run_turn()
+    e.step(), e.step(), e.step()  # prompt, reply, plan of turn 1
+    e.step()  # fire
+    e.step_frame()  # one frame of right
+    e.stop()
+    t = turns_of(e.writer.path)
+    assert [x["actions"] for x in t] == [["fire", "right", "left"], ["fire", "right"]]
+    assert t[1]["action_frames"] == [12, 13] and t[1]["end_frame"] == 13
+    assert e.summary["turns"] == 2 and e.summary["frames"] == 13 and e.summary["stopped"] == "stopped by the user"
+    assert verify(Recording(e.writer.path)).ok
+
+
+def test_stopping_during_latency_noops_records_the_noops_run(tmp_path):
+    e = start_run(RunSpec(game="breakout", out=str(tmp_path), protocol=Protocol(frames=90, clock="latency")),
+                  agent=ScriptedAgent(["move: [right]"], latency_s=0.5))
+    e.step(), e.step(), e.step()
+    for _ in range(4):
+        e.step_frame()
+    e.stop()
+    (t,) = turns_of(e.writer.path)
+    assert t["noop_frames"] == 4 and t["actions"] == [] and t["end_frame"] == 4
+    assert verify(Recording(e.writer.path)).ok
+
+
+def test_latency_noops_cut_by_the_budget_record_only_the_frames_run(tmp_path):
+    e = start_run(RunSpec(game="breakout", out=str(tmp_path), protocol=Protocol(frames=20, clock="latency")),
+                  agent=ScriptedAgent(["move: [right]"], latency_s=1.0))  # 30 NOOP frames asked, 20 left
+    s = e.run()
+    (t,) = turns_of(e.writer.path)
+    assert s["complete"] and t["noop_frames"] == 20 and t["actions"] == [] and t["end_frame"] == 20
+    assert verify(Recording(e.writer.path)).ok
+
+
+def test_an_agent_crash_closes_the_recording_as_stopped_and_raises(tmp_path):
+    agent = ScriptedAgent(["move: [fire]", "move: [left]", RuntimeError("provider bug\nsecond line")])
+    e = start_run(RunSpec(game="breakout", out=str(tmp_path)), agent=agent)
+    with pytest.raises(RuntimeError, match="provider bug"):
+        e.run()
+    rec = Recording(e.writer.path)
+    assert rec.summary["stopped"] == "RuntimeError: provider bug" and rec.summary["complete"] is False
+    assert len(rec.turns) == 2 and verify(rec).ok
+
+
+class _FailingAgent(ScriptedAgent):
+    """Answers every turn with no usable text, as a provider does after its retries."""
+
+    def __init__(self, error: str):
+        super().__init__([])
+        self.error = error
+
+    def act(self, prompt, ctx, on_text=None):
+        return Reply("", error=self.error)
+
+
+@pytest.mark.parametrize("error, line", [
+    ("no usable reply after 3 attempt(s): 503 service unavailable",
+     "no usable reply after 3 attempt(s): 503 service unavailable"),
+    ("timed out after 60 s", "no usable reply: timed out after 60 s"),
+])
+def test_a_failed_reply_records_the_agents_one_line_error(tmp_path, error, line):
+    e = start_run(RunSpec(game="breakout", out=str(tmp_path), protocol=Protocol(frames=3)), agent=_FailingAgent(error))
+    e.run()
+    (t,) = turns_of(e.writer.path)
+    assert t["errors"] == [line] and t["actions"] == ["noop"] and t["valid"] is False and t["error"] == error
+
+
+def test_append_only_prompts_match_a_fresh_rebuild_every_turn(tmp_path):
+    from workstation.request_dump import rebuild_prompt
+
+    agent = ScriptedAgent(["move: [fire, left]", "move: [right]", "move: [noop, noop, left]"])
+    e = start_run(RunSpec(game="breakout", out=str(tmp_path), protocol=Protocol(frames=60, memory="append")),
+                  agent=agent)
+    e.run()
+    rec = Recording(e.writer.path)
+    assert len(agent.prompts) == len(rec.turns) > 5
+    for turn, asked in enumerate(agent.prompts):
+        assert asked.to_json() == rebuild_prompt(rec, turn).to_json()
+    assert len(agent.prompts[-1].messages) == 2 + 2 * (len(rec.turns) - 1)

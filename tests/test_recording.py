@@ -59,7 +59,7 @@ namespace: dict = {}
 exec(RUN, namespace)
 play = namespace["play"]
 
-MANIFEST = {"game": "breakout", "seed": 0, "agent": {"kind": "random"}, "protocol": "ataribench"}
+MANIFEST = {"game": "breakout", "seed": 0, "agent": {"kind": "random", "spec": "random"}, "protocol": "ataribench"}
 
 
 def record(directory: Path, frames: int = 300) -> tuple[RecordingWriter, list]:
@@ -139,7 +139,7 @@ def test_cut_short_recording_reads_as_partial(tmp_path):
     assert partial == {
         "game": "breakout",
         "seed": 0,
-        "agent": {"kind": "random"},
+        "agent": "random",  # the spec, as a finished run's summary has it
         "total_reward": sum(t["reward"] for t in turns),
         "frames": 300,
         "turns": 100,

@@ -54,7 +54,9 @@ def _protocol_from(a: argparse.Namespace):
 
 
 def _provider_options(a: argparse.Namespace):
-    if not a.agent.split(":", 1)[0].lower() in ("openai", "compat", "anthropic", "gemini"):
+    from workstation.agents import PROVIDER_KINDS
+
+    if a.agent.split(":", 1)[0].strip().lower() not in PROVIDER_KINDS:
         return None
     from workstation.providers import ProviderOptions
 

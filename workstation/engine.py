@@ -123,7 +123,11 @@ class _Pending:
     cur_reset: bool = False
     extra_reward: float = 0.0  # reward during latency NOOP frames
     extra_lost: int = 0
-    t0: float = field(default_factory=time.perf_counter)
+
+    @property
+    def noops_done(self) -> int:
+        """Latency NOOP frames run so far (fewer than planned when the budget ran out)."""
+        return self.noop_frames - self.noop_left
 
 
 class TurnEngine:
@@ -163,10 +167,25 @@ class TurnEngine:
         return self.phase is Phase.FINISHED
 
     def run(self) -> dict:
-        """Play to the end of the budget; returns the summary."""
+        """Play to the end of the budget; returns the summary.
+
+        If anything interrupts the run (Ctrl-C, an agent's bug), the recording is
+        closed as stopped, saying why, before the exception goes on.
+        """
         self.start()
-        while self.phase is not Phase.FINISHED:
-            self.step()
+        try:
+            while self.phase is not Phase.FINISHED:
+                self.step()
+        except BaseException as e:
+            if self.phase is not Phase.FINISHED:
+                detail = (str(e).splitlines() or [""])[0]
+                reason = ("interrupted" if isinstance(e, KeyboardInterrupt)
+                          else f"{type(e).__name__}: {detail}" if detail else type(e).__name__)
+                try:
+                    self.stop(reason)
+                except Exception:  # noqa: BLE001 - the original error is the one to report
+                    pass
+            raise
         return self.summary or {}
 
     def run_turn(self) -> None:
@@ -245,7 +264,7 @@ class TurnEngine:
     def rewind(self, turn: int, writer: RecordingWriter | None) -> None:
         """Go back to the start of ``turn``; later frames go to ``writer`` (the branch)."""
         if turn not in self._snapshots:
-            raise ValueError(f"no snapshot for turn {turn}; available: 0..{max(self._snapshots, default=-1)}")
+            raise ValueError(f"cannot rewind to turn {turn}: {self._rewind_points()}")
         snap = self._snapshots[turn]
         self.clock.restore(snap.clock)
         self.clips = self.clips[: snap.n_clips]
@@ -257,6 +276,11 @@ class TurnEngine:
         self.clock.sink = writer.add_frame if writer else None
         self.builder.frames = writer.frames if writer else None
         self.turn, self.pending, self.phase, self.summary, self.stopped = turn, None, Phase.READY, None, None
+
+    def _rewind_points(self) -> str:
+        if not self._snapshots:
+            return "this engine keeps no rewind points (headless runs keep none)"
+        return f"the rewind points are turns 0..{max(self._snapshots)}"
 
     # -- phases ----------------------------------------------------------
     def _prepare(self) -> Event | None:
@@ -298,11 +322,10 @@ class TurnEngine:
 
     def _parse(self) -> Event | None:
         p = self.pending
-        p.parse = parse_reply(p.reply.text if p.reply.error is None else "", self.game, self.protocol.max_actions)
-        if p.reply.error is not None and not p.parse.errors:
-            p.parse.errors.append(p.reply.error)
-        if p.reply.error is not None:
-            p.parse.errors.insert(0, f"no usable reply: {p.reply.error}")
+        error = p.reply.error
+        p.parse = parse_reply(p.reply.text if error is None else "", self.game, self.protocol.max_actions)
+        if error is not None:  # the agent's own one-line account replaces the parser's "empty reply"
+            p.parse.errors = [error if error.startswith("no usable reply") else f"no usable reply: {error}"]
         p.plan, p.plan_names = list(p.parse.actions), list(p.parse.names)
         if self.protocol.clock == "latency":
             p.noop_frames = p.noop_left = round(p.reply.latency_s * FPS_PAPER)
@@ -331,13 +354,19 @@ class TurnEngine:
         ev = (self._emit(FrameStepped(self.turn, self.clock.frame, self.game.action_name(action), r, lost))
               if self.observers else None)
         if p.action_frames_done >= self.protocol.repeat or self.clock.done:
-            step = Step(self.game.action_name(action), self.clock.frame, p.cur_reward, p.cur_lost, p.cur_reset)
-            p.steps.append(step)
-            p.action_frames_done, p.cur_reward, p.cur_lost, p.cur_reset = 0, 0.0, False, False
-            ev = self._emit(ActionExecuted(self.turn, i, step))
+            ev = self._close_action()
             if len(p.steps) >= len(p.plan) or self.clock.done:
                 return self._end_turn()
         return ev
+
+    def _close_action(self) -> Event:
+        """Record the action in progress as a step (whole, or cut by the budget or a stop)."""
+        p = self.pending
+        i = len(p.steps)
+        step = Step(self.game.action_name(p.plan[i]), self.clock.frame, p.cur_reward, p.cur_lost, p.cur_reset)
+        p.steps.append(step)
+        p.action_frames_done, p.cur_reward, p.cur_lost, p.cur_reset = 0, 0.0, False, False
+        return self._emit(ActionExecuted(self.turn, i, step))
 
     def _act_one(self) -> Event | None:
         p = self.pending
@@ -348,8 +377,17 @@ class TurnEngine:
         return ev
 
     def _end_turn(self) -> Event | None:
+        ev = self._record_turn()
+        if self.max_cost is not None and self.totals["cost_usd"] >= self.max_cost:
+            self._finish(stopped=f"cost cap reached: ${self.totals['cost_usd']:.4f} >= --max-cost ${self.max_cost:g}")
+        elif self.clock.done:
+            self._finish()
+        return ev
+
+    def _record_turn(self) -> Event:
+        """Write the pending turn's record and its clip; the engine is READY for the next turn."""
         p = self.pending
-        clip = Clip(self.turn, p.start_frame, p.steps, p.reply.text if p.reply else "", p.noop_frames)
+        clip = Clip(self.turn, p.start_frame, p.steps, p.reply.text if p.reply else "", p.noops_done)
         self.clips.append(clip)
         parse = p.parse
         valid = bool(parse and parse.valid and (p.reply is None or p.reply.error is None))
@@ -374,7 +412,7 @@ class TurnEngine:
             "action_reset": [s.reset for s in p.steps],
             "action_frames": [s.frame for s in p.steps],
             "lives_lost": sum(s.life_lost for s in p.steps) + p.extra_lost,
-            "noop_frames": p.noop_frames,
+            "noop_frames": p.noops_done,
             "score": self.clock.score,
             "lives": self.clock.lives,
             "prompt": self._prompt_ref(p),
@@ -392,12 +430,7 @@ class TurnEngine:
         self.turn += 1
         self.pending = None
         self.phase = Phase.READY
-        ev = self._emit(TurnEnded(record["turn"], record))
-        if self.max_cost is not None and self.totals["cost_usd"] >= self.max_cost:
-            self._finish(stopped=f"cost cap reached: ${self.totals['cost_usd']:.4f} >= --max-cost ${self.max_cost:g}")
-        elif self.clock.done:
-            self._finish()
-        return ev
+        return self._emit(TurnEnded(record["turn"], record))
 
     def _prompt_ref(self, p: _Pending) -> dict:
         prompt = p.prompt
@@ -437,9 +470,21 @@ class TurnEngine:
         self._emit(RunEnded(self.turn, self.summary))
 
     def stop(self, reason: str = "stopped by the user") -> None:
-        """End the run now; the recording is kept and marked incomplete."""
-        if self.phase is not Phase.FINISHED:
-            self._finish(stopped=reason)
+        """End the run now; the recording is kept and marked incomplete.
+
+        A turn stopped while acting is recorded with what it executed (its last
+        action possibly cut short), so every recorded frame belongs to a turn and
+        the recording still verifies.
+        """
+        if self.phase is Phase.FINISHED:
+            return
+        p = self.pending
+        if self.phase is Phase.ACTING and p is not None:
+            done_to = p.steps[-1].frame if p.steps else p.start_frame + p.noops_done
+            if self.clock.frame > done_to and len(p.steps) < len(p.plan):
+                self._close_action()
+            self._record_turn()
+        self._finish(stopped=reason)
 
     def close(self) -> None:
         self.clock.close()

@@ -273,12 +273,8 @@ class FrameWriter(_FrameStore):
         self._spans.append((offset, len(block)))
         self._kinds.append(kind)
         self._prev = words
-        frame.flags.writeable = False
         index = len(self._kinds) - 1
-        cache = self._frames
-        cache[index] = frame
-        if len(cache) > self._cache_frames:
-            cache.popitem(last=False)
+        self._remember(index, frame)
         return index
 
     def _learn(self, frame: np.ndarray, rgb: np.ndarray | Callable[[], np.ndarray]) -> None:

@@ -120,16 +120,31 @@ class PromptBuilder:
         parts: list = []
         self._current(first, parts, None)
         msgs.append(Message("user", merge_parts(parts)))
+        last = len(clips) - 1
         for i, c in enumerate(clips):
-            msgs.append(Message("assistant", [TextPart(c.raw or "move: [noop]")]))
-            parts = [TextPart(self.pack.render("append_result", time=timestamp(c.steps[-1].frame if c.steps else c.start_frame)) + "\n")]
-            self._clip_parts(c, parts, heading=False)
-            last = i == len(clips) - 1
-            nxt = frame if last else clips[i + 1].start_frame
+            nxt = frame if i == last else clips[i + 1].start_frame
+            reply, result = self._exchange(c, nxt, latency_s if i == last else None)
+            msgs.append(Message("assistant", list(reply)))
+            msgs.append(Message("user", list(result)))
+        return Prompt(msgs, self.frames)
+
+    def _exchange(self, clip: Clip, nxt: int, latency_s: float | None) -> tuple[tuple, tuple]:
+        """A past turn in the chat: the reply, then what it did up to frame ``nxt``.
+
+        Built once per (clip, nxt): a chat grows by a turn each time, and every
+        earlier exchange stays as it was.
+        """
+        key = (id(self), "exchange", nxt, latency_s)
+        cache = clip.__dict__.setdefault("_parts", {})
+        built = cache.get(key)
+        if built is None:
+            end = clip.steps[-1].frame if clip.steps else clip.start_frame
+            parts = [TextPart(self.pack.render("append_result", time=timestamp(end)) + "\n")]
+            self._clip_parts(clip, parts, heading=False)
             parts.append(TextPart("\n"))
-            if c.steps and c.steps[-1].frame == nxt:
+            if clip.steps and end == nxt:
                 parts.append(TextPart(self.pack.render("closing")))
             else:  # the game moved on after the last action (latency clock): show where it is now
-                self._current(nxt, parts, latency_s if last else None)
-            msgs.append(Message("user", merge_parts(parts)))
-        return Prompt(msgs, self.frames)
+                self._current(nxt, parts, latency_s)
+            built = cache[key] = ((TextPart(clip.raw or "move: [noop]"),), tuple(merge_parts(parts)))
+        return built

@@ -19,7 +19,7 @@ import json
 import os
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -129,7 +129,7 @@ class RecordingWriter:
         if self.closed:
             raise RecordingError(f"the recording {self.path} is already finished; start a new one")
 
-    def add_frame(self, screen: np.ndarray, rgb: np.ndarray, ram: np.ndarray) -> int:
+    def add_frame(self, screen: np.ndarray, rgb: np.ndarray | Callable[[], np.ndarray], ram: np.ndarray) -> int:
         """Store one emulator frame; returns its index."""
         if self.closed:
             self._check_open()
@@ -235,7 +235,7 @@ class Recording:
         return {
             "game": self.manifest.get("game"),
             "seed": self.manifest.get("seed"),
-            "agent": self.manifest.get("agent"),
+            "agent": (self.manifest.get("agent") or {}).get("spec"),  # as a finished run's summary names it
             "total_reward": sum(t.get("reward", 0) or 0 for t in turns),
             "frames": turns[-1].get("end_frame", 0) if turns else 0,
             "turns": len(turns),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from workstation.agents import PROVIDER_KINDS
 from workstation.games import get_game
 from workstation.memory import clips_from_turns
 from workstation.prompt import Prompt
@@ -22,7 +23,8 @@ def rebuild_prompt(rec: Recording, turn: int) -> Prompt:
     """
     turns = rec.turns
     if not 0 <= turn < len(turns):
-        raise RecordingError(f"{rec.path}: no turn {turn}; it has turns 0..{len(turns) - 1}")
+        held = f"it has turns 0..{len(turns) - 1}" if turns else "it has no turns yet"
+        raise RecordingError(f"{rec.path}: no turn {turn}; {held}")
     t = turns[turn]
     ref = t.get("prompt") or {}
     if "messages" in ref:
@@ -50,9 +52,9 @@ def dump_request(rec: Recording, turn: int) -> str:
     prompt = rebuild_prompt(rec, turn)
     agent = rec.manifest.get("agent") or {}
     spec = agent.get("spec", "")
-    kind = spec.split(":", 1)[0]
+    kind = spec.split(":", 1)[0].strip().lower()
     header = f"# turn {turn} of {rec.path} (agent {spec}, {len(prompt.images)} images)\n"
-    if kind in ("openai", "compat", "anthropic", "gemini"):
+    if kind in PROVIDER_KINDS:
         from workstation.providers import options_from_description
         from workstation.providers.payload import describe_request
 

@@ -136,7 +136,7 @@ def branch_run(engine: TurnEngine, turn: int, out: Path | None = None) -> Path:
         raise ValueError("this engine records nothing; there is no parent recording to branch from")
     snap = engine._snapshots.get(turn)
     if snap is None:
-        raise ValueError(f"cannot branch at turn {turn}: rewind points are turns 0..{max(engine.turns_available, default=0)}")
+        raise ValueError(f"cannot branch at turn {turn}: {engine._rewind_points()}")
     if engine.summary is None:
         engine.stop(reason=f"left for a branch at turn {turn}")
     parent = Recording(parent_writer.path)
