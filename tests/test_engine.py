@@ -285,3 +285,21 @@ def test_append_only_prompts_match_a_fresh_rebuild_every_turn(tmp_path):
     for turn, asked in enumerate(agent.prompts):
         assert asked.to_json() == rebuild_prompt(rec, turn).to_json()
     assert len(agent.prompts[-1].messages) == 2 + 2 * (len(rec.turns) - 1)
+
+
+@pytest.mark.parametrize("memory", ["structured", "append"])
+def test_latency_clock_tells_the_model_the_game_ran_on(tmp_path, memory):
+    agent = ScriptedAgent(["move: [right]"], latency_s=0.5)
+    e = start_run(RunSpec(game="breakout", out=str(tmp_path), protocol=Protocol(frames=60, clock="latency", memory=memory)),
+                  agent=agent)
+    e.run()
+    first, second = agent.prompts[0].render_text(), agent.prompts[1].render_text()
+    assert "ran on for" not in first
+    assert "ran on for 0.5 s" in second
+    paused = ScriptedAgent(["move: [right]"], latency_s=0.5)
+    start_run(RunSpec(game="breakout", out=str(tmp_path), protocol=Protocol(frames=30, memory=memory)), agent=paused).run()
+    assert all("ran on for" not in p.render_text() for p in paused.prompts)
+    from workstation.request_dump import rebuild_prompt
+
+    rec = Recording(e.writer.path)
+    assert rebuild_prompt(rec, 1).digest() == rec.turns[1]["prompt"]["digest"]

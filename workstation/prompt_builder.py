@@ -85,9 +85,10 @@ class PromptBuilder:
         parts.append(TextPart("\n" + self.pack.render("closing")))
 
     # -- whole prompts ---------------------------------------------------
-    def build(self, clips: list[Clip], frame: int, latency_s: float | None = None) -> Prompt:
+    def build(self, clips: list[Clip], frame: int) -> Prompt:
         if self.protocol.memory == "append":
-            return self._append(clips, frame, latency_s)
+            return self._append(clips, frame)
+        latency_s = clips[-1].noop_frames / FPS_PAPER if clips and clips[-1].noop_frames else None
         return self._structured(clips, frame, latency_s)
 
     def current_only(self, frame: int) -> Prompt:
@@ -114,7 +115,7 @@ class PromptBuilder:
         self._current(frame, parts, latency_s)
         return Prompt([Message("system", [TextPart(self.system_text)]), Message("user", merge_parts(parts))], self.frames)
 
-    def _append(self, clips: list[Clip], frame: int, latency_s: float | None) -> Prompt:
+    def _append(self, clips: list[Clip], frame: int) -> Prompt:
         msgs = [Message("system", [TextPart(self.system_text)])]
         first = clips[0].start_frame if clips else frame
         parts: list = []
@@ -123,28 +124,32 @@ class PromptBuilder:
         last = len(clips) - 1
         for i, c in enumerate(clips):
             nxt = frame if i == last else clips[i + 1].start_frame
-            reply, result = self._exchange(c, nxt, latency_s if i == last else None)
+            reply, result = self._exchange(c, nxt)
             msgs.append(Message("assistant", list(reply)))
             msgs.append(Message("user", list(result)))
         return Prompt(msgs, self.frames)
 
-    def _exchange(self, clip: Clip, nxt: int, latency_s: float | None) -> tuple[tuple, tuple]:
+    def _exchange(self, clip: Clip, nxt: int) -> tuple[tuple, tuple]:
         """A past turn in the chat: the reply, then what it did up to frame ``nxt``.
 
         Built once per (clip, nxt): a chat grows by a turn each time, and every
-        earlier exchange stays as it was.
+        earlier exchange stays as it was. On the latency clock the result opens
+        with how long the game ran on while the model thought.
         """
-        key = (id(self), "exchange", nxt, latency_s)
+        key = (id(self), "exchange", nxt)
         cache = clip.__dict__.setdefault("_parts", {})
         built = cache.get(key)
         if built is None:
             end = clip.steps[-1].frame if clip.steps else clip.start_frame
-            parts = [TextPart(self.pack.render("append_result", time=timestamp(end)) + "\n")]
+            parts = []
+            if clip.noop_frames:
+                parts.append(TextPart(self.pack.render("latency_note", seconds=f"{clip.noop_frames / FPS_PAPER:.1f}") + "\n"))
+            parts.append(TextPart(self.pack.render("append_result", time=timestamp(end)) + "\n"))
             self._clip_parts(clip, parts, heading=False)
             parts.append(TextPart("\n"))
             if clip.steps and end == nxt:
                 parts.append(TextPart(self.pack.render("closing")))
-            else:  # the game moved on after the last action (latency clock): show where it is now
-                self._current(nxt, parts, latency_s)
+            else:  # the game moved on after the last action: show where it is now
+                self._current(nxt, parts, None)
             built = cache[key] = ((TextPart(clip.raw or "move: [noop]"),), tuple(merge_parts(parts)))
         return built
