@@ -24,17 +24,20 @@ from screens.messages import OpenRecording, StartRun
 HELP = """\
 # Atari VLM workstation: keys
 
-**Everywhere**: `F1` or `?` this help · `ctrl+p` command palette · `q` / `ctrl+q` quit
+**Everywhere**: `F1` or `?` this help · `ctrl+p` command palette · `ctrl+q` quit
+(`q` quits too, except while you play).
 
 ## Home
-`↑` `↓` pick a game · `w` watch · `s` step mode · `p` play yourself · `o` open the highlighted recording.
+`↑` `↓` pick a game · `w` watch · `s` step mode · `p` play yourself · `o` or `enter` open the highlighted
+recording.
 Agents: `random`, `human`, `replay:PATH`, or a provider spec such as `openai:gpt-5.1`
 (`openai`, `anthropic`, `gemini`, `compat` need their key in the environment).
 Protocol settings start at the paper's values; a changed one is highlighted.
 
 ## Live view
 `space` pause / resume · `f` speed: paper pace (0.1 s per action), fast, instant ·
-`s` step mode on / off · `x` stop the run (kept, marked incomplete) · `esc` back.
+`s` step mode on / off · `x` stop the run (kept, marked incomplete) · `esc` back (from a focused field,
+such as the prompt text or the override box, `esc` first leaves the field).
 The prompt pane shows the prompt exactly as sent; pick an image in its list to preview that frame.
 
 ## Step mode
@@ -46,9 +49,19 @@ After the reply: `r` re-send, type actions in the override box and `o` (or enter
 Pick a turn and `b` to rewind to its start and branch: the run goes on in a new recording that
 copies the parent's frames and turns up to that point.
 
+## Play yourself
+**Real time**: hold `←` `↑` `→` `↓` (or `w` `a` `s` `d`) to move and `space` to fire; keys held
+together make a diagonal. The game samples the held keys once per action and never waits.
+
+**Paused**: the game waits for your plan. The same keys queue actions (up to max actions), `+` then a
+key joins it to the last action (`↑` `+` `←` is upleft), `n` (or `.`) queues a noop, `backspace`
+removes the last, `enter` commits.
+
+`esc` stops the game (the recording stays, marked incomplete); then `esc`, `enter` or `q` leaves.
+
 ## Open a recording
 `←` `→` or `[` `]` previous / next turn · `,` `.` previous / next frame · `space` play / pause ·
-`home` `end` first / last frame · `esc` back.
+`home` `end` first / last frame · `esc` back (or out of a focused field first).
 """
 
 
@@ -158,8 +171,8 @@ def make_engine(s: dict):
     return start_run(spec)
 
 
-def play_screen(s: dict, on_missing: Callable[[str], Any]) -> Screen | None:
-    """The human-play screen, imported lazily; ``on_missing`` hears why when it is not there."""
+def play_screen(s: dict, on_missing: Callable[[str], Any], can_go_back: bool = True) -> Screen | None:
+    """The human-play screen, imported lazily; ``on_missing`` hears why when it is not there or cannot start."""
     try:
         from screens.play import PlayScreen
     except ImportError:
@@ -167,7 +180,8 @@ def play_screen(s: dict, on_missing: Callable[[str], Any]) -> Screen | None:
         return None
     try:
         return PlayScreen(s["game"], s.get("seed", 0), s.get("mode", "realtime"), s.get("pace", "paper"),
-                          s.get("out", "recordings"), s["protocol"], window=bool(s.get("window", False)))
+                          s.get("out", "recordings"), s["protocol"], window=bool(s.get("window", False)),
+                          can_go_back=can_go_back)
     except ValueError as e:  # bad play settings: say so, do not crash
         on_missing(str(e))
         return None
@@ -207,18 +221,16 @@ def make_app(which: str, args: Any = None) -> WorkstationApp:
         from screens.replay_view import ReplayScreen
 
         rec = Recording(Path(args.recording))
+        rec.turns, rec.frames  # read now: a damaged recording is a one-line RecordingError, not a traceback
         return WorkstationApp(lambda: ReplayScreen(rec, can_go_back=False), args)
     if which == "play":
         from workstation.cli import UserError
 
-        settings = _settings_from_args(args)
-        try:
-            from screens.play import PlayScreen
-        except ImportError:
-            raise UserError("human play is not available in this build (screens/play.py is missing)") from None
-        s = settings
-        return WorkstationApp(lambda: PlayScreen(s["game"], s["seed"], s["mode"], s["pace"], s["out"], s["protocol"],
-                                                 window=s["window"], can_go_back=False), args)
+        def refuse(text: str) -> None:
+            raise UserError(text)
+
+        screen = play_screen(_settings_from_args(args), on_missing=refuse, can_go_back=False)
+        return WorkstationApp(lambda: screen, args)
     raise ValueError(f"unknown screen {which!r}: use home, watch, play or open")
 
 

@@ -27,7 +27,7 @@ from screens.messages import (
 from screens.plan_view import PlanView
 from screens.prompt_view import PromptView
 from screens.reply_view import ReplyView
-from screens.run_layout import compose_run, protocol_label, titled
+from screens.run_layout import blur_or_leave, compose_run, protocol_label, titled
 from screens.stats_bar import StatsBar
 from screens.step_panel import StepPanel
 from screens.timeline import Timeline
@@ -45,17 +45,19 @@ class LiveScreen(Screen):
     """One run, live. ``step_mode`` starts holding before each prompt is sent."""
 
     AUTO_FOCUS = ""  # nothing focused: the screen's keys work at once
+    # The footer must fit 120 columns in step mode: apply (next to the edited prompt),
+    # override (next to its box) and one frame (the finest step) show on their buttons only.
     BINDINGS = [
         Binding("space", "pause", "Pause"),
         Binding("f", "speed", "Speed"),
-        Binding("s", "step_mode", "Step mode"),
+        Binding("s", "step_mode", "Step"),
         Binding("g", "send", "Send"),
-        Binding("ctrl+s", "apply_edit", "Apply edit"),
+        Binding("ctrl+s", "apply_edit", "Apply edit", show=False),
         Binding("c", "current_only", "Frame only", show=False),
         Binding("r", "resend", "Re-send"),
-        Binding("o", "override", "Override"),
+        Binding("o", "override", "Override", show=False),
         Binding("a", "one_action", "Action"),
-        Binding("full_stop", "one_frame", "Frame"),
+        Binding("full_stop", "one_frame", "Frame", show=False),
         Binding("t", "finish_turn", "Turn"),
         Binding("b", "branch", "Branch"),
         Binding("x", "stop_run", "Stop run", show=False),
@@ -301,14 +303,7 @@ class LiveScreen(Screen):
         self.driver.send("stop")
 
     def action_back(self) -> None:
-        focused = self.focused
-        if isinstance(focused, Input) or (focused is not None and focused.id == "prompt-text"):
-            self.set_focus(None)
-            return
-        if self.can_go_back:
-            self.dismiss()
-        else:
-            self.app.exit()
+        blur_or_leave(self, self.can_go_back)
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         action = {
@@ -327,12 +322,15 @@ class LiveScreen(Screen):
             ("Change speed", "paper pace, fast, instant (f)", self.action_speed),
             ("Toggle step mode", "hold before each prompt is sent and after each reply (s)", self.action_step_mode),
             ("Stop the run", "end now; the recording is kept, marked incomplete (x)", self.action_stop_run),
+            ("Back", "leave the focused field, else this view (escape)", self.action_back),
         ]
         if self.step_mode:
             cmds += [
                 ("Send the prompt", "apply any edit and ask the agent (g)", self.action_send),
+                ("Apply the edit", "use the edited prompt text, not sent yet (ctrl+s)", self.action_apply_edit),
                 ("Current frame only", "swap in the prompt with just the current frame (c)", self.action_current_only),
                 ("Re-send the prompt", "discard the reply and ask again (r)", self.action_resend),
+                ("Override the plan", "run the actions typed in the override box (o)", self.action_override),
                 ("Execute one action", "3 frames of the plan (a)", self.action_one_action),
                 ("Execute one frame", "one emulator frame (.)", self.action_one_frame),
                 ("Finish the turn", "run the rest of the plan (t)", self.action_finish_turn),

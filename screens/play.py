@@ -155,6 +155,7 @@ class PlayScreen(Screen):
         self.summary: dict | None = None
         self.recording: Path | None = None
         self.error: str | None = None
+        self._keys_text: str | None = None  # what the keys panel shows
         # shared with the worker
         self._held = HeldKeys()
         self._held_lock = threading.Lock()
@@ -466,15 +467,17 @@ class PlayScreen(Screen):
         )
 
     def _show_keys(self) -> None:
+        """Update the keys panel; called 20 times a second in real time, it redraws only on a change."""
         if self.mode == "realtime":
             with self._held_lock:
                 held = self._held.held(self.pacer.now())
-            self.query_one("#play-keys", Static).update(
-                f"held now {'+'.join(held) or '-'} -> {action_for(held, self.game)}\n"
-                f"sampled  {'+'.join(self.applied_buttons) or '-'}\napplying [b]{self.applied}[/b]"
-            )
+            text = (f"held now {'+'.join(held) or '-'} -> {action_for(held, self.game)}\n"
+                    f"sampled  {'+'.join(self.applied_buttons) or '-'}\napplying [b]{self.applied}[/b]")
         else:
-            self.query_one("#play-keys", Static).update(f"applying [b]{self.applied}[/b]")
+            text = f"applying [b]{self.applied}[/b]"
+        if text != self._keys_text:
+            self._keys_text = text
+            self.query_one("#play-keys", Static).update(text)
 
     def _show_queue(self) -> None:
         widget = self.query_one("#play-queue", Static)

@@ -16,6 +16,7 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Static
 
+from workstation.framestore import FrameStoreError
 from workstation.parser import ParseResult
 from workstation.protocol import Protocol
 from workstation.recording import Recording, RecordingError
@@ -25,7 +26,7 @@ from screens.messages import RunStats
 from screens.plan_view import PlanView
 from screens.prompt_view import PromptView
 from screens.reply_view import ReplyView
-from screens.run_layout import compose_run, protocol_label
+from screens.run_layout import blur_or_leave, compose_run, protocol_label
 from screens.stats_bar import StatsBar
 from screens.timeline import Timeline
 
@@ -91,9 +92,17 @@ class ReplayScreen(Screen):
         return bisect.bisect_right(self._starts, frame) - 1
 
     def goto(self, frame: int) -> None:
-        """Show ``frame`` (clamped) and the turn it belongs to."""
+        """Show ``frame`` (clamped) and the turn it belongs to; a damaged frame is a notice, not a crash."""
+        if self.n_frames == 0:
+            return
         self.frame = max(0, min(self.n_frames - 1, frame))
-        self.query_one("#frame", FrameView).show(self.rec.frames.rgb(self.frame), self.frame)
+        try:
+            rgb = self.rec.frames.rgb(self.frame)
+        except (FrameStoreError, RecordingError, IndexError) as e:
+            self._stop_playback()  # one notice, not one per tick
+            self.notify(str(e), title="cannot show this frame", severity="error")
+        else:
+            self.query_one("#frame", FrameView).show(rgb, self.frame)
         turn = self.turn_at(self.frame)
         if turn != self.turn:
             self.turn = turn
@@ -135,7 +144,7 @@ class ReplayScreen(Screen):
             return
         try:
             prompt = rebuild_prompt(self.rec, turn)
-        except (RecordingError, ValueError, KeyError) as e:
+        except (RecordingError, FrameStoreError, ValueError, KeyError) as e:
             view.show_reference(turn, t.get("prompt") or {}, str(e))
             return
         variant = (t.get("prompt") or {}).get("variant", "standard")
@@ -143,7 +152,7 @@ class ReplayScreen(Screen):
         for part in prompt.images:
             try:
                 images.append((part, self.rec.frames.rgb(part.frame)))
-            except (RecordingError, IndexError, ValueError):
+            except (RecordingError, FrameStoreError, IndexError, ValueError):
                 images.append((part, None))
         view.show_prompt(turn, prompt.render_text(), variant, images)
 
@@ -192,15 +201,20 @@ class ReplayScreen(Screen):
         self.goto(self.n_frames - 1 if frame < 0 else frame)
 
     def action_play(self) -> None:
-        self.playing = not self.playing
         if self.playing:
+            self._stop_playback()
+        elif self.n_frames:
+            self.playing = True
+            self._timer = self.set_interval(PLAY_TICK_S, self._tick)
             if self.frame >= self.n_frames - 1:
                 self.goto(0)
-            self._timer = self.set_interval(PLAY_TICK_S, self._tick)
-        elif self._timer is not None:
+        self._status()
+
+    def _stop_playback(self) -> None:
+        self.playing = False
+        if self._timer is not None:
             self._timer.stop()
             self._timer = None
-        self._status()
 
     def _tick(self) -> None:
         if self.frame >= self.n_frames - 1:
@@ -209,16 +223,16 @@ class ReplayScreen(Screen):
         self.goto(self.frame + PLAY_FRAMES)
 
     def action_back(self) -> None:
-        if self.can_go_back:
-            self.dismiss()
-        else:
-            self.app.exit()
+        blur_or_leave(self, self.can_go_back)
 
     def palette_commands(self) -> list[tuple[str, str, object]]:
         return [
             ("Play / pause", "play the recording at paper pace (space)", self.action_play),
             ("Next turn", "jump to the next turn (right or ])", lambda: self.action_turn(1)),
             ("Previous turn", "jump to the previous turn (left or [)", lambda: self.action_turn(-1)),
+            ("Next frame", "one frame on (.)", lambda: self.action_frame(1)),
+            ("Previous frame", "one frame back (,)", lambda: self.action_frame(-1)),
             ("First frame", "go to frame 0 (home)", lambda: self.action_goto(0)),
             ("Last frame", "go to the last frame (end)", lambda: self.action_goto(-1)),
+            ("Back", "leave the focused field, else this view (escape)", self.action_back),
         ]

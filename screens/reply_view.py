@@ -40,7 +40,7 @@ class ReplyView(VerticalScroll):
 
     def show_reply(self, raw: str, error: str | None = None) -> None:
         self.raw = raw
-        self.note = f"no usable reply: {error}" if error else ""
+        self.note = (error if error.startswith("no usable reply") else f"no usable reply: {error}") if error else ""
         self._refresh()
 
     def show_parse(self, parse: ParseResult | None, thought: str | None = None) -> None:

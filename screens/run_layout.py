@@ -12,6 +12,7 @@ from typing import TypeVar
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer, Static
 
@@ -36,6 +37,19 @@ def titled(widget: W, title: str) -> W:
     """``widget`` with ``title`` on its border."""
     widget.border_title = title
     return widget
+
+
+def blur_or_leave(screen: Screen, can_go_back: bool) -> None:
+    """Escape on a run screen: first leave the focused field (prompt text, override box, a list), then the screen.
+
+    A screen that cannot go back (``workstation watch`` / ``open``) ends the app instead.
+    """
+    if screen.focused is not None:
+        screen.set_focus(None)
+    elif can_go_back:
+        screen.dismiss()
+    else:
+        screen.app.exit()
 
 
 def compose_run(title: str, frame_view: FrameView, *below_plan: Widget) -> ComposeResult:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from argparse import Namespace
 import time
 from pathlib import Path
 
@@ -207,3 +208,64 @@ def test_paper_pace_holds_each_action_a_tenth_of_a_second(tmp_path):
     assert time.perf_counter() - started >= 5 * 0.1
     assert frames == list(range(16))  # every budget frame went to the frame view, in order
     assert Recording(driver.path).complete
+
+
+@run_async
+async def test_step_mode_footer_fits_120_columns(tmp_path):
+    from textual.widgets import Footer
+    from textual.widgets._footer import FooterKey
+
+    app = make_app("watch", watch_args(tmp_path, "--frames", "15", "--step"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = app.screen
+        await wait_until(pilot, lambda: screen.phase == "prompt", what="the step-mode hold")
+        await pilot.pause()
+        keys = list(screen.query_one(Footer).query(FooterKey))
+        palette = [k for k in keys if k.has_class("-command-palette")]
+        shown = {k.action: k.region for k in keys if k not in palette}
+        assert {"back", "app.quit", "help", "branch", "send", "resend", "one_action", "finish_turn"} <= set(shown)
+        right_edge = palette[0].region.x if palette else 120
+        cut = [action for action, region in shown.items() if region.right > right_edge or not region.width]
+        assert not cut, f"footer keys cut off at 120 columns: {cut}"
+
+
+def _key_text(key: str) -> str:
+    """How HELP and the palette write a binding's key."""
+    return {"space": "space", "full_stop": ".", "comma": ",", "escape": "esc", "left_square_bracket": "[",
+            "right_square_bracket": "]", "left": "←", "right": "→", "question_mark": "?"}.get(key, key)
+
+
+@run_async
+async def test_help_and_palette_name_every_key(tmp_path):
+    from screens.app import HELP
+    from screens.home import HomeScreen
+    from screens.replay_view import ReplayScreen
+
+    for screen_class in (HomeScreen, LiveScreen, ReplayScreen):
+        for binding in screen_class.BINDINGS:
+            for key in binding.key.split(","):
+                assert f"`{_key_text(key)}`" in HELP, f"HELP misses {key} ({screen_class.__name__})"
+    play = HELP.split("## Play yourself", 1)[-1].split("##", 1)[0]
+    for key in ("space", "+", "n", "backspace", "enter", "esc"):
+        assert f"`{key}`" in play, f"the play section of HELP misses {key}"
+
+    app = make_app("watch", watch_args(tmp_path, "--frames", "15", "--step"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = app.screen
+        await wait_until(pilot, lambda: screen.phase == "prompt", what="the step-mode hold")
+        helps = " ".join(h for _, h, _ in screen.palette_commands())
+        for binding in LiveScreen.BINDINGS:
+            if binding.action != "app.quit":
+                key = "escape" if binding.key == "escape" else _key_text(binding.key)
+                assert f"({key})" in helps, f"the live palette misses {binding.key} ({binding.action})"
+        path = screen.recording_path
+        await pilot.press("s")
+        await wait_until(pilot, lambda: screen.summary is not None, what="the run to finish")
+    app = make_app("open", Namespace(recording=str(path)))
+    async with app.run_test(size=(120, 40)):
+        helps = " ".join(h for _, h, _ in app.screen.palette_commands())
+        for binding in ReplayScreen.BINDINGS:
+            if binding.action != "app.quit":
+                first = binding.key.split(",")[0]
+                key = {"escape": "escape", "left": "left", "right": "right"}.get(first) or _key_text(first)
+                assert f"({key}" in helps, f"the open palette misses {binding.key} ({binding.action})"

@@ -70,3 +70,54 @@ def test_open_rejects_a_directory_that_is_not_a_recording(tmp_path):
         assert "manifest.json" in str(e)
     else:
         raise AssertionError("opening a non-recording should fail with a one-line RecordingError")
+
+
+def test_open_refuses_a_damaged_turns_file_before_drawing(tmp_path):
+    from workstation.recording import RecordingError
+
+    rec = record(tmp_path, frames=15)
+    with open(rec.path / "turns.jsonl", "a") as f:
+        f.write("{not json\n")
+    try:
+        make_app("open", Namespace(recording=str(rec.path)))
+    except RecordingError as e:
+        assert "turns.jsonl" in str(e) and "\n" not in str(e)
+    else:
+        raise AssertionError("a damaged turns.jsonl should be a one-line RecordingError, not a crash on mount")
+
+
+@run_async
+async def test_open_survives_missing_and_damaged_frames(tmp_path):
+    rec = record(tmp_path, frames=15)
+    (rec.path / "frames.idx").unlink()  # a store that holds no frames at all
+    app = make_app("open", Namespace(recording=str(rec.path)))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("full_stop", "end", "space", "right")  # nothing to show: no crash
+        await pilot.pause(0.15)
+        assert app.is_running and not app.screen.playing
+    rec = record(tmp_path / "damaged", frames=15)
+    data = rec.path / "frames.bin"
+    data.write_bytes(b"\x00" * data.stat().st_size)  # every frame's bytes gone
+    app = make_app("open", Namespace(recording=str(rec.path)))
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = app.screen
+        await pilot.press("space")  # playback stops at the first damaged frame instead of a notice per tick
+        await pilot.pause(0.3)
+        assert app.is_running and isinstance(app.screen, ReplayScreen) and not screen.playing
+        notes = [n.message for n in app._notifications]
+        assert notes and all("damaged" in n for n in notes) and len(notes) <= 2
+        assert screen.query_one(ReplyView).thought == "random baseline"  # the turn is still shown
+
+
+@run_async
+async def test_escape_leaves_a_focused_field_before_the_screen(tmp_path):
+    rec = record(tmp_path, frames=15)
+    app = make_app("open", Namespace(recording=str(rec.path)))
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = app.screen
+        screen.set_focus(screen.query_one("#prompt-text"))
+        await pilot.press("escape")
+        assert app.is_running and app.screen is screen and screen.focused is None
+        await pilot.press("escape")  # nothing focused: `workstation open` ends
+        await pilot.pause()
+        assert not app.is_running

@@ -203,3 +203,38 @@ def test_a_late_slot_restarts_the_schedule_instead_of_catching_up():
     assert screen._next_slot(0.5, lambda: False) == 1.0  # 0.4 s late: the next slots count from now
     pacer.t = 0.62
     assert screen._next_slot(0.5, lambda: False) == pytest.approx(0.6)  # a little late: schedule kept
+
+
+@run_async
+async def test_the_keys_panel_redraws_only_when_it_changes(tmp_path):
+    pacer = ManualPacer()
+    screen = PlayScreen("breakout", 0, "realtime", "paper", str(tmp_path), Protocol(frames=30),
+                        countdown=0, pacer=pacer)
+    app = PlayApp(screen)
+    async with app.run_test(size=(120, 40)) as pilot:
+        assert await pacer._worker_idle(screen)
+        panel = screen.query_one("#play-keys")
+        texts: list[str] = []
+        update = panel.update
+        panel.update = lambda content="", **kw: (texts.append(str(content)), update(content, **kw))[1]
+        await pilot.pause(0.3)  # six ticks of the 50 ms refresh, nothing held, the clock stopped
+        assert texts == []
+        await pilot.press("left")
+        await pilot.pause(0.1)
+        assert len(texts) == 1 and "held now left -> left" in texts[0]
+        assert "held now left" in str(panel.render())
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: screen.summary is not None, what="the run to stop")
+
+
+def test_make_app_play_builds_a_screen_that_ends_the_app(tmp_path):
+    from screens.app import make_app
+    from workstation.cli import UserError, build_parser
+
+    args = build_parser().parse_args(["play", "--game", "freeway", "--mode", "paused", "--out", str(tmp_path)])
+    screen = make_app("play", args)._first()
+    assert isinstance(screen, PlayScreen) and not screen.can_go_back
+    assert (screen.game.key, screen.mode, screen.protocol.max_actions) == ("freeway", "paused", 10)
+    args.mode = "turbo"  # past the CLI's own check: still a one-line error, before any screen is drawn
+    with pytest.raises(UserError, match="use realtime or paused"):
+        make_app("play", args)
