@@ -34,7 +34,8 @@ from textual.containers import Horizontal, Vertical
 from textual.events import Key
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Digits, Static
+from textual.binding import Binding
+from textual.widgets import Digits, Footer, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from screens.frame_view import FrameView
@@ -170,7 +171,12 @@ class PlayScreen(Screen):
         self._cancelled: Callable[[], bool] = self._quit.is_set
 
     # -- layout ------------------------------------------------------------
+    # Game keys are read raw in on_key (held-key model); these only put the screen's
+    # own keys in the footer, like every other screen (and make them clickable).
+    BINDINGS = [Binding("escape", "stop_or_leave", "Stop / leave"), Binding("f1", "app.help", "Help")]
+
     def compose(self) -> ComposeResult:
+        yield Footer()
         with Horizontal(id="play-body"):
             yield FrameView(id="play-frame")
             with Vertical(id="play-side"):
@@ -400,11 +406,7 @@ class PlayScreen(Screen):
         finished = self.summary is not None or self.error is not None
         if key == "escape" or (finished and key in ("enter", "q")):
             event.stop()
-            if finished:
-                self._leave()
-            else:
-                self._quit.set()
-                self._banner("stopping...")
+            self.action_stop_or_leave()
             return
         if finished:
             return
@@ -432,6 +434,14 @@ class PlayScreen(Screen):
             return
         event.stop()
         self._show_queue()
+
+    def action_stop_or_leave(self) -> None:
+        """Stop a running game (the recording stays, marked incomplete); leave a finished one."""
+        if self.summary is not None or self.error is not None:
+            self._leave()
+        else:
+            self._quit.set()
+            self._banner("stopping...")
 
     def _leave(self) -> None:
         result = {"summary": self.summary, "path": self.recording}
