@@ -173,8 +173,7 @@ def _run(a: argparse.Namespace) -> int:
     engine = start_run(spec, rewindable=False)
     try:
         summary = engine.run()
-    except KeyboardInterrupt:
-        engine.stop("interrupted")
+    except KeyboardInterrupt:  # run() has already closed the recording as "interrupted"
         print(engine.writer.path)
         raise
     finally:
