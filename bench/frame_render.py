@@ -38,7 +38,7 @@ from textual.app import App, ComposeResult
 from textual.strip import Strip
 
 from bench.random_frames import random_frames
-from screens.frame_view import HALF_BLOCK, FrameRenderer, FrameView, fit_grid, pool_brightest
+from screens.widgets.frame_view import HALF_BLOCK, FrameRenderer, FrameView, fit_grid, pool_brightest
 
 GAMES = ("breakout", "seaquest")
 SIZES = {"full 160x105": (160, 105), "small 80x40": (80, 40)}

@@ -12,8 +12,8 @@ import statistics
 import tempfile
 import time
 
-from workstation.games import GAMES
-from workstation.runs import RunSpec, start_run
+from workstation.game.games import GAMES
+from workstation.runs.start import RunSpec, start_run
 
 
 def main() -> None:

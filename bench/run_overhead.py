@@ -22,10 +22,10 @@ import time
 
 import numpy as np
 
-from workstation.clock import make_env
-from workstation.games import get_game
-from workstation.recording import Recording
-from workstation.runs import RunSpec, start_run
+from workstation.game.clock import make_env
+from workstation.game.games import get_game
+from workstation.store.recording import Recording
+from workstation.runs.start import RunSpec, start_run
 
 
 def bare(game_key: str, frames: int = 900) -> tuple[float, float]:

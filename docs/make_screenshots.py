@@ -35,9 +35,9 @@ sys.path.insert(0, str(ROOT))
 from textual.widgets import Input  # noqa: E402
 
 from screens.app import make_app  # noqa: E402
-from screens.frame_view import FrameView  # noqa: E402
+from screens.widgets.frame_view import FrameView  # noqa: E402
 from workstation.cli import build_parser  # noqa: E402
-from workstation.recording import Recording  # noqa: E402
+from workstation.store.recording import Recording  # noqa: E402
 
 DOCS = ROOT / "docs"
 SIZE = (200, 60)

@@ -137,14 +137,14 @@ class WorkstationApp(App[int]):
         except user_error_types() as e:
             self.notify(str(e), title="cannot start the run", severity="error", timeout=10)
             return
-        from screens.live import LiveScreen
+        from screens.views.live import LiveScreen
 
         self.push_screen(LiveScreen(engine, step_mode=m.kind == "step", speed=self.speed))
 
     def on_open_recording(self, m: OpenRecording) -> None:
-        from workstation.recording import Recording, RecordingError
+        from workstation.store.recording import Recording, RecordingError
 
-        from screens.replay_view import ReplayScreen
+        from screens.views.replay_view import ReplayScreen
 
         try:
             self.push_screen(ReplayScreen(Recording(m.path)))
@@ -152,7 +152,7 @@ class WorkstationApp(App[int]):
             self.notify(str(e), title="cannot open", severity="error")
 
     def open_newest(self) -> None:
-        from workstation.recording import find_recordings
+        from workstation.store.recording import find_recordings
 
         found = find_recordings(self.out)
         if not found:
@@ -163,7 +163,7 @@ class WorkstationApp(App[int]):
 
 def make_engine(s: dict):
     """A started-later engine (and its recording) for the settings of a run."""
-    from workstation.runs import RunSpec, start_run
+    from workstation.runs.start import RunSpec, start_run
 
     spec = RunSpec(game=s["game"], agent=s.get("agent", "random"), seed=int(s.get("seed", 0)),
                    protocol=s["protocol"], prompts=s.get("prompts"), out=s.get("out", "recordings"),
@@ -174,7 +174,7 @@ def make_engine(s: dict):
 def play_screen(s: dict, on_missing: Callable[[str], Any], can_go_back: bool = True) -> Screen | None:
     """The human-play screen, imported lazily; ``on_missing`` hears why when it is not there or cannot start."""
     try:
-        from screens.play import PlayScreen
+        from screens.views.play import PlayScreen
     except ImportError:
         on_missing("human play is not available in this build (screens/play.py is missing)")
         return None
@@ -189,7 +189,7 @@ def play_screen(s: dict, on_missing: Callable[[str], Any], can_go_back: bool = T
 
 def _settings_from_args(args: argparse.Namespace) -> dict:
     from workstation.cli import _protocol_from, _provider_options
-    from workstation.games import get_game
+    from workstation.game.games import get_game
 
     game = get_game(args.game).key
     agent = getattr(args, "agent", "random")
@@ -205,20 +205,20 @@ def _settings_from_args(args: argparse.Namespace) -> dict:
 def make_app(which: str, args: Any = None) -> WorkstationApp:
     """The app for ``which`` in {home, watch, play, open}; bad inputs raise one-line user errors."""
     if which == "home":
-        from screens.home import HomeScreen
+        from screens.views.home import HomeScreen
 
         return WorkstationApp(lambda: HomeScreen(args), args)
     if which == "watch":
-        from screens.live import LiveScreen
+        from screens.views.live import LiveScreen
 
         engine = make_engine(_settings_from_args(args))
         speed = getattr(args, "speed", None) or "paper"
         return WorkstationApp(lambda: LiveScreen(engine, step_mode=bool(getattr(args, "step", False)), speed=speed,
                                                  can_go_back=False), args)
     if which == "open":
-        from workstation.recording import Recording
+        from workstation.store.recording import Recording
 
-        from screens.replay_view import ReplayScreen
+        from screens.views.replay_view import ReplayScreen
 
         rec = Recording(Path(args.recording))
         rec.turns, rec.frames  # read now: a damaged recording is a one-line RecordingError, not a traceback

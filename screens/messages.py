@@ -16,9 +16,9 @@ import numpy as np
 from textual.message import Message
 
 from workstation.agents.base import Reply
-from workstation.memory import Step
-from workstation.parser import ParseResult
-from workstation.prompt import ImagePart, Prompt
+from workstation.turn.memory import Step
+from workstation.turn.parser import ParseResult
+from workstation.turn.prompt import ImagePart, Prompt
 
 
 @dataclass(frozen=True)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from workstation.clock import GameClock
-from workstation.games import get_game
-from workstation.protocol import Protocol, ProtocolError, StartOption
+from workstation.game.clock import GameClock
+from workstation.game.games import get_game
+from workstation.game.protocol import Protocol, ProtocolError, StartOption
 
 
 class Frames:
@@ -134,7 +134,7 @@ def test_protocol_validation():
 @pytest.mark.parametrize("key", ["breakout", "seaquest", "pacman", "qbert"])
 def test_clock_steps_exactly_like_gymnasium_env_step(key):
     """The clock skips the RGB observation it may not need; the emulator must not notice."""
-    from workstation.clock import make_env
+    from workstation.game.clock import make_env
 
     game = get_game(key)
     rng = np.random.default_rng(5)

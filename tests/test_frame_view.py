@@ -13,7 +13,7 @@ from textual.app import App, ComposeResult
 from textual.pilot import Pilot
 
 from bench.random_frames import random_frames
-from screens.frame_view import (
+from screens.widgets.frame_view import (
     HALF_BLOCK,
     TV_PIXEL_ASPECT,
     FrameShapeError,

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from workstation.framestore import (
+from workstation.store.framestore import (
     DATA_FILE,
     DELTA,
     INDEX_FILE,

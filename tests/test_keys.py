@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from screens.keys import (
+from screens.input.keys import (
     FIRST_LINGER_S,
     REPEAT_LINGER_S,
     HeldKeys,
@@ -13,7 +13,7 @@ from screens.keys import (
     button_for_key,
     chord_name,
 )
-from workstation.games import GAMES, get_game
+from workstation.game.games import GAMES, get_game
 
 
 def test_a_single_press_is_held_for_the_first_linger_then_released():

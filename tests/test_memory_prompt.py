@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from workstation.games import get_game
-from workstation.memory import Clip, Step, select_structured
-from workstation.prompt import ImagePart, TextPart
-from workstation.prompt_builder import PromptBuilder
-from workstation.promptpack import load_pack
-from workstation.protocol import Protocol
+from workstation.game.games import get_game
+from workstation.turn.memory import Clip, Step, select_structured
+from workstation.turn.prompt import ImagePart, TextPart
+from workstation.turn.prompt_builder import PromptBuilder
+from workstation.turn.promptpack import load_pack
+from workstation.game.protocol import Protocol
 
 
 def clip(turn: int, start: int, n: int, reward_at: int | None = None, lost_at: int | None = None) -> Clip:
@@ -95,7 +95,7 @@ def test_render_text_round_trips_through_with_text():
 
 
 def test_every_alias_maps_to_an_allowed_action_of_the_right_meaning():
-    from workstation.games import GAMES
+    from workstation.game.games import GAMES
 
     for g in GAMES.values():
         for word, action in g.aliases.items():

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from workstation.games import GAMES, get_game, normal_name
-from workstation.parser import RULES, ParseResult, parse_reply
+from workstation.game.games import GAMES, get_game, normal_name
+from workstation.turn.parser import RULES, ParseResult, parse_reply
 
 CORPUS = [json.loads(line) for line in (Path(__file__).parent / "data" / "parser_corpus.jsonl").open()]
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from workstation.games import GAMES, get_game
-from workstation.promptpack import (
+from workstation.game.games import GAMES, get_game
+from workstation.turn.promptpack import (
     TEMPLATE_KEYS,
     PromptPackError,
     default_pack_dir,

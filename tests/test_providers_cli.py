@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.fake_provider import KEYS, SPECS, FakeProvider, Step, fake_server  # noqa: F401
-from workstation.recording import Recording
+from workstation.store.recording import Recording
 
 
 @pytest.mark.parametrize("provider", ["openai", "compat", "anthropic", "gemini"])

@@ -10,8 +10,8 @@ import pytest
 from tests.fake_provider import (DEFAULT_TEXT, KEYS, SPECS, FakeUsage, Step, agent_cache, agents,  # noqa: F401
                                  fake, fake_server, frames, keys)
 from workstation.agents.base import FatalAgentError, Reply, TurnContext
-from workstation.games import get_game
-from workstation.prompt import ImagePart, Message, Prompt, TextPart
+from workstation.game.games import get_game
+from workstation.turn.prompt import ImagePart, Message, Prompt, TextPart
 from workstation.providers.agent import PROBLEMS
 
 CTX = TurnContext(get_game("breakout"), turn=0, max_actions=10, frame=0)

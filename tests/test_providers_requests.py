@@ -13,8 +13,8 @@ from tests.fake_provider import (DEFAULT_TEXT, KEYS, SPECS, _b64_any, agent_cach
 from PIL import Image
 
 from workstation.agents.base import Attempt, TurnContext, Usage
-from workstation.games import get_game
-from workstation.prompt import ImagePart, Message, Prompt, TextPart
+from workstation.game.games import get_game
+from workstation.turn.prompt import ImagePart, Message, Prompt, TextPart
 from workstation.providers import ProviderOptions, describe_request, make_provider_agent
 from workstation.providers.adapter import redacted_image
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from workstation.framestore import DATA_FILE
-from workstation.recording import (
+from workstation.store.framestore import DATA_FILE
+from workstation.store.recording import (
     Recording,
     RecordingError,
     RecordingWriter,
@@ -163,7 +163,7 @@ def test_killed_writer_process_leaves_a_readable_recording(tmp_path):
     script = RUN + textwrap.dedent(f"""
         import sys
         from pathlib import Path
-        from workstation.recording import RecordingWriter
+        from workstation.store.recording import RecordingWriter
         writer = RecordingWriter(Path({str(tmp_path / "run")!r}), {{"game": "breakout"}}, 210)
         for screen, rgb, ram, turn in play(10**9):
             writer.add_frame(screen, rgb, ram)

@@ -6,13 +6,13 @@ from argparse import Namespace
 
 from textual.widgets import DataTable, Input
 
-from workstation.games import GAMES
-from workstation.recording import Recording, find_recordings
+from workstation.game.games import GAMES
+from workstation.store.recording import Recording, find_recordings
 
 from screens.app import HelpScreen, make_app
-from screens.frame_view import FrameView
-from screens.home import HomeScreen
-from screens.live import LiveScreen
+from screens.widgets.frame_view import FrameView
+from screens.views.home import HomeScreen
+from screens.views.live import LiveScreen
 
 from tests.tui_helpers import run_async, wait_until
 
@@ -94,7 +94,7 @@ async def test_help_palette_and_play_routes(tmp_path):
         await wait_until(pilot, lambda: app.screen is home, what="home")
         await pilot.press("p")
         await pilot.pause()
-        from screens.play import PlayScreen
+        from screens.views.play import PlayScreen
 
         assert isinstance(app.screen, PlayScreen)
 

@@ -9,14 +9,14 @@ from pathlib import Path
 
 from textual.widgets import Input, Select
 
-from workstation.recording import Recording
+from workstation.store.recording import Recording
 
 from screens.app import make_app
-from screens.frame_view import FrameView
-from screens.live import LiveScreen
-from screens.plan_view import PlanView
-from screens.prompt_view import PromptView
-from screens.reply_view import ReplyView
+from screens.widgets.frame_view import FrameView
+from screens.views.live import LiveScreen
+from screens.widgets.plan_view import PlanView
+from screens.widgets.prompt_view import PromptView
+from screens.widgets.reply_view import ReplyView
 
 from tests.tui_helpers import run_async, wait_until, watch_args
 
@@ -170,8 +170,8 @@ class _BrokenAgent:
 
 @run_async
 async def test_an_engine_crash_is_a_notice_and_the_recording_is_kept(tmp_path):
-    from workstation.protocol import Protocol
-    from workstation.runs import RunSpec, start_run
+    from workstation.game.protocol import Protocol
+    from workstation.runs.start import RunSpec, start_run
 
     from screens.app import WorkstationApp
 
@@ -194,10 +194,10 @@ async def test_an_engine_crash_is_a_notice_and_the_recording_is_kept(tmp_path):
 
 def test_paper_pace_holds_each_action_a_tenth_of_a_second(tmp_path):
     """The driver alone (no app): 5 actions at paper pace take at least 0.5 s of wall clock."""
-    from workstation.protocol import Protocol
-    from workstation.runs import RunSpec, start_run
+    from workstation.game.protocol import Protocol
+    from workstation.runs.start import RunSpec, start_run
 
-    from screens.engine_driver import EngineDriver
+    from screens.drivers.engine_driver import EngineDriver
 
     engine = start_run(RunSpec("breakout", protocol=Protocol(frames=15), out=str(tmp_path)))
     posted: list = []
@@ -238,8 +238,8 @@ def _key_text(key: str) -> str:
 @run_async
 async def test_help_and_palette_name_every_key(tmp_path):
     from screens.app import HELP
-    from screens.home import HomeScreen
-    from screens.replay_view import ReplayScreen
+    from screens.views.home import HomeScreen
+    from screens.views.replay_view import ReplayScreen
 
     for screen_class in (HomeScreen, LiveScreen, ReplayScreen):
         for binding in screen_class.BINDINGS:

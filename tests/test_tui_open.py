@@ -5,11 +5,11 @@ from __future__ import annotations
 from argparse import Namespace
 
 from screens.app import make_app
-from screens.frame_view import FrameView
-from screens.plan_view import PlanView
-from screens.prompt_view import PromptView
-from screens.replay_view import ReplayScreen
-from screens.reply_view import ReplyView
+from screens.widgets.frame_view import FrameView
+from screens.widgets.plan_view import PlanView
+from screens.widgets.prompt_view import PromptView
+from screens.views.replay_view import ReplayScreen
+from screens.widgets.reply_view import ReplyView
 
 from tests.tui_helpers import record, run_async, wait_until
 
@@ -62,7 +62,7 @@ async def test_open_shows_an_edited_prompt_verbatim(tmp_path):
 
 
 def test_open_rejects_a_directory_that_is_not_a_recording(tmp_path):
-    from workstation.recording import RecordingError
+    from workstation.store.recording import RecordingError
 
     try:
         make_app("open", Namespace(recording=str(tmp_path)))
@@ -73,7 +73,7 @@ def test_open_rejects_a_directory_that_is_not_a_recording(tmp_path):
 
 
 def test_open_refuses_a_damaged_turns_file_before_drawing(tmp_path):
-    from workstation.recording import RecordingError
+    from workstation.store.recording import RecordingError
 
     rec = record(tmp_path, frames=15)
     with open(rec.path / "turns.jsonl", "a") as f:

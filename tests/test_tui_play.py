@@ -10,9 +10,9 @@ from itertools import chain
 import pytest
 from textual.app import App
 
-from screens.play import PlayScreen, PlaySettingsError, WallPacer, action_seconds
-from workstation.protocol import Protocol
-from workstation.recording import Recording
+from screens.views.play import PlayScreen, PlaySettingsError, WallPacer, action_seconds
+from workstation.game.protocol import Protocol
+from workstation.store.recording import Recording
 
 from tests.tui_helpers import run_async, wait_until
 

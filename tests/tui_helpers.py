@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from workstation.cli import build_parser
-from workstation.protocol import Protocol
-from workstation.recording import Recording
-from workstation.runs import RunSpec, start_run
+from workstation.game.protocol import Protocol
+from workstation.store.recording import Recording
+from workstation.runs.start import RunSpec, start_run
 
 
 def run_async(test: Callable[..., Coroutine[Any, Any, None]]) -> Callable[..., None]:

@@ -46,7 +46,7 @@ def _provider_args(p: argparse.ArgumentParser) -> None:
 
 
 def _protocol_from(a: argparse.Namespace):
-    from workstation.protocol import Protocol, StartOption
+    from workstation.game.protocol import Protocol, StartOption
 
     return Protocol(frames=a.frames, max_actions=a.max_actions, memory=a.memory, history=a.history,
                     reward_history=a.reward_history, feedback=not a.no_feedback, clock=a.clock,
@@ -148,7 +148,7 @@ def _dispatch(a: argparse.Namespace) -> int:
 
 
 def _games() -> int:
-    from workstation.games import GAMES
+    from workstation.game.games import GAMES
 
     rows = [("key", "ALE name", "genre", "primary skill", "actions", "warm-up", "HxW", "")]
     for g in GAMES.values():
@@ -164,8 +164,8 @@ def _games() -> int:
 
 
 def _run(a: argparse.Namespace) -> int:
-    from workstation.games import get_game
-    from workstation.runs import RunSpec, start_run
+    from workstation.game.games import get_game
+    from workstation.runs.start import RunSpec, start_run
 
     get_game(a.game)  # fail fast on a bad name
     spec = RunSpec(game=a.game, agent=a.agent, seed=a.seed, protocol=_protocol_from(a), prompts=a.prompts,
@@ -197,13 +197,13 @@ def _summary_line(s: dict) -> str:
 
 
 def _open(path: str):
-    from workstation.recording import Recording
+    from workstation.store.recording import Recording
 
     return Recording(Path(path))
 
 
 def _verify(a: argparse.Namespace) -> int:
-    from workstation.verify import verify
+    from workstation.runs.verify import verify
 
     rec = _open(a.recording)
     res = verify(rec)
@@ -221,7 +221,7 @@ def _info(a: argparse.Namespace) -> int:
         print(json.dumps({"manifest": rec.manifest, "summary": s, "size_bytes": rec.size_bytes()}, indent=2))
         return 0
     m = rec.manifest
-    from workstation.protocol import Protocol
+    from workstation.game.protocol import Protocol
 
     changed = Protocol.from_json(m.get("protocol", {})).changed()
     print(f"recording  {rec.path}")
@@ -237,7 +237,7 @@ def _info(a: argparse.Namespace) -> int:
 
 
 def _request(a: argparse.Namespace) -> int:
-    from workstation.request_dump import dump_request
+    from workstation.runs.request import dump_request
 
     print(dump_request(_open(a.recording), a.turn))
     return 0

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 def user_error_types() -> tuple[type[BaseException], ...]:
     from workstation.agents import AgentSpecError
-    from workstation.games import UnknownGame
-    from workstation.promptpack import PromptPackError
-    from workstation.protocol import ProtocolError
-    from workstation.recording import RecordingError
+    from workstation.game.games import UnknownGame
+    from workstation.turn.promptpack import PromptPackError
+    from workstation.game.protocol import ProtocolError
+    from workstation.store.recording import RecordingError
 
     types: list[type[BaseException]] = [UnknownGame, ProtocolError, PromptPackError, RecordingError, AgentSpecError]
     try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from workstation.agents.base import Agent, FatalAgentError, Reply, TurnContext, Usage
-from workstation.games import Game
+from workstation.game.games import Game
 
 PROVIDER_KINDS = ("openai", "compat", "anthropic", "gemini")
 

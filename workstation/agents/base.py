@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Protocol
 
-from workstation.games import Game
-from workstation.prompt import Prompt
+from workstation.game.games import Game
+from workstation.turn.prompt import Prompt
 
 
 @dataclass

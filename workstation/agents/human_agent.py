@@ -12,7 +12,7 @@ import time
 from typing import Callable
 
 from workstation.agents.base import FatalAgentError, OnText, Reply, TurnContext
-from workstation.prompt import Prompt
+from workstation.turn.prompt import Prompt
 
 PlanSource = Callable[[TurnContext], "list[str] | None"]
 

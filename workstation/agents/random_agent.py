@@ -5,8 +5,8 @@ from __future__ import annotations
 import random
 
 from workstation.agents.base import OnText, Reply, TurnContext
-from workstation.games import Game
-from workstation.prompt import Prompt
+from workstation.game.games import Game
+from workstation.turn.prompt import Prompt
 
 
 class RandomAgent:

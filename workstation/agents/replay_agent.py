@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from workstation.agents.base import OnText, Reply, TurnContext
-from workstation.prompt import Prompt
-from workstation.recording import Recording
+from workstation.turn.prompt import Prompt
+from workstation.store.recording import Recording
 
 
 class ReplayAgent:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Protocol
 
 from workstation.agents.base import OnText, Usage
-from workstation.prompt import ImagePart, Message, Prompt, TextPart
+from workstation.turn.prompt import ImagePart, Message, Prompt, TextPart
 from workstation.providers.spec import ProviderOptions
 
 ImageEncoder = Callable[[bytes], Any]  # PNG bytes -> what the request carries for it

@@ -17,7 +17,7 @@ import time
 from typing import Callable
 
 from workstation.agents.base import Attempt, FatalAgentError, OnText, Reply, TurnContext, Usage
-from workstation.prompt import Prompt
+from workstation.turn.prompt import Prompt
 from workstation.providers.adapter import Adapter, Completion
 from workstation.providers.anthropic_messages import AnthropicMessages
 from workstation.providers.gemini import Gemini

@@ -18,7 +18,7 @@ import base64
 import re
 
 from workstation.agents.base import OnText, Usage
-from workstation.prompt import Prompt
+from workstation.turn.prompt import Prompt
 from workstation.providers.adapter import (Completion, ImageEncoder, conversation, judge, parts,
                                            split_kwargs, system_text)
 from workstation.providers.retry import ProviderError, stream_failure

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from workstation.agents.base import OnText, Usage
-from workstation.prompt import Prompt
+from workstation.turn.prompt import Prompt
 from workstation.providers.adapter import Completion, ImageEncoder, conversation, judge, parts, system_text
 from workstation.providers.retry import ProviderError
 from workstation.providers.spec import ProviderConfigError, ProviderOptions

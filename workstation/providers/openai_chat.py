@@ -10,7 +10,7 @@ Streaming asks for a final usage chunk; a server that sends none gives no usage.
 from __future__ import annotations
 
 from workstation.agents.base import OnText
-from workstation.prompt import Prompt
+from workstation.turn.prompt import Prompt
 from workstation.providers.adapter import (Completion, ImageEncoder, conversation, judge, parts,
                                            png_data_url, split_kwargs, system_text)
 from workstation.providers.openai_responses import openai_usage

@@ -7,7 +7,7 @@ blanked. It needs no key and opens no connection.
 
 from __future__ import annotations
 
-from workstation.prompt import Prompt
+from workstation.turn.prompt import Prompt
 from workstation.providers.adapter import redacted_image
 from workstation.providers.agent import make_adapter
 from workstation.providers.redact import redact_headers

@@ -18,15 +18,15 @@ from enum import Enum
 from typing import Any, Callable
 
 from workstation.agents.base import Agent, FatalAgentError, Reply, TurnContext, Usage
-from workstation.clock import ClockState, GameClock
-from workstation.games import FPS_PAPER, Game
-from workstation.memory import Clip, Step
-from workstation.parser import ParseResult, parse_reply
-from workstation.prompt import Prompt
-from workstation.prompt_builder import PromptBuilder
-from workstation.promptpack import PromptPack
-from workstation.protocol import Protocol
-from workstation.recording import RecordingWriter
+from workstation.game.clock import ClockState, GameClock
+from workstation.game.games import FPS_PAPER, Game
+from workstation.turn.memory import Clip, Step
+from workstation.turn.parser import ParseResult, parse_reply
+from workstation.turn.prompt import Prompt
+from workstation.turn.prompt_builder import PromptBuilder
+from workstation.turn.promptpack import PromptPack
+from workstation.game.protocol import Protocol
+from workstation.store.recording import RecordingWriter
 
 
 class Phase(str, Enum):

@@ -5,7 +5,7 @@ Layout of a recording directory:
 - ``manifest.json``: what the run is (game, seed, agent, settings); written
   first, atomically, and never changed.
 - ``turns.jsonl``: one JSON object per turn, appended and flushed each turn.
-- ``frames.*``: the frame store (see ``workstation.framestore``).
+- ``frames.*``: the frame store (see ``workstation.store.framestore``).
 - ``summary.json``: the outcome, written last by atomic rename. Its presence
   with ``"complete": true`` is the only sign that a run finished.
 
@@ -23,7 +23,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from workstation.framestore import FrameReader, FrameStoreError, FrameWriter
+from workstation.store.framestore import FrameReader, FrameStoreError, FrameWriter
 
 MANIFEST = "manifest.json"
 TURNS = "turns.jsonl"

@@ -8,9 +8,9 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
-from workstation.prompt import ImagePart
+from workstation.turn.prompt import ImagePart
 
-from screens.frame_view import FrameView
+from screens.widgets.frame_view import FrameView
 
 
 class PromptView(Vertical):

@@ -6,11 +6,11 @@ prompt costs microseconds and PNGs are encoded only if an agent asks for them.
 
 from __future__ import annotations
 
-from workstation.games import FPS_PAPER, Game
-from workstation.memory import Clip, select_structured
-from workstation.prompt import FrameSource, ImagePart, Message, Prompt, TextPart, merge_parts, timestamp
-from workstation.promptpack import PromptPack, display_title
-from workstation.protocol import Protocol
+from workstation.game.games import FPS_PAPER, Game
+from workstation.turn.memory import Clip, select_structured
+from workstation.turn.prompt import FrameSource, ImagePart, Message, Prompt, TextPart, merge_parts, timestamp
+from workstation.turn.promptpack import PromptPack, display_title
+from workstation.game.protocol import Protocol
 
 
 def _fmt_reward(r: float) -> str:

@@ -1,6 +1,6 @@
 """An optional pygame window for human play: true key state and gamepads.
 
-A terminal reports no key release (see ``screens.keys``); a window does. The
+A terminal reports no key release (see ``screens.input.keys``); a window does. The
 window runs in its own process (pygame must own its main thread on macOS and
 Windows): it receives frames through a queue and sends back the buttons held,
 in press order, whenever they change. pygame is not a dependency of the

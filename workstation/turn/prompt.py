@@ -15,7 +15,7 @@ from typing import Literal, Protocol, Union
 
 import numpy as np
 
-from workstation.games import FPS_PAPER
+from workstation.game.games import FPS_PAPER
 
 
 class FrameSource(Protocol):

@@ -16,12 +16,12 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer, Static
 
-from screens.frame_view import FrameView
-from screens.plan_view import PlanView
-from screens.prompt_view import PromptView
-from screens.reply_view import ReplyView
-from screens.stats_bar import StatsBar
-from screens.timeline import Timeline
+from screens.widgets.frame_view import FrameView
+from screens.widgets.plan_view import PlanView
+from screens.widgets.prompt_view import PromptView
+from screens.widgets.reply_view import ReplyView
+from screens.widgets.stats_bar import StatsBar
+from screens.widgets.timeline import Timeline
 
 W = TypeVar("W", bound=Widget)
 

@@ -33,7 +33,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from itertools import combinations
 
-from workstation.games import Game, normal_name
+from workstation.game.games import Game, normal_name
 
 FIRST_LINGER_S = 0.55  # a key counts as held this long after its first press
 REPEAT_LINGER_S = 0.12  # ... and this long after each auto-repeat

@@ -21,12 +21,12 @@ from textual.widgets import Button, Checkbox, DataTable, Footer, Input, Label, O
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
-from workstation.clock import GameClock
-from workstation.games import GAMES
-from workstation.protocol import Protocol, ProtocolError, StartOption
-from workstation.recording import Recording, RecordingError, find_recordings
+from workstation.game.clock import GameClock
+from workstation.game.games import GAMES
+from workstation.game.protocol import Protocol, ProtocolError, StartOption
+from workstation.store.recording import Recording, RecordingError, find_recordings
 
-from screens.frame_view import FrameView
+from screens.widgets.frame_view import FrameView
 from screens.messages import OpenRecording, StartRun
 
 MAX_RECENT = 20

@@ -6,13 +6,13 @@ import json
 from pathlib import Path
 
 from workstation.agents import PROVIDER_KINDS
-from workstation.games import get_game
-from workstation.memory import clips_from_turns
-from workstation.prompt import Prompt
-from workstation.prompt_builder import PromptBuilder
-from workstation.promptpack import PromptPackError, load_pack
-from workstation.protocol import Protocol
-from workstation.recording import Recording, RecordingError
+from workstation.game.games import get_game
+from workstation.turn.memory import clips_from_turns
+from workstation.turn.prompt import Prompt
+from workstation.turn.prompt_builder import PromptBuilder
+from workstation.turn.promptpack import PromptPackError, load_pack
+from workstation.game.protocol import Protocol
+from workstation.store.recording import Recording, RecordingError
 
 
 def rebuild_prompt(rec: Recording, turn: int) -> Prompt:

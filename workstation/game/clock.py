@@ -14,8 +14,8 @@ from typing import Callable
 
 import numpy as np
 
-from workstation.games import Game
-from workstation.protocol import Protocol
+from workstation.game.games import Game
+from workstation.game.protocol import Protocol
 
 FrameSink = Callable[[np.ndarray, np.ndarray, np.ndarray], object]  # (screen, rgb, ram)
 

@@ -16,19 +16,19 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Static
 
-from workstation.framestore import FrameStoreError
-from workstation.parser import ParseResult
-from workstation.protocol import Protocol
-from workstation.recording import Recording, RecordingError
+from workstation.store.framestore import FrameStoreError
+from workstation.turn.parser import ParseResult
+from workstation.game.protocol import Protocol
+from workstation.store.recording import Recording, RecordingError
 
-from screens.frame_view import FrameView
+from screens.widgets.frame_view import FrameView
 from screens.messages import RunStats
-from screens.plan_view import PlanView
-from screens.prompt_view import PromptView
-from screens.reply_view import ReplyView
-from screens.run_layout import blur_or_leave, compose_run, protocol_label
-from screens.stats_bar import StatsBar
-from screens.timeline import Timeline
+from screens.widgets.plan_view import PlanView
+from screens.widgets.prompt_view import PromptView
+from screens.widgets.reply_view import ReplyView
+from screens.views.run_layout import blur_or_leave, compose_run, protocol_label
+from screens.widgets.stats_bar import StatsBar
+from screens.widgets.timeline import Timeline
 
 PLAY_FRAMES = 3  # frames per playback tick: one action
 PLAY_TICK_S = 0.1  # paper pace: 0.1 s per action
@@ -138,7 +138,7 @@ class ReplayScreen(Screen):
     def _show_prompt(self, turn: int, t: dict) -> None:
         view = self.query_one(PromptView)
         try:
-            from workstation.request_dump import rebuild_prompt
+            from workstation.runs.request import rebuild_prompt
         except ImportError:
             view.show_reference(turn, t.get("prompt") or {}, "this version cannot rebuild prompts")
             return

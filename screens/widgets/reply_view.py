@@ -6,7 +6,7 @@ from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from workstation.parser import ParseResult
+from workstation.turn.parser import ParseResult
 
 
 class ReplyView(VerticalScroll):

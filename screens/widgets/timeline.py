@@ -11,7 +11,7 @@ import numpy as np
 from rich.text import Text
 from textual.widget import Widget
 
-from workstation.games import FPS_PAPER
+from workstation.game.games import FPS_PAPER
 
 BARS = "▁▂▃▄▅▆▇█"
 GUTTER = 7  # width of the row labels

@@ -18,12 +18,12 @@ from typing import Any, Callable
 import numpy as np
 from textual.message import Message
 
-from workstation.engine import (
+from workstation.turn.engine import (
     ActionExecuted, Event, FrameStepped, Phase, PlanParsed, PromptReady, ReplyReceived, RunEnded, TextDelta,
     TurnEnded, TurnEngine,
 )
-from workstation.recording import RecordingError
-from workstation.runs import branch_run
+from workstation.store.recording import RecordingError
+from workstation.runs.start import branch_run
 
 from screens.messages import (
     EngineAction, EngineBranched, EngineFinished, EngineNotice, EnginePlan, EngineProgress, EnginePrompt,

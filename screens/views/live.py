@@ -16,21 +16,21 @@ from textual.screen import Screen
 from textual.widgets import Button, Input, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from workstation.engine import TurnEngine
+from workstation.turn.engine import TurnEngine
 
-from screens.engine_driver import SPEED_ORDER, SPEEDS, EngineDriver
-from screens.frame_view import FrameView
+from screens.drivers.engine_driver import SPEED_ORDER, SPEEDS, EngineDriver
+from screens.widgets.frame_view import FrameView
 from screens.messages import (
     EngineAction, EngineBranched, EngineFinished, EngineNotice, EnginePlan, EngineProgress, EnginePrompt,
     EngineReply, EngineText, EngineTurn, EngineWaiting, RunStats,
 )
-from screens.plan_view import PlanView
-from screens.prompt_view import PromptView
-from screens.reply_view import ReplyView
-from screens.run_layout import blur_or_leave, compose_run, protocol_label, titled
-from screens.stats_bar import StatsBar
-from screens.step_panel import StepPanel
-from screens.timeline import Timeline
+from screens.widgets.plan_view import PlanView
+from screens.widgets.prompt_view import PromptView
+from screens.widgets.reply_view import ReplyView
+from screens.views.run_layout import blur_or_leave, compose_run, protocol_label, titled
+from screens.widgets.stats_bar import StatsBar
+from screens.widgets.step_panel import StepPanel
+from screens.widgets.timeline import Timeline
 
 STEP_ACTIONS = {"apply_edit", "send", "current_only", "resend", "override", "one_action", "one_frame",
                 "finish_turn", "branch"}

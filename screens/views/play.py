@@ -2,7 +2,7 @@
 
 Real time: one action per slot, one slot every ``repeat`` frames of the chosen
 clock (paper pace: 3/30 s, so 900 frames take 30 s of wall clock; native pace:
-3/60 s, the Atari's own 60 Hz). At each slot the held keys (``screens.keys``)
+3/60 s, the Atari's own 60 Hz). At each slot the held keys (``screens.input.keys``)
 are mapped to the game's nearest allowed action, which becomes a one-action
 turn (``max_actions=1``). A late slot is not made up: the schedule restarts
 from now and the recording keeps what was applied.
@@ -38,15 +38,15 @@ from textual.binding import Binding
 from textual.widgets import Digits, Footer, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from screens.frame_view import FrameView
-from screens.keys import HeldKeys, PlanQueue, action_for, button_for_key
+from screens.widgets.frame_view import FrameView
+from screens.input.keys import HeldKeys, PlanQueue, action_for, button_for_key
 from screens.messages import EngineFinished, EngineNotice, EngineProgress, RunStats
-from screens.play_window import PlayWindow, window_unavailable
+from screens.input.play_window import PlayWindow, window_unavailable
 from workstation.agents.human_agent import HumanAgent
-from workstation.engine import Event, FrameStepped, Phase, TurnEngine
-from workstation.games import FPS_NATIVE, FPS_PAPER, get_game
-from workstation.protocol import Protocol
-from workstation.runs import RunSpec, start_run
+from workstation.turn.engine import Event, FrameStepped, Phase, TurnEngine
+from workstation.game.games import FPS_NATIVE, FPS_PAPER, get_game
+from workstation.game.protocol import Protocol
+from workstation.runs.start import RunSpec, start_run
 
 MODES = ("realtime", "paused")
 PACES = {"paper": FPS_PAPER, "native": FPS_NATIVE, "instant": None}  # instant: no waiting (tests)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
-from workstation.games import FPS_PAPER
+from workstation.game.games import FPS_PAPER
 
 from screens.messages import RunStats
 

@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from workstation.agents import make_agent
-from workstation.engine import Observer, TurnEngine
-from workstation.games import Game, get_game
-from workstation.promptpack import default_pack_dir, load_pack
-from workstation.protocol import Protocol
-from workstation.recording import Recording, RecordingWriter
+from workstation.turn.engine import Observer, TurnEngine
+from workstation.game.games import Game, get_game
+from workstation.turn.promptpack import default_pack_dir, load_pack
+from workstation.game.protocol import Protocol
+from workstation.store.recording import Recording, RecordingWriter
 
 FORMAT = "atari-workstation/1"
 GENERATION_KEYS = ("effort", "temperature", "max_output_tokens")  # provider options that change replies

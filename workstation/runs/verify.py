@@ -6,11 +6,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from workstation.clock import GameClock
-from workstation.framestore import FrameStoreError
-from workstation.games import get_game
-from workstation.protocol import Protocol
-from workstation.recording import Recording, RecordingError
+from workstation.game.clock import GameClock
+from workstation.store.framestore import FrameStoreError
+from workstation.game.games import get_game
+from workstation.game.protocol import Protocol
+from workstation.store.recording import Recording, RecordingError
 
 
 @dataclass

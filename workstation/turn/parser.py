@@ -52,7 +52,7 @@ import json
 import re
 from dataclasses import asdict, dataclass, field
 
-from workstation.games import Game, normal_name
+from workstation.game.games import Game, normal_name
 
 FALLBACK_THOUGHT_CHARS = 500  # cap on a thought taken from unlabelled text
 LABELLED_THOUGHT_CHARS = 4000  # cap on a labelled thought

@@ -18,7 +18,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from workstation.games import GAMES, Game, get_game
+from workstation.game.games import GAMES, Game, get_game
 
 VARIANTS = ("full", "short")
 
@@ -97,11 +97,11 @@ class PromptPack:
 
 def default_pack_dir() -> Path:
     """The default pack: an installed copy ``workstation/_prompts`` if present, else the repo's ``prompts/``."""
-    here = Path(__file__).resolve().parent
-    installed = here / "_prompts"
+    package = Path(__file__).resolve().parents[1]
+    installed = package / "_prompts"
     if (installed / "template.toml").is_file():
         return installed
-    return here.parent / "prompts"
+    return package.parent / "prompts"
 
 
 _CACHE: dict[Path, tuple[tuple, PromptPack]] = {}
