@@ -11,8 +11,12 @@ from pathlib import Path
 EXIT_BAD_INPUT = 2
 
 
-class UserError(Exception):
-    """Bad input: printed as one line, exit status 2."""
+from workstation.errors import UserError
+
+# Commands that live in their own modules. Each module has ``register(sub)``, which adds
+# its subparser and sets ``func=<callable(args) -> int>`` as a default. Add one line here.
+COMMAND_MODULES: tuple[str, ...] = (
+)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -109,6 +113,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     o = sub.add_parser("open", help="replay a recording in the TUI")
     o.add_argument("recording")
+
+    import importlib
+
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(sub)
     return p
 
 
@@ -132,6 +141,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _dispatch(a: argparse.Namespace) -> int:
+    if getattr(a, "func", None) is not None:
+        return a.func(a)
     if a.cmd is None:
         return _tui(["home"], a)
     if a.cmd == "games":

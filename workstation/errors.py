@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 
+class UserError(Exception):
+    """Bad input: printed as one line, exit status 2."""
+
+
 def user_error_types() -> tuple[type[BaseException], ...]:
     from workstation.agents import AgentSpecError
     from workstation.game.games import UnknownGame
@@ -10,7 +14,7 @@ def user_error_types() -> tuple[type[BaseException], ...]:
     from workstation.game.protocol import ProtocolError
     from workstation.store.recording import RecordingError
 
-    types: list[type[BaseException]] = [UnknownGame, ProtocolError, PromptPackError, RecordingError, AgentSpecError]
+    types: list[type[BaseException]] = [UserError, UnknownGame, ProtocolError, PromptPackError, RecordingError, AgentSpecError]
     try:
         from workstation.providers import ProviderConfigError
 
