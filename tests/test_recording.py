@@ -88,7 +88,9 @@ def test_finished_run_reads_back(tmp_path):
     writer, seen = record(tmp_path / "run", frames=900)
     writer.finish({"game": "breakout", "total_reward": 3.0})
     rec = Recording(tmp_path / "run")
+    files = rec.summary.pop("files")  # every file's size and digest, for the fast integrity check
     assert rec.complete and rec.summary == {"complete": True, "game": "breakout", "total_reward": 3.0}
+    assert set(files) == {"manifest.json", "turns.jsonl", "frames.bin", "frames.idx", "frames.pal", "frames.ram"}
     assert rec.manifest == MANIFEST
     assert rec.turns == [t for *_, t in seen if t]
     assert rec.turns[0]["reply"] == "move → left"
@@ -108,6 +110,7 @@ def test_finish_keeps_an_explicit_incomplete_and_abort_says_why(tmp_path):
     writer, _ = record(tmp_path / "b", frames=30)
     writer.abort({"stopped": "user quit", "complete": True})
     summary = Recording(tmp_path / "b").summary
+    summary.pop("files")
     assert summary == {"stopped": "user quit", "complete": False}
     with pytest.raises(RecordingError, match="already finished"):
         writer.add_turn({"turn": 99})
@@ -119,7 +122,9 @@ def test_exception_inside_with_block_aborts(tmp_path):
     with pytest.raises(KeyError):
         with RecordingWriter(tmp_path, MANIFEST, 210):
             raise KeyError("boom")
-    assert Recording(tmp_path).summary == {"stopped": "error: KeyError", "complete": False}
+    summary = Recording(tmp_path).summary
+    summary.pop("files")
+    assert summary == {"stopped": "error: KeyError", "complete": False}
 
 
 def test_cut_short_recording_reads_as_partial(tmp_path):
@@ -146,6 +151,11 @@ def test_cut_short_recording_reads_as_partial(tmp_path):
         "lives_lost": sum(t["lives_lost"] for t in turns),
         "invalid_turns": 10,
         "complete": False,
+        # a rebuilt summary has every field a finished run's has
+        "episodes_ended": 0, "calls": 0, "cost_usd": 0.0, "wall_s": None,
+        "usage": {"input_tokens": 0, "cache_read_tokens": 0, "cache_write_tokens": 0, "output_tokens": 0,
+                  "reasoning_tokens": 0},
+        "stopped": "killed: the run ended without writing summary.json", "rebuilt": True,
     }
 
 

@@ -23,7 +23,9 @@ from typing import Any, Callable
 
 import numpy as np
 
+from workstation.store import integrity
 from workstation.store.framestore import FrameReader, FrameStoreError, FrameWriter
+from workstation.store.records import Manifest, RecordError, Summary, TurnRecord, rebuild_summary
 
 MANIFEST = "manifest.json"
 TURNS = "turns.jsonl"
@@ -135,27 +137,31 @@ class RecordingWriter:
             self._check_open()
         return self.frames.append(screen, rgb, ram)
 
-    def add_turn(self, record: dict) -> None:
+    def add_turn(self, record: dict | TurnRecord) -> None:
         """Append one turn record, flushing frames first so every turn's frames are on disk."""
         self._check_open()
+        if isinstance(record, TurnRecord):
+            record = record.to_json()
         line = (dumps(record) + "\n").encode("utf-8")
         self.frames.flush()
         self._turns.write(line)
         self._turns.flush()
 
-    def finish(self, summary: dict) -> None:
+    def finish(self, summary: dict | Summary) -> None:
         """Close the run and write its summary (complete unless the summary says otherwise)."""
-        self._close({"complete": True, **summary})
+        self._close({"complete": True, **_as_dict(summary)})
 
-    def abort(self, summary: dict) -> None:
+    def abort(self, summary: dict | Summary) -> None:
         """Close a run that did not finish; the summary records why (``stopped``)."""
-        self._close({"stopped": "aborted", **summary, "complete": False})
+        self._close({"stopped": "aborted", **_as_dict(summary), "complete": False})
 
     def _close(self, summary: dict) -> None:
+        """Close the files, then write the summary with every file's size and digest (``files``)."""
         self._check_open()
         self.frames.close()
         self._turns.close()
         self.closed = True
+        summary = {**summary, "files": integrity.file_digests(self.path)}
         _write_atomic(self.path / SUMMARY, summary)
 
     def __enter__(self) -> "RecordingWriter":
@@ -167,11 +173,23 @@ class RecordingWriter:
             self.abort({"stopped": reason})
 
 
+def _as_dict(summary: dict | Summary) -> dict:
+    return summary.to_json() if isinstance(summary, Summary) else dict(summary)
+
+
 class Recording:
-    """Reads a recording directory, finished or not."""
+    """Reads a recording directory, finished or not.
+
+    ``manifest``, ``summary`` and ``turns`` are the JSON as stored; ``manifest_record``,
+    ``summary_record`` and ``turn_records`` are the same, typed and checked
+    (``workstation.store.records``). Opening checks the manifest's format.
+    """
 
     def __init__(self, directory: Path) -> None:
         self.path = Path(directory)
+        if self.path.is_file():
+            raise RecordingError(f"{self.path} is a file, not a recording; pass the directory that holds "
+                                 "manifest.json")
         if not self.path.is_dir():
             raise RecordingError(f"no recording at {self.path}: the directory does not exist")
         manifest_path = self.path / MANIFEST
@@ -180,8 +198,19 @@ class Recording:
                 f"not a recording: {self.path} (no manifest.json); pass a directory written by 'workstation run'"
             )
         self.manifest = self._load(manifest_path)
+        self.manifest_record = self._typed(Manifest, self.manifest, manifest_path)
         summary_path = self.path / SUMMARY
         self.summary: dict | None = self._load(summary_path) if summary_path.is_file() else None
+        self.summary_record: Summary | None = (
+            None if self.summary is None else self._typed(Summary, self.summary, summary_path))
+        self.cut_off_line: int | None = None  # the last line of turns.jsonl, cut off mid-write
+
+    @staticmethod
+    def _typed(cls, data: dict, path: Path):
+        try:
+            return cls.from_json(data)
+        except RecordError as e:
+            raise RecordingError(f"cannot read {path}: {e}") from None
 
     @staticmethod
     def _load(path: Path) -> dict:
@@ -214,10 +243,22 @@ class Recording:
                 out.append(json.loads(line))
             except (json.JSONDecodeError, UnicodeDecodeError):
                 if number == len(lines):  # the last line, without its newline: cut off mid-write
+                    self.cut_off_line = number
                     break
                 raise RecordingError(
                     f"damaged recording: {self.path / TURNS} line {number} is not valid JSON"
                 ) from None
+        return out
+
+    @cached_property
+    def turn_records(self) -> list[TurnRecord]:
+        """The turn records, typed; a record with a field of the wrong type is a one-line error."""
+        out = []
+        for number, t in enumerate(self.turns, 1):
+            try:
+                out.append(TurnRecord.from_json(t))
+            except RecordError as e:
+                raise RecordingError(f"damaged recording: {self.path / TURNS} turn record {number}: {e}") from None
         return out
 
     @cached_property
@@ -227,22 +268,41 @@ class Recording:
         except FrameStoreError as e:
             raise RecordingError(f"damaged recording: {e}") from None
 
+    def outcome(self) -> Summary:
+        """The summary, typed; for a run that wrote none (killed), rebuilt from its turn records.
+
+        A rebuilt summary has every field a finished run's has (usage, cost, calls,
+        invalid turns, why it stopped); a stored one missing some (written by an
+        older version, or an abort that knew only why) gets them from the turns.
+        """
+        if self.summary_record is None:
+            return rebuild_summary(self.manifest_record, self.turn_records,
+                                   "killed: the run ended without writing summary.json")
+        missing = [k for k in Summary.SPEC if k not in self.summary and k not in ("files", "games_ended", "wall_s")]
+        if not missing:
+            return self.summary_record
+        s = self.summary_record
+        rebuilt = rebuild_summary(self.manifest_record, self.turn_records, None if s.complete else s.stopped or "aborted")
+        filled = Summary.from_json({**{k: getattr(rebuilt, k) for k in missing}, **self.summary})
+        return filled
+
     def summary_or_partial(self) -> dict:
-        """The summary, or one rebuilt from the turn records (``complete: false``)."""
-        if self.summary is not None:
+        """``outcome()`` as JSON: the stored summary (filled in where it lacks fields) or one rebuilt."""
+        if self.summary_record is not None and self.outcome() is self.summary_record:
             return self.summary
-        turns = self.turns
-        return {
-            "game": self.manifest.get("game"),
-            "seed": self.manifest.get("seed"),
-            "agent": (self.manifest.get("agent") or {}).get("spec"),  # as a finished run's summary names it
-            "total_reward": sum(t.get("reward", 0) or 0 for t in turns),
-            "frames": turns[-1].get("end_frame", 0) if turns else 0,
-            "turns": len(turns),
-            "lives_lost": sum(t.get("lives_lost", 0) or 0 for t in turns),
-            "invalid_turns": sum(1 for t in turns if t.get("valid") is False),
-            "complete": False,
-        }
+        return self.outcome().to_json()
+
+    def problems(self, digests: bool = True) -> list[str]:
+        """What the fast integrity check finds wrong (file digests, summary against turns and frames)."""
+        return integrity.problems(self, digests)
+
+    def damage(self) -> str | None:
+        """The first problem found, as one line, or None for a sound recording."""
+        found = self.problems()
+        if not found:
+            return None
+        more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+        return f"damaged recording {self.path}: {found[0]}{more}"
 
     def close(self) -> None:
         """Release the frame file handle (a later read opens it again)."""

@@ -1,0 +1,108 @@
+"""The fast integrity check: is a recording what its summary says, without re-executing it?
+
+At finish or abort the writer records the size and SHA-256 of every file of
+the recording in the summary (``files``). ``problems`` checks them, and checks
+that the summary agrees with the turns and frames (a cut-off or emptied
+``turns.jsonl``, a summary whose totals were edited). Recordings written
+before digests existed get the agreement checks only. ``verify --quick``,
+``info``, ``open`` and ``--agent replay:`` use it; ``verify`` re-executes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from workstation.store.recording import Recording
+
+SUMMARY = "summary.json"
+CHUNK = 1 << 20
+
+
+def sha256_of(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(CHUNK):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def file_digests(directory: Path) -> dict[str, dict]:
+    """Size and SHA-256 of every file of a recording, by name (the summary and hidden files left out)."""
+    out = {}
+    for p in sorted(Path(directory).iterdir()):
+        if p.is_file() and p.name != SUMMARY and not p.name.startswith("."):
+            out[p.name] = {"bytes": p.stat().st_size, "sha256": sha256_of(p)}
+    return out
+
+
+def digest_problems(directory: Path, files: dict) -> list[str]:
+    """Each file that is missing, or differs in size or digest from what the summary recorded."""
+    found = []
+    for name, want in sorted(files.items()):
+        path = Path(directory) / name
+        if not isinstance(want, dict):
+            found.append(f"the summary's entry for {name} is not an object")
+            continue
+        if not path.is_file():
+            found.append(f"{name} is missing")
+            continue
+        size = path.stat().st_size
+        if size != want.get("bytes"):
+            found.append(f"{name} is {size} bytes; the summary recorded {want.get('bytes')}")
+        elif sha256_of(path) != want.get("sha256"):
+            found.append(f"{name} differs from the digest the summary recorded")
+    return found
+
+
+def agreement_problems(rec: "Recording") -> list[str]:
+    """Where the summary contradicts the turns or the frames (a summary-less run has nothing to contradict)."""
+    from workstation.store.recording import RecordingError
+
+    s = rec.summary_record
+    if s is None:
+        return []
+    found = []
+    turns = rec.turn_records
+    if rec.cut_off_line is not None:
+        found.append(f"turns.jsonl is cut off at line {rec.cut_off_line}, though the summary says the run ended")
+    if not turns and s.turns:
+        found.append(f"turns.jsonl holds no turns; the summary says {s.turns}")
+    elif s.turns != len(turns):
+        found.append(f"the summary says {s.turns} turns; turns.jsonl holds {len(turns)}")
+    if turns:
+        last = turns[-1]
+        reward = sum(t.reward for t in turns)
+        if abs(s.total_reward - reward) > 1e-6 or abs(s.total_reward - last.score) > 1e-6:
+            found.append(f"the summary's total_reward {s.total_reward:g} contradicts the turns' "
+                         f"rewards {reward:g}")
+        if s.frames != last.end_frame:
+            found.append(f"the summary says {s.frames} frames; the last turn ends at frame {last.end_frame}")
+        lost = sum(t.lives_lost for t in turns)
+        if s.lives_lost != lost:
+            found.append(f"the summary says {s.lives_lost} lives lost; the turns lose {lost}")
+    try:
+        n = len(rec.frames)
+    except RecordingError as e:
+        found.append(str(e))
+    else:
+        if (turns or s.frames) and n != s.frames + 1:
+            found.append(f"the frame store holds {n} frames; the summary says frames 0..{s.frames}")
+    return found
+
+
+def problems(rec: "Recording", digests: bool = True) -> list[str]:
+    """Everything the fast check finds wrong with ``rec`` (empty: nothing found)."""
+    from workstation.store.recording import RecordingError
+
+    found: list[str] = []
+    s = rec.summary_record
+    if digests and s is not None and s.files:
+        found += digest_problems(rec.path, s.files)
+    try:
+        found += agreement_problems(rec)
+    except RecordingError as e:
+        found.append(str(e))
+    return found

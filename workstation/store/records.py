@@ -1,0 +1,377 @@
+"""The three records of a recording, typed: Manifest, TurnRecord and Summary.
+
+Each keeps the JSON keys the recording has always had (``to_json`` writes them
+in the same order; keys it does not know are kept in ``extra`` and written
+back, so a newer writer's additions survive a read and a write). ``from_json``
+checks the type of every field it knows and fails with one line naming the
+field, so a damaged or forged record never reaches a reader as garbage.
+
+Game-over handling (rule version 2) added ``game_over``, ``cut_frames``,
+``dropped`` and ``reset_frame`` to turn records, ``games_ended`` to the
+summary and ``rules`` to the manifest; records written before have the
+defaults (rule 1, no game over recorded).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Any, ClassVar
+
+FORMAT = "atari-workstation/1"
+READABLE_FORMATS = ("atari-workstation/1",)
+FORMAT_PREFIX = "atari-workstation/"
+
+
+class RecordError(ValueError):
+    """A record whose fields have the wrong types (one line; the reader adds the file)."""
+
+
+# -- field checks -----------------------------------------------------------------
+def _kind(value: Any) -> str:
+    return "null" if value is None else type(value).__name__
+
+
+def _number(name: str, value: Any, *, optional: bool = False) -> Any:
+    if value is None and optional:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise RecordError(f"field {name!r} is {_kind(value)}, not a number")
+    return value
+
+
+def _int(name: str, value: Any, *, optional: bool = False) -> Any:
+    if value is None and optional:
+        return None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise RecordError(f"field {name!r} is {_kind(value)}, not an integer")
+    return value
+
+
+def _str(name: str, value: Any, *, optional: bool = False) -> Any:
+    if value is None and optional:
+        return None
+    if not isinstance(value, str):
+        raise RecordError(f"field {name!r} is {_kind(value)}, not text")
+    return value
+
+
+def _bool(name: str, value: Any, *, optional: bool = False) -> Any:
+    if value is None and optional:
+        return None
+    if not isinstance(value, bool):
+        raise RecordError(f"field {name!r} is {_kind(value)}, not true/false")
+    return value
+
+
+def _dict(name: str, value: Any, *, optional: bool = False) -> Any:
+    if value is None and optional:
+        return None
+    if not isinstance(value, dict):
+        raise RecordError(f"field {name!r} is {_kind(value)}, not an object")
+    return value
+
+
+def _list(name: str, value: Any, item=None, *, optional: bool = False) -> Any:
+    if value is None and optional:
+        return None
+    if not isinstance(value, list):
+        raise RecordError(f"field {name!r} is {_kind(value)}, not a list")
+    if item is not None:
+        return [item(f"{name}[{i}]", v) for i, v in enumerate(value)]
+    return value
+
+
+def _any(name: str, value: Any, *, optional: bool = False) -> Any:
+    return value
+
+
+CHECKS = {"num": _number, "int": _int, "str": _str, "bool": _bool, "dict": _dict, "list": _list, "any": _any}
+
+
+class _Record:
+    """Shared from_json / to_json: ``SPEC`` names each JSON key's check and whether null is allowed."""
+
+    SPEC: ClassVar[dict[str, tuple[str, bool]]] = {}
+    ITEMS: ClassVar[dict[str, Any]] = {}  # list fields whose items are checked
+    OMIT_EMPTY: ClassVar[tuple[str, ...]] = ()  # written only when not empty / not None
+
+    extra: dict
+
+    @classmethod
+    def from_json(cls, data: Any):
+        if not isinstance(data, dict):
+            raise RecordError(f"holds {_kind(data)}, not a JSON object")
+        defaults = {f.name for f in fields(cls)}
+        values: dict[str, Any] = {}
+        for key, (check, optional) in cls.SPEC.items():
+            if key not in data:
+                continue
+            value = data[key]
+            if check == "list":
+                value = _list(key, value, cls.ITEMS.get(key), optional=optional)
+            else:
+                value = CHECKS[check](key, value, optional=optional)
+            values[key] = value
+        extra = {k: v for k, v in data.items() if k not in cls.SPEC}
+        assert set(values) <= defaults
+        return cls(**values, extra=extra)
+
+    def to_json(self) -> dict:
+        out: dict[str, Any] = {}
+        for key in self.SPEC:
+            value = getattr(self, key)
+            if key in self.OMIT_EMPTY and not value and value != 0:
+                continue
+            if isinstance(value, _Record):
+                value = value.to_json()
+            out[key] = value
+        out.update(self.extra)
+        return out
+
+
+# -- usage -------------------------------------------------------------------------
+def usage_totals(usage: dict | None) -> tuple[int, int]:
+    """(input tokens counting cache reads and writes, output tokens) of a usage object, (0, 0) if none."""
+    if not usage:
+        return 0, 0
+    n_in = sum(int(usage.get(k) or 0) for k in ("input_tokens", "cache_read_tokens", "cache_write_tokens"))
+    return n_in, int(usage.get("output_tokens") or 0)
+
+
+USAGE_KEYS = ("input_tokens", "cache_read_tokens", "cache_write_tokens", "output_tokens", "reasoning_tokens")
+
+
+def add_usage(a: dict | None, b: dict | None) -> dict:
+    """The sum of two usage objects (missing counts as zero), with every key present."""
+    a, b = a or {}, b or {}
+    return {k: int(a.get(k) or 0) + int(b.get(k) or 0) for k in USAGE_KEYS}
+
+
+# -- manifest ----------------------------------------------------------------------
+@dataclass
+class Manifest(_Record):
+    """What a run is: written first, never changed."""
+
+    format: str = FORMAT
+    run_id: str | None = None
+    game: str | None = None
+    env_id: str | None = None
+    in_paper: bool | None = None
+    seed: int | None = None
+    protocol: Any = field(default_factory=dict)  # Protocol.to_json(); checked by Protocol.from_json
+    agent: dict = field(default_factory=dict)
+    prompt_pack: dict = field(default_factory=dict)
+    versions: dict = field(default_factory=dict)
+    created: str | None = None
+    frame_shape: list = field(default_factory=lambda: [210, 160])
+    clock: str | None = None
+    rules: int | None = None  # game-over rule version; absent = 1
+    seed_note: str | None = None
+    parent: dict | None = None  # a rewind-and-branch: the run it left and the turn
+    branch: dict | None = None  # the frames and turns copied from the parent
+    extra: dict = field(default_factory=dict)
+
+    SPEC: ClassVar = {
+        "format": ("str", False), "rules": ("int", True), "run_id": ("str", True), "game": ("str", True), "env_id": ("str", True),
+        "in_paper": ("bool", True), "seed": ("int", True), "protocol": ("any", False), "agent": ("dict", False),
+        "prompt_pack": ("dict", False), "versions": ("dict", False), "created": ("str", True),
+        "frame_shape": ("list", False), "clock": ("str", True), "seed_note": ("str", True),
+        "parent": ("dict", True), "branch": ("dict", True),
+    }
+    ITEMS: ClassVar = {"frame_shape": _int}
+    OMIT_EMPTY: ClassVar = ("rules", "seed_note", "parent", "branch")
+
+    @classmethod
+    def from_json(cls, data: Any) -> "Manifest":
+        if isinstance(data, dict):
+            check_format(data.get("format", FORMAT))
+        return super().from_json(data)
+
+    @property
+    def rule_version(self) -> int:
+        return 1 if self.rules is None else self.rules
+
+    @property
+    def agent_spec(self) -> str | None:
+        spec = self.agent.get("spec")
+        return spec if isinstance(spec, str) else None
+
+    @property
+    def budget(self) -> int | None:
+        frames = self.protocol.get("frames") if isinstance(self.protocol, dict) else None
+        return frames if isinstance(frames, int) and not isinstance(frames, bool) else None
+
+
+def check_format(value: Any) -> None:
+    """A format this version reads; else one line saying what it is and what to do."""
+    if value in READABLE_FORMATS:
+        return
+    if isinstance(value, str) and value.startswith(FORMAT_PREFIX):
+        raise RecordError(f"format {value!r} is newer than this workstation reads ({', '.join(READABLE_FORMATS)}); "
+                          "upgrade the workstation to read it")
+    raise RecordError(f"unknown format {value!r} (this workstation reads {', '.join(READABLE_FORMATS)})")
+
+
+# -- turn record -------------------------------------------------------------------
+@dataclass
+class TurnRecord(_Record):
+    """One line of turns.jsonl: the reply, the plan, what ran and what happened."""
+
+    turn: int = 0
+    start_frame: int = 0
+    end_frame: int = 0
+    raw: str = ""
+    thought: str = ""
+    planned: list = field(default_factory=list)
+    actions: list = field(default_factory=list)
+    valid: bool = True
+    rule: str | None = None
+    errors: list = field(default_factory=list)
+    overridden: bool = False
+    reward: float = 0.0
+    action_rewards: list = field(default_factory=list)
+    action_life_lost: list = field(default_factory=list)
+    action_reset: list = field(default_factory=list)
+    action_frames: list = field(default_factory=list)
+    lives_lost: int = 0
+    noop_frames: int = 0
+    score: float = 0.0
+    lives: int = 0
+    prompt: dict = field(default_factory=dict)
+    usage: dict | None = None
+    latency_s: float = 0.0
+    cost_usd: float | None = None
+    attempts: list = field(default_factory=list)
+    error: str | None = None
+    finish_reason: str | None = None
+    game_over: bool = False  # the game ended during this turn
+    cut_frames: int | None = None  # frames the cut action ran, or None if none was cut
+    dropped: list = field(default_factory=list)  # planned actions dropped (budget or game over)
+    reset_frame: int | None = None  # budget frame of the new game's first frame
+    discarded_replies: list = field(default_factory=list)  # step mode: replies discarded by a re-send
+    extra: dict = field(default_factory=dict)
+
+    SPEC: ClassVar = {
+        "turn": ("int", False), "start_frame": ("int", False), "end_frame": ("int", False), "raw": ("str", False),
+        "thought": ("str", False), "planned": ("list", False), "actions": ("list", False), "valid": ("bool", False),
+        "rule": ("str", True), "errors": ("list", False), "overridden": ("bool", False), "reward": ("num", False),
+        "action_rewards": ("list", False), "action_life_lost": ("list", False), "action_reset": ("list", False),
+        "action_frames": ("list", False), "lives_lost": ("int", False), "noop_frames": ("int", False),
+        "score": ("num", False), "lives": ("int", False), "prompt": ("dict", False), "usage": ("dict", True),
+        "latency_s": ("num", False), "cost_usd": ("num", True), "attempts": ("list", False), "error": ("str", True),
+        "finish_reason": ("str", True), "game_over": ("bool", False), "cut_frames": ("int", True),
+        "dropped": ("list", False), "reset_frame": ("int", True), "discarded_replies": ("list", False),
+    }
+    ITEMS: ClassVar = {"planned": _str, "actions": _str, "errors": _str, "action_rewards": _number,
+                       "action_life_lost": _bool, "action_reset": _bool, "action_frames": _int, "dropped": _str}
+    OMIT_EMPTY: ClassVar = ("discarded_replies",)
+
+    @classmethod
+    def from_json(cls, data: Any) -> "TurnRecord":
+        rec = super().from_json(data)
+        n = len(rec.actions)
+        for key in ("action_rewards", "action_life_lost", "action_frames"):
+            if key in data and len(getattr(rec, key)) != n:
+                raise RecordError(f"field {key!r} has {len(getattr(rec, key))} items for {n} actions")
+        if "action_reset" not in data:  # written before resets were recorded per action
+            rec.action_reset = [False] * n
+        return rec
+
+    @property
+    def tokens(self) -> tuple[int, int]:
+        """(input, output) tokens of this turn's reply."""
+        return usage_totals(self.usage)
+
+    @property
+    def calls(self) -> int:
+        """Requests sent for this turn, as the engine counts them (failed ones included)."""
+        return len(self.attempts) or (1 if self.usage is not None else 0)
+
+    @property
+    def reset(self) -> bool:
+        """The game ended and restarted during this turn."""
+        return self.game_over or any(self.action_reset)
+
+    @property
+    def variant(self) -> str:
+        return self.prompt.get("variant", "standard")
+
+    @property
+    def shown_plan(self) -> list[str]:
+        """The plan to show: what ran when it is not the parsed plan (overridden or invalid)."""
+        executed = self.overridden or not self.valid
+        return list((self.actions if executed else self.planned) or self.actions)
+
+
+# -- summary -----------------------------------------------------------------------
+@dataclass
+class Summary(_Record):
+    """How a run ended: written last, by atomic rename. A stopped run's has the same fields."""
+
+    complete: bool = False
+    game: str | None = None
+    seed: int | None = None
+    agent: str | None = None
+    total_reward: float = 0.0
+    frames: int = 0
+    turns: int = 0
+    lives_lost: int = 0
+    invalid_turns: int = 0
+    episodes_ended: int = 0
+    games_ended: int | None = None  # rule 2: games that ended in a game over
+    calls: int = 0
+    usage: dict = field(default_factory=lambda: add_usage(None, None))
+    cost_usd: float | None = 0.0
+    wall_s: float | None = None
+    stopped: str | None = None
+    files: dict | None = None  # name -> {"sha256", "bytes"}: the fast integrity check
+    extra: dict = field(default_factory=dict)
+
+    SPEC: ClassVar = {
+        "complete": ("bool", False), "game": ("str", True), "seed": ("int", True), "agent": ("str", True),
+        "total_reward": ("num", False), "frames": ("int", False), "turns": ("int", False),
+        "lives_lost": ("int", False), "invalid_turns": ("int", False), "episodes_ended": ("int", False),
+        "games_ended": ("int", True), "calls": ("int", False), "usage": ("dict", False), "cost_usd": ("num", True),
+        "wall_s": ("num", True), "stopped": ("str", True), "files": ("dict", True),
+    }
+    OMIT_EMPTY: ClassVar = ("games_ended", "files")
+
+    @property
+    def tokens(self) -> tuple[int, int]:
+        return usage_totals(self.usage)
+
+    @property
+    def state(self) -> str:
+        """complete | stopped | killed (no summary was written: rebuilt from the turns)."""
+        if self.complete:
+            return "complete"
+        return "killed" if self.extra.get("rebuilt") else "stopped"
+
+
+def rebuild_summary(manifest: Manifest, turns: list[TurnRecord], why: str | None) -> Summary:
+    """The summary of a run that wrote none (killed), from its turn records: every field a finished one has."""
+    usage: dict = add_usage(None, None)
+    cost, priced = 0.0, True
+    for t in turns:
+        if t.usage is not None:
+            usage = add_usage(usage, t.usage)
+            if t.cost_usd is None:
+                priced = False
+        if t.cost_usd is not None:
+            cost += t.cost_usd
+    last = turns[-1] if turns else None
+    games = sum(1 for t in turns if t.game_over)
+    return Summary(
+        complete=False, game=manifest.game, seed=manifest.seed, agent=manifest.agent_spec,
+        total_reward=sum(t.reward for t in turns),
+        frames=last.end_frame if last else 0, turns=len(turns),
+        lives_lost=sum(t.lives_lost for t in turns),
+        invalid_turns=sum(1 for t in turns if not t.valid and not t.overridden),
+        episodes_ended=sum(1 for t in turns if any(t.action_reset)),
+        games_ended=games if manifest.rule_version >= 2 else None,
+        calls=sum(t.calls for t in turns), usage=usage,
+        cost_usd=round(cost, 6) if priced else None, wall_s=None, stopped=why,
+        extra={"rebuilt": True},
+    )
