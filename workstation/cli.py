@@ -16,6 +16,7 @@ from workstation.errors import UserError
 # Commands that live in their own modules. Each module has ``register(sub)``, which adds
 # its subparser and sets ``func=<callable(args) -> int>`` as a default. Add one line here.
 COMMAND_MODULES: tuple[str, ...] = (
+    "workstation.analysis.command",
 )
 
 

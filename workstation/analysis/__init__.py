@@ -1,0 +1,1 @@
+"""The paper's analysis of a batch: results table, statistics, report, plots."""

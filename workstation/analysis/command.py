@@ -1,0 +1,36 @@
+"""`workstation report DIR|results.csv`: the paper's analysis of a batch, or of any results CSV."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(sub) -> None:
+    p = sub.add_parser("report", help="analyse a batch's results (means, ranks, separability, ablations, cost)")
+    p.add_argument("results", metavar="DIR|results.csv",
+                   help="a batch directory (its results.csv and runs/) or any CSV with setting, game, seed, score")
+    p.add_argument("--baseline", default="random", help="the baseline setting's label (default random)")
+    p.add_argument("--json", default=None, metavar="FILE", help="also write the report as JSON")
+    p.add_argument("--md", default=None, metavar="FILE", help="also write the report as Markdown")
+    p.add_argument("--plots", default=None, metavar="DIR", help="write rank_heatmap.png and scores.png (needs matplotlib)")
+    p.add_argument("--bootstrap-seed", type=int, default=0, metavar="N", help="seed of the ablation bootstrap (default 0)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from workstation.analysis import report
+    from workstation.analysis.table import load_results
+
+    r = report.build(load_results(args.results), baseline=args.baseline, bootstrap_seed=args.bootstrap_seed)
+    if args.plots:  # before printing, so a missing matplotlib fails with one line and nothing else
+        from workstation.analysis.plots import write_plots
+
+        written = write_plots(r, args.plots)
+    else:
+        written = []
+    report.write(r, args.json, args.md)
+    print(report.render(r), end="")
+    for path in [args.json, args.md, *map(str, written)]:
+        if path:
+            print(f"wrote {path}")
+    return 0

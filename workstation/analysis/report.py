@@ -1,0 +1,221 @@
+"""The report: one structure built from the results, rendered as a terminal table, Markdown
+and JSON (non-finite numbers become null in JSON; ``notes`` says why)."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+from workstation.analysis import ablation, behaviour, footprint, stats
+from workstation.analysis.table import Results
+from workstation.errors import UserError
+
+
+@dataclass
+class Report:
+    results: Results
+    baseline: str
+    cells: dict
+    ranks: dict
+    average_rank: dict
+    separability: dict
+    ablations: list
+    behaviour: dict
+    footprint: tuple | None
+    bootstrap_seed: int
+
+
+def build(results: Results, baseline: str = "random", bootstrap_seed: int = 0) -> Report:
+    if baseline not in results.settings:
+        shown = ", ".join(results.settings[:8]) + (", ..." if len(results.settings) > 8 else "")
+        raise UserError(f"baseline setting {baseline!r} has no runs in {results.source} (settings: {shown}); "
+                        "name one with --baseline LABEL")
+    table = stats.cells(results)
+    per_game, average = stats.ranks(table)
+    return Report(results, baseline, table, per_game, average, stats.separability(table, baseline),
+                  ablation.ablations(results, bootstrap_seed), behaviour.behaviour(results),
+                  footprint.footprint(results), bootstrap_seed)
+
+
+# -- JSON -------------------------------------------------------------------
+def _num(x):
+    if x is None:
+        return None
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+def _sep_json(s: stats.Separability) -> dict:
+    notes = []
+    for name, v in (("d_best", s.d_best), ("d_quartile", s.d_quartile)):
+        if math.isinf(v):
+            notes.append(f"{name} is {'+' if v > 0 else '-'}infinite: both groups have zero variance")
+        elif name == "d_best" and 1 not in s.lacking and math.isnan(v):
+            notes.append("d_best undefined: the best setting and the baseline score the same on every run")
+    if 3 not in s.lacking and math.isnan(s.p_anova):
+        notes.append("ANOVA undefined: every setting scores the same on every run")
+    return {
+        "d_best": _num(s.d_best), "q_best": _num(s.q_best), "d_quartile": _num(s.d_quartile),
+        "q_anova": _num(s.q_anova), "eta2": _num(s.eta2), "criteria": list(s.criteria), "label": s.label,
+        "best": s.best, "gap_best": _num(s.gap_best), "p_best": _num(s.p_best),
+        "top": s.top, "bottom": s.bottom, "gap_quartile": _num(s.gap_quartile), "p_anova": _num(s.p_anova),
+        "lacking": {str(k): v for k, v in sorted(s.lacking.items())}, "notes": notes,
+    }
+
+
+def to_json(r: Report) -> dict:
+    games = {}
+    for game in r.results.games:
+        games[game] = {
+            "separability": _sep_json(r.separability[game]),
+            "settings": {c.setting: {"n": c.n, "mean": _num(c.mean), "se": _num(c.se), "rank": r.ranks[game][c.setting]}
+                         for c in r.cells.values() if c.game == game},
+        }
+    out = {
+        "source": str(r.results.source), "baseline": r.baseline, "runs": len(r.results.rows),
+        "incomplete_left_out": r.results.incomplete, "settings": r.results.settings, "games": games,
+        "cells": [{"setting": c.setting, "game": c.game, "n": c.n, "mean": _num(c.mean), "se": _num(c.se)}
+                  for c in r.cells.values()],
+        "average_rank": {s: {"rank": v, "games": n} for s, (v, n) in r.average_rank.items()},
+        "separability_counts": {k: sum(1 for s in r.separability.values() if s.label == k) for k in ("strong", "weak", "none")},
+        "ablations": [{"variant": a.pair.variant, "reference": a.pair.reference, "field": a.pair.field,
+                       "variant_value": a.pair.variant_value, "reference_value": a.pair.reference_value,
+                       "game": a.game, "n": a.n, "mean_diff": _num(a.mean_diff), "ci95": [_num(a.lo), _num(a.hi)],
+                       "verdict": a.verdict} for a in r.ablations],
+        "bootstrap": {"resamples": ablation.RESAMPLES, "seed": r.bootstrap_seed, "method": "percentile"},
+        "behaviour": {b.setting: {"runs": b.runs, "stagnation": _num(b.stagnation), "stagnation_runs": b.stagnation_runs,
+                                  "turns": _num(b.turns), "invalid_turns": _num(b.invalid), "failed_turns": _num(b.failed),
+                                  "invalid_share": _num(b.share(b.invalid)), "failed_share": _num(b.share(b.failed))}
+                      for b in r.behaviour.values()},
+    }
+    if r.footprint is not None:
+        per, total = r.footprint
+        out["footprint"] = {f.label: {"runs": f.runs, "totals": f.totals,
+                                      "per_run": {c: f.per_run(c) for c in f.totals},
+                                      "input_tokens_per_call": f.input_per_call}
+                            for f in [*per.values(), total]}
+    return out
+
+
+# -- text -------------------------------------------------------------------
+def _f(x: float, digits: int = 2) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "-"
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    return f"{x:.{digits}f}"
+
+
+def _g(x: float) -> str:
+    return "-" if x is None or math.isnan(x) else f"{x:.4g}"
+
+
+def _table(head: list[str], rows: list[list[str]], md: bool, right: set[int] | None = None) -> list[str]:
+    right = right if right is not None else set(range(1, len(head)))
+    if md:
+        sep = ["---:" if i in right else "---" for i in range(len(head))]
+        return ["| " + " | ".join(r) + " |" for r in [head, sep, *rows]]
+    w = [max(len(str(r[i])) for r in [head, *rows]) for i in range(len(head))]
+    line = lambda r: "  ".join(str(c).rjust(w[i]) if i in right else str(c).ljust(w[i]) for i, c in enumerate(r)).rstrip()
+    return [line(head), "  ".join("-" * x for x in w), *map(line, rows)]
+
+
+def _heading(text: str, md: bool) -> list[str]:
+    return ["", f"## {text}", ""] if md else ["", text, "=" * len(text)]
+
+
+def render(r: Report, md: bool = False) -> str:
+    res, settings, games = r.results, r.results.settings, r.results.games
+    out = [f"# Report: {res.source}" if md else f"Report: {res.source}", ""]
+    out.append(f"{len(res.rows)} complete runs, {len(settings)} settings, {len(games)} games; baseline {r.baseline!r}"
+               + (f"; {res.incomplete} incomplete runs left out" if res.incomplete else ""))
+
+    out += _heading("Score: mean +- SE (n) per setting and game", md)
+    rows = []
+    for g in games:
+        row = [g]
+        for s in settings:
+            c = r.cells.get((s, g))
+            row.append("" if c is None else f"{_g(c.mean)} +- {_g(c.se)} ({c.n})")
+        rows.append(row)
+    out += _table(["game", *settings], rows, md)
+
+    out += _heading("Rank per game (1 = highest mean; ties share) and average rank", md)
+    rows = [[g, *[_f(r.ranks[g].get(s), 1) if s in r.ranks[g] else "" for s in settings]] for g in games]
+    rows.append(["average", *[_f(r.average_rank[s][0]) for s in settings]])
+    rows.append(["games", *[str(r.average_rank[s][1]) for s in settings]])
+    out += _table(["game", *settings], rows, md)
+    order = sorted(settings, key=lambda s: (r.average_rank[s][0], s))
+    out += ["", "By average rank: " + ", ".join(f"{s} {_f(r.average_rank[s][0])}" for s in order)]
+
+    out += _heading("Separability per game (paper 4.2)", md)
+    mark = lambda s, i: "n/a" if (i + 1) in s.lacking else ("yes" if s.criteria[i] else "no")
+    rows = []
+    for g in games:
+        s = r.separability[g]
+        rows.append([g, s.best or "-", _g(s.gap_best), _f(s.d_best), _g(s.q_best), _f(s.d_quartile),
+                     _g(s.q_anova), _f(s.eta2, 3), mark(s, 0), mark(s, 1), mark(s, 2), s.label])
+    out += _table(["game", "best", "gap", "d_best", "q_best", "d_quart", "q_anova", "eta2", "(1)", "(2)", "(3)", "label"],
+                  rows, md, right={2, 3, 4, 5, 6, 7})
+    counts = {k: [g for g in games if r.separability[g].label == k] for k in ("strong", "weak", "none")}
+    out += ["", "; ".join(f"{k}: {len(v)}" for k, v in counts.items()) + f" (of {len(games)} games)"]
+    lacking = [(g, i, why) for g in games for i, why in sorted(r.separability[g].lacking.items())]
+    undefined = [g for g in games if _sep_json(r.separability[g])["notes"]]
+    for g in undefined:
+        out += [f"{g}: " + "; ".join(_sep_json(r.separability[g])["notes"])]
+    if lacking:
+        out += ["Lacking data (counted as not passed):"]
+        out += [f"- {g}: criterion ({i}) {why}" for g, i, why in lacking]
+    else:
+        out += ["Every game has data for all three criteria."]
+    out += ["(1) best setting vs baseline: gap > 0, d >= 0.8, BH q < 0.05 (two-group ANOVA); "
+            "(2) top vs bottom ceil(N/4) non-baseline settings, runs pooled: gap > 0, d >= 0.8; "
+            "(3) ANOVA over all settings: BH q < 0.05, eta^2 >= 0.14. d uses the pooled SD; inf = zero "
+            "variance with a positive gap. 2-3 passed = strong, 1 = weak, 0 = none."]
+
+    out += _heading(f"Ablations: paired bootstrap 95% CI (variant - reference, by seed, "
+                    f"{ablation.RESAMPLES:,} resamples, seed {r.bootstrap_seed})", md)
+    if r.ablations:
+        rows = [[f"{a.pair.field}: {a.pair.variant_value} vs {a.pair.reference_value}", a.pair.variant, a.game,
+                 str(a.n), _g(a.mean_diff), f"[{_g(a.lo)}, {_g(a.hi)}]", a.verdict] for a in r.ablations]
+        out += _table(["field", "variant", "game", "n", "mean diff", "95% CI", "verdict"], rows, md, right={3, 4})
+    else:
+        out += ["No ablation pairs: no two settings with the same base label differ in exactly one protocol field."]
+
+    out += _heading("Action stagnation and parse robustness per setting", md)
+    rows = []
+    for b in r.behaviour.values():
+        stag = "-" if b.stagnation_runs == 0 else f"{100 * b.stagnation:.1f}% ({b.stagnation_runs} runs)"
+        pct = lambda v: "-" if math.isnan(b.share(v)) else f"{_g(v)} ({100 * b.share(v):.1f}%)"
+        rows.append([b.setting, str(b.runs), stag, _g(b.turns), pct(b.invalid), pct(b.failed)])
+    out += _table(["setting", "runs", "NOOP-only turns, 2nd half", "turns", "invalid turns", "failed turns"], rows, md)
+    if all(b.stagnation_runs == 0 for b in r.behaviour.values()):
+        out += ["(No stagnation data: needs a `stagnation` column or a batch directory with its recordings.)"]
+
+    out += _heading("Cost footprint (as the paper reports its own)", md)
+    if r.footprint is None:
+        out += ["No cost columns (calls, input_tokens, output_tokens, reasoning_tokens, cost_usd) in the results."]
+    else:
+        per, total = r.footprint
+        out += [("- " if md else "") + footprint.sentence(f) for f in [*per.values(), total]]
+        cols = [c for c in footprint.COLUMNS if c in total.totals]
+        def cell(f, c):
+            v = f.per_run(c)
+            return "-" if v is None else f"${v:.4f}" if c == "cost_usd" else f"{v:,.1f}" if c == "calls" else footprint.tokens(v)
+
+        rows = [[f.label, str(f.runs), *[cell(f, c) for c in cols]] for f in [*per.values(), total]]
+        out += ["", "Per run:", ""] + _table(["setting", "runs", *cols], rows, md)
+    return "\n".join(out) + "\n"
+
+
+def write(r: Report, json_path: str | None, md_path: str | None) -> None:
+    for path, text in ((json_path, lambda: json.dumps(to_json(r), indent=2, allow_nan=False) + "\n"),
+                       (md_path, lambda: render(r, md=True))):
+        if path:
+            try:
+                Path(path).parent.mkdir(parents=True, exist_ok=True)
+                Path(path).write_text(text(), encoding="utf-8")
+            except OSError as e:
+                raise UserError(f"cannot write {path} ({e.strerror}); pick a writable path") from None

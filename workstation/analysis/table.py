@@ -1,0 +1,160 @@
+"""Results rows for the report: a batch's results.csv, or any CSV with setting, game, seed, score.
+
+Only complete runs are analysed: a row whose ``complete`` column is false is counted and left
+out. Columns beyond the known ones that name a protocol field (a ``Protocol`` field, the ALE
+``mode`` / ``difficulty``, or any ``protocol.*`` column) describe the setting; the report uses
+them to find ablation pairs.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+
+from workstation.errors import UserError
+
+REQUIRED = ("setting", "game", "seed", "score")
+COUNTS = ("lives_lost", "turns", "invalid_turns", "failed_turns", "calls",
+          "input_tokens", "output_tokens", "reasoning_tokens")
+NUMBERS = COUNTS + ("cost_usd", "wall_s", "stagnation")
+KNOWN = set(REQUIRED) | set(NUMBERS) | {"run_id", "complete"}
+
+
+def protocol_names() -> set[str]:
+    from workstation.game.protocol import Protocol
+
+    return {f.name for f in fields(Protocol)} | {"mode", "difficulty"}
+
+
+@dataclass
+class Row:
+    line: int
+    setting: str
+    game: str
+    seed: str
+    score: float
+    run_id: str = ""
+    values: dict[str, float] = field(default_factory=dict)  # optional numeric columns present
+    protocol: dict[str, str] = field(default_factory=dict)  # protocol-field columns present
+
+
+@dataclass
+class Results:
+    source: Path
+    rows: list[Row]
+    columns: list[str]
+    incomplete: int = 0  # rows left out because complete is false
+    batch_dir: Path | None = None  # the batch directory, when one was given
+
+    def has(self, column: str) -> bool:
+        return column in self.columns
+
+    @property
+    def settings(self) -> list[str]:
+        return sorted({r.setting for r in self.rows})
+
+    @property
+    def games(self) -> list[str]:
+        return sorted({r.game for r in self.rows})
+
+
+def _truth(text: str) -> bool | None:
+    t = text.strip().lower()
+    if t in ("true", "1", "yes"):
+        return True
+    if t in ("false", "0", "no"):
+        return False
+    return None
+
+
+def _number(name: str, text: str, where: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise UserError(f"{where}: {name} {text!r} is not a number; fix or remove that row") from None
+    if not math.isfinite(value):
+        raise UserError(f"{where}: {name} {text!r} is not a finite number; fix or remove that row")
+    return value
+
+
+def resolve(path: str | Path) -> tuple[Path, Path | None]:
+    """The CSV to read and the batch directory (when a directory was given)."""
+    p = Path(path)
+    if p.is_dir():
+        csv_path = p / "results.csv"
+        if not csv_path.is_file():
+            raise UserError(f"{p} has no results.csv; pass a batch directory or a results CSV file")
+        return csv_path, p
+    if not p.exists():
+        raise UserError(f"{p} does not exist; pass a batch directory or a results CSV file")
+    return p, (p.parent if (p.parent / "runs").is_dir() else None)
+
+
+def load_results(path: str | Path) -> Results:
+    csv_path, batch_dir = resolve(path)
+    try:
+        text = csv_path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as e:
+        reason = e.strerror if isinstance(e, OSError) else "not UTF-8 text"
+        raise UserError(f"{csv_path} cannot be read ({reason}); pass a results CSV file") from None
+    try:
+        reader = csv.reader(io.StringIO(text, newline=""))
+        header = next(reader, None)
+        if header is None or not any(h.strip() for h in header):
+            raise UserError(f"{csv_path} is empty; a results CSV needs a header with {', '.join(REQUIRED)}")
+        header = [h.strip() for h in header]
+        missing = [c for c in REQUIRED if c not in header]
+        if missing:
+            raise UserError(f"{csv_path} line 1: missing column(s) {', '.join(missing)}; "
+                            f"a results CSV needs at least {', '.join(REQUIRED)}")
+        dupes = sorted({h for h in header if header.count(h) > 1 and h})
+        if dupes:
+            raise UserError(f"{csv_path} line 1: column(s) {', '.join(dupes)} appear more than once")
+        proto_cols = [h for h in header if h not in KNOWN and (h in protocol_names() or h.startswith("protocol."))]
+        # `frames` is both a result (frames played) and a protocol field (the budget); it is
+        # used as a setting descriptor only when constant within each setting (see ablation)
+        if "frames" in header and "frames" not in proto_cols:
+            proto_cols.append("frames")
+        rows: list[Row] = []
+        incomplete = 0
+        seen: dict[tuple[str, str, str], int] = {}
+        for values in reader:
+            line = reader.line_num
+            if not any(v.strip() for v in values):
+                continue
+            where = f"{csv_path} line {line}"
+            if len(values) != len(header):
+                raise UserError(f"{where}: {len(values)} fields where the header has {len(header)}")
+            rec = dict(zip(header, (v.strip() for v in values)))
+            if "complete" in rec:
+                done = _truth(rec["complete"])
+                if done is None:
+                    raise UserError(f"{where}: complete {rec['complete']!r} is not true or false")
+                if not done:
+                    incomplete += 1
+                    continue
+            for c in ("setting", "game", "seed"):
+                if not rec[c]:
+                    raise UserError(f"{where}: {c} is empty")
+            key = (rec["setting"], rec["game"], rec["seed"])
+            if key in seen:
+                raise UserError(f"{where}: setting {key[0]!r} game {key[1]!r} seed {key[2]!r} also on line "
+                                f"{seen[key]}; each run may appear once")
+            seen[key] = line
+            row = Row(line, rec["setting"], rec["game"], rec["seed"], _number("score", rec["score"], where),
+                      run_id=rec.get("run_id", ""))
+            for c in NUMBERS:
+                if c in rec and rec[c] != "":
+                    row.values[c] = _number(c, rec[c], where)
+            for c in proto_cols:
+                row.protocol[c] = rec[c]
+            rows.append(row)
+    except csv.Error as e:
+        raise UserError(f"{csv_path} is not a readable CSV ({e})") from None
+    if not rows:
+        extra = f" ({incomplete} incomplete rows left out)" if incomplete else ""
+        raise UserError(f"{csv_path} has no complete runs{extra}; nothing to report")
+    return Results(csv_path, rows, header, incomplete, batch_dir)
