@@ -1,0 +1,1 @@
+"""Importers: runs recorded by other harnesses, re-executed into our own recordings."""

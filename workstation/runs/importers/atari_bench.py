@@ -1,0 +1,300 @@
+"""Import a public AtariBench harness run: re-execute it through our engine and compare.
+
+The harness's executed action ids are played again under our protocol by the
+normal ``TurnEngine``, driven by an agent that answers each turn with the
+harness's original reply (so the recording keeps the raw reply, its thought
+and token counts). The plan is the harness's own: if our parser reads the reply
+differently, the plan is overridden with the harness's action ids, and a plan
+the harness cut (game over, budget) is cut by our engine under the same rule.
+The result is a normal recording (frames, RAM, turns; the source path in the
+manifest) that ``workstation verify`` re-executes like any other.
+
+While it plays, every turn is compared with the harness's: start frame, the
+executed actions, and per action the end frame, reward and life loss, the game
+over; then the totals (score, lives lost, turns, frames) and every stored PNG.
+The first difference, or "identical", is one line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from workstation.agents.base import OnText, Reply, TurnContext, Usage
+from workstation.errors import UserError
+from workstation.game.games import Game, UnknownGame, get_game
+from workstation.game.protocol import Protocol, ProtocolError
+from workstation.runs.importers.harness_run import HarnessRun, HarnessTurn, game_key_of, read_run
+from workstation.runs.start import manifest_for, new_run_dir
+from workstation.store.recording import RecordingWriter
+from workstation.turn.engine import Phase, TurnEngine
+from workstation.turn.promptpack import load_pack
+
+SOURCE_KIND = "atari-bench"
+
+
+@dataclass
+class ImportResult:
+    source: Path
+    recording: Path
+    mismatch: str | None  # the first difference, None when identical
+    turns: int
+    frames: int
+
+    @property
+    def identical(self) -> bool:
+        return self.mismatch is None
+
+    def line(self) -> str:
+        what = "identical" if self.identical else f"MISMATCH {self.mismatch}"
+        return f"{self.source}: {what} ({self.turns} turns, {self.frames} frames) -> {self.recording}"
+
+
+def _usage(t: HarnessTurn) -> Usage | None:
+    tok = t.tokens
+    if tok["input_tokens"] is None and tok["output_tokens"] is None:
+        return None
+    cached = tok["cached_input_tokens"] or 0
+    thinking = tok["thinking_tokens"] or 0
+    return Usage(input_tokens=max(0, (tok["input_tokens"] or 0) - cached), cache_read_tokens=cached,
+                 output_tokens=(tok["output_tokens"] or 0) + thinking, reasoning_tokens=thinking)
+
+
+class HarnessReplyAgent:
+    """Answers our turn N with the harness's turn N+1: its raw reply and token counts."""
+
+    reads_prompt = False
+
+    def __init__(self, run: HarnessRun):
+        self.run = run
+        self.spec = f"{SOURCE_KIND}:{run.model}"
+
+    def act(self, prompt, ctx: TurnContext, on_text: OnText | None = None) -> Reply:
+        if ctx.turn >= len(self.run.turns):
+            return Reply(text="thought: the imported run has no more turns\nmove: [noop]")
+        t = self.run.turns[ctx.turn]
+        return Reply(text=t.raw, usage=_usage(t), model=self.run.model)
+
+    def close(self) -> None:
+        pass
+
+    def describe(self) -> dict:
+        return {"kind": "import", "spec": self.spec, "source": SOURCE_KIND, "model": self.run.model}
+
+
+class _Checker:
+    """Compares our turn records with the harness's as they are written; keeps the first difference."""
+
+    def __init__(self, run: HarnessRun, game: Game):
+        self.run = run
+        self.game = game
+        self.mismatch: str | None = None
+        self._pngs = sorted(run.pngs)
+
+    def _fail(self, text: str) -> None:
+        if self.mismatch is None:
+            self.mismatch = text
+
+    def _name(self, action_id: int) -> str:
+        try:
+            return self.game.action_name(action_id)
+        except (IndexError, KeyError, ValueError):
+            return f"id {action_id}"
+
+    def on_turn(self, rec: dict, frames) -> None:
+        if self.mismatch is None:
+            self._check_turn(rec)
+        if self.mismatch is None:
+            self._check_pngs(frames, upto=len(frames) - 1)
+
+    def _check_turn(self, rec: dict) -> None:
+        n = rec["turn"]
+        if n >= len(self.run.turns):
+            self._fail(f"our run has a turn {n + 1} (from frame {rec['start_frame']}); the harness's ended after "
+                       f"{len(self.run.turns)} turns")
+            return
+        h = self.run.turns[n]
+        where = f"turn_index {h.index}"
+        if rec["start_frame"] != h.start:
+            self._fail(f"{where}: starts on frame {rec['start_frame']}, harness {h.start}")
+            return
+        ours = list(rec.get("actions", []))
+        theirs = [self._name(a.action_id) for a in h.actions]
+        for k, h_act in enumerate(h.actions):
+            if k >= len(ours):
+                self._fail(f"{where}: executed {len(ours)} actions {ours}, harness {len(theirs)} {theirs}")
+                return
+            w = f"{where} action {k + 1} ({theirs[k]})"
+            if ours[k] != theirs[k]:
+                self._fail(f"{where} action {k + 1}: executed {ours[k]}, harness {theirs[k]}")
+                return
+            end = rec["action_frames"][k]
+            if end != h_act.end:
+                self._fail(f"{w}: ends on frame {end}, harness {h_act.end}")
+                return
+            reward = rec["action_rewards"][k]
+            if reward != h_act.reward:
+                self._fail(f"{w}: reward {reward:g}, harness {h_act.reward:g}")
+                return
+            lost = bool(rec["action_life_lost"][k])
+            if lost != h_act.lost_life:
+                self._fail(f"{w}: life lost {lost}, harness {h_act.lost_life}")
+                return
+        if len(ours) > len(theirs):
+            self._fail(f"{where}: executed {len(ours)} actions {ours}, harness {len(theirs)} {theirs}")
+            return
+        if rec["end_frame"] != h.end:
+            self._fail(f"{where}: ends on frame {rec['end_frame']}, harness {h.end}")
+            return
+        if "game_over" in rec and bool(rec["game_over"]) != h.new_game:
+            self._fail(f"{where}: game over {bool(rec['game_over'])}, harness new_game_started {h.new_game}")
+
+    def _check_pngs(self, frames, upto: int) -> None:
+        from PIL import Image
+
+        while self._pngs and self._pngs[0] <= upto:
+            i = self._pngs.pop(0)
+            try:
+                with Image.open(self.run.pngs[i]) as im:
+                    theirs = np.asarray(im.convert("RGB"))
+            except OSError as e:
+                self._fail(f"frame {i}: the stored PNG cannot be read ({e})")
+                return
+            ours = frames.rgb(i)
+            if theirs.shape != ours.shape:
+                self._fail(f"frame {i}: stored PNG is {theirs.shape[1]}x{theirs.shape[0]}, ours {ours.shape[1]}x{ours.shape[0]}")
+                return
+            if not np.array_equal(theirs, ours):
+                diff = int(np.count_nonzero(np.any(theirs != ours, axis=-1)))
+                self._fail(f"frame {i}: differs from the stored PNG in {diff} pixels")
+                return
+
+    def on_finish(self, summary: dict, frames) -> None:
+        s = self.run.summary
+        if self.mismatch is None and not summary.get("complete"):
+            self._fail(f"our run did not complete ({summary.get('stopped') or 'stopped'})")
+        if self.mismatch is None and summary.get("turns") != len(self.run.turns):
+            self._fail(f"our run has {summary.get('turns')} turns, harness {len(self.run.turns)}")
+        checks = (("total_reward", "total_reward", "score"), ("lives_lost", "total_lost_lives", "lives lost"))
+        for ours_key, theirs_key, label in checks:
+            if self.mismatch is None and isinstance(s.get(theirs_key), (int, float)):
+                if float(summary.get(ours_key, 0)) != float(s[theirs_key]):
+                    self._fail(f"run total {label} {summary.get(ours_key, 0):g}, harness {s[theirs_key]:g}")
+        if self.mismatch is None and isinstance(s.get("frame_count"), int) and len(frames) != s["frame_count"]:
+            self._fail(f"our run has {len(frames)} frames, harness frame_count {s['frame_count']}")
+        if self.mismatch is None:
+            self._check_pngs(frames, upto=len(frames) - 1)
+        if self.mismatch is None and self._pngs:
+            self._fail(f"the harness stored frame {self._pngs[0]}, past our run's last frame {len(frames) - 1}")
+
+
+class _ImportWriter(RecordingWriter):
+    """A recording writer that keeps each turn's source fields and checks it against the harness."""
+
+    def __init__(self, directory: Path, manifest: dict, height: int, run: HarnessRun, checker: _Checker):
+        super().__init__(directory, manifest, height)
+        self.run = run
+        self.checker = checker
+
+    def add_turn(self, record: dict) -> None:
+        n = record["turn"]
+        if n < len(self.run.turns):
+            h = self.run.turns[n]
+            record = {**record, "source": {
+                "turn_index": h.index, "thought": h.thought, "planned": h.planned_names,
+                "planned_ids": h.planned_ids, "parse_errors": h.parse_errors, "tokens": h.tokens,
+                "start_frame": h.start, "end_frame": h.end, "new_game_started": h.new_game}}
+        super().add_turn(record)
+        self.checker.on_turn(record, self.frames)
+
+    def _import_summary(self, summary: dict) -> dict:
+        self.checker.on_finish(summary, self.frames)
+        return {**summary, "import": {"source": SOURCE_KIND, "path": str(self.run.path.resolve()),
+                                      "result": self.checker.mismatch or "identical"}}
+
+    def finish(self, summary: dict) -> None:
+        super().finish(self._import_summary(summary))
+
+    def abort(self, summary: dict) -> None:
+        super().abort(self._import_summary(summary))
+
+
+def protocol_of(run: HarnessRun) -> Protocol:
+    """Our protocol for the harness run's settings (frame budget, frames per action, history)."""
+    s = run.summary
+    kw: dict = {}
+    if isinstance(s.get("frame_count"), int) and s["frame_count"] > 1:
+        kw["frames"] = s["frame_count"] - 1  # the harness counts frame 0 too
+    elif isinstance(s.get("duration_seconds"), (int, float)):
+        kw["frames"] = int(round(s["duration_seconds"] * 30))
+    if isinstance(s.get("frames_per_action"), int):
+        kw["repeat"] = s["frames_per_action"]
+    if s.get("prompt_mode") == "append_only":
+        kw["memory"] = "append"
+    else:
+        if isinstance(s.get("history_clips"), int) and s["history_clips"] >= 0:
+            kw["history"] = s["history_clips"]
+        if isinstance(s.get("non_zero_reward_clips"), int) and s["non_zero_reward_clips"] >= 0:
+            kw["reward_history"] = s["non_zero_reward_clips"]
+    try:
+        return Protocol(**kw)
+    except ProtocolError as e:
+        raise UserError(f"{run.path}: the harness settings do not fit our protocol ({e})") from None
+
+
+def _wanted_plan(t: HarnessTurn) -> list[int]:
+    """The harness's plan when what it executed is a prefix of it, else what it executed."""
+    done = t.executed_ids
+    if t.planned_ids and t.planned_ids[: len(done)] == done:
+        return list(t.planned_ids)
+    return done
+
+
+def import_run(path: Path, out: Path, game_key: str | None = None) -> ImportResult:
+    """Import one harness run directory into a new recording under ``out``."""
+    run = read_run(Path(path))
+    key = game_key or game_key_of(run)
+    if key is None:
+        raise UserError(f"{run.path}: cannot tell which game this run is; give --game")
+    try:
+        game = get_game(key)
+    except UnknownGame as e:
+        raise UserError(f"{run.path}: {e}") from None
+    for t in run.turns:
+        for a in t.actions:
+            if a.action_id not in game.allowed:
+                raise UserError(f"{run.path}: turn_index {t.index} executed action id {a.action_id}, "
+                                f"not one of {game.key}'s actions {list(game.allowed)}")
+    protocol = protocol_of(run)
+    seed = run.summary.get("seed") if isinstance(run.summary.get("seed"), int) else 0
+    pack = load_pack(None)
+    agent = HarnessReplyAgent(run)
+    manifest = manifest_for(game, protocol, seed, agent, pack)
+    manifest["source"] = {"kind": SOURCE_KIND, "path": str(run.path.resolve()), "model": run.model,
+                          "turns": len(run.turns), "stored_pngs": len(run.pngs),
+                          "summary": {k: run.summary.get(k) for k in
+                                      ("total_reward", "total_lost_lives", "turn_count", "frame_count",
+                                       "stop_reason", "prompt_mode", "thinking_mode")}}
+    checker = _Checker(run, game)
+    directory = new_run_dir(Path(out), game, f"import-{run.model}", seed)
+    writer = _ImportWriter(directory, manifest, game.height, run, checker)
+    engine = TurnEngine(game, protocol, agent, seed, pack, writer, rewindable=False)
+    try:
+        engine.start()
+        while engine.phase is not Phase.FINISHED:
+            if engine.phase is Phase.PLAN and engine.turn < len(run.turns):
+                wanted = _wanted_plan(run.turns[engine.turn])
+                if wanted and engine.pending.plan != wanted:
+                    engine.override_plan([game.action_name(a) for a in wanted])
+            engine.step()
+    except BaseException as e:
+        if engine.phase is not Phase.FINISHED:
+            engine.stop(f"import failed: {type(e).__name__}: {(str(e).splitlines() or [''])[0]}")
+        raise
+    finally:
+        engine.close()
+    summary = engine.summary or {}
+    return ImportResult(run.path, directory, checker.mismatch, int(summary.get("turns", 0)),
+                        int(summary.get("frames", 0)) + 1)

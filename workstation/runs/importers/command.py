@@ -1,0 +1,39 @@
+"""``workstation import atari-bench RUN_DIR... [--out DIR] [--game G]``.
+
+One line per run: "identical" or the first difference, and the new recording.
+Exit 0 when every run is identical, 1 when any differs, 2 on bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from workstation.locations import RECORDINGS
+
+
+def register(sub) -> None:
+    p = sub.add_parser("import", help="import runs recorded by another harness (re-executed and compared)")
+    kinds = p.add_subparsers(dest="import_kind", metavar="KIND")
+    kinds.required = True
+    a = kinds.add_parser("atari-bench", help="runs of the public AtariBench harness (summary.json + turns.jsonl)")
+    a.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help="harness run directories")
+    a.add_argument("--out", default=RECORDINGS, help=f"parent directory of the new recordings (default {RECORDINGS}/)")
+    a.add_argument("--game", default=None, help="the game, when the run directory does not say (runs/<game>/...)")
+    a.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from workstation.runs.importers.atari_bench import import_run
+    from workstation.runs.importers.harness_run import read_run
+
+    dirs = [Path(d) for d in args.run_dirs]
+    for d in dirs:  # refuse bad input before importing anything
+        read_run(d)
+    status = 0
+    for d in dirs:
+        result = import_run(d, Path(args.out), args.game)
+        print(result.line(), flush=True)
+        if not result.identical:
+            status = 1
+    return status
