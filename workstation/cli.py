@@ -17,6 +17,7 @@ from workstation.errors import UserError
 # its subparser and sets ``func=<callable(args) -> int>`` as a default. Add one line here.
 COMMAND_MODULES: tuple[str, ...] = (
     "workstation.analysis.command",
+    "workstation.runs.importers.command",
 )
 
 
@@ -26,94 +27,89 @@ class _Parser(argparse.ArgumentParser):
         sys.exit(EXIT_BAD_INPUT)
 
 
-def _protocol_args(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("protocol (defaults = the paper)")
-    g.add_argument("--frames", type=int, default=900, help="frame budget (default 900 = 30 s on the paper clock)")
-    g.add_argument("--max-actions", type=int, default=10, help="1..10 actions per reply (default 10)")
-    g.add_argument("--memory", choices=["structured", "append"], default="structured")
-    g.add_argument("--history", type=int, default=3, help="K recent clips (default 3)")
-    g.add_argument("--reward-history", type=int, default=3, help="R reward/life-loss clips (default 3)")
-    g.add_argument("--no-feedback", action="store_true", help="turn the textual feedback notices off")
-    g.add_argument("--clock", choices=["paused", "latency"], default="paused")
-    g.add_argument("--start", default="fixed", help="fixed (the paper) | noops:N | sticky:P")
-    g.add_argument("--guide", choices=["full", "short"], default="full", help="full game guide or goal only")
-    g.add_argument("--prompts", default=None, metavar="DIR", help="prompt pack directory (default: built-in)")
+def _run_args(p: argparse.ArgumentParser, agent: bool = True) -> None:
+    """The run's own arguments, generated from the spec's declarations (workstation.options)."""
+    from workstation.options import RUN_SETTING, add_argument
+
+    add_argument(p, RUN_SETTING["game"], required=True)
+    if agent:
+        add_argument(p, RUN_SETTING["agent"])
+    add_argument(p, RUN_SETTING["seed"])
+    add_argument(p, RUN_SETTING["out"])
 
 
-def _provider_args(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("model providers")
-    g.add_argument("--base-url", default=None, help="SDK base URL (http://host:port/v1 for openai/compat)")
-    g.add_argument("--effort", default=None, help="none|minimal|low|medium|high|xhigh|max")
-    g.add_argument("--temperature", type=float, default=None)
-    g.add_argument("--max-output-tokens", type=int, default=None)
-    g.add_argument("--timeout", type=float, default=60.0, help="seconds per call (default 60)")
-    g.add_argument("--max-cost", type=float, default=None, metavar="USD", help="stop the run cleanly past this cost")
+def _spec(a: argparse.Namespace, agent: str | None = None):
+    """The checked run spec of a run/watch/play command line (SpecError names the flag; nothing written)."""
+    from workstation.options import preflight, spec_from_args
+
+    spec = spec_from_args(a, agent=agent)
+    preflight(spec)
+    return spec
 
 
-def _protocol_from(a: argparse.Namespace):
-    from workstation.game.protocol import Protocol, StartOption
+def _version_text() -> str:
+    from importlib import metadata
 
-    return Protocol(frames=a.frames, max_actions=a.max_actions, memory=a.memory, history=a.history,
-                    reward_history=a.reward_history, feedback=not a.no_feedback, clock=a.clock,
-                    start=StartOption.parse(a.start), guide=a.guide)
-
-
-def _provider_options(a: argparse.Namespace):
-    from workstation.agents import PROVIDER_KINDS
-
-    if a.agent.split(":", 1)[0].strip().lower() not in PROVIDER_KINDS:
-        return None
-    from workstation.providers import ProviderOptions
-
-    return ProviderOptions(base_url=a.base_url, effort=a.effort, temperature=a.temperature,
-                           max_output_tokens=a.max_output_tokens, timeout=a.timeout)
+    try:
+        return f"workstation {metadata.version('atari-workstation')}"
+    except metadata.PackageNotFoundError:
+        return "workstation (development copy)"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="workstation", description="Atari VLM workstation (AtariBench protocol).")
-    sub = p.add_subparsers(dest="cmd", parser_class=_Parser)
+    from workstation.options import add_model_arguments, add_protocol_arguments
 
-    r = sub.add_parser("run", help="play one recorded run headless")
-    r.add_argument("--game", required=True)
-    r.add_argument("--agent", default="random", help="random | replay:PATH | openai:M | compat:M | anthropic:M | gemini:M")
-    r.add_argument("--seed", type=int, default=0)
-    r.add_argument("--out", default="recordings", help="parent directory of the recording (default recordings/)")
+    p = _Parser(prog="workstation", description="Atari VLM workstation (AtariBench protocol). "
+                "`workstation` alone opens the TUI's home screen; the commands below do one thing each.")
+    p.add_argument("--version", action="version", version=_version_text())
+    sub = p.add_subparsers(dest="cmd", parser_class=_Parser, metavar="COMMAND")
+    rec_help = "a recording directory (one run: manifest.json, turns.jsonl, frames, summary.json)"
+
+    r = sub.add_parser("run", help="play one recorded run headless", description="Play one run without the TUI "
+                       "and record it; prints the recording's path and a summary line (exit 0, or 1 if it stopped).")
+    _run_args(r)
     r.add_argument("--quiet", action="store_true", help="print only the recording path")
-    _protocol_args(r)
-    _provider_args(r)
+    add_protocol_arguments(r)
+    add_model_arguments(r)
 
-    sub.add_parser("games", help="list the 21 games")
+    sub.add_parser("games", help="list the 21 games", description="List the 21 games: key, ALE name, genre, "
+                   "skill, actions, warm-up and frame size.")
 
-    v = sub.add_parser("verify", help="re-execute a recording and check every frame")
-    v.add_argument("recording")
-    i = sub.add_parser("info", help="describe a recording")
-    i.add_argument("recording")
-    i.add_argument("--json", action="store_true")
+    v = sub.add_parser("verify", help="re-execute a recording and check every frame",
+                       description="Re-execute a recording's actions and check them against what it holds "
+                       "(exit 0 identical, 1 mismatch).")
+    v.add_argument("recording", metavar="RECORDING", help=rec_help)
+    i = sub.add_parser("info", help="describe a recording", description="What a recording is and how it ended.")
+    i.add_argument("recording", metavar="RECORDING", help=rec_help)
+    i.add_argument("--json", action="store_true", help="print the manifest, the summary and the size as JSON")
 
-    q = sub.add_parser("request", help="print the exact request sent for one turn (images elided, keys redacted)")
-    q.add_argument("recording")
-    q.add_argument("--turn", type=int, required=True)
+    q = sub.add_parser("request", help="print the exact request sent for one turn (images elided, keys redacted)",
+                       description="The exact request a model got on one turn, rebuilt from the recording "
+                       "(images as size and digest, keys redacted); the neutral prompt for other agents.")
+    q.add_argument("recording", metavar="RECORDING", help=rec_help)
+    q.add_argument("--turn", type=int, required=True, metavar="N",
+                   help="the turn, counted from 0 as in the recording and the TUI")
 
-    w = sub.add_parser("watch", help="watch an agent play live (TUI)")
-    w.add_argument("--game", required=True)
-    w.add_argument("--agent", default="random")
-    w.add_argument("--seed", type=int, default=0)
-    w.add_argument("--out", default="recordings")
+    w = sub.add_parser("watch", help="watch an agent play live (TUI)", description="Watch an agent play live in "
+                       "the TUI, with the exact prompt it was sent; --step holds before each prompt and reply.")
+    _run_args(w)
     w.add_argument("--step", action="store_true", help="start in step mode")
-    _protocol_args(w)
-    _provider_args(w)
+    add_protocol_arguments(w)
+    add_model_arguments(w)
 
-    pl = sub.add_parser("play", help="play yourself, recorded like a model run (TUI)")
-    pl.add_argument("--game", required=True)
-    pl.add_argument("--seed", type=int, default=0)
-    pl.add_argument("--mode", choices=["realtime", "paused"], default="realtime")
-    pl.add_argument("--pace", choices=["paper", "native"], default="paper")
-    pl.add_argument("--out", default="recordings")
+    from workstation.options import RUN_SETTING, add_argument
+
+    pl = sub.add_parser("play", help="play yourself, recorded like a model run (TUI)",
+                        description="Play a game yourself in the TUI; the run is recorded with agent human.")
+    _run_args(pl, agent=False)
+    add_argument(pl, RUN_SETTING["mode"], default="realtime")
+    add_argument(pl, RUN_SETTING["pace"], default="paper")
     pl.add_argument("--window", action="store_true", help="play in a pygame window (needs a display)")
-    _protocol_args(pl)
+    add_protocol_arguments(pl)
 
-    o = sub.add_parser("open", help="replay a recording in the TUI")
-    o.add_argument("recording")
+    o = sub.add_parser("open", help="replay a recording in the TUI",
+                       description="Replay a recording turn by turn in the TUI.")
+    o.add_argument("recording", metavar="RECORDING", help=rec_help)
 
     import importlib
 
@@ -176,12 +172,9 @@ def _games() -> int:
 
 
 def _run(a: argparse.Namespace) -> int:
-    from workstation.game.games import get_game
-    from workstation.runs.start import RunSpec, start_run
+    from workstation.runs.start import start_run
 
-    get_game(a.game)  # fail fast on a bad name
-    spec = RunSpec(game=a.game, agent=a.agent, seed=a.seed, protocol=_protocol_from(a), prompts=a.prompts,
-                   out=a.out, max_cost=a.max_cost, provider_options=_provider_options(a))
+    spec = _spec(a)
     engine = start_run(spec, rewindable=False)
     try:
         summary = engine.run()
@@ -220,7 +213,10 @@ def _verify(a: argparse.Namespace) -> int:
     rec = _open(a.recording)
     res = verify(rec)
     if res.ok:
-        print(f"OK: {res.frames_checked} frames identical ({rec.path})")
+        note = (f"; the last {res.unchecked_frames} frames belong to a turn the killed run never recorded"
+                if res.unchecked_frames else "")
+        print(f"OK: {res.frames_checked} frames identical, {res.turns_checked} turns and the totals agree "
+              f"({rec.path}){note}")
         return 0
     print(f"MISMATCH: first differing frame {res.first_mismatch}: {res.detail}")
     return 1
@@ -256,11 +252,14 @@ def _request(a: argparse.Namespace) -> int:
 
 
 def _tui(which: list[str], a: argparse.Namespace) -> int:
+    screen = which[0]
+    spec = _spec(a, agent="human" if screen == "play" else None) if screen in ("watch", "play") else None
     try:
-        from screens.app import run_app
+        from screens.app import Launch, run_app
     except ImportError as e:  # pragma: no cover - textual is a declared dependency
         raise UserError(f"the TUI cannot start ({e}); reinstall with `pip install -e .`") from e
-    return run_app(which[0], a)
+    return run_app(Launch(screen, spec=spec, recording=getattr(a, "recording", None),
+                          step=bool(getattr(a, "step", False)), window=bool(getattr(a, "window", False))))
 
 
 if __name__ == "__main__":
