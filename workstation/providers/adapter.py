@@ -16,7 +16,7 @@ import inspect
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Protocol
 
-from workstation.agents.base import OnText, Usage
+from workstation.calls import OnText, Usage
 from workstation.turn.prompt import ImagePart, Message, Prompt, TextPart
 from workstation.providers.spec import ProviderOptions
 

@@ -2,26 +2,33 @@
 
 One turn = one request body (built once), tried up to ``max_attempts`` times
 under the shared retry policy and the adaptive concurrency limit. Each try is
-recorded in ``Reply.attempts``. A fatal failure raises ``FatalAgentError``;
-a reply that stays empty, blocked or truncated, or a provider that stays
-unreachable, comes back as a Reply with ``error`` set and no text (the engine
-plays it as one NOOP). Usage and cost cover every try the provider answered,
-since each of those is billed.
+recorded in ``Reply.attempts``. A fatal failure (bad key, unknown model, a
+server that refuses connections, an unknown host, a TLS failure) raises
+``FatalAgentError`` at once, naming the URL; a reply that stays empty, blocked
+or truncated, or a provider that stays overloaded, comes back as a Reply with
+``error`` set and no text (the engine plays it as one NOOP). A cancel token
+ends the call within about a second, in a backoff, waiting for a slot or
+while the reply streams (``Reply.cancelled``); a deadline is never waited
+past. Usage and cost cover every try the provider answered, since each of
+those is billed.
 """
 
 from __future__ import annotations
 
 import importlib.metadata
 import os
+import queue
+import threading
 import time
 from typing import Callable
 
-from workstation.agents.base import Attempt, FatalAgentError, OnText, Reply, TurnContext, Usage
+from workstation.calls import (Attempt, CallCancelled, CallStopped, CancelToken, Deadline, FatalAgentError, OnText,
+                               Reply, TurnContext, Usage)
 from workstation.turn.prompt import Prompt
 from workstation.providers.adapter import Adapter, Completion
 from workstation.providers.anthropic_messages import AnthropicMessages
 from workstation.providers.gemini import Gemini
-from workstation.providers.limiter import AdaptiveLimiter, limiter_for
+from workstation.providers.limiter import POLL_S, AdaptiveLimiter, limiter_for
 from workstation.providers.openai_chat import OpenAIChat
 from workstation.providers.openai_responses import OpenAIResponses
 from workstation.providers.pricing import PriceTable, default_prices
@@ -57,7 +64,7 @@ def make_provider_agent(spec: str, options: ProviderOptions | None = None) -> "P
 
 class ProviderAgent:
     def __init__(self, spec: str, adapter: Adapter, key: str, limiter: AdaptiveLimiter | None = None,
-                 prices: PriceTable | None = None, sleep: Callable[[float], None] = time.sleep) -> None:
+                 prices: PriceTable | None = None, sleep: Callable[[float], None] | None = None) -> None:
         self.spec = spec
         self.adapter = adapter
         self.options = adapter.options
@@ -67,17 +74,26 @@ class ProviderAgent:
         self.limiter = limiter or limiter_for(adapter.provider, adapter.model, self.options.base_url)
         adapter.open(key)
 
-    def act(self, prompt: Prompt, ctx: TurnContext | None = None, on_text: OnText | None = None) -> Reply:
+    def act(self, prompt: Prompt, ctx: TurnContext | None = None, on_text: OnText | None = None, *,
+            deadline: Deadline | None = None, cancel: CancelToken | None = None) -> Reply:
+        if cancel is not None and cancel.cancelled:
+            return Reply.cancelled_reply(cancel.reason, model=self.adapter.model)
         body = self.adapter.request(prompt)
         attempts: list[Attempt] = []
         billed: list[Usage] = []
         last: list[tuple[Completion, float]] = []
+        backoff: list[float] = []  # when the wait now under way began (empty while a try runs)
 
         def attempt() -> Completion:
-            with self.limiter.slot() as slot:
+            backoff.clear()
+            with self.limiter.slot(cancel, deadline) as slot:
                 started = time.monotonic()
                 try:
-                    done = self.adapter.complete(body, on_text)
+                    done = self._complete(body, on_text, cancel, deadline)
+                except CallStopped as stop:  # the request went out; nobody waits for its answer
+                    kind = "cancelled" if isinstance(stop, CallCancelled) else "deadline"
+                    attempts.append(Attempt(False, kind, f"{stop} while waiting for the reply"))
+                    raise
                 except Exception as exc:
                     failure = classify(exc, self._secrets)
                     if failure is None:
@@ -101,25 +117,69 @@ class ProviderAgent:
 
         def on_wait(seconds: float) -> None:
             attempts[-1].wait_s = round(seconds, 3)
+            backoff.append(time.monotonic())
+
+        def account(**fields) -> dict:
+            usage = _total(billed)
+            seen, latency = last[-1] if last else (None, 0.0)
+            return dict(usage=usage, latency_s=latency, cost_usd=self._cost(usage, seen), attempts=attempts,
+                        finish_reason=seen.finish_reason if seen else None,
+                        model=(seen.model if seen else None) or self.adapter.model,
+                        request_id=seen.request_id if seen else None, **fields)
 
         try:
-            done = with_retries(attempt, self.options.max_attempts, self.options.max_wait_s, on_wait, self._sleep)
+            done = with_retries(attempt, self.options.max_attempts, self.options.max_wait_s, on_wait, self._sleep,
+                                cancel, deadline)
+        except CallStopped as stop:
+            if backoff and attempts:  # stopped during a backoff: record the wait as it really was
+                attempts[-1].wait_s = round(time.monotonic() - backoff[0], 3)
+            if isinstance(stop, CallCancelled):
+                return Reply.cancelled_reply(stop.reason, **account())
+            return Reply(text="", **account(
+                error=f"no usable reply after {len(attempts)} attempt(s): the deadline passed"))
         except ProviderError as failure:
-            usage = _total(billed)
             if failure.error_class == "fatal":
-                raise FatalAgentError(self._fatal_line(failure)) from None
-            seen, latency = last[-1] if last else (None, 0.0)
-            return Reply(
-                text="", usage=usage, latency_s=latency, cost_usd=self._cost(usage, seen), attempts=attempts,
-                error=one_line(f"no usable reply after {len(attempts)} attempt(s): {failure.message}", self._secrets),
-                finish_reason=seen.finish_reason if seen else None,
-                model=(seen.model if seen else None) or self.adapter.model,
-                request_id=seen.request_id if seen else None,
-            )
+                line = self._fatal_line(failure)
+                raise FatalAgentError(line, Reply(text="", **account(error=line))) from None
+            return Reply(text="", **account(
+                error=one_line(f"no usable reply after {len(attempts)} attempt(s): {failure.message}",
+                               self._secrets)))
         usage = _total(billed)
         return Reply(text=done.text, usage=usage, latency_s=last[-1][1], cost_usd=self._cost(usage, done),
                      attempts=attempts, finish_reason=done.finish_reason, model=done.model or self.adapter.model,
                      request_id=done.request_id)
+
+    def _complete(self, body: dict, on_text: OnText | None, cancel: CancelToken | None,
+                  deadline: Deadline | None) -> Completion:
+        """One SDK call. With a cancel token or deadline it runs in a helper thread while this
+        thread relays the streamed text and stops waiting within ``POLL_S`` of a cancel or at
+        the deadline (the abandoned request ends on its own, or when the client closes)."""
+        if cancel is None and deadline is None:
+            return self.adapter.complete(body, on_text)
+        box: queue.SimpleQueue = queue.SimpleQueue()
+
+        def work() -> None:
+            try:
+                box.put(("done", self.adapter.complete(body, (lambda d: box.put(("text", d))) if on_text else None)))
+            except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
+                box.put(("error", exc))
+
+        threading.Thread(target=work, name=f"{self.spec} call", daemon=True).start()
+        while True:
+            try:
+                kind, value = box.get(timeout=POLL_S if deadline is None else min(POLL_S, deadline.remaining()))
+            except queue.Empty:
+                if cancel is not None:
+                    cancel.check()
+                if deadline is not None:
+                    deadline.check()
+                continue
+            if kind == "text":
+                on_text(value)
+            elif kind == "done":
+                return value
+            else:
+                raise value
 
     def _cost(self, usage: Usage | None, seen: Completion | None) -> float | None:
         if usage is None:
@@ -131,19 +191,36 @@ class ProviderAgent:
         return None if price is None else price.cost(usage)
 
     def _fatal_line(self, failure: ProviderError) -> str:
+        """One line: what failed, at which URL (never a key), and what to check."""
         status, var = failure.status, key_var(self.adapter.provider)
-        if status in (401, 403):
-            hint = f"the provider refused the API key; check {var}"
+        url = self._url()
+        flag = "--base-url" if self.options.base_url else "the network"
+        if failure.unreachable == "connection refused":
+            what = f"nothing answers at {url}"
+            hint = ("check that the model server is running there and --base-url" if self.options.base_url
+                    else "check the network (a proxy or firewall?)")
+        elif failure.unreachable == "unknown host":
+            what, hint = f"unknown host in {url}", f"check {flag} and DNS"
+        elif failure.unreachable == "TLS failure":
+            what = f"TLS failed with {url}"
+            hint = "check http:// versus https:// in --base-url and the server's certificate"
+        elif status in (401, 403):
+            what, hint = f"the provider refused the API key at {url}", f"check {var}"
         elif status == 429:
-            hint = "the account's quota or credit is used up; check its billing"
+            what, hint = f"the account's quota or credit is used up at {url}", "check its billing"
         elif status == 404:
             where = " and --base-url" if self.options.base_url else ""
-            hint = f"unknown model or endpoint; check the model name{where}"
+            what, hint = f"unknown model or endpoint at {url}", f"check the model name{where}"
         elif status is not None and 400 <= status < 500:
-            hint = "the provider rejected the request; check the options for this model"
+            what, hint = f"the provider rejected the request at {url}", "check the options for this model"
         else:
-            hint = "the provider failed"
-        return one_line(f"{self.spec}: {hint} ({failure.message})", self._secrets)
+            what, hint = f"the provider failed at {url}", "check the provider's status"
+        return one_line(f"{self.spec}: {what}; {hint} ({failure.message})", self._secrets, limit=400)
+
+    def _url(self) -> str:
+        """The request URL without its query (where Gemini keys could sit), scrubbed."""
+        url, _ = self.adapter.endpoint()
+        return scrub(url.split("?", 1)[0], self._secrets)
 
     def close(self) -> None:
         self.adapter.close()

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from workstation.agents.base import OnText, Usage
+from workstation.calls import OnText, Usage
 from workstation.turn.prompt import Prompt
 from workstation.providers.adapter import Completion, ImageEncoder, conversation, judge, parts, system_text
 from workstation.providers.retry import ProviderError

@@ -3,7 +3,8 @@
 It starts at ``initial`` calls in flight, halves when the provider answers 429
 and grows back by one after ``limit`` clean calls in a row (additive increase,
 multiplicative decrease). Only one halving per "epoch": a burst of 429s from
-calls that were all started under the same limit counts once.
+calls that were all started under the same limit counts once. A caller waiting
+for a slot gives up when its cancel token is cancelled or its deadline passes.
 """
 
 from __future__ import annotations
@@ -11,6 +12,10 @@ from __future__ import annotations
 import threading
 from contextlib import contextmanager
 from typing import Iterator
+
+from workstation.calls import CancelToken, Deadline
+
+POLL_S = 0.1  # how often a waiting caller looks at its cancel token and deadline
 
 
 class AdaptiveLimiter:
@@ -22,11 +27,21 @@ class AdaptiveLimiter:
         self._clean = 0
         self._cond = threading.Condition()
 
-    def acquire(self) -> int:
-        """Wait for a free slot; returns the epoch the slot was granted in."""
+    def acquire(self, cancel: CancelToken | None = None, deadline: Deadline | None = None) -> int:
+        """Wait for a free slot; returns the epoch the slot was granted in.
+
+        The wait ends within ``POLL_S`` of ``cancel`` being cancelled (``CallCancelled``)
+        and at ``deadline`` (``DeadlinePassed``); without either it waits as long as it takes.
+        """
         with self._cond:
             while self.in_flight >= self.limit:
-                self._cond.wait()
+                if cancel is not None:
+                    cancel.check()
+                if deadline is not None:
+                    deadline.check()
+                    self._cond.wait(min(POLL_S, deadline.remaining()))
+                else:
+                    self._cond.wait(POLL_S if cancel is not None else None)
             self.in_flight += 1
             return self.epoch
 
@@ -47,9 +62,9 @@ class AdaptiveLimiter:
             self._cond.notify_all()
 
     @contextmanager
-    def slot(self) -> Iterator["_Slot"]:
+    def slot(self, cancel: CancelToken | None = None, deadline: Deadline | None = None) -> Iterator["_Slot"]:
         """``with limiter.slot() as s: ...; s.outcome = "ok"`` (neutral unless set)."""
-        s = _Slot(self.acquire())
+        s = _Slot(self.acquire(cancel, deadline))
         try:
             yield s
         finally:

@@ -9,7 +9,7 @@ Streaming asks for a final usage chunk; a server that sends none gives no usage.
 
 from __future__ import annotations
 
-from workstation.agents.base import OnText
+from workstation.calls import OnText
 from workstation.turn.prompt import Prompt
 from workstation.providers.adapter import (Completion, ImageEncoder, conversation, judge, parts,
                                            png_data_url, split_kwargs, system_text)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from workstation.agents.base import OnText, Usage
+from workstation.calls import OnText, Usage
 from workstation.turn.prompt import Prompt
 from workstation.providers.adapter import (Completion, ImageEncoder, conversation, judge, parts,
                                            png_data_url, split_kwargs, system_text)

@@ -16,7 +16,7 @@ from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
-from workstation.agents.base import Usage
+from workstation.calls import Usage
 from workstation.providers.spec import ProviderConfigError
 
 ENV_VAR = "WORKSTATION_PRICES"

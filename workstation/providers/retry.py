@@ -7,7 +7,10 @@ quota, unknown model, bad request), or one of the reply problems ``empty``,
 ``blocked``, ``truncated``. All but ``fatal`` are retried. Waits honour
 ``retry-after`` / ``retry-after-ms`` (seconds or an HTTP date) and Gemini's
 ``retryDelay``; otherwise they back off exponentially with jitter. Every wait is
-capped at ``max_wait_s`` and the number of tries at ``max_attempts``.
+capped at ``max_wait_s`` and the number of tries at ``max_attempts``; a cancel
+token ends a wait at once and a deadline stops the tries before a wait that
+would pass it. A connection that cannot heal by waiting (refused, unknown host,
+TLS failure) is ``fatal``, as is a bad key or an unknown model.
 
 Errors are told apart by duck typing (status codes, class names), so this
 module imports none of the SDKs.
@@ -18,12 +21,15 @@ from __future__ import annotations
 import json
 import random
 import re
+import socket
+import ssl
 import time
 from email.utils import parsedate_to_datetime
 from typing import Any, Callable, Iterable, Mapping, TypeVar
 
 import tenacity
 
+from workstation.calls import CancelToken, Deadline, pause
 from workstation.providers.redact import one_line
 
 T = TypeVar("T")
@@ -38,12 +44,13 @@ class ProviderError(Exception):
     """One failed attempt, classified. ``str()`` is one line without secrets."""
 
     def __init__(self, error_class: str, message: str, status: int | None = None,
-                 retry_after: float | None = None) -> None:
+                 retry_after: float | None = None, unreachable: str | None = None) -> None:
         super().__init__(message)
         self.error_class = error_class
         self.message = message
         self.status = status
         self.retry_after = retry_after
+        self.unreachable = unreachable  # "connection refused" | "unknown host" | "TLS failure" (fatal)
 
     @property
     def retryable(self) -> bool:
@@ -70,12 +77,38 @@ def classify(exc: BaseException, secrets: Iterable[str] = ()) -> ProviderError |
     if any("Timeout" in n for n in names):
         return ProviderError("transient", "timed out waiting for the provider")
     if names & {"APIConnectionError", "TransportError", "ConnectionError"}:
+        unreachable = _unreachable(exc)
+        if unreachable is not None:
+            kind, detail = unreachable
+            return ProviderError("fatal", one_line(f"{kind}: {detail}", secrets), unreachable=kind)
         cause = exc.__cause__ or exc
         return ProviderError("transient", one_line(f"connection failed: {cause}", secrets))
     if names & {"JSONDecodeError", "UnknownApiResponseError", "APIResponseValidationError", "ValidationError"}:
         return ProviderError("transient", one_line(f"malformed response: {exc}", secrets, limit=160))
     if "APIError" in names:  # an SDK error without a status: an error event inside a stream
         return ProviderError("transient", one_line(f"provider error: {exc}", secrets))
+    return None
+
+
+# name-lookup failures that waiting will not cure (EAI_AGAIN, "temporary failure", may heal: not here)
+_UNKNOWN_HOST = {getattr(socket, n) for n in ("EAI_NONAME", "EAI_NODATA", "EAI_FAIL", "EAI_ADDRFAMILY")
+                 if hasattr(socket, n)}
+
+
+def _unreachable(exc: BaseException) -> tuple[str, str] | None:
+    """``("connection refused" | "unknown host" | "TLS failure", detail)`` when the cause of a
+    connection error cannot heal by waiting; None for a drop, reset or timeout (those may)."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        if isinstance(cause, ConnectionRefusedError):
+            return "connection refused", str(cause)
+        if isinstance(cause, socket.gaierror) and cause.errno in _UNKNOWN_HOST:
+            return "unknown host", str(cause)
+        if isinstance(cause, ssl.SSLError):
+            return "TLS failure", str(cause)
+        cause = cause.__cause__ or cause.__context__
     return None
 
 
@@ -168,20 +201,36 @@ class BackoffWait(tenacity.wait.wait_base):
         return random.uniform(ceiling / 2, ceiling)
 
 
+class _StopAtDeadline(tenacity.stop.stop_base):
+    """Stop when the caller cancelled, or when the next wait would end past the deadline."""
+
+    def __init__(self, cancel: CancelToken | None, deadline: Deadline | None) -> None:
+        self.cancel, self.deadline = cancel, deadline
+
+    def __call__(self, retry_state: tenacity.RetryCallState) -> bool:
+        if self.cancel is not None and self.cancel.cancelled:
+            return False  # the sleep raises CallCancelled at once
+        return self.deadline is not None and self.deadline.remaining() <= retry_state.upcoming_sleep
+
+
 def with_retries(attempt: Callable[[], T], max_attempts: int, max_wait_s: float,
                  on_wait: Callable[[float], None] | None = None,
-                 sleep: Callable[[float], None] = time.sleep) -> T:
+                 sleep: Callable[[float], None] | None = None,
+                 cancel: CancelToken | None = None, deadline: Deadline | None = None) -> T:
     """Run ``attempt`` until it returns, raises something not retryable, or tries run out.
 
     ``attempt`` raises ``ProviderError`` for classified failures; the last one is
     re-raised when the tries are spent. ``on_wait`` hears each wait before it starts.
+    Waits end at once with ``CallCancelled`` when ``cancel`` is cancelled; no wait
+    is begun that would end past ``deadline`` (the last failure is raised instead).
+    ``sleep`` replaces the cancellable wait (tests).
     """
     retrying = tenacity.Retrying(
-        stop=tenacity.stop_after_attempt(max_attempts),
+        stop=tenacity.stop_after_attempt(max_attempts) | _StopAtDeadline(cancel, deadline),
         retry=tenacity.retry_if_exception(lambda e: isinstance(e, ProviderError) and e.retryable),
         wait=BackoffWait(max_wait_s),
         before_sleep=(lambda rs: on_wait(rs.upcoming_sleep)) if on_wait else None,
-        sleep=sleep,
+        sleep=sleep or (lambda seconds: pause(seconds, cancel)),
         reraise=True,
     )
     return retrying(attempt)
