@@ -2,9 +2,18 @@
 
 Budget frame 0 is the observation after reset and warm-up; every budget step
 adds one frame. Warm-up NOOPs (and ``noops:N`` start frames) run outside the
-budget. On termination the game resets at once (with its warm-up) and play goes
-on inside the same budget; the frame recorded for that step is the first frame
-of the new game, the one the agent sees next.
+budget.
+
+Game over follows the public AtariBench harness (rule 2, ``RULES``): the frame on
+which the game ends (terminated or truncated) is recorded as it is, the life
+lost on it counts, and the clock then waits in ``game_over``. The engine ends
+the turn there (cutting the action in progress and dropping the rest of the
+plan) and calls ``new_game()``: the reset observation, after the warm-up,
+becomes a budget frame of its own, unless the budget is already used up.
+
+Rule 1, kept only so that recordings made under it still verify: the game
+reset inside the terminal step, and that step's recorded frame was the new
+game's first frame.
 """
 
 from __future__ import annotations
@@ -36,6 +45,9 @@ def make_env(game: Game, repeat_action_probability: float = 0.0):
                     full_action_space=False)
 
 
+RULES = 2  # the game-over rule new runs are made under (recorded in the manifest)
+
+
 @dataclass
 class ActionOutcome:
     """What one action (``repeat`` frames, fewer if the budget ran out) did."""
@@ -44,7 +56,7 @@ class ActionOutcome:
     frames: int  # budget frames executed
     reward: float
     life_lost: bool
-    reset: bool  # the game ended and restarted during this action
+    reset: bool  # the game ended during this action
     last_frame: int  # index of the frame after the action
 
 
@@ -59,10 +71,15 @@ class ClockState:
     noop_rng: dict
     rgb: np.ndarray
     over: bool
+    game_over: bool = False
 
 
 class GameClock:
-    def __init__(self, game: Game, protocol: Protocol, seed: int, sink: FrameSink | None = None):
+    def __init__(self, game: Game, protocol: Protocol, seed: int, sink: FrameSink | None = None,
+                 rules: int = RULES):
+        if rules not in (1, 2):
+            raise ValueError(f"unknown game-over rule {rules!r}: this version knows rules 1 and 2")
+        self.rules = rules
         self.game = game
         self.protocol = protocol
         self.seed = seed
@@ -79,6 +96,7 @@ class GameClock:
         self._rgb: np.ndarray | None = None
         self._action_set = self._env._action_set  # minimal-set index -> ALE action
         self._over = False
+        self.game_over = False  # rule 2: the game ended on the last frame; new_game() starts the next
         # the emulator's RNG only drives sticky actions; cloning it doubles a snapshot's cost
         self._sticky = protocol.start.kind == "sticky"
 
@@ -122,7 +140,30 @@ class GameClock:
 
     @property
     def done(self) -> bool:
+        """No more budget frames: the budget is used up, the run was stopped, or a game
+        ended and waits for ``new_game()``."""
+        return self.frame >= self.protocol.frames or self._over or self.game_over
+
+    @property
+    def finished(self) -> bool:
+        """The run is over: budget used up or stopped (a pending game over with budget
+        left is not the end)."""
         return self.frame >= self.protocol.frames or self._over
+
+    def new_game(self) -> bool:
+        """After a game over, reset (warm-up outside the budget) and emit the new game's
+        first frame as a budget frame of its own. False (and nothing done) when the
+        budget is already used up or the run was stopped."""
+        if not self.game_over:
+            raise RuntimeError("new_game() is only for after a game over")
+        if self.finished:
+            return False
+        self.game_over = False
+        obs, info = self._env.reset()
+        self._after_reset(obs, info)
+        self.frame += 1
+        self._emit()
+        return True
 
     def stop(self) -> None:
         """End the run early (cost cap, fatal error): no more frames."""
@@ -130,9 +171,10 @@ class GameClock:
 
     # -- stepping --------------------------------------------------------
     def step_frame(self, action: int) -> tuple[float, bool, bool]:
-        """One budget frame: (reward, life lost, game reset)."""
+        """One budget frame: (reward, life lost, game ended on this frame)."""
         if self.done:
-            raise RuntimeError("the frame budget is used up")
+            raise RuntimeError("a game ended: call new_game()" if self.game_over and not self.finished
+                               else "the frame budget is used up")
         # AtariEnv.step with frameskip=1, minus the RGB observation we may not need:
         # the same ALE calls in the same order (tests/test_clock.py checks it against env.step).
         ale = self.ale
@@ -146,14 +188,17 @@ class GameClock:
         self.lives = lives
         self.frame += 1
         self.score += reward
-        reset = bool(term or trunc)
+        ended = bool(term or trunc)
         self._rgb = None
-        if reset:
+        if ended:
             self.episode += 1
-            obs, info = self._env.reset()
-            self._after_reset(obs, info)
+            if self.rules == 1:
+                obs, info = self._env.reset()
+                self._after_reset(obs, info)
+            else:
+                self.game_over = True
         self._emit()
-        return float(reward), life_lost, reset
+        return float(reward), life_lost, ended
 
     def act(self, action: int, frames: int | None = None) -> ActionOutcome:
         """Hold ``action`` for ``repeat`` frames (cut at the budget)."""
@@ -175,12 +220,14 @@ class GameClock:
             ale_state=self.ale.cloneState(include_rng=self._sticky), frame=self.frame, score=self.score,
             lives=self.lives, episode=self.episode, lives_lost=self.lives_lost,
             noop_rng=self._noop_rng.bit_generator.state, rgb=self.rgb.copy(), over=self._over,
+            game_over=self.game_over,
         )
 
     def restore(self, s: ClockState) -> None:
         self.ale.restoreState(s.ale_state)
         self.frame, self.score, self.lives = s.frame, s.score, s.lives
         self.episode, self.lives_lost, self._over = s.episode, s.lives_lost, s.over
+        self.game_over = s.game_over
         self._noop_rng.bit_generator.state = s.noop_rng
         self._rgb = s.rgb.copy()
 

@@ -1,4 +1,13 @@
-"""Re-execute a recording's actions from its manifest and compare every frame."""
+"""Re-execute a recording through the turn engine and check everything it claims.
+
+The recorded actions of each turn are played again by the engine itself (so the
+frame schedule, game-over cuts, resets and the budget are the engine's own, not
+restated here), under the game-over rule the recording was made with. Checked
+against the re-execution: every frame's pixels (through the frame index), its
+RAM, the palette colours, each turn's start frame, actions, per-action rewards,
+life losses and frames, game overs and reset frames, and the summary's totals.
+The first mismatch names the file and the item.
+"""
 
 from __future__ import annotations
 
@@ -6,11 +15,20 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from workstation.game.clock import GameClock
-from workstation.store.framestore import FrameStoreError
-from workstation.game.games import get_game
+from workstation.agents.base import Reply, TurnContext
+from workstation.game.clock import RULES
+from workstation.game.games import FPS_PAPER, get_game
 from workstation.game.protocol import Protocol
+from workstation.store.framestore import FrameStoreError
 from workstation.store.recording import Recording, RecordingError
+from workstation.turn.engine import TurnEnded, TurnEngine
+from workstation.turn.promptpack import load_pack
+
+# per-turn fields re-execution must reproduce, and those only rule-2 recordings carry
+_TURN_KEYS = ("start_frame", "actions", "action_frames", "action_rewards", "action_life_lost", "reward",
+              "lives_lost")
+_RULE2_KEYS = ("game_over", "reset_frame")
+_SUMMARY_KEYS = ("total_reward", "frames", "turns", "lives_lost")
 
 
 @dataclass
@@ -18,10 +36,60 @@ class VerifyResult:
     frames_checked: int
     first_mismatch: int | None = None
     detail: str = ""
+    turns_checked: int = 0
+    unchecked_frames: int = 0  # a killed run's frames after its last recorded turn
 
     @property
     def ok(self) -> bool:
-        return self.first_mismatch is None
+        return self.first_mismatch is None and not self.detail
+
+
+class _Mismatch(Exception):
+    def __init__(self, frame: int, detail: str):
+        super().__init__(detail)
+        self.frame, self.detail = frame, detail
+
+
+class _EndOfTurns(Exception):
+    """The recorded turns are used up while the budget goes on."""
+
+
+class _ScriptAgent:
+    """Answers each turn with the actions the recording executed in it (and, on the
+    latency clock, the thinking time that gives the same NOOP frames)."""
+
+    spec = "verify"
+    reads_prompt = False
+
+    def __init__(self, turns: list[dict]):
+        self._turns = {t.get("turn"): t for t in turns}
+
+    def act(self, prompt, ctx: TurnContext, on_text=None, **_) -> Reply:
+        t = self._turns.get(ctx.turn)
+        if t is None:
+            raise _EndOfTurns()
+        names = t.get("actions") or []
+        planned = names + list(t.get("dropped") or [])
+        latency = (t.get("noop_frames") or 0) / FPS_PAPER
+        return Reply(text="move: [" + ", ".join(planned or ["noop"]) + "]", latency_s=latency)
+
+    def close(self) -> None:
+        pass
+
+    def describe(self) -> dict:
+        return {"kind": "verify", "spec": self.spec}
+
+
+def _num(value) -> float:
+    return float(value or 0)
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, (int, float, bool)) and isinstance(b, (int, float, bool)) and not isinstance(a, str):
+        return float(a) == float(b)
+    return a == b
 
 
 def verify(rec: Recording) -> VerifyResult:
@@ -32,55 +100,111 @@ def verify(rec: Recording) -> VerifyResult:
         seed = int(m["seed"])
     except (KeyError, ValueError, TypeError) as e:
         raise RecordingError(f"{rec.path}: manifest lacks what verify needs ({e}); it cannot be re-executed") from e
+    rules = m.get("rules", 1)  # recordings made before rule 2 carry no version
+    if rules not in (1, 2):
+        raise RecordingError(f"{rec.path}: made under game-over rule {rules!r}, which this version "
+                             f"(rules 1..{RULES}) does not know; verify it with a newer workstation")
     frames = rec.frames
     n = len(frames)
-    replayed: list[np.ndarray] = []
-    clock = GameClock(game, protocol, seed, sink=lambda screen, rgb, ram: replayed.append(screen.copy()))
+    turns = rec.turns
+    if n == 0:
+        return VerifyResult(0, 0, f"{rec.path / 'frames.idx'}: the recording holds no frames; nothing to verify")
+    if not turns and n > 1:
+        return VerifyResult(0, 0, f"{rec.path / 'turns.jsonl'}: no turns, but {n} frames; the turns are missing")
+
     checked = 0
+    palette_ok: set[int] = set()
+    stored_palette = frames.palette()
 
-    def check() -> VerifyResult | None:
+    def sink(screen: np.ndarray, rgb, ram: np.ndarray) -> None:
         nonlocal checked
-        while replayed:
-            i = checked
-            screen = replayed.pop(0)
-            if i >= n:
-                return None
-            try:
-                stored = frames.indices(i)
-            except FrameStoreError as e:
-                return VerifyResult(i, i, str(e))
-            if not np.array_equal(screen, stored):
-                diff = int(np.count_nonzero(screen != stored))
-                return VerifyResult(i, i, f"frame {i} differs in {diff} pixels")
-            checked += 1
-        return None
+        i = checked
+        if i >= n:
+            raise _Mismatch(i, f"re-execution goes on past the recording's {n} frames (frames.idx ends early)")
+        try:
+            stored = frames.indices(i)
+        except FrameStoreError as e:
+            raise _Mismatch(i, f"frames.bin: {e}") from None
+        if stored.shape != screen.shape or not np.array_equal(screen, stored):
+            diff = int(np.count_nonzero(screen != stored)) if stored.shape == screen.shape else "all"
+            raise _Mismatch(i, f"frames.bin frame {i} differs from re-execution in {diff} pixels")
+        if not np.array_equal(frames.ram(i), ram):
+            raise _Mismatch(i, f"frames.ram frame {i}: the stored RAM differs from re-execution")
+        new = set(np.unique(screen).tolist()) - palette_ok
+        if new:
+            image = rgb() if callable(rgb) else rgb
+            for v in new:
+                ys, xs = np.nonzero(screen == v)
+                colour = tuple(int(c) for c in image[ys[0], xs[0]])
+                if stored_palette.get(v) != colour:
+                    raise _Mismatch(i, f"frames.pal value {v}: stored colour {stored_palette.get(v)} but the "
+                                       f"emulator shows {colour}")
+                palette_ok.add(v)
+        checked += 1
 
+    turns_checked = 0
+    ending = False
+
+    def on_event(ev) -> None:
+        nonlocal turns_checked
+        if not isinstance(ev, TurnEnded):
+            return
+        got = ev.record
+        k = got["turn"]
+        if ending and k >= len(turns):  # a killed run: its last turn never got recorded
+            return
+        want = turns[k] if k < len(turns) else None
+        if want is None:
+            raise _Mismatch(checked, f"turns.jsonl ends at turn {len(turns) - 1}, but re-execution plays turn {k}")
+        keys = _TURN_KEYS + (_RULE2_KEYS if rules >= 2 else ())
+        for key in keys:
+            if key in want or key in _TURN_KEYS:
+                if not _same(want.get(key), got.get(key)):
+                    raise _Mismatch(got["start_frame"], f"turns.jsonl turn {k} {key}: recorded {want.get(key)!r}, "
+                                                        f"re-execution gives {got.get(key)!r}")
+        turns_checked += 1
+
+    engine = TurnEngine(game, protocol, _ScriptAgent(turns), seed, load_pack(None), writer=None,
+                        observers=[on_event], rewindable=False, rules=rules)
+    engine.clock.sink = sink
+    trailing = 0
     try:
-        clock.start()
-        bad = check()
-        if bad:
-            return bad
-        name_to_id = {game.action_name(a): a for a in game.allowed}
-        for t in rec.turns:
-            for _ in range(int(t.get("noop_frames", 0))):
-                if clock.done or checked >= n:
+        try:
+            engine.start()
+            while not engine.done:
+                if checked >= n and not engine.clock.done:  # the recording stops here: a stopped or killed run
+                    ending = True
+                    engine.stop("end of the recording")
                     break
-                clock.step_frame(0)
-                bad = check()
-                if bad:
-                    return bad
-            for name in t["actions"]:
-                if name not in name_to_id:
-                    return VerifyResult(checked, checked, f"turn {t['turn']}: action {name!r} is not allowed in {game.key}")
-                for _ in range(protocol.repeat):
-                    if clock.done or checked >= n:
-                        break
-                    clock.step_frame(name_to_id[name])
-                    bad = check()
-                    if bad:
-                        return bad
+                engine.step_frame()
+        except _Mismatch as e:
+            return VerifyResult(checked, e.frame, e.detail, turns_checked)
+        except _EndOfTurns:
+            if rec.summary is not None:
+                return VerifyResult(checked, checked, f"turns.jsonl ends after turn {len(turns) - 1}, but the "
+                                                      f"budget goes on at frame {checked}", turns_checked)
+            trailing = n - checked  # killed mid-turn: those frames have no recorded actions
     finally:
-        clock.close()
+        engine.close()
+    if trailing:
+        return VerifyResult(checked, turns_checked=turns_checked, unchecked_frames=trailing)
     if checked < n:
-        return VerifyResult(checked, checked, f"recording has {n} frames but its actions reproduce only {checked}")
-    return VerifyResult(checked)
+        return VerifyResult(checked, checked, f"frames.idx holds {n} frames but the recorded actions reproduce "
+                                              f"only {checked}")
+    if turns_checked < len(turns):
+        return VerifyResult(checked, checked, f"turns.jsonl has {len(turns)} turns but re-execution plays only "
+                                              f"{turns_checked}")
+    if rec.summary is not None:
+        s = engine.summary or {}
+        replayed = {"total_reward": s.get("total_reward"), "frames": s.get("frames"), "turns": s.get("turns"),
+                    "lives_lost": s.get("lives_lost")}
+        if rules >= 2:
+            replayed["games_ended"] = s.get("games_ended")
+        for key, value in replayed.items():
+            if key in rec.summary or key in _SUMMARY_KEYS:
+                if not _same(_num(rec.summary.get(key)), _num(value)):
+                    return VerifyResult(checked, checked, f"summary.json {key}: recorded {rec.summary.get(key)!r}, "
+                                                          f"re-execution gives {value!r}")
+        if rec.summary.get("complete") and not s.get("complete") and engine.stopped:
+            return VerifyResult(checked, checked, "summary.json says complete, but the recorded turns end early")
+    return VerifyResult(checked, turns_checked=turns_checked)

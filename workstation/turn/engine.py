@@ -8,6 +8,11 @@ screen can stop anywhere: read or edit the prompt, re-send it, override the
 plan, advance frame by frame, rewind to an earlier turn and branch. A batch or
 the CLI calls ``run()``. The engine has no threads and no asyncio: callers
 drive it (the TUI from a thread worker). Observers get events.
+
+Game over (the public harness's rule, see ``workstation.game.clock``): the frame
+on which a game ends cuts the action in progress and ends the turn; the rest of
+the plan is dropped and recorded as such. The new game's first frame takes a
+budget frame of its own and the next turn starts there, with a fresh prompt.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from enum import Enum
 from typing import Any, Callable
 
 from workstation.agents.base import Agent, FatalAgentError, Reply, TurnContext, Usage
-from workstation.game.clock import ClockState, GameClock
+from workstation.game.clock import RULES, ClockState, GameClock
 from workstation.game.games import FPS_PAPER, Game
 from workstation.turn.memory import Clip, Step
 from workstation.turn.parser import ParseResult, parse_reply
@@ -133,7 +138,7 @@ class _Pending:
 class TurnEngine:
     def __init__(self, game: Game, protocol: Protocol, agent: Agent, seed: int, pack: PromptPack,
                  writer: RecordingWriter | None = None, observers: list[Observer] | None = None,
-                 max_cost: float | None = None, rewindable: bool = True):
+                 max_cost: float | None = None, rewindable: bool = True, rules: int = RULES):
         self.game = game
         self.protocol = protocol
         self.agent = agent
@@ -143,7 +148,7 @@ class TurnEngine:
         self.observers: list[Observer] = list(observers or [])
         self.max_cost = max_cost
         self.rewindable = rewindable  # keep a snapshot per turn (about 110 KB each) for rewind
-        self.clock = GameClock(game, protocol, seed, sink=writer.add_frame if writer else None)
+        self.clock = GameClock(game, protocol, seed, sink=writer.add_frame if writer else None, rules=rules)
         self.builder = PromptBuilder(game, protocol, pack, writer.frames if writer else None)
         self.clips: list[Clip] = []
         self.phase = Phase.READY
@@ -385,8 +390,23 @@ class TurnEngine:
         return ev
 
     def _record_turn(self) -> Event:
-        """Write the pending turn's record and its clip; the engine is READY for the next turn."""
+        """Write the pending turn's record and its clip; the engine is READY for the next turn.
+
+        A turn that ended a game records the cut action's frame count, the dropped
+        rest of the plan and the new game's first frame (a budget frame of its own,
+        made here, unless the budget is used up).
+        """
         p = self.pending
+        end_frame = self.clock.frame
+        game_over = self.clock.game_over
+        cut_frames, reset_frame = None, None
+        if p.steps:  # the last action ran fewer frames than the protocol's repeat: cut
+            before = p.steps[-2].frame if len(p.steps) > 1 else p.start_frame + p.noops_done
+            if p.steps[-1].frame - before < self.protocol.repeat:
+                cut_frames = p.steps[-1].frame - before
+        dropped = p.plan_names[len(p.steps):]  # planned but never started (game over, budget, stop)
+        if game_over and self.clock.new_game():
+            reset_frame = self.clock.frame
         clip = Clip(self.turn, p.start_frame, p.steps, p.reply.text if p.reply else "", p.noops_done)
         self.clips.append(clip)
         parse = p.parse
@@ -397,7 +417,7 @@ class TurnEngine:
         record = {
             "turn": self.turn,
             "start_frame": p.start_frame,
-            "end_frame": self.clock.frame,
+            "end_frame": end_frame,
             "raw": reply.text,
             "thought": parse.thought if parse else "",
             "planned": parse.names if parse else [],
@@ -422,6 +442,10 @@ class TurnEngine:
             "attempts": [a.to_json() for a in reply.attempts],
             "error": reply.error,
             "finish_reason": reply.finish_reason,
+            "game_over": game_over,
+            "cut_frames": cut_frames,
+            "dropped": dropped,
+            "reset_frame": reset_frame,
         }
         if p.discarded:
             record["discarded_replies"] = p.discarded
@@ -453,7 +477,7 @@ class TurnEngine:
             "turns": self.turn,
             "lives_lost": self.clock.lives_lost,
             "invalid_turns": self.totals["invalid_turns"],
-            "episodes_ended": self.clock.episode,
+            "games_ended": self.clock.episode,
             "calls": self.totals["calls"],
             "usage": usage.to_json(),
             "cost_usd": round(self.totals["cost_usd"], 6) if self.totals["priced"] else None,
