@@ -84,6 +84,71 @@ class HarnessReplyAgent:
         return {"kind": "import", "spec": self.spec, "source": SOURCE_KIND, "model": self.run.model}
 
 
+def _name(game: Game, action_id: int) -> str:
+    try:
+        return game.action_name(action_id)
+    except (IndexError, KeyError, ValueError):
+        return f"id {action_id}"
+
+
+def turn_difference(rec: dict, h: HarnessTurn, game: Game) -> str | None:
+    """How our turn record differs from the harness's turn, in one line, or None."""
+    where = f"turn_index {h.index}"
+    if rec["start_frame"] != h.start:
+        return f"{where}: starts on frame {rec['start_frame']}, harness {h.start}"
+    ours = list(rec.get("actions", []))
+    theirs = [_name(game, a.action_id) for a in h.actions]
+    for k, h_act in enumerate(h.actions):
+        if k >= len(ours):
+            return f"{where}: executed {len(ours)} actions {ours}, harness {len(theirs)} {theirs}"
+        if ours[k] != theirs[k]:
+            return f"{where} action {k + 1}: executed {ours[k]}, harness {theirs[k]}"
+        w = f"{where} action {k + 1} ({theirs[k]})"
+        if rec["action_frames"][k] != h_act.end:
+            return f"{w}: ends on frame {rec['action_frames'][k]}, harness {h_act.end}"
+        if rec["action_rewards"][k] != h_act.reward:
+            return f"{w}: reward {rec['action_rewards'][k]:g}, harness {h_act.reward:g}"
+        lost = bool(rec["action_life_lost"][k])
+        if lost != h_act.lost_life:
+            return f"{w}: life lost {lost}, harness {h_act.lost_life}"
+    if len(ours) > len(theirs):
+        return f"{where}: executed {len(ours)} actions {ours}, harness {len(theirs)} {theirs}"
+    if rec["end_frame"] != h.end:
+        return f"{where}: ends on frame {rec['end_frame']}, harness {h.end}"
+    if "game_over" in rec and bool(rec["game_over"]) != h.new_game:
+        return f"{where}: game over {bool(rec['game_over'])}, harness new_game_started {h.new_game}"
+    return None
+
+
+def totals_difference(summary: dict, n_frames: int, run: HarnessRun) -> str | None:
+    """How our run's totals differ from the harness summary's (turns, score, lives lost, frames), or None."""
+    s = run.summary
+    if not summary.get("complete"):
+        return f"our run did not complete ({summary.get('stopped') or 'stopped'})"
+    if summary.get("turns") != len(run.turns):
+        return f"our run has {summary.get('turns')} turns, harness {len(run.turns)}"
+    for ours_key, theirs_key, label in (("total_reward", "total_reward", "score"),
+                                        ("lives_lost", "total_lost_lives", "lives lost")):
+        if isinstance(s.get(theirs_key), (int, float)) and float(summary.get(ours_key, 0)) != float(s[theirs_key]):
+            return f"run total {label} {summary.get(ours_key, 0):g}, harness {s[theirs_key]:g}"
+    if isinstance(s.get("frame_count"), int) and n_frames != s["frame_count"]:
+        return f"our run has {n_frames} frames, harness frame_count {s['frame_count']}"
+    return None
+
+
+def first_difference(records: list[dict], summary: dict, n_frames: int, run: HarnessRun, game: Game) -> str | None:
+    """The first way a finished recording differs from the harness run (turn by turn, then totals)."""
+    for rec in records:
+        n = rec["turn"]
+        if n >= len(run.turns):
+            return (f"our run has a turn {n + 1} (from frame {rec['start_frame']}); the harness's ended after "
+                    f"{len(run.turns)} turns")
+        diff = turn_difference(rec, run.turns[n], game)
+        if diff:
+            return diff
+    return totals_difference(summary, n_frames, run)
+
+
 class _Checker:
     """Compares our turn records with the harness's as they are written; keeps the first difference."""
 
@@ -93,63 +158,20 @@ class _Checker:
         self.mismatch: str | None = None
         self._pngs = sorted(run.pngs)
 
-    def _fail(self, text: str) -> None:
-        if self.mismatch is None:
+    def _fail(self, text: str | None) -> None:
+        if self.mismatch is None and text:
             self.mismatch = text
-
-    def _name(self, action_id: int) -> str:
-        try:
-            return self.game.action_name(action_id)
-        except (IndexError, KeyError, ValueError):
-            return f"id {action_id}"
 
     def on_turn(self, rec: dict, frames) -> None:
         if self.mismatch is None:
-            self._check_turn(rec)
+            n = rec["turn"]
+            if n >= len(self.run.turns):
+                self._fail(f"our run has a turn {n + 1} (from frame {rec['start_frame']}); the harness's ended "
+                           f"after {len(self.run.turns)} turns")
+            else:
+                self._fail(turn_difference(rec, self.run.turns[n], self.game))
         if self.mismatch is None:
             self._check_pngs(frames, upto=len(frames) - 1)
-
-    def _check_turn(self, rec: dict) -> None:
-        n = rec["turn"]
-        if n >= len(self.run.turns):
-            self._fail(f"our run has a turn {n + 1} (from frame {rec['start_frame']}); the harness's ended after "
-                       f"{len(self.run.turns)} turns")
-            return
-        h = self.run.turns[n]
-        where = f"turn_index {h.index}"
-        if rec["start_frame"] != h.start:
-            self._fail(f"{where}: starts on frame {rec['start_frame']}, harness {h.start}")
-            return
-        ours = list(rec.get("actions", []))
-        theirs = [self._name(a.action_id) for a in h.actions]
-        for k, h_act in enumerate(h.actions):
-            if k >= len(ours):
-                self._fail(f"{where}: executed {len(ours)} actions {ours}, harness {len(theirs)} {theirs}")
-                return
-            w = f"{where} action {k + 1} ({theirs[k]})"
-            if ours[k] != theirs[k]:
-                self._fail(f"{where} action {k + 1}: executed {ours[k]}, harness {theirs[k]}")
-                return
-            end = rec["action_frames"][k]
-            if end != h_act.end:
-                self._fail(f"{w}: ends on frame {end}, harness {h_act.end}")
-                return
-            reward = rec["action_rewards"][k]
-            if reward != h_act.reward:
-                self._fail(f"{w}: reward {reward:g}, harness {h_act.reward:g}")
-                return
-            lost = bool(rec["action_life_lost"][k])
-            if lost != h_act.lost_life:
-                self._fail(f"{w}: life lost {lost}, harness {h_act.lost_life}")
-                return
-        if len(ours) > len(theirs):
-            self._fail(f"{where}: executed {len(ours)} actions {ours}, harness {len(theirs)} {theirs}")
-            return
-        if rec["end_frame"] != h.end:
-            self._fail(f"{where}: ends on frame {rec['end_frame']}, harness {h.end}")
-            return
-        if "game_over" in rec and bool(rec["game_over"]) != h.new_game:
-            self._fail(f"{where}: game over {bool(rec['game_over'])}, harness new_game_started {h.new_game}")
 
     def _check_pngs(self, frames, upto: int) -> None:
         from PIL import Image
@@ -172,18 +194,8 @@ class _Checker:
                 return
 
     def on_finish(self, summary: dict, frames) -> None:
-        s = self.run.summary
-        if self.mismatch is None and not summary.get("complete"):
-            self._fail(f"our run did not complete ({summary.get('stopped') or 'stopped'})")
-        if self.mismatch is None and summary.get("turns") != len(self.run.turns):
-            self._fail(f"our run has {summary.get('turns')} turns, harness {len(self.run.turns)}")
-        checks = (("total_reward", "total_reward", "score"), ("lives_lost", "total_lost_lives", "lives lost"))
-        for ours_key, theirs_key, label in checks:
-            if self.mismatch is None and isinstance(s.get(theirs_key), (int, float)):
-                if float(summary.get(ours_key, 0)) != float(s[theirs_key]):
-                    self._fail(f"run total {label} {summary.get(ours_key, 0):g}, harness {s[theirs_key]:g}")
-        if self.mismatch is None and isinstance(s.get("frame_count"), int) and len(frames) != s["frame_count"]:
-            self._fail(f"our run has {len(frames)} frames, harness frame_count {s['frame_count']}")
+        if self.mismatch is None:
+            self._fail(totals_difference(summary, len(frames), self.run))
         if self.mismatch is None:
             self._check_pngs(frames, upto=len(frames) - 1)
         if self.mismatch is None and self._pngs:
