@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 import random
 import threading
-import time
 from functools import lru_cache
 from pathlib import Path
 
@@ -98,17 +97,16 @@ def test_palette_is_learned_from_the_observations(tmp_path):
     assert (tmp_path / PALETTE_FILE).stat().st_size == 4 * len(expected)  # each value stored once
 
 
-def test_random_access_takes_a_few_ms(tmp_path):
+def test_random_access_decodes_every_frame_from_its_keyframe(tmp_path):
+    # how fast: bench/framestore.py (no test depends on the machine's speed)
     frames = play("Breakout")
     write(tmp_path, frames).close()
     reader = FrameReader(tmp_path)
     order = list(range(len(frames)))
     random.Random(1).shuffle(order)
-    start = time.perf_counter()
     for i in order:
         reader._frames.clear()  # every read decodes from its keyframe
         assert np.array_equal(reader.indices(i), frames[i][0])
-    assert (time.perf_counter() - start) / len(order) < 0.003
 
 
 @pytest.mark.parametrize("game, bytes_per_frame", [("Breakout", 150), ("Pacman", 200)])

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -165,14 +164,13 @@ def test_max_actions_below_one_is_a_value_error():
         parse_reply("move: [left]", BREAKOUT, 0)
 
 
-def test_typical_reply_is_fast():
+def test_typical_reply_parses_the_same_every_time():
+    # how fast (about 20 us): bench/parser.py; no test depends on the machine's speed
     text = "thought: ball moving down-left toward the paddle\nmove: [left, left, noop]"
-    parse_reply(text, BREAKOUT)
-    n = 2000
-    start = time.perf_counter()
-    for _ in range(n):
-        parse_reply(text, BREAKOUT)
-    assert (time.perf_counter() - start) / n < 0.5e-3  # measured ~25 us; generous for slow CI
+    first = parse_reply(text, BREAKOUT)
+    for _ in range(200):
+        again = parse_reply(text, BREAKOUT)
+        assert again.actions == first.actions and again.thought == first.thought
 
 
 @pytest.mark.parametrize(

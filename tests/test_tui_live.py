@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 from argparse import Namespace
-import time
 from pathlib import Path
+
+import pytest
 
 from textual.widgets import Input, Select
 
@@ -193,19 +194,33 @@ async def test_an_engine_crash_is_a_notice_and_the_recording_is_kept(tmp_path):
 
 
 def test_paper_pace_holds_each_action_a_tenth_of_a_second(tmp_path):
-    """The driver alone (no app): 5 actions at paper pace take at least 0.5 s of wall clock."""
+    """The driver alone (no app), on an injected clock: actions at paper pace are held 0.1 s.
+
+    The clock only moves when the driver waits for a command, so the figure does not
+    depend on how fast the machine steps the emulator.
+    """
+    import queue
+
     from workstation.game.protocol import Protocol
     from workstation.runs.start import RunSpec, start_run
 
     from screens.drivers.engine_driver import EngineDriver
 
+    now = [0.0]
+
+    def next_command(timeout: float):
+        now[0] += timeout
+        raise queue.Empty
+
     engine = start_run(RunSpec("breakout", protocol=Protocol(frames=15), out=str(tmp_path)))
     posted: list = []
     frames: list[int] = []
-    driver = EngineDriver(engine, posted.append, lambda rgb, i: frames.append(i), speed="paper")
-    started = time.perf_counter()
+    driver = EngineDriver(engine, posted.append, lambda rgb, i: frames.append(i), speed="paper",
+                          clock=lambda: now[0], next_command=next_command)
     driver.run(lambda: driver.finished)
-    assert time.perf_counter() - started >= 5 * 0.1
+    # 5 actions of 3 frames, each held 0.1 s; the test stops the driver as soon as the run
+    # has finished, which cuts the hold of the last one
+    assert now[0] == pytest.approx(4 * 0.1)
     assert frames == list(range(16))  # every budget frame went to the frame view, in order
     assert Recording(driver.path).complete
 

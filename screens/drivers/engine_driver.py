@@ -35,13 +35,33 @@ SPEED_ORDER = ("paper", "fast", "instant")
 _ACTING = (Phase.PLAN, Phase.ACTING)
 
 
+def game_over_notice(record: dict) -> str:
+    """One line for the turn that ended a game (the public harness's rule)."""
+    cut = record.get("cut_frames")
+    dropped = record.get("dropped") or []
+    parts = [f"GAME OVER on frame {record.get('end_frame')} (turn {record.get('turn')})"]
+    if cut:
+        parts.append(f"the last action ran {cut} of its frames")
+    if dropped:
+        parts.append(f"{len(dropped)} planned action{'s' if len(dropped) != 1 else ''} dropped")
+    reset = record.get("reset_frame")
+    parts.append(f"new game from frame {reset}" if reset is not None else "the budget is used up")
+    return "; ".join(parts)
+
+
 class EngineDriver:
     """The worker-side loop: free run with pacing and pause, or step mode that holds at each stop."""
 
     def __init__(self, engine: TurnEngine, post: Callable[[Message], Any],
-                 show_frame: Callable[[np.ndarray, int], Any], step_mode: bool = False, speed: str = "paper"):
+                 show_frame: Callable[[np.ndarray, int], Any], step_mode: bool = False, speed: str = "paper",
+                 clock: Callable[[], float] = time.perf_counter,
+                 next_command: Callable[[float], tuple[str, Any]] | None = None):
+        """``clock`` and ``next_command`` (wait up to N s for a command, else ``queue.Empty``)
+        are injectable so tests can check pacing without depending on wall-clock speed."""
         self.engine = engine
         self.commands: queue.Queue[tuple[str, Any]] = queue.Queue()
+        self._clock = clock
+        self._next_command = next_command or (lambda timeout: self.commands.get(timeout=timeout))
         self.step_mode = step_mode
         self.paused = False
         self.speed = speed
@@ -112,23 +132,23 @@ class EngineDriver:
         acting = eng.phase in _ACTING
         if eng.phase is Phase.PROMPT:
             self._progress("asking")
-        t0 = time.perf_counter()
+        t0 = self._clock()
         eng.step()
         if eng.phase is Phase.READY:
             self._finish_turn = False
         self._progress()
         if acting:
-            self._wait(SPEEDS[self.speed] - (time.perf_counter() - t0), is_cancelled)
+            self._wait(SPEEDS[self.speed] - (self._clock() - t0), is_cancelled)
 
     def _wait(self, seconds: float, is_cancelled: Callable[[], bool], until_command: bool = False) -> None:
         """Wait up to ``seconds``, carrying out commands as they come (50 ms slices)."""
-        end = time.perf_counter() + seconds
+        end = self._clock() + seconds
         while not is_cancelled():
-            left = end - time.perf_counter()
+            left = end - self._clock()
             if left <= 0:
                 return
             try:
-                name, arg = self.commands.get(timeout=min(left, 0.05))
+                name, arg = self._next_command(min(left, 0.05))
             except queue.Empty:
                 continue
             self._do(name, arg)
@@ -245,6 +265,8 @@ class EngineDriver:
             self._post(EngineAction(ev.turn, ev.index, ev.step))
         elif isinstance(ev, TurnEnded):
             self._post(EngineTurn(ev.turn, ev.record))
+            if ev.record.get("game_over"):
+                self._post(EngineNotice(game_over_notice(ev.record)))
         elif isinstance(ev, RunEnded) and not self._branching:
             self.finished = True
             self._post(EngineFinished(ev.turn, dict(ev.summary or {}), self.path))

@@ -172,26 +172,10 @@ class TurnEngine:
         return self.phase is Phase.FINISHED
 
     def run(self) -> dict:
-        """Play to the end of the budget; returns the summary.
+        """Play to the end of the budget; returns the summary (``workstation.runs.drive``)."""
+        from workstation.runs.drive import drive  # the one loop; imported here to keep turn/ below runs/
 
-        If anything interrupts the run (Ctrl-C, an agent's bug), the recording is
-        closed as stopped, saying why, before the exception goes on.
-        """
-        self.start()
-        try:
-            while self.phase is not Phase.FINISHED:
-                self.step()
-        except BaseException as e:
-            if self.phase is not Phase.FINISHED:
-                detail = (str(e).splitlines() or [""])[0]
-                reason = ("interrupted" if isinstance(e, KeyboardInterrupt)
-                          else f"{type(e).__name__}: {detail}" if detail else type(e).__name__)
-                try:
-                    self.stop(reason)
-                except Exception:  # noqa: BLE001 - the original error is the one to report
-                    pass
-            raise
-        return self.summary or {}
+        return drive(self) or {}
 
     def run_turn(self) -> None:
         """Advance until the current turn has ended (or the run finished)."""
@@ -265,6 +249,13 @@ class TurnEngine:
     def turns_available(self) -> list[int]:
         """Turns whose start can be rewound to."""
         return sorted(self._snapshots)
+
+    def rewind_frame(self, turn: int) -> int:
+        """The budget frame turn ``turn`` started on (a rewind point); ValueError if there is none."""
+        snap = self._snapshots.get(turn)
+        if snap is None:
+            raise ValueError(f"cannot rewind to turn {turn}: {self._rewind_points()}")
+        return snap.clock.frame
 
     def rewind(self, turn: int, writer: RecordingWriter | None) -> None:
         """Go back to the start of ``turn``; later frames go to ``writer`` (the branch)."""
@@ -407,6 +398,8 @@ class TurnEngine:
         dropped = p.plan_names[len(p.steps):]  # planned but never started (game over, budget, stop)
         if game_over and self.clock.new_game():
             reset_frame = self.clock.frame
+            if self.observers:  # the new game's first frame, for anyone showing frames
+                self._emit(FrameStepped(self.turn, reset_frame, "reset", 0.0, False))
         clip = Clip(self.turn, p.start_frame, p.steps, p.reply.text if p.reply else "", p.noops_done)
         self.clips.append(clip)
         parse = p.parse
