@@ -1,14 +1,16 @@
 """The Textual app: one factory for the CLI and the tests, the command palette and the help screen.
 
-``run_app(which, args)`` is what ``workstation`` (home), ``workstation watch``,
-``workstation play`` and ``workstation open`` call. ``make_app`` builds the app
-without running it; it checks the inputs first (game, agent, recording), so a
-bad one fails as a one-line user error before any screen is drawn.
+``run_app(Launch(...))`` is what ``workstation`` (home), ``workstation watch``,
+``workstation play`` and ``workstation open`` call: a ``Launch`` names the
+screen and carries the run spec (``workstation.options.RunSpec``) or the
+recording. ``make_app`` builds the app without running it; it checks the
+inputs first (spec, files, recording), so a bad one fails as a one-line user
+error before any screen is drawn. Nothing here imports ``workstation.cli``.
 """
 
 from __future__ import annotations
 
-import argparse
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
@@ -18,6 +20,10 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Markdown
+
+from workstation.errors import UserError
+from workstation.locations import RECORDINGS
+from workstation.options import RunSpec, preflight, spec_from_args
 
 from screens.messages import OpenRecording, StartRun
 
@@ -108,12 +114,12 @@ class WorkstationApp(App[int]):
         Binding("question_mark", "help", "Help", show=False),
     ]
 
-    def __init__(self, first: Callable[[], Screen], args: Any = None) -> None:
+    def __init__(self, first: Callable[[], Screen], launch: "Launch | None" = None) -> None:
         super().__init__()
         self._first = first
-        self.args = args
-        self.out = Path(getattr(args, "out", None) or "recordings")
-        self.speed = getattr(args, "speed", None) or "paper"
+        self.launch = launch or Launch("home")
+        self.out = Path(self.launch.out)
+        self.speed = self.launch.speed
 
     def on_mount(self) -> None:
         self.push_screen(self._first())
@@ -124,18 +130,26 @@ class WorkstationApp(App[int]):
 
     # -- requests from home ----------------------------------------------------
     def on_start_run(self, m: StartRun) -> None:
-        s = m.settings
-        if m.kind == "play" or s.get("agent") == "human":
-            screen = play_screen(s, on_missing=lambda text: self.notify(text, severity="warning"))
+        spec = m.settings["spec"]
+        if m.kind == "play" or spec.agent_ref.kind == "human":
+            if spec.agent_ref.kind != "human":
+                spec = spec.with_values(agent="human", effort=None, temperature=None, max_output_tokens=None,
+                                        base_url=None, timeout=None, max_cost=None)
+            screen = play_screen(spec, on_missing=lambda text: self.notify(text, severity="warning"),
+                                 window=bool(m.settings.get("window", False)))
             if screen is not None:
                 self.push_screen(screen)
             return
         from workstation.errors import user_error_types
 
         try:
-            engine = make_engine(s)
+            engine = make_engine(spec)
         except user_error_types() as e:
             self.notify(str(e), title="cannot start the run", severity="error", timeout=10)
+            return
+        except OSError as e:  # the output place went away between the check and the start
+            self.notify(f"cannot write the recording: {e}", title="cannot start the run", severity="error",
+                        timeout=10)
             return
         from screens.views.live import LiveScreen
 
@@ -161,17 +175,51 @@ class WorkstationApp(App[int]):
         self.post_message(OpenRecording(found[0]))
 
 
-def make_engine(s: dict):
-    """A started-later engine (and its recording) for the settings of a run."""
-    from workstation.runs.start import RunSpec, start_run
+@dataclass(frozen=True)
+class Launch:
+    """What the app opens on: a screen, and the run spec (watch, play) or recording (open) it shows.
 
-    spec = RunSpec(game=s["game"], agent=s.get("agent", "random"), seed=int(s.get("seed", 0)),
-                   protocol=s["protocol"], prompts=s.get("prompts"), out=s.get("out", "recordings"),
-                   max_cost=s.get("max_cost"), provider_options=s.get("provider_options"))
+    The CLI builds one from its arguments (``workstation.options.spec_from_args``);
+    a batch or a test builds one from a ``RunSpec`` directly.
+    """
+
+    screen: str = "home"  # home | watch | play | open
+    spec: RunSpec | None = None
+    recording: str | Path | None = None
+    step: bool = False  # watch: start in step mode
+    window: bool = False  # play: in a pygame window
+    speed: str = "paper"  # live view pace: paper | fast | instant (tests)
+    out: str = RECORDINGS  # home: where recordings are listed and made
+
+    def __post_init__(self) -> None:
+        if self.screen not in SCREENS:
+            raise ValueError(f"unknown screen {self.screen!r}: use {', '.join(SCREENS)}")
+        if self.spec is not None and self.out == RECORDINGS:
+            object.__setattr__(self, "out", self.spec.out)
+
+
+SCREENS = ("home", "watch", "play", "open")
+
+
+def launch_from_args(which: str, args: Any = None) -> Launch:
+    """A ``Launch`` from an argparse namespace (or anything with those attributes)."""
+    spec = None
+    if which in ("watch", "play"):
+        spec = spec_from_args(args, agent="human" if which == "play" else None)
+    return Launch(which, spec=spec, recording=getattr(args, "recording", None),
+                  step=bool(getattr(args, "step", False)), window=bool(getattr(args, "window", False)),
+                  speed=getattr(args, "speed", None) or "paper", out=getattr(args, "out", None) or RECORDINGS)
+
+
+def make_engine(spec: RunSpec):
+    """A started-later engine (and its recording) for a run spec."""
+    from workstation.runs.start import start_run
+
     return start_run(spec)
 
 
-def play_screen(s: dict, on_missing: Callable[[str], Any], can_go_back: bool = True) -> Screen | None:
+def play_screen(spec: RunSpec, on_missing: Callable[[str], Any], can_go_back: bool = True,
+                window: bool = False) -> Screen | None:
     """The human-play screen, imported lazily; ``on_missing`` hears why when it is not there or cannot start."""
     try:
         from screens.views.play import PlayScreen
@@ -179,63 +227,55 @@ def play_screen(s: dict, on_missing: Callable[[str], Any], can_go_back: bool = T
         on_missing("human play is not available in this build (screens/play.py is missing)")
         return None
     try:
-        return PlayScreen(s["game"], s.get("seed", 0), s.get("mode", "realtime"), s.get("pace", "paper"),
-                          s.get("out", "recordings"), s["protocol"], window=bool(s.get("window", False)),
-                          can_go_back=can_go_back)
+        return PlayScreen.from_spec(spec, window=window, can_go_back=can_go_back)
     except ValueError as e:  # bad play settings: say so, do not crash
         on_missing(str(e))
         return None
 
 
-def _settings_from_args(args: argparse.Namespace) -> dict:
-    from workstation.cli import _protocol_from, _provider_options
-    from workstation.game.games import get_game
+def make_app(launch: Launch | str = "home", args: Any = None) -> WorkstationApp:
+    """The app for a ``Launch`` (or a screen name and an argparse namespace); bad inputs raise one-line errors.
 
-    game = get_game(args.game).key
-    agent = getattr(args, "agent", "random")
-    return {
-        "game": game, "seed": args.seed, "agent": agent, "out": args.out, "protocol": _protocol_from(args),
-        "prompts": getattr(args, "prompts", None), "max_cost": getattr(args, "max_cost", None),
-        "provider_options": _provider_options(args) if hasattr(args, "base_url") else None,
-        "mode": getattr(args, "mode", "realtime"), "pace": getattr(args, "pace", "paper"),
-        "window": bool(getattr(args, "window", False)),
-    }
-
-
-def make_app(which: str, args: Any = None) -> WorkstationApp:
-    """The app for ``which`` in {home, watch, play, open}; bad inputs raise one-line user errors."""
+    Everything is checked here, before any screen is drawn: the spec (``SpecError``), the
+    files it needs (``preflight``), the recording to open (``RecordingError``).
+    """
+    if isinstance(launch, str):
+        launch = launch_from_args(launch, args)
+    which = launch.screen
+    if which in ("watch", "play"):
+        if launch.spec is None:
+            raise UserError(f"{which} needs a run spec (game, agent, seed, protocol)")
+        preflight(launch.spec)
     if which == "home":
         from screens.views.home import HomeScreen
 
-        return WorkstationApp(lambda: HomeScreen(args), args)
+        return WorkstationApp(lambda: HomeScreen(launch.spec, out=launch.out), launch)
     if which == "watch":
         from screens.views.live import LiveScreen
 
-        engine = make_engine(_settings_from_args(args))
-        speed = getattr(args, "speed", None) or "paper"
-        return WorkstationApp(lambda: LiveScreen(engine, step_mode=bool(getattr(args, "step", False)), speed=speed,
-                                                 can_go_back=False), args)
+        engine = make_engine(launch.spec)
+        return WorkstationApp(lambda: LiveScreen(engine, step_mode=launch.step, speed=launch.speed,
+                                                 can_go_back=False), launch)
     if which == "open":
         from workstation.store.recording import Recording
 
         from screens.views.replay_view import ReplayScreen
 
-        rec = Recording(Path(args.recording))
+        if launch.recording is None:
+            raise UserError("open needs a recording: workstation open RECORDING")
+        rec = Recording(Path(launch.recording))
         rec.turns, rec.frames  # read now: a damaged recording is a one-line RecordingError, not a traceback
-        return WorkstationApp(lambda: ReplayScreen(rec, can_go_back=False), args)
-    if which == "play":
-        from workstation.cli import UserError
+        return WorkstationApp(lambda: ReplayScreen(rec, can_go_back=False), launch)
 
-        def refuse(text: str) -> None:
-            raise UserError(text)
+    def refuse(text: str) -> None:
+        raise UserError(text)
 
-        screen = play_screen(_settings_from_args(args), on_missing=refuse, can_go_back=False)
-        return WorkstationApp(lambda: screen, args)
-    raise ValueError(f"unknown screen {which!r}: use home, watch, play or open")
+    screen = play_screen(launch.spec, on_missing=refuse, can_go_back=False, window=launch.window)
+    return WorkstationApp(lambda: screen, launch)
 
 
-def run_app(which: str, args: argparse.Namespace) -> int:
+def run_app(launch: Launch | str = "home", args: Any = None) -> int:
     """Run the TUI; returns the exit status."""
-    app = make_app(which, args)
+    app = make_app(launch, args)
     app.run()
     return app.return_code or 0

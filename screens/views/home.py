@@ -23,7 +23,9 @@ from textual.worker import get_current_worker
 
 from workstation.game.clock import GameClock
 from workstation.game.games import GAMES
-from workstation.game.protocol import Protocol, ProtocolError, StartOption
+from workstation.game.protocol import SETTINGS, Protocol, ProtocolError, StartOption
+from workstation.locations import RECORDINGS
+from workstation.options import RunSpec, SpecError, preflight, spec_from_values
 from workstation.store.recording import Recording, RecordingError, find_recordings
 
 from screens.widgets.frame_view import FrameView
@@ -32,23 +34,28 @@ from screens.messages import OpenRecording, StartRun
 MAX_RECENT = 20
 PROVIDER_EXAMPLES = ["openai:gpt-5.1", "anthropic:claude-sonnet-4-5", "gemini:gemini-2.5-flash", "compat:MODEL"]
 
-# protocol field -> (label, kind); kind is "int", "text" or a tuple of choices
+# The form's protocol rows, generated from the protocol's declaration: field -> (label, kind),
+# kind is "int", "text", "bool" or a tuple of choices.
 PROTOCOL_FIELDS: dict[str, tuple[str, Any]] = {
-    "frames": ("frames", "int"),
-    "max_actions": ("max actions", "int"),
-    "memory": ("memory", ("structured", "append")),
-    "history": ("history K", "int"),
-    "reward_history": ("rewarded R", "int"),
-    "feedback": ("feedback", "bool"),
-    "clock": ("clock", ("paused", "latency")),
-    "start": ("start", "text"),
-    "guide": ("guide", ("full", "short")),
+    s.name: (s.title, s.choices or {int: "int", bool: "bool"}.get(s.type, "text")) for s in SETTINGS if s.cli
 }
+# Spec fields the form shows outside the protocol rows -> the widget that holds them
+FIELD_WIDGETS = {"seed": "#seed", "agent": "#agent", "out": "#out", "mode": "#play-mode", "pace": "#play-pace",
+                 **{name: f"#p-{name}" for name in PROTOCOL_FIELDS}}
 
 
 def _arg(args: Any, name: str, default: Any) -> Any:
     value = getattr(args, name, None)
     return default if value is None else value
+
+
+class _Initial:
+    """The form's first values, read from a spec (None: the defaults)."""
+
+    def __init__(self, spec: RunSpec | None) -> None:
+        if spec is not None:
+            self.seed, self.agent, self.mode = spec.seed, spec.agent, spec.mode
+            self.pace = spec.pace if spec.pace in ("paper", "native") else None
 
 
 def recent_label(path: Path) -> Text:
@@ -71,6 +78,15 @@ def recent_label(path: Path) -> Text:
 class HomeScreen(Screen):
     """The launcher."""
 
+    # A refused field: its label and box in the error colour, the reason above the form.
+    DEFAULT_CSS = """
+    HomeScreen .field.-invalid .field-label { color: $error; text-style: bold; }
+    HomeScreen .field.-invalid Input, HomeScreen .field.-invalid Select, HomeScreen .field.-invalid Checkbox {
+        background: $error 30%;
+    }
+    HomeScreen #form-error { height: auto; color: $error; padding: 0 1; }
+    """
+
     class PreviewReady(Message):
         """A game's first frame is in the cache."""
 
@@ -83,16 +99,19 @@ class HomeScreen(Screen):
         Binding("s", "start('step')", "Step"),
         Binding("p", "start('play')", "Play"),
         Binding("o", "open", "Open"),
+        Binding("escape", "leave_field", "Leave field", show=False),
         Binding("q", "app.quit", "Quit"),
     ]
 
-    def __init__(self, args: Any = None) -> None:
+    def __init__(self, spec: RunSpec | None = None, out: str | Path | None = None) -> None:
         super().__init__()
-        self.args = args
-        self.out = Path(_arg(args, "out", "recordings"))
+        self.spec = spec  # the form starts from it (None: the paper's defaults)
+        self.args = _Initial(spec)
+        self.out = Path(out or (spec.out if spec else RECORDINGS))
         self.game_keys = list(GAMES)
-        first = _arg(args, "game", None)
+        first = spec.game if spec else None
         self.selected_game = first if first in GAMES else "breakout"
+        self.invalid: str | None = None  # the field the last start was refused for
         self.recent: list[Path] = []
         self._previews: dict[tuple[str, str], Any] = {}
         self._preview_view = FrameView(id="preview")
@@ -108,20 +127,24 @@ class HomeScreen(Screen):
             with Vertical(id="preview-col"):
                 yield self._preview_view
                 yield Static(id="game-info")
-            with VerticalScroll(id="settings-col"):
+            with VerticalScroll(id="settings-col", can_focus=False):
                 yield Static("run", classes="section")
-                yield from self._row("seed", Input(str(_arg(self.args, "seed", 0)), type="integer", id="seed", compact=True))
+                yield Static("", id="form-error")
+                # type="text": a typed "-1" must reach the validation, which says why it is refused
+                yield from self._row("seed", Input(str(_arg(self.args, "seed", 0)), id="seed", compact=True),
+                                     name="seed")
                 yield from self._row("agent", Input(
                     _arg(self.args, "agent", "random"), id="agent", compact=True,
-                    suggester=SuggestFromList(["random", "human", *PROVIDER_EXAMPLES], case_sensitive=False)))
+                    suggester=SuggestFromList(["random", "human", *PROVIDER_EXAMPLES], case_sensitive=False)),
+                    name="agent")
                 yield from self._row("preset", Select([], prompt="pick an agent…", id="agent-preset", compact=True))
-                yield from self._row("out", Input(str(self.out), id="out", compact=True))
+                yield from self._row("out", Input(str(self.out), id="out", compact=True), name="out")
                 yield from self._row("play", Select([("real time", "realtime"), ("paused", "paused")],
                                                     value=_arg(self.args, "mode", "realtime"), allow_blank=False,
-                                                    id="play-mode", compact=True))
+                                                    id="play-mode", compact=True), name="mode")
                 yield from self._row("pace", Select([("paper 0.1 s/action", "paper"), ("native 60 fps", "native")],
                                                     value=_arg(self.args, "pace", "paper"), allow_blank=False,
-                                                    id="play-pace", compact=True))
+                                                    id="play-pace", compact=True), name="pace")
                 yield Static("protocol: paper defaults, changes in colour", classes="section")
                 for name, (label, kind) in PROTOCOL_FIELDS.items():
                     yield from self._row(label, self._protocol_widget(name, kind), name=name)
@@ -143,17 +166,12 @@ class HomeScreen(Screen):
         yield row
 
     def _protocol_widget(self, name: str, kind: Any):
-        default = getattr(Protocol(), name)
-        cli_name = {"feedback": "no_feedback"}.get(name, name)
-        value = getattr(self.args, cli_name, None) if self.args is not None else None
-        if name == "feedback":
-            return Checkbox("reward/life notices", value=not bool(value), id=f"p-{name}",
-                            compact=True)
-        if value is None:
-            value = default
+        value = getattr(self.spec.protocol if self.spec else Protocol(), name)
+        if kind == "bool":
+            return Checkbox("reward/life notices", value=bool(value), id=f"p-{name}", compact=True)
         if isinstance(kind, tuple):
             return Select([(c, c) for c in kind], value=str(value), allow_blank=False, id=f"p-{name}", compact=True)
-        return Input(str(value), type="integer" if kind == "int" else "text", id=f"p-{name}", compact=True)
+        return Input(str(value), id=f"p-{name}", compact=True)
 
     def on_mount(self) -> None:
         self.query_one("#games-col").border_title = "game"
@@ -167,11 +185,19 @@ class HomeScreen(Screen):
             table.add_row(key if g.in_paper else f"{key}*", g.genre, g.skill, key=key)
         table.move_cursor(row=self.game_keys.index(self.selected_game))
         table.focus()
+        self.query_one("#form-error", Static).display = False
         self.refresh_recent()
         self._mark_changed()
         self._show_game(self.selected_game)
 
     # -- games and preview -------------------------------------------------
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        """Enter on a game: it is chosen; on to its settings (w, s or p then starts it)."""
+        if event.row_key is not None and event.row_key.value in GAMES:
+            self.selected_game = event.row_key.value
+            self.query_one("#seed", Input).focus()
+            self.query_one("#settings-col").border_title = f"settings for {self.selected_game}"
+
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         if event.row_key is not None and event.row_key.value in GAMES:
             self.selected_game = event.row_key.value
@@ -248,12 +274,14 @@ class HomeScreen(Screen):
 
     def on_input_changed(self, event: Input.Changed) -> None:
         if event.input.id == "out":
-            self.out = Path(event.value or "recordings")
+            self.out = Path(event.value or RECORDINGS)
+        self._clear_invalid()
         self._mark_changed()
         if event.input.id == "p-start":
             self._show_game(self.selected_game)
 
     def on_checkbox_changed(self, event: Checkbox.Changed) -> None:
+        self._clear_invalid()
         self._mark_changed()
 
     def _field_value(self, name: str) -> Any:
@@ -269,48 +297,71 @@ class HomeScreen(Screen):
             default = getattr(base, name)
             self.query_one(f".field-{name}").set_class(str(value).strip() != str(default), "-changed")
 
-    def protocol(self) -> Protocol:
-        """The protocol the form describes; raises ProtocolError with a one-line message."""
-        values: dict[str, Any] = {}
-        for name, (label, kind) in PROTOCOL_FIELDS.items():
-            raw = self._field_value(name)
-            if kind == "int":
-                try:
-                    values[name] = int(str(raw).strip())
-                except ValueError:
-                    raise ProtocolError(f"{label} must be a whole number (got {raw!r})") from None
-            elif name == "start":
-                values[name] = StartOption.parse(str(raw))
-            else:
-                values[name] = raw
-        return Protocol(**values)
+    def form_values(self, kind: str = "watch") -> dict[str, Any]:
+        """The form's fields by spec field name, as typed (the spec reads and checks them)."""
+        values: dict[str, Any] = {name: self._field_value(name) for name in PROTOCOL_FIELDS}
+        agent = self.query_one("#agent", Input).value.strip() or "random"
+        values.update(game=self.selected_game, seed=self.query_one("#seed", Input).value.strip() or "0",
+                      agent=agent, out=str(self.out).strip(), prompts=self.spec.prompts if self.spec else None)
+        if kind == "play" or agent.lower() == "human":
+            values.update(agent="human", mode=self.query_one("#play-mode", Select).value,
+                          pace=self.query_one("#play-pace", Select).value)
+        elif self.spec is not None and self.spec.agent == agent:  # the model options the app was opened with
+            values.update(effort=self.spec.generation.effort, temperature=self.spec.generation.temperature,
+                          max_output_tokens=self.spec.generation.max_output_tokens,
+                          base_url=self.spec.transport.base_url, timeout=self.spec.transport.timeout,
+                          max_cost=self.spec.max_cost)
+        return values
 
-    def settings(self) -> dict[str, Any]:
-        """What a run needs, read from the form (raises ProtocolError / ValueError on bad input)."""
-        seed_text = self.query_one("#seed", Input).value.strip() or "0"
-        try:
-            seed = int(seed_text)
-        except ValueError:
-            raise ProtocolError(f"seed must be a whole number (got {seed_text!r})") from None
-        return {
-            "game": self.selected_game,
-            "seed": seed,
-            "agent": self.query_one("#agent", Input).value.strip() or "random",
-            "out": str(self.out),
-            "protocol": self.protocol(),
-            "prompts": _arg(self.args, "prompts", None),
-            "mode": self.query_one("#play-mode", Select).value,
-            "pace": self.query_one("#play-pace", Select).value,
-        }
+    def run_spec(self, kind: str = "watch") -> RunSpec:
+        """The checked spec the form describes; ``SpecError`` names the field at fault."""
+        spec = spec_from_values(self.form_values(kind))
+        preflight(spec)
+        return spec
 
     # -- actions -----------------------------------------------------------------
     def action_start(self, kind: str) -> None:
         try:
-            settings = self.settings()
-        except ProtocolError as e:
+            spec = self.run_spec(kind)
+        except SpecError as e:
+            self.mark_invalid(e.field, str(e))
+            return
+        except ProtocolError as e:  # pragma: no cover - every form field is a spec field
             self.notify(str(e), title="cannot start", severity="error")
             return
-        self.post_message(StartRun(kind, settings))
+        self._clear_invalid()
+        self.post_message(StartRun(kind, {"spec": spec}))
+
+    def mark_invalid(self, field: str | None, message: str) -> None:
+        """Mark the field at fault, say why under the form and in a notice, and put the cursor on it."""
+        self._clear_invalid()
+        self.invalid = field
+        error = self.query_one("#form-error", Static)
+        error.update(Text(message, style="bold red"))
+        error.display = True
+        self.notify(message, title="cannot start", severity="error")
+        selector = FIELD_WIDGETS.get(field or "")
+        if selector is None:
+            return
+        widget = self.query_one(selector)
+        widget.add_class("-invalid")
+        if widget.parent is not None:
+            widget.parent.add_class("-invalid")
+        widget.focus()
+
+    def _clear_invalid(self) -> None:
+        if self.invalid is None or not self.is_mounted:
+            return
+        for node in self.query(".-invalid"):
+            node.remove_class("-invalid")
+        self.query_one("#form-error", Static).display = False
+        self.invalid = None
+
+    def action_leave_field(self) -> None:
+        """Esc in a form field (or the recordings list) goes back to the game list, so w/s/p/o work again."""
+        table = self.query_one("#games", DataTable)
+        if self.focused is not table:
+            table.focus()
 
     def action_open(self) -> None:
         box = self.query_one("#recent", OptionList)

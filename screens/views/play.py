@@ -46,7 +46,8 @@ from workstation.agents.human_agent import HumanAgent
 from workstation.turn.engine import Event, FrameStepped, Phase, TurnEngine
 from workstation.game.games import FPS_NATIVE, FPS_PAPER, get_game
 from workstation.game.protocol import Protocol
-from workstation.runs.start import RunSpec, start_run
+from workstation.options import RunSpec
+from workstation.runs.start import start_run
 
 MODES = ("realtime", "paused")
 PACES = {"paper": FPS_PAPER, "native": FPS_NATIVE, "instant": None}  # instant: no waiting (tests)
@@ -122,6 +123,9 @@ class PlayScreen(Screen):
             super().__init__()
             self.action, self.buttons, self.index = action, buttons, index
 
+    class Started(Message):
+        """The emulator is up and the first frame is on screen."""
+
     class AwaitingPlan(Message):
         """Paused mode: the game waits for the person's plan for ``turn``."""
 
@@ -131,11 +135,13 @@ class PlayScreen(Screen):
 
     def __init__(self, game: str, seed: int, mode: str = "realtime", pace: str = "paper",
                  out: str = "recordings", protocol: Protocol | None = None, *, countdown: int = 3,
-                 window: bool = False, pacer: Pacer | None = None, can_go_back: bool = True) -> None:
+                 window: bool = False, pacer: Pacer | None = None, can_go_back: bool = True,
+                 prompts: str | None = None) -> None:
         super().__init__()
         if mode not in MODES:
             raise PlaySettingsError(f"unknown mode {mode!r}: use realtime or paused")
         self.game = get_game(game)
+        self.prompts = prompts
         self.seed = seed
         self.mode = mode
         self.pace = pace
@@ -169,6 +175,12 @@ class PlayScreen(Screen):
         self._window: PlayWindow | None = None
         self._plan: list[str] | None = None
         self._cancelled: Callable[[], bool] = self._quit.is_set
+
+    @classmethod
+    def from_spec(cls, spec: RunSpec, **kw) -> "PlayScreen":
+        """The screen for a human run spec (``mode`` and ``pace`` default to real time at paper pace)."""
+        return cls(spec.game, spec.seed, spec.mode or "realtime", spec.pace or "paper", spec.out, spec.protocol,
+                   prompts=spec.prompts, **kw)
 
     # -- layout ------------------------------------------------------------
     # Game keys are read raw in on_key (held-key model); these only put the screen's
@@ -206,7 +218,7 @@ class PlayScreen(Screen):
     def on_mount(self) -> None:
         self._frame_view = self.query_one("#play-frame", FrameView)
         self.query_one("#play-count", Digits).display = False
-        self._banner("")
+        self._banner(f"starting {self.game.ale_name}: warming up the emulator...")  # setup takes a few seconds
         self._show_stats()
         self._show_keys()
         self._show_queue()
@@ -230,13 +242,15 @@ class PlayScreen(Screen):
         engine = None
         try:
             self._open_window()
-            spec = RunSpec(self.game.key, agent="human", seed=self.seed, protocol=self.protocol, out=self.out)
+            spec = RunSpec(self.game.key, agent="human", seed=self.seed, protocol=self.protocol, out=self.out,
+                           prompts=self.prompts, mode=self.mode, pace=self.pace)
             engine = self._engine = start_run(spec, observers=[self._observe],
                                               agent=HumanAgent(self._plan_source, mode=self.mode, pace=self.pace,
                                                                    window=self._window is not None))
             engine.start()
             self._send_frame(engine, 0)
             self.post_message(EngineProgress(self._stats(engine)))
+            self.post_message(self.Started())
             if self.mode == "realtime":
                 self._count_down(cancelled)
             self._drive(engine, cancelled)
@@ -370,6 +384,10 @@ class PlayScreen(Screen):
         count.update(str(message.left) if message.left > 0 else "")
         self._banner("get ready" if message.left > 0 else "")
 
+    def on_play_screen_started(self, message: Started) -> None:
+        if self.mode == "paused" and not self.awaiting_plan:
+            self._banner("")
+
     def on_play_screen_awaiting_plan(self, message: AwaitingPlan) -> None:
         self.awaiting_plan = True
         self._banner(f"turn {message.turn}: your move (the game waits)")
@@ -396,9 +414,11 @@ class PlayScreen(Screen):
     def _result_text(self) -> str:
         s = self.summary or {}
         state = "complete" if s.get("complete") else f"incomplete ({s.get('stopped') or 'stopped'})"
+        path = Path(self.recording) if self.recording else None
+        where = f"recording in {path.parent}/\n{path.name}" if path else "no recording"
         return (f"[b]result: {state}[/b]\nscore {s.get('total_reward', 0):g}   frames {s.get('frames', 0)}/"
                 f"{self.protocol.frames}   lives lost {s.get('lives_lost', 0)}\n"
-                f"recording {self.recording}\nesc  leave")
+                f"{where}\nesc  leave")
 
     # -- keys -----------------------------------------------------------------------
     def on_key(self, event: Key) -> None:
@@ -422,6 +442,9 @@ class PlayScreen(Screen):
             if not self.queue.add(button):
                 self.notify(f"the plan holds at most {self.queue.max_actions} actions: enter commits it, "
                             "backspace removes the last", severity="warning")
+            elif not self.queue.combining and self.queue.names and self.queue.names[-1] == "noop":
+                self.notify(f"{self.game.ale_name} has no {button} action: {key} queued noop "
+                            f"(allowed: {', '.join(self.game.action_names)})", severity="warning")
         elif event.character in ("+", "="):
             self.queue.combine()
         elif key == "n" or event.character == ".":

@@ -1,53 +1,43 @@
-"""Agents: built-in (random, replay, human) and provider models, made from a spec string."""
+"""Agents: built-in (random, replay, human) and provider models, made from a spec string.
+
+The kinds and the parsing of specs live in ``workstation.agents.registry``.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 from workstation.agents.base import Agent, FatalAgentError, Reply, TurnContext, Usage
+from workstation.agents.registry import KINDS, PROVIDER_KINDS, AgentRef, AgentSpecError, parse_agent
 from workstation.game.games import Game
-
-PROVIDER_KINDS = ("openai", "compat", "anthropic", "gemini")
-
-
-class AgentSpecError(ValueError):
-    """An agent spec the workstation cannot make an agent from."""
 
 
 def make_agent(spec: str, game: Game, seed: int, provider_options: Any = None, plan_source=None) -> Agent:
     """``random`` | ``replay:PATH`` | ``human`` | ``openai:M`` | ``compat:M`` | ``anthropic:M`` | ``gemini:M``."""
-    kind, _, rest = spec.partition(":")
-    kind = kind.strip().lower()
-    if kind == "random" and not rest:
+    ref = parse_agent(spec)
+    if ref.kind == "random":
         from workstation.agents.random_agent import RandomAgent
 
         return RandomAgent(game, seed)
-    if kind == "replay":
-        if not rest:
-            raise AgentSpecError("replay needs a recording: --agent replay:PATH")
+    if ref.kind == "replay":
         from workstation.agents.replay_agent import ReplayAgent
 
-        agent = ReplayAgent(rest)
+        agent = ReplayAgent(ref.arg)
         source_game = agent.source.manifest.get("game")
         if source_game != game.key:
             raise AgentSpecError(f"the replayed recording is a {source_game} run but --game is {game.key}; "
                                  f"replay it with --game {source_game}")
         return agent
-    if kind == "human" and not rest:
+    if ref.kind == "human":
         from workstation.agents.human_agent import HumanAgent
 
         if plan_source is None:
             raise AgentSpecError("the human agent plays in the TUI: use `workstation play --game G`")
         return HumanAgent(plan_source)
-    if kind in PROVIDER_KINDS:
-        if not rest:
-            raise AgentSpecError(f"{kind} needs a model name: --agent {kind}:MODEL")
-        from workstation.providers import ProviderOptions, make_provider_agent
+    from workstation.providers import ProviderOptions, make_provider_agent
 
-        return make_provider_agent(spec, provider_options or ProviderOptions())
-    raise AgentSpecError(
-        f"unknown agent {spec!r}: use random, replay:PATH, human, or openai:/compat:/anthropic:/gemini:MODEL"
-    )
+    return make_provider_agent(spec, provider_options or ProviderOptions())
 
 
-__all__ = ["Agent", "AgentSpecError", "FatalAgentError", "Reply", "TurnContext", "Usage", "make_agent"]
+__all__ = ["KINDS", "PROVIDER_KINDS", "Agent", "AgentRef", "AgentSpecError", "FatalAgentError", "Reply",
+           "TurnContext", "Usage", "make_agent", "parse_agent"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import platform
 import re
 import time
@@ -13,14 +14,15 @@ from pathlib import Path
 from typing import Any
 
 from workstation.agents import make_agent
+from workstation.game.clock import RULES
 from workstation.turn.engine import Observer, TurnEngine
 from workstation.game.games import Game, get_game
 from workstation.turn.promptpack import default_pack_dir, load_pack
 from workstation.game.protocol import Protocol
-from workstation.store.recording import Recording, RecordingWriter
+from workstation.options import GENERATION_KEYS, RunSpec, run_identity  # noqa: F401 - RunSpec: importable here too
+from workstation.store.recording import Recording, RecordingError, RecordingWriter
 
 FORMAT = "atari-workstation/1"
-GENERATION_KEYS = ("effort", "temperature", "max_output_tokens")  # provider options that change replies
 
 
 def _version(pkg: str) -> str | None:
@@ -39,53 +41,42 @@ def versions() -> dict:
     }
 
 
-@dataclass
-class RunSpec:
-    """What determines a run's outcome (plus where it is written)."""
-
-    game: str
-    agent: str = "random"
-    seed: int = 0
-    protocol: Protocol = field(default_factory=Protocol)
-    prompts: str | None = None  # prompt pack directory (None = the built-in pack)
-    out: str = "recordings"
-    max_cost: float | None = None
-    provider_options: Any = None
-
-
-def run_identity(game: Game, protocol: Protocol, seed: int, agent_desc: dict, pack_digest: str) -> str:
-    """Hash of what determines the outcome, so a re-run finds finished work.
-
-    The agent counts by its spec and generation settings only: transport
-    (base URL, timeout, retries), SDK version and prices do not change a run.
-    """
-    options = agent_desc.get("options") or {}
-    agent = {"spec": agent_desc.get("spec"), "mode": agent_desc.get("mode"), "pace": agent_desc.get("pace"),
-             **{k: options.get(k) for k in GENERATION_KEYS}}
-    blob = json.dumps([game.key, protocol.to_json(), seed, agent, pack_digest], sort_keys=True, default=str)
-    return hashlib.sha256(blob.encode()).hexdigest()[:16]
-
-
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9.]+", "-", text).strip("-")[:48] or "agent"
 
 
-def new_run_dir(out: Path, game: Game, agent_spec: str, seed: int) -> Path:
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    kind, _, model = agent_spec.partition(":")
-    name = f"{game.key}-{_slug(kind if kind == 'replay' else agent_spec)}-s{seed}-{stamp}"
-    path = out / name
-    n = 1
-    while path.exists():
-        n += 1
-        path = out / f"{name}-{n}"
-    return path
+def new_run_dir(out: Path, game: Game, agent_spec: str, seed: int, run_id: str | None = None) -> Path:
+    """Claim a new, empty run folder under ``out``, named ``GAME-AGENT-sSEED-RUNID8`` (then -2, -3...).
+
+    The folder is made here with ``os.mkdir``, which fails if it exists, so two
+    runs started at the same moment (the same spec gives the same run id) each
+    get their own. Without a run id the name ends in the time, as before.
+    """
+    kind, _, _model = agent_spec.partition(":")
+    tail = run_id[:8] if run_id else time.strftime("%Y%m%d-%H%M%S")
+    name = f"{game.key}-{_slug(kind if kind == 'replay' else agent_spec)}-s{seed}-{tail}"
+    out = Path(out)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise RecordingError(f"cannot make the output directory {out}: {e.strerror or e}") from None
+    for n in range(1, 100_000):
+        path = out / (name if n == 1 else f"{name}-{n}")
+        try:
+            os.mkdir(path)
+        except FileExistsError:
+            continue
+        except OSError as e:
+            raise RecordingError(f"cannot make a run folder in {out}: {e.strerror or e}") from None
+        return path
+    raise RecordingError(f"{out} already holds 100000 runs named {name}; choose another --out")
 
 
 def manifest_for(game: Game, protocol: Protocol, seed: int, agent, pack, parent: dict | None = None) -> dict:
     desc = agent.describe()
     m = {
         "format": FORMAT,
+        "rules": RULES,  # the game-over rule (workstation.game.clock); verify re-executes under it
         "run_id": run_identity(game, protocol, seed, desc, pack.digest),
         "game": game.key,
         "env_id": game.env_id,
@@ -119,8 +110,9 @@ def start_run(spec: RunSpec, observers: list[Observer] | None = None, plan_sourc
     pack = load_pack(spec.prompts)
     if agent is None:
         agent = make_agent(spec.agent, game, spec.seed, spec.provider_options, plan_source)
-    path = new_run_dir(Path(spec.out), game, spec.agent, spec.seed)
-    writer = RecordingWriter(path, manifest_for(game, spec.protocol, spec.seed, agent, pack), game.height)
+    manifest = manifest_for(game, spec.protocol, spec.seed, agent, pack)
+    path = new_run_dir(Path(spec.out), game, spec.agent, spec.seed, run_id=manifest["run_id"])
+    writer = RecordingWriter(path, manifest, game.height)
     return TurnEngine(game, spec.protocol, agent, spec.seed, pack, writer, observers, spec.max_cost, rewindable)
 
 
@@ -134,18 +126,20 @@ def branch_run(engine: TurnEngine, turn: int, out: Path | None = None) -> Path:
     parent_writer = engine.writer
     if parent_writer is None:
         raise ValueError("this engine records nothing; there is no parent recording to branch from")
-    snap = engine._snapshots.get(turn)
-    if snap is None:
-        raise ValueError(f"cannot branch at turn {turn}: {engine._rewind_points()}")
+    try:
+        frame = engine.rewind_frame(turn)
+    except ValueError as e:
+        raise ValueError(str(e).replace("cannot rewind to", "cannot branch at")) from None
     if engine.summary is None:
         engine.stop(reason=f"left for a branch at turn {turn}")
     parent = Recording(parent_writer.path)
     manifest = dict(parent.manifest)
     manifest["parent"] = {"path": str(parent.path), "run_id": parent.manifest.get("run_id"), "turn": turn,
-                          "frame": snap.clock.frame}
+                          "frame": frame}
     manifest["created"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     root = Path(out) if out else parent.path.parent
-    path = new_run_dir(root, engine.game, f"{engine.agent.spec}-branch-t{turn}", engine.seed)
-    writer = RecordingWriter.branch_from(path, manifest, parent, snap.clock.frame + 1, turn)
+    path = new_run_dir(root, engine.game, f"{engine.agent.spec}-branch-t{turn}", engine.seed,
+                       run_id=manifest.get("run_id"))
+    writer = RecordingWriter.branch_from(path, manifest, parent, frame + 1, turn)
     engine.rewind(turn, writer)
     return path

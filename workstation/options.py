@@ -1,0 +1,459 @@
+"""The run spec: one frozen, typed description of a run, its one validation, and its identity.
+
+Every entry point makes a ``RunSpec`` (the CLI from its arguments, the home
+form from its fields, a batch grid from its cells) and every check happens in
+one place: ``RunSpec.__post_init__`` (values and how they fit together) and
+``preflight`` (the files: the output place, the prompt pack, a replayed
+recording), before anything is written. A bad value raises ``SpecError``
+naming the *field* (``e.field``, e.g. ``max_actions``) with a one-line message
+that names its command-line flag (``--max-actions``).
+
+Settings are declared once (``workstation.game.protocol.SETTINGS`` for the
+protocol, ``RUN_SETTINGS`` here for the rest); the CLI's arguments and the
+home screen's form are generated from the declarations.
+
+``RunSpec.identity()`` is the run id: a hash of what determines the outcome,
+computed from the spec alone (no agent built, no key read). It equals what
+``run_identity`` gives for the built agent's ``describe()``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import math
+import os
+import tempfile
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from workstation.agents.registry import SPEC_HELP, AgentSpecError, parse_agent
+from workstation.game.games import GAMES, UnknownGame, get_game
+from workstation.game.protocol import SETTING, SETTINGS, Protocol, ProtocolError, Setting
+from workstation.errors import UserError
+from workstation.locations import RECORDINGS
+
+SEED_MAX = 2**32 - 1  # the emulator's seed is a 32-bit unsigned integer
+# The one --effort scale (workstation.providers.spec.EFFORTS; a test keeps the two equal).
+# Each provider then accepts its own subset per model, checked when the spec is made.
+EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
+MODES = ("realtime", "paused")  # human play
+PACES = ("paper", "native")  # human play: 30 fps as the paper counts, or the Atari's 60 Hz
+TEST_PACES = ("instant",)  # no waiting at all: tests only, never offered on the command line
+GENERATION_KEYS = ("effort", "temperature", "max_output_tokens")  # provider options that change replies
+TRANSPORT_KEYS = ("base_url", "timeout")  # provider options that do not
+
+
+class SpecError(ProtocolError, UserError):
+    """A run setting with a bad value. ``field`` names it; the message names its flag and the fix.
+
+    A ``UserError`` too: the CLI prints it as one line and exits 2.
+    """
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message, field)
+
+
+def _games_help() -> str:
+    return "the game: " + ", ".join(GAMES) + " (see `workstation games`)"
+
+
+RUN_SETTINGS: tuple[Setting, ...] = (
+    Setting("game", str, None, _games_help(), metavar="GAME"),
+    Setting("seed", int, 0, f"run seed, 0..{SEED_MAX}: seeds the agent, and the start with --start noops/sticky "
+            "(default 0)", lo=0, hi=SEED_MAX, metavar="N"),
+    Setting("agent", str, "random", f"who plays: {SPEC_HELP} (default random)", metavar="SPEC"),
+    Setting("out", str, RECORDINGS, f"parent directory of the recording (default {RECORDINGS}/)", metavar="DIR"),
+    Setting("prompts", str, None, "prompt pack directory (default: the built-in pack)", metavar="DIR"),
+    Setting("max_cost", float, None, "stop the run cleanly past this cost in US dollars (> 0)", metavar="USD"),
+    Setting("effort", str, None, f"model thinking effort: {'|'.join(EFFORTS)} (each model takes its own subset)",
+            choices=EFFORTS),
+    Setting("temperature", float, None, "sampling temperature, 0..2", lo=0, hi=2),
+    Setting("max_output_tokens", int, None, "cap on a reply's output tokens (thinking included)", lo=1,
+            metavar="N"),
+    Setting("base_url", str, None, "SDK base URL (http://host:port/v1 for openai/compat servers)", metavar="URL"),
+    Setting("timeout", float, None, "seconds per model call (> 0; default 60)", metavar="S"),
+    Setting("mode", str, None, "realtime: the game never waits; paused: it waits for your plan",
+            choices=MODES),
+    Setting("pace", str, None, "paper: 0.1 s per action (900 frames in 30 s); native: the Atari's 60 Hz",
+            choices=PACES),
+)
+RUN_SETTING = {s.name: s for s in RUN_SETTINGS}
+ALL_SETTINGS = {**SETTING, **RUN_SETTING}
+MODEL_ONLY = GENERATION_KEYS + TRANSPORT_KEYS
+
+
+def flag(name: str) -> str:
+    """The command-line flag of a spec field (``max_actions`` -> ``--max-actions``)."""
+    s = ALL_SETTINGS.get(name)
+    return s.flag if s else f"--{name.replace('_', '-')}"
+
+
+@dataclass(frozen=True)
+class Generation:
+    """Provider options that change the replies (so they count in the run id)."""
+
+    effort: str | None = None
+    temperature: float | None = None
+    max_output_tokens: int | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.effort, str):
+            object.__setattr__(self, "effort", self.effort.strip().lower())
+        if isinstance(self.temperature, int) and not isinstance(self.temperature, bool):
+            object.__setattr__(self, "temperature", float(self.temperature))
+        for name in GENERATION_KEYS:
+            why = RUN_SETTING[name].problem(getattr(self, name))
+            if why:
+                raise SpecError(name, why)
+
+
+@dataclass(frozen=True)
+class Transport:
+    """Provider options that do not change the replies: where and how long to wait."""
+
+    base_url: str | None = None
+    timeout: float | None = None  # None: the provider default (60 s)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.timeout, int) and not isinstance(self.timeout, bool):
+            object.__setattr__(self, "timeout", float(self.timeout))
+        for name in TRANSPORT_KEYS:
+            why = RUN_SETTING[name].problem(getattr(self, name))
+            if why:
+                raise SpecError(name, why)
+        if self.timeout is not None and not self.timeout > 0:
+            raise SpecError("timeout", f"--timeout must be more than 0 seconds (got {self.timeout:g})")
+        if self.base_url is not None and not self.base_url.strip():
+            raise SpecError("base_url", "--base-url is empty; give a URL such as http://localhost:11434/v1")
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """What determines a run's outcome, plus where it is written. Frozen; checked when made."""
+
+    game: str
+    agent: str = "random"
+    seed: int = 0
+    protocol: Protocol = field(default_factory=Protocol)
+    prompts: str | None = None  # prompt pack directory (None = the built-in pack)
+    out: str = RECORDINGS
+    max_cost: float | None = None
+    generation: Generation = field(default_factory=Generation)
+    transport: Transport = field(default_factory=Transport)
+    mode: str | None = None  # human play only
+    pace: str | None = None  # human play only
+
+    def __post_init__(self) -> None:
+        try:
+            game = get_game(self.game) if isinstance(self.game, str) else None
+        except UnknownGame as e:
+            raise SpecError("game", str(e)) from None
+        if game is None:
+            raise SpecError("game", f"--game must be a game name such as breakout (got {self.game!r})")
+        object.__setattr__(self, "game", game.key)
+        for name in ("out", "prompts"):  # a Path is fine; the spec keeps text
+            if isinstance(getattr(self, name), Path):
+                object.__setattr__(self, name, str(getattr(self, name)))
+        for name in ("seed", "max_cost", "prompts", "out"):
+            why = RUN_SETTING[name].problem(getattr(self, name))
+            if why:
+                raise SpecError(name, why)
+        if isinstance(self.max_cost, int):
+            object.__setattr__(self, "max_cost", float(self.max_cost))
+        if self.max_cost is not None and not self.max_cost > 0:
+            raise SpecError("max_cost", f"--max-cost must be more than 0 dollars (got {self.max_cost:g})")
+        if not str(self.out).strip():
+            raise SpecError("out", "--out is empty; name the directory recordings go in")
+        if not isinstance(self.protocol, Protocol):
+            raise SpecError("protocol", f"protocol must be a Protocol (got {type(self.protocol).__name__})")
+        for name, kind in (("generation", Generation), ("transport", Transport)):
+            if not isinstance(getattr(self, name), kind):
+                raise SpecError(name, f"{name} must be a {kind.__name__}")
+        try:
+            ref = parse_agent(self.agent)
+        except AgentSpecError as e:
+            raise SpecError("agent", str(e)) from None
+        if not ref.is_model:
+            for name in MODEL_ONLY:
+                if self._option(name) is not None:
+                    raise SpecError(name, f"{flag(name)} applies to model agents (openai:, compat:, anthropic:, "
+                                          f"gemini:); the {ref.kind} agent takes none: drop {flag(name)}")
+        for name in ("mode", "pace"):
+            value = getattr(self, name)
+            if value is None:
+                continue
+            if ref.kind != "human":
+                raise SpecError(name, f"{flag(name)} applies to human play (workstation play); drop it for the "
+                                      f"{ref.kind} agent")
+            allowed = MODES if name == "mode" else PACES + TEST_PACES
+            if value not in allowed:
+                shown = MODES if name == "mode" else PACES
+                raise SpecError(name, f"{flag(name)} must be {' or '.join(shown)} (got {value!r})")
+        if ref.is_model:
+            self._check_provider()
+
+    def _option(self, name: str) -> Any:
+        return getattr(self.generation if name in GENERATION_KEYS else self.transport, name)
+
+    def _check_provider(self) -> None:
+        """The provider's own rules (an effort this model does not take, ...), without a key or a client."""
+        from workstation.providers import ProviderConfigError
+        from workstation.providers.agent import make_adapter
+
+        try:
+            make_adapter(self.agent, self.provider_options)
+        except ProviderConfigError as e:
+            text = str(e)
+            words = {"effort": ("effort", "thinking"), "temperature": ("temperature",),
+                     "max_output_tokens": ("max output tokens", "--max-output-tokens"), "timeout": ("timeout",),
+                     "base_url": ("base url", "--base-url")}
+            at = next((n for n, ws in words.items() if any(w in text for w in ws)), "agent")
+            raise SpecError(at, text) from None
+
+    # -- what the parts of the workstation need from a spec ------------------
+    @property
+    def agent_ref(self):
+        return parse_agent(self.agent)
+
+    @property
+    def provider_options(self):
+        """``ProviderOptions`` for a model agent (None for the built-in agents)."""
+        if not self.agent_ref.is_model:
+            return None
+        from workstation.providers import ProviderOptions
+
+        g, t = self.generation, self.transport
+        extra = {} if t.timeout is None else {"timeout": t.timeout}
+        return ProviderOptions(base_url=t.base_url, effort=g.effort, temperature=g.temperature,
+                               max_output_tokens=g.max_output_tokens, **extra)
+
+    def agent_identity(self) -> dict:
+        """The part of an agent's ``describe()`` the run id hashes, from the spec alone."""
+        ref = self.agent_ref
+        desc: dict[str, Any] = {"spec": ref.canonical}
+        if ref.kind == "human":
+            desc["mode"], desc["pace"] = self.mode or "paused", self.pace  # HumanAgent's own defaults
+        if ref.is_model:
+            desc["options"] = {k: getattr(self.generation, k) for k in GENERATION_KEYS}
+        return desc
+
+    def identity(self, pack_digest: str | None = None) -> str:
+        """The run id (16 hex digits). Reads the prompt pack when no digest is given; never a key."""
+        if pack_digest is None:
+            from workstation.turn.promptpack import load_pack
+
+            pack_digest = load_pack(self.prompts).digest
+        return run_identity(get_game(self.game), self.protocol, self.seed, self.agent_identity(), pack_digest)
+
+    # -- JSON ------------------------------------------------------------------
+    def to_json(self) -> dict:
+        return {
+            "game": self.game, "agent": self.agent, "seed": self.seed, "protocol": self.protocol.to_json(),
+            "prompts": self.prompts, "out": self.out, "max_cost": self.max_cost,
+            "generation": {k: getattr(self.generation, k) for k in GENERATION_KEYS},
+            "transport": {k: getattr(self.transport, k) for k in TRANSPORT_KEYS},
+            "mode": self.mode, "pace": self.pace,
+        }
+
+    @classmethod
+    def from_json(cls, d: dict) -> "RunSpec":
+        """The spec ``to_json`` wrote; an unknown key or a bad value is a ``SpecError`` naming it."""
+        if not isinstance(d, dict):
+            raise SpecError("spec", f"a run spec is a JSON object (got {type(d).__name__})")
+        known = {f.name for f in fields(cls)}
+        for key in d:
+            if key not in known:
+                raise SpecError(key, f"unknown run setting {key!r}; known: {', '.join(sorted(known))}")
+        if "game" not in d:
+            raise SpecError("game", "a run spec needs a game (--game)")
+        kw = dict(d)
+        kw["protocol"] = _part(Protocol, kw.get("protocol") or {}, "protocol")
+        kw["generation"] = _part(Generation, kw.get("generation") or {}, "generation")
+        kw["transport"] = _part(Transport, kw.get("transport") or {}, "transport")
+        return cls(**kw)
+
+    def with_values(self, **values: Any) -> "RunSpec":
+        """A copy with flat field values changed (``frames=30``, ``effort="low"``), checked again."""
+        return spec_from_values({**flat_values(self), **values})
+
+
+def _part(kind: type, d: Any, name: str) -> Any:
+    if not isinstance(d, dict):
+        raise SpecError(name, f"{name} must be a JSON object (got {type(d).__name__})")
+    known = {f.name for f in fields(kind)}
+    for key in d:
+        if key not in known:
+            raise SpecError(key, f"unknown {name} setting {key!r}; known: {', '.join(sorted(known))}")
+    if kind is Protocol:
+        return Protocol.from_json(d)
+    return kind(**d)
+
+
+def flat_values(spec: RunSpec) -> dict[str, Any]:
+    """Every field of a spec by its flat name (``frames``, ``effort``, ``seed``...): what forms and grids key by."""
+    values = {f.name: getattr(spec, f.name) for f in fields(RunSpec) if f.name not in
+              ("protocol", "generation", "transport")}
+    values.update({s.name: getattr(spec.protocol, s.name) for s in SETTINGS})
+    values.update({k: getattr(spec.generation, k) for k in GENERATION_KEYS})
+    values.update({k: getattr(spec.transport, k) for k in TRANSPORT_KEYS})
+    return values
+
+
+def spec_from_values(values: dict[str, Any]) -> RunSpec:
+    """A spec from flat field values; a string for a number is read as typed text (a form, a grid cell).
+
+    Raises ``SpecError`` naming the first field at fault.
+    """
+    v = dict(values)
+    for name in list(v):
+        if name not in ALL_SETTINGS:
+            raise SpecError(name, f"unknown run setting {name!r}; known: {', '.join(ALL_SETTINGS)}")
+        s = ALL_SETTINGS[name]
+        if isinstance(v[name], str) and s.type is not str:
+            try:
+                v[name] = s.from_text(v[name])
+            except ProtocolError as e:
+                raise SpecError(name, str(e)) from None
+    proto: dict[str, Any] = {}
+    for s in SETTINGS:
+        if s.name in v:
+            proto[s.name] = v.pop(s.name)
+    try:
+        protocol = Protocol(**proto)
+    except ProtocolError as e:
+        raise SpecError(e.field or "protocol", str(e)) from None
+    gen = Generation(**{k: v.pop(k) for k in GENERATION_KEYS if k in v})
+    trans = Transport(**{k: v.pop(k) for k in TRANSPORT_KEYS if k in v})
+    if "game" not in v or v["game"] is None:
+        raise SpecError("game", "a run needs a game: --game GAME (see `workstation games`)")
+    return RunSpec(protocol=protocol, generation=gen, transport=trans, **v)
+
+
+def run_identity(game, protocol: Protocol, seed: int, agent_desc: dict, pack_digest: str) -> str:
+    """Hash of what determines the outcome, so a re-run finds finished work.
+
+    The agent counts by its spec and generation settings only: transport
+    (base URL, timeout, retries), SDK version and prices do not change a run.
+    ``agent_desc`` is a built agent's ``describe()`` or ``RunSpec.agent_identity()``.
+    """
+    options = agent_desc.get("options") or {}
+    agent = {"spec": agent_desc.get("spec"), "mode": agent_desc.get("mode"), "pace": agent_desc.get("pace"),
+             **{k: options.get(k) for k in GENERATION_KEYS}}
+    blob = json.dumps([game.key, protocol.to_json(), seed, agent, pack_digest], sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+# -- files, checked before anything is written ---------------------------------
+def preflight(spec: RunSpec) -> None:
+    """Check what the run will read and write: the output place, the prompt pack, a replayed recording.
+
+    Raises ``SpecError`` (one line naming the field and the path) and leaves nothing behind.
+    """
+    check_out(spec.out)
+    from workstation.turn.promptpack import PromptPackError, load_pack
+
+    try:
+        load_pack(spec.prompts)
+    except PromptPackError as e:
+        raise SpecError("prompts", str(e)) from None
+    except OSError as e:
+        raise SpecError("prompts", f"--prompts {spec.prompts}: cannot read the prompt pack ({e.strerror or e})") from None
+    ref = spec.agent_ref
+    if ref.kind == "replay":
+        from workstation.store.recording import Recording, RecordingError
+
+        try:
+            source = Recording(Path(ref.arg))
+            source_game = source.manifest.get("game")
+        except RecordingError as e:
+            raise SpecError("agent", f"--agent replay: {e}") from None
+        if source_game != spec.game:
+            raise SpecError("agent", f"the replayed recording is a {source_game} run but --game is {spec.game}; "
+                                     f"replay it with --game {source_game}")
+
+
+def check_out(out: str | Path) -> None:
+    """``SpecError("out", ...)`` unless recordings can be made under ``out`` (it may not exist yet)."""
+    path = Path(out).expanduser()
+    probe = path
+    while not probe.exists() and probe.parent != probe:
+        if probe.is_symlink():
+            raise SpecError("out", f"--out {out}: {probe} is a broken link; choose another directory")
+        probe = probe.parent
+    if not probe.is_dir():
+        where = "is a file" if probe == path else f"is inside {probe}, which is a file"
+        raise SpecError("out", f"--out {out} {where}, not a directory; choose a directory")
+    try:
+        fd, name = tempfile.mkstemp(prefix=".workstation-probe-", dir=probe)
+        os.close(fd)
+        os.unlink(name)
+    except OSError as e:
+        reason = e.strerror or type(e).__name__
+        raise SpecError("out", f"--out {out}: cannot write in {probe} ({reason}); choose a writable directory") \
+            from None
+
+
+# -- the command line, generated from the declarations --------------------------
+PROTOCOL_CLI = tuple(s for s in SETTINGS if s.cli)
+MODEL_CLI = ("base_url", "effort", "temperature", "max_output_tokens", "timeout", "max_cost")
+
+
+def add_argument(group: Any, s: Setting, **overrides: Any) -> None:
+    """One declared setting as an argparse argument (``dest`` = the field name)."""
+    kw: dict[str, Any] = {"dest": s.name, "help": s.help}
+    if s.type is bool:
+        kw.update(action="store_false" if s.default is True else "store_true", default=s.default)
+    else:
+        kw["default"] = str(s.default) if s.type not in (int, float, str) and s.default is not None else s.default
+        if s.type in (int, float):
+            kw["type"] = s.type
+        if s.choices:
+            kw["choices"] = s.choices
+            kw["metavar"] = "|".join(s.choices)
+        elif s.metavar:
+            kw["metavar"] = s.metavar
+    kw.update(overrides)
+    group.add_argument(s.flag, **kw)
+
+
+def add_protocol_arguments(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("protocol (defaults = the paper)")
+    for s in PROTOCOL_CLI:
+        add_argument(g, s)
+    add_argument(g, RUN_SETTING["prompts"])
+
+
+def add_model_arguments(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("model agents (openai:, compat:, anthropic:, gemini:)")
+    for name in MODEL_CLI:
+        add_argument(g, RUN_SETTING[name])
+
+
+def spec_from_args(a: Any, agent: str | None = None) -> RunSpec:
+    """The spec an argparse namespace (or anything with those attributes) describes.
+
+    Missing attributes take their declared defaults, so a partial namespace works.
+    """
+    values: dict[str, Any] = {}
+    for name, s in ALL_SETTINGS.items():
+        if not s.cli:
+            continue
+        value = getattr(a, name, None)
+        if name == "feedback":
+            value = getattr(a, "feedback", None)
+            if value is None and hasattr(a, "no_feedback"):
+                value = not a.no_feedback
+        if value is not None:
+            values[name] = value
+    values["agent"] = agent or values.get("agent") or "random"
+    if "start" in values and not isinstance(values["start"], str):
+        values["start"] = str(values["start"])
+    return spec_from_values(values)
+
+
+__all__ = ["ALL_SETTINGS", "EFFORTS", "GENERATION_KEYS", "Generation", "RUN_SETTINGS", "RunSpec", "SEED_MAX",
+           "SpecError", "Transport", "add_model_arguments", "add_protocol_arguments", "check_out", "flag",
+           "flat_values", "preflight", "run_identity", "spec_from_args", "spec_from_values"]
