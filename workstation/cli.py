@@ -134,6 +134,11 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(e, user_error_types()):
             sys.stderr.write(f"workstation: error: {e}\n")
             return EXIT_BAD_INPUT
+        from workstation.store.recording import RecordingWriteError
+
+        if isinstance(e, RecordingWriteError):  # the run stopped; its recording says so where it could
+            sys.stderr.write(f"workstation: error: {e}\n")
+            return 1
         raise
 
 

@@ -32,6 +32,11 @@ TURNS = "turns.jsonl"
 SUMMARY = "summary.json"
 
 
+class RecordingWriteError(Exception):
+    """Writing a recording failed (disk full, permission lost, directory removed): the run
+    stops with this one line, exit status 1; what was written before stays readable."""
+
+
 class RecordingError(Exception):
     """A recording that is missing, damaged, or written to wrongly (one-line message)."""
 
@@ -135,7 +140,10 @@ class RecordingWriter:
         """Store one emulator frame; returns its index."""
         if self.closed:
             self._check_open()
-        return self.frames.append(screen, rgb, ram)
+        try:
+            return self.frames.append(screen, rgb, ram)
+        except OSError as e:
+            raise self._write_error(e) from e
 
     def add_turn(self, record: dict | TurnRecord) -> None:
         """Append one turn record, flushing frames first so every turn's frames are on disk."""
@@ -143,9 +151,18 @@ class RecordingWriter:
         if isinstance(record, TurnRecord):
             record = record.to_json()
         line = (dumps(record) + "\n").encode("utf-8")
-        self.frames.flush()
-        self._turns.write(line)
-        self._turns.flush()
+        try:
+            self.frames.flush()
+            self._turns.write(line)
+            self._turns.flush()
+        except OSError as e:
+            raise self._write_error(e) from e
+
+    def _write_error(self, e: OSError) -> "RecordingWriteError":
+        reason = e.strerror or str(e) or type(e).__name__
+        where = e.filename or self.path
+        return RecordingWriteError(f"cannot write the recording {where}: {reason}; free space, fix the "
+                                   f"permissions or choose another --out (what was written so far is kept)")
 
     def finish(self, summary: dict | Summary) -> None:
         """Close the run and write its summary (complete unless the summary says otherwise)."""
@@ -158,11 +175,19 @@ class RecordingWriter:
     def _close(self, summary: dict) -> None:
         """Close the files, then write the summary with every file's size and digest (``files``)."""
         self._check_open()
-        self.frames.close()
-        self._turns.close()
         self.closed = True
-        summary = {**summary, "files": integrity.file_digests(self.path)}
-        _write_atomic(self.path / SUMMARY, summary)
+        failed: list[OSError] = []
+        for close in (self.frames.close, self._turns.close):  # each file is closed, whatever the other did
+            try:
+                close()
+            except OSError as e:
+                failed.append(e)
+        try:  # the summary is still written where the disk allows it: it says why the run stopped
+            _write_atomic(self.path / SUMMARY, {**summary, "files": integrity.file_digests(self.path)})
+        except OSError as e:
+            failed.append(e)
+        if failed:
+            raise self._write_error(failed[0]) from failed[0]
 
     def __enter__(self) -> "RecordingWriter":
         return self

@@ -478,13 +478,15 @@ class TurnEngine:
             "complete": stopped is None and self.clock.frame >= self.protocol.frames,
             "stopped": stopped,
         }
-        if self.writer is not None:
-            if self.summary["complete"]:
-                self.writer.finish(self.summary)
-            else:
-                self.writer.abort(self.summary)
-        self.phase = Phase.FINISHED
-        self._emit(RunEnded(self.turn, self.summary))
+        try:
+            if self.writer is not None:
+                if self.summary["complete"]:
+                    self.writer.finish(self.summary)
+                else:
+                    self.writer.abort(self.summary)
+        finally:  # a summary the disk refused still ends the run (the error goes on to the caller)
+            self.phase = Phase.FINISHED
+            self._emit(RunEnded(self.turn, self.summary))
 
     def stop(self, reason: str = "stopped by the user") -> None:
         """End the run now; the recording is kept and marked incomplete.
@@ -496,12 +498,14 @@ class TurnEngine:
         if self.phase is Phase.FINISHED:
             return
         p = self.pending
-        if self.phase is Phase.ACTING and p is not None:
-            done_to = p.steps[-1].frame if p.steps else p.start_frame + p.noops_done
-            if self.clock.frame > done_to and len(p.steps) < len(p.plan):
-                self._close_action()
-            self._record_turn()
-        self._finish(stopped=reason)
+        try:
+            if self.phase is Phase.ACTING and p is not None:
+                done_to = p.steps[-1].frame if p.steps else p.start_frame + p.noops_done
+                if self.clock.frame > done_to and len(p.steps) < len(p.plan):
+                    self._close_action()
+                self._record_turn()
+        finally:  # even when the turn cannot be written (a full disk), the run is closed as stopped
+            self._finish(stopped=reason)
 
     def close(self) -> None:
         self.clock.close()
