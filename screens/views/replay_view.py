@@ -2,14 +2,14 @@
 
 Nothing runs here but file reads: frames come from the recording's frame store,
 each turn's prompt is rebuilt from the turns before it (or stored verbatim when
-it was edited), and the thought, raw reply, plan and reward come from its record.
+it was edited), and the thought, raw reply, plan and reward come from its typed
+record. Score, lives, rewards and every figure at a frame come from the
+recording's series (``workstation.store.series``). A recording that fails the
+fast integrity check is opened, but its title says DAMAGED and why.
 """
 
 from __future__ import annotations
 
-import bisect
-
-import numpy as np
 from rich.text import Text
 from textual.binding import Binding
 from textual.screen import Screen
@@ -20,6 +20,8 @@ from workstation.store.framestore import FrameStoreError
 from workstation.turn.parser import ParseResult
 from workstation.game.protocol import Protocol
 from workstation.store.recording import Recording, RecordingError
+from workstation.store.records import TurnRecord
+from workstation.store.series import RunSeries
 
 from screens.widgets.frame_view import FrameView
 from screens.messages import RunStats
@@ -54,29 +56,21 @@ class ReplayScreen(Screen):
         super().__init__()
         self.rec = rec
         self.can_go_back = can_go_back
-        self.turns = rec.turns
+        self.turns: list[TurnRecord] = rec.turn_records
         self.n_frames = len(rec.frames)
         self.frame = 0
         self.turn = -1
         self.playing = False
         self._timer: Timer | None = None
-        self._starts = [t["start_frame"] for t in self.turns]
-        budget = int(rec.manifest.get("protocol", {}).get("frames", self.n_frames - 1) or 1)
-        self.budget = max(budget, self.n_frames - 1)
-        self.rewards = np.zeros(self.budget + 1)
-        self.losses = np.zeros(self.budget + 1, dtype=bool)
-        for t in self.turns:
-            for f, r, lost in zip(t.get("action_frames", []), t.get("action_rewards", []), t.get("action_life_lost", [])):
-                if 0 <= f <= self.budget:
-                    self.rewards[f] += r
-                    self.losses[f] |= bool(lost)
-        self._score = np.cumsum(self.rewards)
+        self.series = RunSeries.from_turns(self.turns, rec.manifest_record, self.n_frames)
+        self.budget = self.series.budget
+        self.damage = rec.damage()
 
     def compose(self):
-        m = self.rec.manifest
-        changed = Protocol.from_json(m.get("protocol", {})).changed() if m.get("protocol") else {}
-        state = "complete" if self.rec.complete else "INCOMPLETE"
-        title = (f"{m.get('game')} · agent {(m.get('agent') or {}).get('spec')} · seed {m.get('seed')} · "
+        m = self.rec.manifest_record
+        changed = Protocol.from_json(m.protocol).changed() if isinstance(m.protocol, dict) and m.protocol else {}
+        state = "DAMAGED" if self.damage else "complete" if self.rec.complete else "INCOMPLETE"
+        title = (f"{m.game} · agent {m.agent_spec} · seed {m.seed} · "
                  f"{protocol_label(changed)} · {len(self.turns)} turns, {self.n_frames} frames · {state}")
         yield from compose_run(title, FrameView(id="frame"))
 
@@ -89,7 +83,7 @@ class ReplayScreen(Screen):
     # -- navigation ----------------------------------------------------------
     def turn_at(self, frame: int) -> int:
         """The turn on screen at ``frame``: the last one started at or before it (-1 if none)."""
-        return bisect.bisect_right(self._starts, frame) - 1
+        return self.series.turn_at(frame)
 
     def goto(self, frame: int) -> None:
         """Show ``frame`` (clamped) and the turn it belongs to; a damaged frame is a notice, not a crash."""
@@ -108,10 +102,8 @@ class ReplayScreen(Screen):
             self.turn = turn
             self._show_turn(turn)
         if turn >= 0:
-            t = self.turns[turn]
-            done = sum(1 for f in t.get("action_frames", []) if f <= self.frame)
-            self.query_one(PlanView).mark(done)
-        self.query_one(Timeline).set_data(self.rewards, self.losses, self.frame, known=self.n_frames - 1)
+            self.query_one(PlanView).mark(self.series.actions_done(turn, self.frame))
+        self.query_one(Timeline).show_series(self.series.frames, self.frame, known=self.n_frames - 1)
         self.query_one(StatsBar).show_stats(self._stats())
         self._status()
 
@@ -124,30 +116,27 @@ class ReplayScreen(Screen):
         t = self.turns[turn]
         self._show_prompt(turn, t)
         reply.begin()
-        reply.show_reply(t.get("raw", ""), t.get("error"))
-        parse = ParseResult(thought=t.get("thought", ""), names=list(t.get("planned", [])), actions=[],
-                            valid=bool(t.get("valid", True)), errors=list(t.get("errors", [])), rule=t.get("rule"))
+        reply.show_reply(t.raw, t.error)
+        parse = ParseResult(thought=t.thought, names=list(t.planned), actions=[], valid=t.valid,
+                            errors=list(t.errors), rule=t.rule)
         reply.show_parse(parse)
-        if t.get("discarded_replies"):
-            reply.set_note(f"{len(t['discarded_replies'])} earlier replies were discarded (re-sent in step mode)")
-        executed = t.get("overridden") or not t.get("valid", True)  # the plan that ran is not the parsed one
-        shown = t.get("actions") if executed else t.get("planned")
-        plan.show_plan(list(shown or t.get("actions", [])), overridden=bool(t.get("overridden")),
-                       valid=bool(t.get("valid", True)), errors=list(t.get("errors", [])))
+        if t.discarded_replies:
+            reply.set_note(f"{len(t.discarded_replies)} earlier replies were discarded (re-sent in step mode)")
+        plan.show_plan(t.shown_plan, overridden=t.overridden, valid=t.valid, errors=list(t.errors))
 
-    def _show_prompt(self, turn: int, t: dict) -> None:
+    def _show_prompt(self, turn: int, t: TurnRecord) -> None:
         view = self.query_one(PromptView)
         try:
             from workstation.runs.request import rebuild_prompt
         except ImportError:
-            view.show_reference(turn, t.get("prompt") or {}, "this version cannot rebuild prompts")
+            view.show_reference(turn, t.prompt, "this version cannot rebuild prompts")
             return
         try:
             prompt = rebuild_prompt(self.rec, turn)
         except (RecordingError, FrameStoreError, ValueError, KeyError) as e:
-            view.show_reference(turn, t.get("prompt") or {}, str(e))
+            view.show_reference(turn, t.prompt, str(e))
             return
-        variant = (t.get("prompt") or {}).get("variant", "standard")
+        variant = t.variant
         images = []
         for part in prompt.images:
             try:
@@ -157,32 +146,19 @@ class ReplayScreen(Screen):
         view.show_prompt(turn, prompt.render_text(), variant, images)
 
     def _stats(self) -> RunStats:
-        done = self.turns[: self.turn + 1] if self.turn >= 0 else []  # replies received by this frame
-        ended = [t for t in self.turns if t.get("end_frame", 0) <= self.frame]
-        first = self.turns[0] if self.turns else {}
-        lives = ended[-1].get("lives", 0) if ended else first.get("lives", 0) + first.get("lives_lost", 0)
-        tokens_in = sum(((t.get("usage") or {}).get("input_tokens", 0) + (t.get("usage") or {}).get("cache_read_tokens", 0)
-                         + (t.get("usage") or {}).get("cache_write_tokens", 0)) for t in done)
-        tokens_out = sum((t.get("usage") or {}).get("output_tokens", 0) for t in done)
-        costs = [t.get("cost_usd") for t in done if t.get("usage")]
-        cost = None if any(c is None for c in costs) else float(sum(costs))
-        frame = min(self.frame, self.budget)
-        return RunStats(frame=self.frame, budget=self.budget, score=float(self._score[frame]), lives=lives,
-                        lives_lost=int(self.losses[: frame + 1].sum()),
-                        turn=len(ended),
-                        input_tokens=tokens_in, output_tokens=tokens_out, cost_usd=cost,
-                        calls=len(costs), invalid_turns=sum(1 for t in done if t.get("valid") is False))
+        return RunStats(**vars(self.series.stats_at(self.frame)))
 
     def _status(self) -> None:
         t = Text(no_wrap=True, overflow="ellipsis")
         t.append(" PLAYING " if self.playing else " REPLAY ", style="bold black on green" if self.playing else "bold reverse")
         t.append(f"  frame {self.frame}/{self.n_frames - 1}  turn {self.turn}/{len(self.turns) - 1}  ")
         if self.turn >= 0:
-            r = self.turns[self.turn]
-            t.append(f"turn reward {r.get('reward', 0):g}  ")
+            t.append(f"turn reward {self.turns[self.turn].reward:g}  ")
         t.append("recording ", style="dim")
         t.append(str(self.rec.path))
-        parent = self.rec.manifest.get("parent")
+        parent = self.rec.manifest_record.parent
+        if self.damage:
+            t.append("  ⚠ DAMAGED: " + self.damage, style="bold red")
         if parent:
             t.append(f"  branch of turn {parent.get('turn')} of {parent.get('path')}", style="yellow")
         self.query_one("#status", Static).update(t)
@@ -192,7 +168,7 @@ class ReplayScreen(Screen):
         if not self.turns:
             return
         target = max(0, min(len(self.turns) - 1, self.turn + delta))
-        self.goto(self.turns[target]["start_frame"])
+        self.goto(self.turns[target].start_frame)
 
     def action_frame(self, delta: int) -> None:
         self.goto(self.frame + delta)

@@ -6,24 +6,21 @@ from rich.text import Text
 from textual.widgets import Static
 
 from workstation.game.games import FPS_PAPER
+from workstation.store.series import cost_text, tokens_text
 
 from screens.messages import RunStats
 
 
-def _tokens(n: int) -> str:
-    return f"{n / 1000:.1f}k" if n >= 10_000 else str(n)
-
-
 def stats_text(s: RunStats) -> Text:
     """The bar's text; labels dim, values bold."""
-    cost = "n/a" if s.cost_usd is None else f"${s.cost_usd:.4f}"
+    cost = cost_text(s.cost_usd)
     items = [
         ("score", f"{s.score:g}"),
         ("lives", f"{s.lives}" + (f" (-{s.lives_lost})" if s.lives_lost else "")),
         ("frames", f"{s.frame}/{s.budget}"),
         ("paper time", f"{s.frame / FPS_PAPER:.2f}s/{s.budget / FPS_PAPER:.1f}s"),
         ("turns", str(s.turn)),
-        ("tokens", f"{_tokens(s.input_tokens)} in {_tokens(s.output_tokens)} out"),
+        ("tokens", f"{tokens_text(s.input_tokens)} in {tokens_text(s.output_tokens)} out"),
         ("cost", cost),
         ("invalid", str(s.invalid_turns)),
     ]

@@ -12,21 +12,10 @@ from rich.text import Text
 from textual.widget import Widget
 
 from workstation.game.games import FPS_PAPER
+from workstation.store.series import FrameSeries, buckets  # noqa: F401 - buckets: importable here as before
 
 BARS = "▁▂▃▄▅▆▇█"
 GUTTER = 7  # width of the row labels
-
-
-def buckets(values: np.ndarray, n: int, reduce=np.add) -> np.ndarray:
-    """Reduce ``values`` into ``n`` near-equal consecutive buckets."""
-    if n <= 0 or len(values) == 0:
-        return np.zeros(0, dtype=values.dtype)
-    starts = (np.arange(n) * len(values)) // n
-    starts = np.unique(np.minimum(starts, len(values) - 1))
-    out = reduce.reduceat(values, starts)
-    if len(out) < n:  # fewer frames than cells: repeat the last
-        out = np.concatenate([out, np.zeros(n - len(out), dtype=out.dtype)])
-    return out
 
 
 class Timeline(Widget):
@@ -54,12 +43,16 @@ class Timeline(Widget):
         self.known = current if known is None else known
         self.refresh()
 
+    def show_series(self, series: FrameSeries, current: int, known: int | None = None) -> None:
+        """Show a run's ``FrameSeries`` (live or recorded), the cursor at ``current``."""
+        self.set_data(series.rewards, series.losses, current, known)
+
     def render(self) -> Text:
         width = max(1, self.size.width - GUTTER)
         n = len(self.rewards)
         frames_per_cell = max(1, n) / width
         played = min(width, int(np.ceil((self.known + 1) / frames_per_cell)))
-        sums = buckets(self.rewards, width)
+        sums = buckets(self.rewards, width)  # the same cells FrameSeries.cells gives a headless reader
         lost = buckets(self.losses.astype(np.int64), width) > 0
         peak = float(np.abs(sums).max()) or 1.0
         reward_row = Text("reward ", style="dim", no_wrap=True)
