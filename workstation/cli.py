@@ -71,6 +71,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--quiet", action="store_true", help="print only the recording path")
     add_protocol_arguments(r)
     add_model_arguments(r)
+    r.add_argument("--max-failed-turns", type=int, default=3, metavar="N", help="stop the run after N turns in "
+                   "a row lost to provider errors (no usable reply after every retry; default 3, 0 = never)")
 
     sub.add_parser("games", help="list the 21 games", description="List the 21 games: key, ALE name, genre, "
                    "skill, actions, warm-up and frame size.")
@@ -79,6 +81,8 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Re-execute a recording's actions and check them against what it holds "
                        "(exit 0 identical, 1 mismatch).")
     v.add_argument("recording", metavar="RECORDING", help=rec_help)
+    v.add_argument("--quick", action="store_true", help="no re-execution: check each file against the size and "
+                   "digest in the summary, and the summary against the turns and frames")
     i = sub.add_parser("info", help="describe a recording", description="What a recording is and how it ended.")
     i.add_argument("recording", metavar="RECORDING", help=rec_help)
     i.add_argument("--json", action="store_true", help="print the manifest, the summary and the size as JSON")
@@ -180,7 +184,10 @@ def _run(a: argparse.Namespace) -> int:
     from workstation.runs.start import start_run
 
     spec = _spec(a)
+    if a.max_failed_turns < 0:
+        raise UserError(f"--max-failed-turns must be 0 (never stop) or more (got {a.max_failed_turns})")
     engine = start_run(spec, rewindable=False)
+    engine.max_failed_turns = a.max_failed_turns
     try:
         summary = engine.run()
     except KeyboardInterrupt:  # run() has already closed the recording as "interrupted"
@@ -194,16 +201,17 @@ def _run(a: argparse.Namespace) -> int:
     if summary.get("stopped") and not summary.get("complete"):
         sys.stderr.write(f"workstation: run stopped: {summary['stopped']}\n")
         return 1
+    if summary.get("turns") and summary.get("failed_turns", 0) >= summary["turns"]:
+        sys.stderr.write(f"workstation: the run did not really play: all {summary['turns']} turns were lost "
+                         "to provider errors (see `workstation info`)\n")
+        return 1
     return 0
 
 
-def _summary_line(s: dict) -> str:
-    cost = s.get("cost_usd")
-    cost_txt = f" cost=${cost:.4f}" if cost else ""
-    state = "complete" if s.get("complete") else f"INCOMPLETE ({s.get('stopped') or 'killed'})"
-    return (f"{s.get('game')} seed={s.get('seed')} agent={s.get('agent')} score={s.get('total_reward', 0):g} "
-            f"frames={s.get('frames')} turns={s.get('turns')} lives_lost={s.get('lives_lost')} "
-            f"invalid={s.get('invalid_turns')}{cost_txt} {state}")
+def _summary_line(s: dict, damage: str | None = None) -> str:
+    from workstation.store.series import summary_line
+
+    return summary_line(s, damage)
 
 
 def _open(path: str):
@@ -216,6 +224,12 @@ def _verify(a: argparse.Namespace) -> int:
     from workstation.runs.verify import verify
 
     rec = _open(a.recording)
+    if a.quick:
+        from workstation.store.integrity import quick_verdict
+
+        ok, line = quick_verdict(rec)
+        print(line)
+        return 0 if ok else 1
     res = verify(rec)
     if res.ok:
         note = (f"; the last {res.unchecked_frames} frames belong to a turn the killed run never recorded"
@@ -230,9 +244,11 @@ def _verify(a: argparse.Namespace) -> int:
 def _info(a: argparse.Namespace) -> int:
     rec = _open(a.recording)
     s = rec.summary_or_partial()
+    damage = rec.damage()  # the fast integrity check: a damaged recording is never called complete
     if a.json:
-        print(json.dumps({"manifest": rec.manifest, "summary": s, "size_bytes": rec.size_bytes()}, indent=2))
-        return 0
+        print(json.dumps({"manifest": rec.manifest, "summary": s, "size_bytes": rec.size_bytes(),
+                          "damage": damage}, indent=2))
+        return 1 if damage else 0
     m = rec.manifest
     from workstation.game.protocol import Protocol
 
@@ -244,9 +260,11 @@ def _info(a: argparse.Namespace) -> int:
     print(f"prompts    {m.get('prompt_pack', {}).get('name')} ({m.get('prompt_pack', {}).get('digest')})")
     if "parent" in m:
         print(f"branch of  {m['parent'].get('path')} at turn {m['parent'].get('turn')}")
-    print(f"result     {_summary_line(s)}")
+    print(f"result     {_summary_line(s, damage and damage.split(': ', 1)[-1])}")
     print(f"size       {rec.size_bytes() / 1e6:.2f} MB, {len(rec.frames)} frames")
-    return 0
+    if damage:
+        sys.stderr.write(f"workstation: {damage}\n")
+    return 1 if damage else 0
 
 
 def _request(a: argparse.Namespace) -> int:

@@ -21,28 +21,30 @@ def rebuild_prompt(rec: Recording, turn: int) -> Prompt:
     The rebuilt prompt's digest is checked against the recorded one, so a changed
     prompt pack or a bug cannot silently show a different prompt.
     """
-    turns = rec.turns
+    turns = rec.turn_records
     if not 0 <= turn < len(turns):
         held = f"it has turns 0..{len(turns) - 1}" if turns else "it has no turns yet"
         raise RecordingError(f"{rec.path}: no turn {turn}; {held}")
     t = turns[turn]
-    ref = t.get("prompt") or {}
+    ref = t.prompt
     if "messages" in ref:
-        return Prompt.from_json(ref["messages"], rec.frames, edited=ref.get("variant") == "edited")
-    m = rec.manifest
-    game = get_game(m["game"])
-    protocol = Protocol.from_json(m["protocol"])
-    pack_path = (m.get("prompt_pack") or {}).get("path")
+        return Prompt.from_json(ref["messages"], rec.frames, edited=t.variant == "edited")
+    m = rec.manifest_record
+    if m.game is None or not isinstance(m.protocol, dict):
+        raise RecordingError(f"{rec.path}: the manifest names no game or protocol; the prompt cannot be rebuilt")
+    game = get_game(m.game)
+    protocol = Protocol.from_json(m.protocol)
+    pack_path = m.prompt_pack.get("path")
     try:
         pack = load_pack(pack_path if pack_path and Path(pack_path).is_dir() else None)
     except PromptPackError:
         pack = load_pack(None)
     builder = PromptBuilder(game, protocol, pack, rec.frames)
-    prompt = builder.build(clips_from_turns(turns[:turn]), t["start_frame"])
+    prompt = builder.build(clips_from_turns(turns[:turn]), t.start_frame)
     if ref.get("digest") and prompt.digest() != ref["digest"]:
         raise RecordingError(
             f"{rec.path}: turn {turn}'s prompt cannot be rebuilt exactly (prompt pack {pack.digest} differs from the "
-            f"recorded {m.get('prompt_pack', {}).get('digest')}); point the manifest's prompt pack path at the original"
+            f"recorded {m.prompt_pack.get('digest')}); point the manifest's prompt pack path at the original"
         )
     return prompt
 
@@ -50,8 +52,8 @@ def rebuild_prompt(rec: Recording, turn: int) -> Prompt:
 def dump_request(rec: Recording, turn: int) -> str:
     """Text for ``workstation request``: the exact payload for providers, the neutral prompt otherwise."""
     prompt = rebuild_prompt(rec, turn)
-    agent = rec.manifest.get("agent") or {}
-    spec = agent.get("spec", "")
+    agent = rec.manifest_record.agent
+    spec = rec.manifest_record.agent_spec or ""
     kind = spec.split(":", 1)[0].strip().lower()
     header = f"# turn {turn} of {rec.path} (agent {spec}, {len(prompt.images)} images)\n"
     if kind in PROVIDER_KINDS:

@@ -106,3 +106,42 @@ def problems(rec: "Recording", digests: bool = True) -> list[str]:
     except RecordingError as e:
         found.append(str(e))
     return found
+
+
+def _decode_all(rec: "Recording") -> list[str]:
+    """Read every frame back (for recordings without digests): the first one that fails."""
+    from workstation.store.framestore import FrameStoreError
+    from workstation.store.recording import RecordingError
+
+    try:
+        frames = rec.frames
+        for i in range(len(frames)):
+            frames.indices(i)
+            frames.ram(i)
+    except (FrameStoreError, RecordingError, IndexError, ValueError) as e:
+        return [str(e)]
+    return []
+
+
+def quick_verdict(rec: "Recording") -> tuple[bool, str]:
+    """(sound, one line) for ``workstation verify --quick``: no re-execution."""
+    found = problems(rec)
+    s = rec.summary_record
+    has_digests = bool(s is not None and s.files)
+    if not found and not has_digests:
+        found = _decode_all(rec)
+    if found:
+        more = f" (and {len(found) - 1} more: {'; '.join(found[1:3])})" if len(found) > 1 else ""
+        return False, f"DAMAGED: {found[0]}{more} ({rec.path})"
+    n_turns, n_frames = len(rec.turn_records), len(rec.frames)
+    if n_turns == 0 and n_frames == 0:
+        return False, f"NOTHING TO CHECK: {rec.path} holds no frames and no turns"
+    if has_digests:
+        what = f"{len(s.files)} files match their digests; the summary agrees with {n_turns} turns and {n_frames} frames"
+    elif s is not None:
+        what = (f"the summary agrees with {n_turns} turns and {n_frames} frames, all frames read back "
+                "(written before digests: `workstation verify` re-executes it)")
+    else:
+        what = (f"{n_turns} turns and {n_frames} frames read back; no summary (the run was killed), so no digests "
+                "to check")
+    return True, f"OK (quick): {what} ({rec.path})"

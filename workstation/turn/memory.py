@@ -64,16 +64,15 @@ def select_structured(clips: list[Clip], history: int, reward_history: int) -> t
     return rewarded, recent
 
 
-def clips_from_turns(turns: list[dict]) -> list[Clip]:
-    """Rebuild clips from a recording's turn records (for replaying prompts)."""
+def clips_from_turns(turns: list) -> list[Clip]:
+    """Rebuild clips from a recording's turn records (typed ``TurnRecord``s, or their JSON) for replaying prompts."""
+    from workstation.store.records import TurnRecord
+
     clips = []
     for t in turns:
-        steps = [
-            Step(a, f, r, bool(l), bool(s))
-            for a, f, r, l, s in zip(
-                t["actions"], t["action_frames"], t["action_rewards"], t["action_life_lost"],
-                t.get("action_reset", [False] * len(t["actions"])),
-            )
-        ]
-        clips.append(Clip(t["turn"], t["start_frame"], steps, t.get("raw", ""), t.get("noop_frames", 0)))
+        if not isinstance(t, TurnRecord):
+            t = TurnRecord.from_json(t)
+        steps = [Step(a, f, r, bool(lost), bool(reset)) for a, f, r, lost, reset in
+                 zip(t.actions, t.action_frames, t.action_rewards, t.action_life_lost, t.action_reset)]
+        clips.append(Clip(t.turn, t.start_frame, steps, t.raw, t.noop_frames))
     return clips
