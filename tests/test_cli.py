@@ -79,7 +79,7 @@ def test_headless_run_never_imports_textual(tmp_path):
 
 
 def test_a_killed_run_leaves_a_readable_incomplete_recording(tmp_path):
-    p = subprocess.Popen([sys.executable, "-m", "workstation", "run", "--game", "seaquest", "--frames", "2000000",
+    p = subprocess.Popen([sys.executable, "-m", "workstation", "run", "--game", "seaquest", "--frames", "108000",
                           "--out", str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV)
     deadline = time.monotonic() + 60
     turns = None

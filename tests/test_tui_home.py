@@ -106,3 +106,58 @@ def _palette_has_hits(app) -> bool:
         return app.screen.query_one(CommandList).option_count > 0
     except Exception:  # noqa: BLE001 - not mounted yet
         return False
+
+
+@run_async
+async def test_bad_seed_in_the_form_marks_the_field_and_keeps_the_app(tmp_path):
+    from textual.widgets import Static
+
+    app = home_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        home = app.screen
+        seed = home.query_one("#seed", Input)
+        seed.value = "-1"
+        await pilot.press("escape")  # out of the field: w starts again
+        await pilot.press("w")
+        await pilot.pause()
+        assert app.screen is home and app.is_running
+        assert home.invalid == "seed" and seed.has_class("-invalid") and seed.parent.has_class("-invalid")
+        error = home.query_one("#form-error", Static)
+        assert error.display and "--seed must be 0..4294967295" in str(error.render())
+        assert app.focused is seed  # the cursor is on the field at fault
+        seed.value = "3"  # typing clears the mark
+        await pilot.pause()
+        assert not seed.has_class("-invalid") and not error.display
+        out_file = tmp_path / "file"
+        out_file.write_text("x")
+        home.query_one("#out", Input).value = str(out_file)
+        home.query_one("#p-start", Input).value = "noops:99999"
+        await pilot.press("escape", "w")
+        await pilot.pause()
+        assert home.invalid == "start" and home.query_one("#p-start").has_class("-invalid")
+        home.query_one("#p-start", Input).value = "fixed"
+        await pilot.press("escape", "p")
+        await pilot.pause()
+        assert home.invalid == "out" and "is a file" in str(error.render()) and app.screen is home
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]  # nothing was started
+
+
+@run_async
+async def test_home_keys_enter_tab_and_escape(tmp_path):
+    app = home_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        home = app.screen
+        table = home.query_one("#games", DataTable)
+        assert app.focused is table
+        await pilot.press("tab")
+        assert app.focused is home.query_one("#seed")  # not the settings box
+        await pilot.press("escape")  # Esc leaves a form field
+        assert app.focused is table
+        await pilot.press("down", "enter")  # Enter picks the game and goes on to its settings
+        assert home.selected_game == "demon_attack" and app.focused is home.query_one("#seed")
+        assert "demon_attack" in str(home.query_one("#settings-col").border_title)
+        for _ in range(40):  # the recordings list is on the Tab path
+            await pilot.press("tab")
+            if app.focused is home.query_one("#recent"):
+                break
+        assert app.focused is home.query_one("#recent")
