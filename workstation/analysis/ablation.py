@@ -5,7 +5,8 @@ and differ in exactly one protocol field. A setting's protocol fields come from 
 protocol-field columns that hold one value over all its runs, and from ``key=value`` parts of
 its label (``gpt-5.4-mini|feedback=false``) where no column names that key. A field known for
 only one of the two settings makes them no pair. The difference is variant minus reference,
-the reference being the side with the paper's default value when one side has it.
+the reference being the side with the paper's default value when one side has it, otherwise
+the setting whose label sorts first.
 Per game, runs are paired by seed; the CI is the percentile interval of the mean difference
 over 10,000 resamples of those pairs (scipy.stats.bootstrap), seeded, so it repeats exactly.
 """
@@ -80,9 +81,8 @@ def pairs(results: Results) -> list[Pair]:
             if len(diff) != 1:
                 continue
             k = diff[0]
-            if fa[k] == defaults.get(k):
-                a, b = b, a  # the variant is the side off the paper's default
-            found.append(Pair(a, b, k, desc[a][1][k], desc[b][1][k]))
+            variant, reference = (a, b) if fb[k] == defaults.get(k) else (b, a)
+            found.append(Pair(variant, reference, k, desc[variant][1][k], desc[reference][1][k]))
     return found
 
 

@@ -101,7 +101,7 @@ def load_results(path: str | Path) -> Results:
         reason = e.strerror if isinstance(e, OSError) else "not UTF-8 text"
         raise UserError(f"{csv_path} cannot be read ({reason}); pass a results CSV file") from None
     try:
-        reader = csv.reader(io.StringIO(text, newline=""))
+        reader = csv.reader(io.StringIO(text, newline=""), strict=True)
         header = next(reader, None)
         if header is None or not any(h.strip() for h in header):
             raise UserError(f"{csv_path} is empty; a results CSV needs a header with {', '.join(REQUIRED)}")
