@@ -16,6 +16,7 @@ from workstation.errors import UserError
 # Commands that live in their own modules. Each module has ``register(sub)``, which adds
 # its subparser and sets ``func=<callable(args) -> int>`` as a default. Add one line here.
 COMMAND_MODULES: tuple[str, ...] = (
+    "workstation.store.ls_command",
     "workstation.analysis.command",
     "workstation.runs.importers.command",
 )
@@ -68,7 +69,8 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("run", help="play one recorded run headless", description="Play one run without the TUI "
                        "and record it; prints the recording's path and a summary line (exit 0, or 1 if it stopped).")
     _run_args(r)
-    r.add_argument("--quiet", action="store_true", help="print only the recording path")
+    r.add_argument("--quiet", action="store_true", help="print only the recording path (no progress on stderr, "
+                   "no summary line)")
     add_protocol_arguments(r)
     add_model_arguments(r)
     r.add_argument("--max-failed-turns", type=int, default=3, metavar="N", help="stop the run after N turns in "
@@ -188,6 +190,10 @@ def _run(a: argparse.Namespace) -> int:
         raise UserError(f"--max-failed-turns must be 0 (never stop) or more (got {a.max_failed_turns})")
     engine = start_run(spec, rewindable=False)
     engine.max_failed_turns = a.max_failed_turns
+    if not a.quiet:
+        from workstation.runs.progress import RunProgress
+
+        engine.observers.append(RunProgress(engine))
     try:
         summary = engine.run()
     except KeyboardInterrupt:  # run() has already closed the recording as "interrupted"
