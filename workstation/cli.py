@@ -19,6 +19,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "workstation.store.ls_command",
     "workstation.analysis.command",
     "workstation.runs.importers.command",
+    "workstation.export.command",
 )
 
 

@@ -1,0 +1,104 @@
+"""``workstation export REC -o FILE``: a run (or several, ``--compare``) as MP4, GIF or one HTML page."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from workstation.errors import UserError
+
+FORMATS = (".mp4", ".gif", ".html")
+
+
+def register(sub) -> None:
+    p = sub.add_parser("export", help="export a recording as MP4, GIF or a self-contained HTML page")
+    p.add_argument("recording")
+    p.add_argument("-o", "--out", required=True, metavar="FILE", help="run.mp4 | run.gif | run.html")
+    p.add_argument("--pace", choices=["paper", "native"], default="paper",
+                   help="paper: 30 frames per second (900 frames = 30 s, the paper's clock); native: 60 (the Atari's)")
+    p.add_argument("--from", dest="start", type=int, default=None, metavar="F", help="first frame (default 0)")
+    p.add_argument("--to", dest="stop", type=int, default=None, metavar="F",
+                   help="one past the last frame (default: the run's frame count, e.g. 900)")
+    p.add_argument("--overlay", default="thought,plan,score", metavar="LIST",
+                   help="panel parts: any of thought,plan,score, or none (default all)")
+    p.add_argument("--compare", nargs="+", default=[], metavar="REC", help="more recordings, side by side")
+    p.add_argument("--quiet", action="store_true", help="print only the output path")
+    p.set_defaults(func=run)
+
+
+def parse_overlays(text: str) -> tuple[str, ...]:
+    from workstation.export.layout import OVERLAYS
+
+    parts = [p.strip().lower() for p in text.split(",") if p.strip()]
+    if parts == ["none"]:
+        return ()
+    bad = [p for p in parts if p not in OVERLAYS]
+    if bad:
+        raise UserError(f"bad --overlay {', '.join(bad)!s}: choose from {','.join(OVERLAYS)} or none")
+    return tuple(p for p in OVERLAYS if p in parts)
+
+
+def frame_range(recs, start: int | None, stop: int | None) -> tuple[int, int]:
+    """[start, stop) in budget frames; the default is the longest run's frame count."""
+    from workstation.export.timeline import video_frames
+
+    longest = max(video_frames(r) for r in recs)
+    held = max(len(r.frames) for r in recs)
+    if longest == 0:
+        raise UserError(f"{recs[0].path} holds no frames; nothing to export")
+    start = 0 if start is None else start
+    stop = longest if stop is None else stop
+    if start < 0 or stop <= start or stop > held:
+        raise UserError(f"bad frame range --from {start} --to {stop}: the recording holds frames 0..{held - 1} and "
+                        f"--to is one past the last shown (above --from, at most {held}; e.g. --from 0 --to {longest})")
+    return start, stop
+
+
+def check_output(out: Path) -> str:
+    ext = out.suffix.lower()
+    if ext not in FORMATS:
+        raise UserError(f"cannot export to {out.name!r}: the file name must end in .mp4, .gif or .html")
+    parent = out.parent if str(out.parent) else Path(".")
+    if out.is_dir():
+        raise UserError(f"{out} is a directory; give a file name ending in {ext}")
+    if not parent.is_dir():
+        raise UserError(f"cannot write {out}: the directory {parent} does not exist")
+    if not os.access(parent, os.W_OK) or (out.exists() and not os.access(out, os.W_OK)):
+        raise UserError(f"cannot write {out}: permission denied; choose another -o")
+    return ext
+
+
+def run(args: argparse.Namespace) -> int:
+    from workstation.store.recording import Recording
+
+    out = Path(args.out)
+    ext = check_output(out)
+    overlays = parse_overlays(args.overlay)
+    paths = [args.recording, *args.compare]
+    if len(paths) > 4:
+        raise UserError(f"--compare takes up to 3 more recordings (4 runs side by side); got {len(paths)} runs")
+    recs = [Recording(Path(p)) for p in paths]
+    start, stop = frame_range(recs, args.start, args.stop)
+    tmp = out.with_name(f".{out.name}.{os.getpid()}.part{ext}")
+    try:
+        if ext == ".html":
+            from workstation.export.html import export_html
+
+            n = export_html(recs, tmp, start, stop, overlays)
+        else:
+            from workstation.export.video import VideoJob, export_video
+
+            n = export_video(VideoJob(recs, tmp, start, stop, args.pace, overlays))
+        os.replace(tmp, out)
+    except PermissionError as e:
+        raise UserError(f"cannot write {out}: {e.strerror}; choose another -o") from None
+    finally:
+        tmp.unlink(missing_ok=True)
+    print(out)
+    if not args.quiet:
+        size = out.stat().st_size / 1e6
+        pace = "" if ext == ".html" else f" at {args.pace} pace"
+        sys.stdout.write(f"{n} frames ({start}..{stop - 1}){pace}, {len(recs)} run{'s' * (len(recs) > 1)}, {size:.2f} MB\n")
+    return 0
