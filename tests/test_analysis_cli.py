@@ -130,3 +130,9 @@ def test_other_baseline_by_name(tmp_path, capsys):
     assert main(["report", str(src), "--baseline", "human", "--json", str(tmp_path / "o.json")]) == 0
     sep = json.loads((tmp_path / "o.json").read_text())["games"]["pong"]["separability"]
     assert sep["best"] == "m" and sep["criteria"][0] is True and sep["lacking"] == {"2": "fewer than two settings besides the baseline"}
+
+
+def test_baseline_name_matches_regardless_of_case(tmp_path, capsys):
+    src = write_csv(tmp_path / "r.csv", [["Random", "Pong", s, s] for s in range(3)] + [["m", "Pong", s, 9 + s] for s in range(3)])
+    assert main(["report", str(src), "--json", str(tmp_path / "o.json")]) == 0
+    assert json.loads((tmp_path / "o.json").read_text())["baseline"] == "Random"

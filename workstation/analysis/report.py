@@ -29,6 +29,10 @@ class Report:
 
 def build(results: Results, baseline: str = "random", bootstrap_seed: int = 0) -> Report:
     if baseline not in results.settings:
+        folded = [s for s in results.settings if s.casefold() == baseline.casefold()]
+        if len(folded) == 1:  # e.g. "Random" in another harness's CSV
+            baseline = folded[0]
+    if baseline not in results.settings:
         shown = ", ".join(results.settings[:8]) + (", ..." if len(results.settings) > 8 else "")
         raise UserError(f"baseline setting {baseline!r} has no runs in {results.source} (settings: {shown}); "
                         "name one with --baseline LABEL")
@@ -116,7 +120,9 @@ def _table(head: list[str], rows: list[list[str]], md: bool, right: set[int] | N
     right = right if right is not None else set(range(1, len(head)))
     if md:
         sep = ["---:" if i in right else "---" for i in range(len(head))]
-        return ["| " + " | ".join(r) + " |" for r in [head, sep, *rows]]
+        cell = lambda c: str(c).replace("|", "\\|")  # labels such as model|feedback=false
+        return ["| " + " | ".join(map(cell, r)) + " |" for r in [head, *rows][:1]] + \
+               ["| " + " | ".join(sep) + " |"] + ["| " + " | ".join(map(cell, r)) + " |" for r in rows] + [""]
     w = [max(len(str(r[i])) for r in [head, *rows]) for i in range(len(head))]
     line = lambda r: "  ".join(str(c).rjust(w[i]) if i in right else str(c).ljust(w[i]) for i, c in enumerate(r)).rstrip()
     return [line(head), "  ".join("-" * x for x in w), *map(line, rows)]
@@ -163,13 +169,15 @@ def render(r: Report, md: bool = False) -> str:
     out += ["", "; ".join(f"{k}: {len(v)}" for k, v in counts.items()) + f" (of {len(games)} games)"]
     lacking = [(g, i, why) for g in games for i, why in sorted(r.separability[g].lacking.items())]
     undefined = [g for g in games if _sep_json(r.separability[g])["notes"]]
+    bullet = "- " if md else ""
     for g in undefined:
-        out += [f"{g}: " + "; ".join(_sep_json(r.separability[g])["notes"])]
+        out += [f"{bullet}{g}: " + "; ".join(_sep_json(r.separability[g])["notes"])]
     if lacking:
-        out += ["Lacking data (counted as not passed):"]
+        out += ["", "Lacking data (counted as not passed):", ""]
         out += [f"- {g}: criterion ({i}) {why}" for g, i, why in lacking]
     else:
-        out += ["Every game has data for all three criteria."]
+        out += ["", "Every game has data for all three criteria."]
+    out += [""]
     out += ["(1) best setting vs baseline: gap > 0, d >= 0.8, BH q < 0.05 (two-group ANOVA); "
             "(2) top vs bottom ceil(N/4) non-baseline settings, runs pooled: gap > 0, d >= 0.8; "
             "(3) ANOVA over all settings: BH q < 0.05, eta^2 >= 0.14. d uses the pooled SD; inf = zero "
