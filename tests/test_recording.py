@@ -152,7 +152,7 @@ def test_cut_short_recording_reads_as_partial(tmp_path):
         "invalid_turns": 10,
         "complete": False,
         # a rebuilt summary has every field a finished run's has
-        "episodes_ended": 0, "calls": 0, "cost_usd": 0.0, "wall_s": None,
+        "failed_turns": 0, "episodes_ended": 0, "calls": 0, "cost_usd": 0.0, "wall_s": None,
         "usage": {"input_tokens": 0, "cache_read_tokens": 0, "cache_write_tokens": 0, "output_tokens": 0,
                   "reasoning_tokens": 0},
         "stopped": "killed: the run ended without writing summary.json", "rebuilt": True,

@@ -78,8 +78,8 @@ def agreement_problems(rec: "Recording") -> list[str]:
         if abs(s.total_reward - reward) > 1e-6 or abs(s.total_reward - last.score) > 1e-6:
             found.append(f"the summary's total_reward {s.total_reward:g} contradicts the turns' "
                          f"rewards {reward:g}")
-        if s.frames != last.end_frame:
-            found.append(f"the summary says {s.frames} frames; the last turn ends at frame {last.end_frame}")
+        if s.frames != last.last_frame:
+            found.append(f"the summary says {s.frames} frames; the last turn ends at frame {last.last_frame}")
         lost = sum(t.lives_lost for t in turns)
         if s.lives_lost != lost:
             found.append(f"the summary says {s.lives_lost} lives lost; the turns lose {lost}")

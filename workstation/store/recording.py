@@ -303,7 +303,7 @@ class Recording:
         if self.summary_record is None:
             return rebuild_summary(self.manifest_record, self.turn_records,
                                    "killed: the run ended without writing summary.json")
-        missing = [k for k in Summary.SPEC if k not in self.summary and k not in ("files", "games_ended", "wall_s")]
+        missing = [k for k in Summary.CORE if k not in self.summary]
         if not missing:
             return self.summary_record
         s = self.summary_record

@@ -295,6 +295,11 @@ class TurnRecord(_Record):
         return self.game_over or any(self.action_reset)
 
     @property
+    def last_frame(self) -> int:
+        """The last budget frame this turn made: the new game's first frame after a game over, else its end."""
+        return self.reset_frame if self.reset_frame is not None else self.end_frame
+
+    @property
     def variant(self) -> str:
         return self.prompt.get("variant", "standard")
 
@@ -319,7 +324,8 @@ class Summary(_Record):
     turns: int = 0
     lives_lost: int = 0
     invalid_turns: int = 0
-    episodes_ended: int = 0
+    failed_turns: int | None = None  # turns lost to provider errors (written since the engine counts them)
+    episodes_ended: int | None = None  # rule 1's name for the games that ended
     games_ended: int | None = None  # rule 2: games that ended in a game over
     calls: int = 0
     usage: dict = field(default_factory=lambda: add_usage(None, None))
@@ -332,11 +338,19 @@ class Summary(_Record):
     SPEC: ClassVar = {
         "complete": ("bool", False), "game": ("str", True), "seed": ("int", True), "agent": ("str", True),
         "total_reward": ("num", False), "frames": ("int", False), "turns": ("int", False),
-        "lives_lost": ("int", False), "invalid_turns": ("int", False), "episodes_ended": ("int", False),
-        "games_ended": ("int", True), "calls": ("int", False), "usage": ("dict", False), "cost_usd": ("num", True),
+        "lives_lost": ("int", False), "invalid_turns": ("int", False), "failed_turns": ("int", True),
+        "episodes_ended": ("int", True), "games_ended": ("int", True), "calls": ("int", False), "usage": ("dict", False), "cost_usd": ("num", True),
         "wall_s": ("num", True), "stopped": ("str", True), "files": ("dict", True),
     }
-    OMIT_EMPTY: ClassVar = ("games_ended", "files")
+    OMIT_EMPTY: ClassVar = ("failed_turns", "episodes_ended", "games_ended", "files")
+    # what every summary has had, whatever wrote it; a stored summary missing any is filled in from the turns
+    CORE: ClassVar = ("complete", "game", "seed", "agent", "total_reward", "frames", "turns", "lives_lost",
+                      "invalid_turns", "calls", "usage", "cost_usd", "stopped")
+
+    @property
+    def games(self) -> int:
+        """Games that ended inside the budget (either rule's name for it)."""
+        return self.games_ended if self.games_ended is not None else (self.episodes_ended or 0)
 
     @property
     def tokens(self) -> tuple[int, int]:
@@ -366,10 +380,11 @@ def rebuild_summary(manifest: Manifest, turns: list[TurnRecord], why: str | None
     return Summary(
         complete=False, game=manifest.game, seed=manifest.seed, agent=manifest.agent_spec,
         total_reward=sum(t.reward for t in turns),
-        frames=last.end_frame if last else 0, turns=len(turns),
+        frames=last.last_frame if last else 0, turns=len(turns),
         lives_lost=sum(t.lives_lost for t in turns),
         invalid_turns=sum(1 for t in turns if not t.valid and not t.overridden),
-        episodes_ended=sum(1 for t in turns if any(t.action_reset)),
+        failed_turns=sum(1 for t in turns if t.error is not None and not t.overridden and not t.extra.get("cancelled")),
+        episodes_ended=sum(1 for t in turns if any(t.action_reset)) if manifest.rule_version < 2 else None,
         games_ended=games if manifest.rule_version >= 2 else None,
         calls=sum(t.calls for t in turns), usage=usage,
         cost_usd=round(cost, 6) if priced else None, wall_s=None, stopped=why,

@@ -20,6 +20,7 @@ import numpy as np
 from workstation.store.records import Manifest, Summary, TurnRecord
 
 LATENCY_NOOP = "noop"  # the action on frames the game ran while the agent thought (latency clock)
+NEW_GAME = "reset"  # rule 2: the new game's first frame after a game over, a budget frame of its own
 
 
 # -- per-frame arrays ----------------------------------------------------------------
@@ -150,7 +151,7 @@ class RunSeries:
     @classmethod
     def from_turns(cls, turns: list[TurnRecord], manifest: Manifest | None = None,
                    n_frames: int | None = None) -> "RunSeries":
-        known = turns[-1].end_frame if turns else (n_frames - 1 if n_frames else -1)
+        known = turns[-1].last_frame if turns else (n_frames - 1 if n_frames else -1)
         budget = max((manifest.budget if manifest else None) or 0, known, (n_frames or 0) - 1, 0)
         fs = FrameSeries(budget)
         names: list[str] = []
@@ -182,15 +183,25 @@ class RunSeries:
                 fs.add(end, reward, lost, reset)
                 if lost:
                     running -= 1
-                if reset:  # a new game: lives refill; the turn's end says to what
+                if reset and t.reset_frame is None:  # rule 1: a new game at once; the turn's end says its lives
                     running = t.lives + sum(1 for x in t.action_life_lost[i + 1:] if x)
                 lives[max(0, end):] = running
                 pos = end
             extra = t.reward - sum(t.action_rewards)
             if abs(extra) > 1e-9:  # reward during latency NOOP frames: counted at the turn's first frame
                 fs.add(min(budget, t.start_frame + max(1, t.noop_frames)), extra)
+            if t.game_over and not any(t.action_reset):
+                fs.add(t.end_frame, reset=True)
+            if t.reset_frame is not None and 0 <= t.reset_frame <= budget:
+                k = index.setdefault(NEW_GAME, len(names))
+                if k == len(names):
+                    names.append(NEW_GAME)
+                action_of[t.reset_frame] = k
+                lives[max(0, t.end_frame):] = running
+                lives[t.reset_frame:] = t.lives
+            else:
+                lives[max(0, t.end_frame):] = t.lives
             running = t.lives
-            lives[max(0, t.end_frame):] = running
         return cls(fs, list(turns), known, lives, action_of, names,
                    [t.start_frame for t in turns], [t.end_frame for t in turns])
 

@@ -1,0 +1,84 @@
+"""`workstation ls [DIR]`: the recordings under a directory as a table, filtered, newest first."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import asdict
+
+from workstation.errors import UserError
+from workstation.locations import RECORDINGS
+
+COLUMNS = ("game", "agent", "seed", "score", "turns", "state", "date", "run id", "path")
+AGENT_WIDTH = 32
+
+
+def register(sub) -> None:
+    p = sub.add_parser("ls", help="list the recordings under a directory (game, agent, seed, score, state, run id)",
+                       description="List the recordings under DIR (nested ones too), newest first, as a table. "
+                       "Filters combine; an index file in DIR keeps later listings fast and is checked "
+                       "against every recording's files, so it is never out of date.")
+    p.add_argument("dir", nargs="?", default=RECORDINGS, metavar="DIR",
+                   help=f"directory holding recordings (default {RECORDINGS}/)")
+    p.add_argument("--game", default=None, help="only this game (key, e.g. breakout)")
+    p.add_argument("--agent", default=None, help="only this agent: a spec (openai:gpt-5.1) or a kind (openai, random)")
+    p.add_argument("--seed", type=int, default=None, help="only this seed")
+    p.add_argument("--setting", action="append", default=[], metavar="KEY=VALUE",
+                   help="only runs whose protocol has this setting, e.g. frames=900 or memory=append (repeatable)")
+    p.add_argument("--id", default=None, metavar="PREFIX", help="only runs whose run id starts with PREFIX")
+    state = p.add_mutually_exclusive_group()
+    state.add_argument("--complete", action="store_true", help="only complete runs")
+    state.add_argument("--incomplete", action="store_true", help="only runs that stopped or were killed")
+    state.add_argument("--state", choices=["complete", "stopped", "killed", "unreadable"], default=None,
+                       help="only runs in this state")
+    p.add_argument("--json", action="store_true", help="one JSON object per recording instead of the table")
+    p.set_defaults(func=run)
+
+
+def _settings(pairs: list[str]) -> dict[str, str]:
+    out = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise UserError(f"--setting {pair!r} is not KEY=VALUE; e.g. --setting frames=900")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def _cell(value) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
+def run(args: argparse.Namespace) -> int:
+    from workstation.store.index import Index, select
+    from workstation.store.recording import RecordingError
+
+    try:
+        index = Index(args.dir)
+    except RecordingError as e:
+        raise UserError(f"{e}; pass a directory of recordings") from None
+    complete = True if args.complete else False if args.incomplete else None
+    entries = select(index.entries(), game=args.game, agent=args.agent, seed=args.seed,
+                     settings=_settings(args.setting), state=args.state, complete=complete, run_id=args.id)
+    if args.json:
+        for e in entries:
+            print(json.dumps({**asdict(e), "path": str(index.path_of(e))}))
+        return 0
+    rows = [COLUMNS]
+    for e in entries:
+        agent = e.agent or "-"
+        if len(agent) > AGENT_WIDTH:
+            agent = agent[: AGENT_WIDTH - 1] + "…"
+        rows.append((_cell(e.game), agent, _cell(e.seed), _cell(e.score), _cell(e.turns), e.state,
+                     e.date or "-", (e.run_id or "-")[:16], str(index.path_of(e))))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(COLUMNS))]
+    for n, r in enumerate(rows):
+        print("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
+        if n == 0:
+            print("  ".join("-" * w for w in widths).rstrip())
+    print(f"{len(entries)} recording{'s' if len(entries) != 1 else ''}")
+    return 0
