@@ -486,6 +486,24 @@ def sent_messages(seen: Seen) -> list[tuple[str, list[tuple[str, Any]]]]:
 
 # ---- shared test setup --------------------------------------------------------
 
+def closed_port() -> int:
+    """A port on 127.0.0.1 with nothing listening (bound by the OS, then released)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_until(condition, limit_s: float = 30.0) -> None:
+    """Poll ``condition`` until true; fail after ``limit_s`` (a generous bound, never the thing measured)."""
+    import time
+
+    end = time.monotonic() + limit_s
+    while not condition():
+        if time.monotonic() > end:
+            raise AssertionError("the condition never came true")
+        time.sleep(0.01)
+
+
 KEYS = {
     "OPENAI_API_KEY": "sk-test-SECRET-openai-0123456789",
     "ANTHROPIC_API_KEY": "sk-ant-test-SECRET-anthropic-0123456789",

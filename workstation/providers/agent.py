@@ -215,7 +215,8 @@ class ProviderAgent:
             what, hint = f"the provider rejected the request at {url}", "check the options for this model"
         else:
             what, hint = f"the provider failed at {url}", "check the provider's status"
-        return one_line(f"{self.spec}: {what}; {hint} ({failure.message})", self._secrets, limit=400)
+        detail = failure.message.split(": ", 1)[-1] if failure.unreachable else failure.message
+        return one_line(f"{self.spec}: {what}; {hint} ({detail})", self._secrets, limit=400)
 
     def _url(self) -> str:
         """The request URL without its query (where Gemini keys could sit), scrubbed."""

@@ -23,6 +23,7 @@ from enum import Enum
 from typing import Any, Callable
 
 from workstation.agents.base import Agent, FatalAgentError, Reply, TurnContext, Usage
+from workstation.calls import CancelToken, call_agent
 from workstation.game.clock import RULES, ClockState, GameClock
 from workstation.game.games import FPS_PAPER, Game
 from workstation.turn.memory import Clip, Step
@@ -138,7 +139,8 @@ class _Pending:
 class TurnEngine:
     def __init__(self, game: Game, protocol: Protocol, agent: Agent, seed: int, pack: PromptPack,
                  writer: RecordingWriter | None = None, observers: list[Observer] | None = None,
-                 max_cost: float | None = None, rewindable: bool = True, rules: int = RULES):
+                 max_cost: float | None = None, rewindable: bool = True, rules: int = RULES,
+                 cancel: CancelToken | None = None, max_failed_turns: int = 3):
         self.game = game
         self.protocol = protocol
         self.agent = agent
@@ -147,6 +149,9 @@ class TurnEngine:
         self.writer = writer
         self.observers: list[Observer] = list(observers or [])
         self.max_cost = max_cost
+        self.cancel = cancel or CancelToken()  # cancel(reason) from any thread ends the call under way
+        self.max_failed_turns = max_failed_turns  # stop after this many turns in a row lost to errors (0: never)
+        self._stopped_call: dict | None = None  # the call a cancel or a fatal failure ended (summary)
         self.rewindable = rewindable  # keep a snapshot per turn (about 110 KB each) for rewind
         self.clock = GameClock(game, protocol, seed, sink=writer.add_frame if writer else None, rules=rules)
         self.builder = PromptBuilder(game, protocol, pack, writer.frames if writer else None)
@@ -156,7 +161,8 @@ class TurnEngine:
         self.pending: _Pending | None = None
         self.summary: dict | None = None
         self.stopped: str | None = None
-        self.totals = {"usage": Usage(), "cost_usd": 0.0, "calls": 0, "invalid_turns": 0, "priced": True}
+        self.totals = {"usage": Usage(), "cost_usd": 0.0, "calls": 0, "invalid_turns": 0, "priced": True,
+                       "failed_turns": 0, "failed_in_a_row": 0}
         self._snapshots: dict[int, _Snapshot] = {}
         self._t_start = time.perf_counter()
         self._started = False
@@ -272,6 +278,9 @@ class TurnEngine:
         self.clock.sink = writer.add_frame if writer else None
         self.builder.frames = writer.frames if writer else None
         self.turn, self.pending, self.phase, self.summary, self.stopped = turn, None, Phase.READY, None, None
+        self._stopped_call = None
+        if self.cancel.cancelled:  # a cancel ended the run left behind, not the branch
+            self.cancel = CancelToken()
 
     def _rewind_points(self) -> str:
         if not self._snapshots:
@@ -299,11 +308,16 @@ class TurnEngine:
         p = self.pending
         ctx = TurnContext(self.game, self.turn, self.protocol.max_actions, self.clock.frame)
         on_text = (lambda d: self._emit(TextDelta(self.turn, d))) if self.observers else None
+        stop = None
         try:
-            reply = self.agent.act(p.prompt, ctx, on_text)
+            reply = call_agent(self.agent, p.prompt, ctx, on_text, cancel=self.cancel)
+            if reply.cancelled:
+                stop = self.cancel.reason or "cancelled"
         except FatalAgentError as e:
-            self._finish(stopped=str(e))
-            return RunEnded(self.turn, self.summary)
+            if e.reply is None:
+                self._finish(stopped=str(e))
+                return RunEnded(self.turn, self.summary)
+            reply, stop = e.reply, str(e)
         p.reply = reply
         # every request sent counts; built-in agents make none
         self.totals["calls"] += len(reply.attempts) or (1 if reply.usage is not None else 0)
@@ -313,6 +327,13 @@ class TurnEngine:
             self.totals["cost_usd"] += reply.cost_usd
         elif reply.usage is not None:
             self.totals["priced"] = False
+        if stop is not None:  # the call's account goes in the summary; the turn played no frame
+            self._emit(ReplyReceived(self.turn, reply))
+            self._stopped_call = {"turn": self.turn, "error": reply.error, "cancelled": reply.cancelled,
+                                  "attempts": [a.to_json() for a in reply.attempts],
+                                  "usage": reply.usage.to_json() if reply.usage else None, "cost_usd": reply.cost_usd}
+            self._finish(stopped=stop)
+            return RunEnded(self.turn, self.summary)
         self.phase = Phase.REPLY
         return self._emit(ReplyReceived(self.turn, reply))
 
@@ -376,6 +397,9 @@ class TurnEngine:
         ev = self._record_turn()
         if self.max_cost is not None and self.totals["cost_usd"] >= self.max_cost:
             self._finish(stopped=f"cost cap reached: ${self.totals['cost_usd']:.4f} >= --max-cost ${self.max_cost:g}")
+        elif self.max_failed_turns and self.totals["failed_in_a_row"] >= self.max_failed_turns:
+            self._finish(stopped=f"{self.totals['failed_in_a_row']} turns in a row lost to provider errors "
+                                 f"(--max-failed-turns {self.max_failed_turns}); last: {ev.record['error']}")
         elif self.clock.done:
             self._finish()
         return ev
@@ -407,6 +431,9 @@ class TurnEngine:
         if not valid and not p.overridden:
             self.totals["invalid_turns"] += 1
         reply = p.reply or Reply("")
+        lost = reply.error is not None and not reply.cancelled and not p.overridden  # lost to a provider error
+        self.totals["failed_turns"] += int(lost)
+        self.totals["failed_in_a_row"] = self.totals["failed_in_a_row"] + 1 if lost else 0
         record = {
             "turn": self.turn,
             "start_frame": p.start_frame,
@@ -470,6 +497,8 @@ class TurnEngine:
             "turns": self.turn,
             "lives_lost": self.clock.lives_lost,
             "invalid_turns": self.totals["invalid_turns"],
+            "failed_turns": self.totals["failed_turns"],
+            **({"stopped_call": self._stopped_call} if self._stopped_call else {}),
             "games_ended": self.clock.episode,
             "calls": self.totals["calls"],
             "usage": usage.to_json(),
