@@ -34,8 +34,10 @@ HELP = """\
 (`q` quits too, except while you play).
 
 ## Home
-`↑` `↓` pick a game · `w` watch · `s` step mode · `p` play yourself · `o` or `enter` open the highlighted
-recording.
+`↑` `↓` pick a game, `enter` goes on to its settings · `w` watch · `s` step mode · `p` play yourself ·
+`tab` moves through the settings to the recordings list, where `o` or `enter` opens the highlighted one ·
+`esc` leaves a field (so `w` `s` `p` work again). A refused setting is marked and the reason shown above
+the form.
 Agents: `random`, `human`, `replay:PATH`, or a provider spec such as `openai:gpt-5.1`
 (`openai`, `anthropic`, `gemini`, `compat` need their key in the environment).
 Protocol settings start at the paper's values; a changed one is highlighted.

@@ -49,6 +49,7 @@ class LiveScreen(Screen):
     # override (next to its box) and one frame (the finest step) show on their buttons only.
     BINDINGS = [
         Binding("space", "pause", "Pause"),
+        Binding("space", "resume", "Resume"),  # the footer says what space does now
         Binding("f", "speed", "Speed"),
         Binding("s", "step_mode", "Step"),
         Binding("g", "send", "Send"),
@@ -60,9 +61,9 @@ class LiveScreen(Screen):
         Binding("full_stop", "one_frame", "Frame", show=False),
         Binding("t", "finish_turn", "Turn"),
         Binding("b", "branch", "Branch"),
-        Binding("x", "stop_run", "Stop run", show=False),
+        Binding("x", "stop_run", "Stop"),
         Binding("escape", "back", "Back"),
-        Binding("q", "app.quit", "Quit"),
+        Binding("q", "app.quit", "Quit", show=False),  # room for x Stop in 120 columns; F1 lists q
     ]
 
     def __init__(self, engine: TurnEngine, *, step_mode: bool = False, speed: str = "paper",
@@ -228,6 +229,8 @@ class LiveScreen(Screen):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in STEP_ACTIONS and not self.step_mode:
             return False
+        if action in ("pause", "resume"):
+            return self.paused == (action == "resume")
         return True
 
     # -- actions -------------------------------------------------------------
@@ -235,6 +238,10 @@ class LiveScreen(Screen):
         self.paused = not self.paused
         self.driver.send("pause", self.paused)
         self._status()
+        self.refresh_bindings()
+
+    def action_resume(self) -> None:
+        self.action_pause()
 
     def action_speed(self) -> None:
         self.speed = SPEED_ORDER[(SPEED_ORDER.index(self.speed) + 1) % len(SPEED_ORDER)]
