@@ -242,3 +242,52 @@ def test_make_app_play_builds_a_screen_that_ends_the_app(tmp_path):
     with pytest.raises(SpecError, match="--prompts") as e:  # a missing pack is refused before any screen
         make_app(Launch("play", spec=RunSpec("freeway", agent="human", prompts=str(tmp_path / "nope"))))
     assert e.value.field == "prompts" and not any(tmp_path.iterdir())
+
+
+@run_async
+async def test_real_time_play_says_it_is_starting_while_the_emulator_warms_up(tmp_path, monkeypatch):
+    import screens.views.play as play
+
+    release = threading.Event()
+    real_start_run = play.start_run
+
+    def slow_start_run(*args, **kwargs):  # the setup, held until the test has looked
+        release.wait(30)
+        return real_start_run(*args, **kwargs)
+
+    monkeypatch.setattr(play, "start_run", slow_start_run)
+    pacer = ManualPacer()
+    screen = PlayScreen("breakout", 0, "realtime", "paper", str(tmp_path), Protocol(frames=6), countdown=1,
+                        pacer=pacer)
+    app = PlayApp(screen)
+    async with app.run_test(size=(200, 60)) as pilot:
+        await pilot.pause()
+        banner = screen.query_one("#play-banner")
+        assert banner.display and "starting Breakout" in str(banner.render())
+        release.set()
+        await wait_until(pilot, lambda: "get ready" in str(banner.render()), what="the countdown")
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: screen.summary is not None, what="the stop")
+
+
+@run_async
+async def test_space_in_qbert_says_it_queued_a_noop(tmp_path):
+    screen = PlayScreen("qbert", 0, "paused", "instant", str(tmp_path), Protocol(frames=30))
+    app = PlayApp(screen)
+    async with app.run_test(size=(200, 60)) as pilot:
+        await wait_until(pilot, lambda: screen.awaiting_plan, what="the first plan prompt")
+        await pilot.press("space")
+        assert screen.queue.names == ["noop"]
+        assert any("Qbert has no fire action: space queued noop" in n for n in app.notes), app.notes
+        await pilot.press("up")
+        assert len([n for n in app.notes if "queued noop" in n]) == 1  # a real action says nothing
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: screen.summary is not None, what="the stop")
+
+
+def test_the_result_keeps_the_recording_name_on_one_line(tmp_path):
+    screen = PlayScreen("breakout", 0, "paused", "instant", str(tmp_path), Protocol(frames=30))
+    screen.summary = {"complete": True, "total_reward": 3, "frames": 30, "lives_lost": 0}
+    screen.recording = tmp_path / "breakout-human-s0-0123abcd"
+    lines = screen._result_text().splitlines()
+    assert f"recording in {tmp_path}/" in lines and "breakout-human-s0-0123abcd" in lines
