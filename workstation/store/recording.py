@@ -303,7 +303,9 @@ class Recording:
         if self.summary_record is None:
             return rebuild_summary(self.manifest_record, self.turn_records,
                                    "killed: the run ended without writing summary.json")
-        missing = [k for k in Summary.CORE if k not in self.summary]
+        missing = [k for k in (*Summary.CORE, "failed_turns") if k not in self.summary]
+        if "episodes_ended" not in self.summary and "games_ended" not in self.summary:
+            missing.append("games_ended" if self.manifest_record.rule_version >= 2 else "episodes_ended")
         if not missing:
             return self.summary_record
         s = self.summary_record

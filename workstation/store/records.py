@@ -27,8 +27,13 @@ class RecordError(ValueError):
 
 
 # -- field checks -----------------------------------------------------------------
+KINDS = {"str": "text", "int": "an integer", "float": "a number", "bool": "true/false", "list": "a list",
+         "dict": "an object", "NoneType": "null"}
+
+
 def _kind(value: Any) -> str:
-    return "null" if value is None else type(value).__name__
+    name = type(value).__name__
+    return KINDS.get(name, name)
 
 
 def _number(name: str, value: Any, *, optional: bool = False) -> Any:
