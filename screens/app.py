@@ -242,7 +242,7 @@ def make_app(launch: Launch | str = "home", args: Any = None) -> WorkstationApp:
     files it needs (``preflight``), the recording to open (``RecordingError``).
     """
     if isinstance(launch, str):
-        launch = launch_from_args(launch, args)
+        launch = args if isinstance(args, Launch) and args.screen == launch else launch_from_args(launch, args)
     which = launch.screen
     if which in ("watch", "play"):
         if launch.spec is None:

@@ -9,7 +9,9 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
+from screens.app import Launch
 from workstation.cli import build_parser
+from workstation.options import spec_from_args
 from workstation.game.protocol import Protocol
 from workstation.store.recording import Recording
 from workstation.runs.start import RunSpec, start_run
@@ -35,10 +37,13 @@ async def wait_until(pilot, predicate: Callable[[], object], timeout: float = 30
 
 
 def watch_args(out: str | Path, *extra: str):
-    """``workstation watch --game breakout --out OUT ...`` parsed, at instant speed."""
+    """``workstation watch --game breakout --out OUT ...`` as the app gets it: a ``Launch`` at instant speed.
+
+    The command line is read by the CLI's own parser (as a user types it); the app is made from the run spec.
+    """
     args = build_parser().parse_args(["watch", "--game", "breakout", "--out", str(out), *extra])
-    args.speed = "instant"  # tests never depend on wall-clock pacing
-    return args
+    # tests never depend on wall-clock pacing
+    return Launch("watch", spec=spec_from_args(args), step=args.step, speed="instant")
 
 
 def record(out: str | Path, frames: int = 60, edit: str | None = None) -> Recording:
