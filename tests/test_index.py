@@ -1,0 +1,147 @@
+"""The recording index: list, find by run id among many, filter, never stale; `workstation ls`."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from workstation.game.protocol import Protocol
+from workstation.runs.start import RunSpec, start_run
+from workstation.store.index import INDEX_FILE, Index, select
+from workstation.store.recording import RecordingError
+
+ENV = {**os.environ, "PYTHONUNBUFFERED": "1"}
+N = 300
+
+
+def cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "workstation", *args], capture_output=True, text=True,
+                          timeout=120, env=ENV)
+
+
+def _run(out: Path, game: str = "breakout", seed: int = 0, frames: int = 30) -> Path:
+    engine = start_run(RunSpec(game, seed=seed, protocol=Protocol(frames=frames), out=str(out)), rewindable=False)
+    try:
+        engine.run()
+    finally:
+        engine.close()
+    return engine.writer.path
+
+
+@pytest.fixture()
+def many(tmp_path) -> tuple[Path, list[str]]:
+    """N small recordings: one real run copied with its own seed and run id, plus two other real runs."""
+    root = tmp_path / "recs"
+    src = _run(tmp_path / "src")
+    manifest = json.loads((src / "manifest.json").read_text())
+    ids = []
+    for i in range(N):
+        run_id = f"{i:06x}{'b' * 10}"
+        d = root / "batch" / "runs" / f"copy-{i}"  # nested, as a batch keeps its runs
+        shutil.copytree(src, d)
+        (d / "manifest.json").write_text(json.dumps({**manifest, "seed": i, "run_id": run_id,
+                                                     "created": f"2026-01-01T00:{i // 60:02d}:{i % 60:02d}+0000"}))
+        ids.append(run_id)
+    _run(root, "pacman", seed=7, frames=60)
+    _run(root, "breakout", seed=2, frames=45)
+    return root, ids
+
+
+def test_the_index_lists_and_finds_a_run_by_id_among_many(many):
+    root, ids = many
+    index = Index(root)
+    entries = index.entries()
+    assert len(entries) == N + 2 and index.read_count == N + 2
+    assert (root / INDEX_FILE).is_file()
+    again = Index(root)
+    assert again.entries() == entries and again.read_count == 0  # all from the index file
+    hit = again.one(ids[123][:8])
+    assert hit.run_id == ids[123] and hit.seed == 123 and again.path_of(hit) == root / "batch/runs/copy-123"
+    assert [e.seed for e in again.find(ids[5])] == [5]
+    with pytest.raises(RecordingError, match="ambiguous"):
+        again.one("00")
+    with pytest.raises(RecordingError, match="no recording"):
+        again.one("ffffffff")
+
+
+def test_filters(many):
+    root, _ = many
+    entries = Index(root).entries()
+    assert [e.game for e in select(entries, game="pacman")] == ["pacman"]
+    assert len(select(entries, game="breakout")) == N + 1
+    assert sorted(e.game for e in select(entries, seed=7)) == ["breakout", "pacman"]  # copy-7 has seed 7 too
+    assert [e.game for e in select(entries, seed=7, game="pacman")] == ["pacman"]
+    assert len(select(entries, agent="random")) == N + 2 and select(entries, agent="openai") == []
+    assert [e.seed for e in select(entries, settings={"frames": "45"})] == [2]
+    assert len(select(entries, settings={"frames": "30", "memory": "structured"})) == N
+    assert select(entries, settings={"feedback": "false"}) == []
+    assert len(select(entries, complete=True)) == N + 2 and select(entries, state="killed") == []
+
+
+def test_a_changed_recording_is_never_read_from_a_stale_index(many):
+    root, ids = many
+    Index(root).entries()
+    path = root / "batch/runs/copy-10"
+    s = json.loads((path / "summary.json").read_text())
+    text = json.dumps({**s, "total_reward": 8.0}, indent=1)
+    assert len(text) == len(json.dumps(s, indent=1))  # same size: only the times tell
+    (path / "summary.json").write_text(text)
+    (root / "batch/runs/copy-11/summary.json").unlink()  # now reads as a killed run
+    shutil.rmtree(root / "batch/runs/copy-12")
+    new = _run(root, "seaquest", seed=3)
+    index = Index(root)
+    by_path = {e.path: e for e in index.entries()}
+    assert index.read_count == 3  # the changed, the killed and the new one; the rest from the index
+    assert by_path["batch/runs/copy-10"].score == 8.0
+    assert by_path["batch/runs/copy-11"].state == "killed"
+    assert "batch/runs/copy-12" not in by_path and by_path[new.name].game == "seaquest"
+
+
+def test_a_damaged_index_file_is_rebuilt(many):
+    root, _ = many
+    first = Index(root).entries()
+    (root / INDEX_FILE).write_text("{not json")
+    index = Index(root)
+    assert index.entries() == first and index.read_count == len(first)
+    (root / INDEX_FILE).write_text(json.dumps({"version": 1, "runs": {"batch/runs/copy-0": {"sig": None,
+                                                                                           "entry": {"x": 1}}}}))
+    assert Index(root).entries() == first
+
+
+def test_an_unreadable_recording_is_listed_as_such(tmp_path):
+    path = _run(tmp_path)
+    (path / "summary.json").write_text("[1, 2")
+    (e,) = Index(tmp_path).entries()
+    assert e.state == "unreadable" and "summary.json" in e.error
+
+
+def test_ls_prints_a_table_and_filters(many):
+    root, ids = many
+    r = cli("ls", str(root), "--game", "pacman")
+    assert r.returncode == 0, r.stderr
+    header, rule, row, count = r.stdout.splitlines()
+    assert header.split() == ["game", "agent", "seed", "score", "turns", "state", "date", "run", "id", "path"]
+    assert row.split()[:3] == ["pacman", "random", "7"] and "complete" in row and count == "1 recording"
+    r = cli("ls", str(root), "--id", ids[42][:8])
+    assert r.returncode == 0 and ids[42] in r.stdout and str(root / "batch/runs/copy-42") in r.stdout
+    r = cli("ls", str(root), "--setting", "frames=45", "--json")
+    (line,) = r.stdout.splitlines()
+    assert json.loads(line)["seed"] == 2
+    assert cli("ls", str(root), "--incomplete").stdout.strip().endswith("0 recordings")
+
+
+@pytest.mark.parametrize("bad", ["missing", "file"])
+def test_ls_of_a_bad_directory_is_one_line(tmp_path, bad):
+    target = tmp_path / "nothing-here"
+    if bad == "file":
+        target.write_text("x")
+    r = cli("ls", str(target))
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
+    r = cli("ls", str(tmp_path), "--setting", "frames")
+    assert r.returncode == 2 and "KEY=VALUE" in r.stderr
