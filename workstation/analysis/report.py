@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -132,6 +133,14 @@ def _heading(text: str, md: bool) -> list[str]:
     return ["", f"## {text}", ""] if md else ["", text, "=" * len(text)]
 
 
+def _unique_pairs(cis: list) -> list:
+    seen: list = []
+    for a in cis:
+        if a.pair not in seen:
+            seen.append(a.pair)
+    return seen
+
+
 def render(r: Report, md: bool = False) -> str:
     res, settings, games = r.results, r.results.settings, r.results.games
     out = [f"# Report: {res.source}" if md else f"Report: {res.source}", ""]
@@ -178,10 +187,11 @@ def render(r: Report, md: bool = False) -> str:
     else:
         out += ["", "Every game has data for all three criteria."]
     out += [""]
-    out += ["(1) best setting vs baseline: gap > 0, d >= 0.8, BH q < 0.05 (two-group ANOVA); "
-            "(2) top vs bottom ceil(N/4) non-baseline settings, runs pooled: gap > 0, d >= 0.8; "
-            "(3) ANOVA over all settings: BH q < 0.05, eta^2 >= 0.14. d uses the pooled SD; inf = zero "
-            "variance with a positive gap. 2-3 passed = strong, 1 = weak, 0 = none."]
+    out += textwrap.wrap(
+        "(1) best setting vs baseline: gap > 0, d >= 0.8, BH q < 0.05 (two-group ANOVA); "
+        "(2) top vs bottom ceil(N/4) non-baseline settings, runs pooled: gap > 0, d >= 0.8; "
+        "(3) ANOVA over all settings: BH q < 0.05, eta^2 >= 0.14. d uses the pooled SD; inf = zero "
+        "variance with a positive gap. 2-3 passed = strong, 1 = weak, 0 = none.", 100)
 
     out += _heading(f"Ablations: paired bootstrap 95% CI (variant - reference, by seed, "
                     f"{ablation.RESAMPLES:,} resamples, seed {r.bootstrap_seed})", md)
@@ -189,6 +199,13 @@ def render(r: Report, md: bool = False) -> str:
         rows = [[f"{a.pair.field}: {a.pair.variant_value} vs {a.pair.reference_value}", a.pair.variant, a.game,
                  str(a.n), _g(a.mean_diff), f"[{_g(a.lo)}, {_g(a.hi)}]", a.verdict] for a in r.ablations]
         out += _table(["field", "variant", "game", "n", "mean diff", "95% CI", "verdict"], rows, md, right={3, 4})
+        out += [""]
+        for p in _unique_pairs(r.ablations):
+            mine = [a for a in r.ablations if a.pair == p]
+            tally = {v: sum(1 for a in mine if a.verdict == v) for v in
+                     ("variant higher", "variant lower", "no clear difference", "too few seeds")}
+            out += [f"{bullet}{p.variant} vs {p.reference} ({p.field} {p.variant_value} vs {p.reference_value}): "
+                    + ", ".join(f"{v} in {n}" for v, n in tally.items() if n) + f" of {len(mine)} games"]
     else:
         out += ["No ablation pairs: no two settings with the same base label differ in exactly one protocol field."]
 
