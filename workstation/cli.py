@@ -19,7 +19,10 @@ COMMAND_MODULES: tuple[str, ...] = (
     "workstation.store.ls_command",
     "workstation.analysis.command",
     "workstation.runs.importers.command",
+    "workstation.analysis.compare_command",
+    "workstation.session_command",
     "workstation.export.command",
+    "workstation.qa.command",
 )
 
 

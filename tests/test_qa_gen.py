@@ -1,0 +1,158 @@
+"""`workstation qa gen` on fresh random-agent recordings: a valid, deterministic, balanced set
+whose answers agree with the pixels of the frames it stores."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter, defaultdict
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from workstation.cli import main
+from workstation.errors import UserError
+from workstation.game.protocol import Protocol
+from workstation.qa.qset import CATEGORIES, FORMAT, paper_time, read_set
+from workstation.runs.start import RunSpec, start_run
+
+GAMES = ("breakout", "freeway", "boxing", "gopher")
+
+
+@pytest.fixture(scope="module")
+def recordings(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("recs")
+    for game in GAMES:
+        engine = start_run(RunSpec(game=game, agent="random", seed=1, protocol=Protocol(frames=450), out=str(out)),
+                           rewindable=False)
+        try:
+            engine.run()
+        finally:
+            engine.close()
+    return out
+
+
+def gen(recordings: Path, out: Path, *extra: str) -> int:
+    return main(["qa", "gen", "--recordings", str(recordings), "--out", str(out), "--per-game", "10", *extra])
+
+
+def test_gen_makes_a_valid_set(recordings, tmp_path, capsys):
+    assert gen(recordings, tmp_path / "s") == 0
+    assert json.loads((tmp_path / "s" / "set.json").read_text())["format"] == FORMAT
+    qs = read_set(tmp_path / "s")
+    assert {q["game"] for q in qs} == set(GAMES)
+    assert {q["category"] for q in qs} >= {"perception-detection", "perception-spatial", "motion-target",
+                                          "motion-controlled", "decision-short"}
+    titles = {"breakout": "Breakout.", "freeway": "Freeway.", "boxing": "Boxing.", "gopher": "Gopher."}
+    for q in qs:
+        assert q["question"].startswith(titles[q["game"]])
+        assert q["status"] == "proposed" and q["answer"] in q["choices"]
+        assert [f["index"] for f in q["frames"]] == q["source"]["frames"]
+        assert all(f["t"] == paper_time(f["index"]) for f in q["frames"])
+        assert q["truth"]["ram"] and all(u["values"] for u in q["truth"]["ram"])
+    assert paper_time(102) == "3.40s"
+    assert "questions from 4 recording(s)" in capsys.readouterr().out
+
+
+def test_gen_is_deterministic_for_a_seed(recordings, tmp_path):
+    assert gen(recordings, tmp_path / "a", "--seed", "3") == 0
+    assert gen(recordings, tmp_path / "b", "--seed", "3") == 0
+    assert gen(recordings, tmp_path / "c", "--seed", "4") == 0
+    a, b, c = ((tmp_path / n / "questions.jsonl").read_text() for n in "abc")
+    assert a == b
+    assert a.replace(str(tmp_path / "a"), "") != c.replace(str(tmp_path / "c"), "")
+
+
+def test_answers_are_balanced(recordings, tmp_path):
+    assert gen(recordings, tmp_path / "s", "--seed", "5") == 0
+    per = defaultdict(Counter)
+    for q in read_set(tmp_path / "s"):
+        per[(q["game"], q["category"])][q["answer"]] += 1
+    for key, counts in per.items():
+        assert max(counts.values()) - min(counts.values()) <= 1, (key, counts)
+
+
+def _pixels(root: Path, q: dict, frame: int, colour) -> np.ndarray:
+    f = next(f for f in q["frames"] if f["index"] == frame)
+    rgb = np.asarray(Image.open(root / f["file"]).convert("RGB"))
+    return (rgb == np.array(colour, np.uint8)).all(-1)
+
+
+def _centre(mask: np.ndarray, box) -> tuple[float, float]:
+    """Centre of the coloured pixels near a box (x0, y0, x1, y1), read from the PNG alone."""
+    x0, y0, x1, y1 = box
+    sub = mask[max(0, y0):y1, max(0, x0):x1]
+    ys, xs = np.nonzero(sub)
+    assert len(xs), "the object's colour is not where the truth says"
+    return xs.mean() + max(0, x0), ys.mean() + max(0, y0)
+
+
+def test_breakout_answers_agree_with_the_pixels(recordings, tmp_path):
+    """An independent reading: the paddle is the red run in rows 189-192, the ball the red
+    pixels between the bricks and the paddle; motion and sides from those alone."""
+    assert gen(recordings, tmp_path / "s", "--categories", "perception-spatial", "motion") == 0
+    root = tmp_path / "s"
+    red = (200, 72, 72)
+    checked = 0
+    for q in read_set(root):
+        if q["game"] != "breakout":
+            continue
+        idx = [f["index"] for f in q["frames"]]
+        ball = [_centre(_pixels(root, q, i, red), (0, 100, 160, 188)) for i in idx if q["category"] != "motion-controlled"]
+        paddle = [_centre(_pixels(root, q, i, red), (8, 189, 152, 193)) for i in idx]
+        if q["category"] == "perception-spatial" and "left or to the right" in q["question"]:
+            first_ball = q["question"].index("ball") < q["question"].index("paddle")
+            dx = (ball[0][0] - paddle[0][0]) * (1 if first_ball else -1)
+            assert q["answer"] == ("left" if dx < 0 else "right"), q
+        elif q["category"] == "motion-target":
+            dx, dy = ball[-1][0] - ball[0][0], ball[-1][1] - ball[0][1]
+            assert q["answer"] == f"{'up' if dy < 0 else 'down'}-{'left' if dx < 0 else 'right'}", q
+        elif q["category"] == "motion-controlled":
+            dx = paddle[-1][0] - paddle[0][0]
+            assert q["answer"] == ("still" if dx == 0 else "left" if dx < 0 else "right"), q
+        else:
+            continue
+        checked += 1
+    assert checked >= 4
+
+
+def test_categories_option_and_bad_input(recordings, tmp_path):
+    assert gen(recordings, tmp_path / "s", "--categories", "decision") == 0
+    assert {q["category"] for q in read_set(tmp_path / "s")} <= {"decision-short", "decision-long"}
+    assert gen(recordings, tmp_path / "s") == 2  # the set exists: refuse, one line
+    assert gen(recordings, tmp_path / "t", "--categories", "vibes") == 2
+    assert main(["qa", "gen", "--recordings", str(tmp_path / "nothing"), "--out", str(tmp_path / "u")]) == 2
+    assert len(CATEGORIES) == 6
+
+
+def test_malformed_set_is_one_line(recordings, tmp_path):
+    assert gen(recordings, tmp_path / "s", "--per-game", "2") == 0
+    path = tmp_path / "s" / "questions.jsonl"
+    lines = path.read_text().splitlines()
+    q = json.loads(lines[0])
+    for broken, needle in ((dict(q, answer="sideways"), "answer"), (dict(q, category="vibes"), "category"),
+                           ({k: v for k, v in q.items() if k != "truth"}, "truth"),
+                           (dict(q, frames=[dict(q["frames"][0], t="1s")]), "frames")):
+        path.write_text("\n".join([json.dumps(broken)] + lines[1:]) + "\n")
+        with pytest.raises(UserError) as e:
+            read_set(tmp_path / "s")
+        assert needle in str(e.value) and "line 1" in str(e.value) and "\n" not in str(e.value)
+    path.write_text("{not json\n")
+    with pytest.raises(UserError):
+        read_set(tmp_path / "s")
+    (tmp_path / "s" / "set.json").write_text('{"format": "other/9"}')
+    with pytest.raises(UserError) as e:
+        read_set(tmp_path / "s")
+    assert "other/9" in str(e.value)
+
+
+def test_a_later_line_replaces_an_earlier_one(recordings, tmp_path):
+    assert gen(recordings, tmp_path / "s", "--per-game", "2") == 0
+    path = tmp_path / "s" / "questions.jsonl"
+    first = json.loads(path.read_text().splitlines()[0])
+    with open(path, "a") as f:
+        f.write(json.dumps(dict(first, status="accepted")) + "\n")
+    qs = read_set(tmp_path / "s")
+    assert qs[0]["id"] == first["id"] and qs[0]["status"] == "accepted"
+    assert len([q for q in qs if q["id"] == first["id"]]) == 1

@@ -1,0 +1,68 @@
+"""``workstation qa``: diagnostic question sets (gen, eval)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import Counter
+from pathlib import Path
+
+from workstation.errors import UserError
+
+
+def register(sub) -> None:
+    qa = sub.add_parser("qa", help="diagnostic QA: question sets from recordings, scored on models")
+    qsub = qa.add_subparsers(dest="qa_cmd", parser_class=type(qa))
+
+    g = qsub.add_parser("gen", help="propose questions with answers from RAM")
+    g.add_argument("--recordings", nargs="+", required=True, metavar="DIR", help="recordings, or directories holding them")
+    g.add_argument("--out", required=True, metavar="SET", help="new question-set directory")
+    g.add_argument("--per-game", type=int, default=12, metavar="N", help="questions per game (default 12)")
+    g.add_argument("--categories", nargs="+", default=None,
+                   help="categories (comma or space separated; perception, motion, decision name their pairs)")
+    g.add_argument("--seed", type=int, default=0)
+    g.set_defaults(qa_func=_gen)
+
+    qa.set_defaults(func=lambda a: a.qa_func(a) if getattr(a, "qa_func", None) else _usage(qa))
+    try:
+        from workstation.qa import eval_command
+    except ImportError:
+        return
+    eval_command.register(qsub)
+
+
+def _usage(p: argparse.ArgumentParser) -> int:
+    p.print_help(sys.stderr)
+    return 2
+
+
+def _gen(a: argparse.Namespace) -> int:
+    from workstation.qa.gen import generate, parse_categories, write
+    from workstation.qa.qset import QUESTIONS, SetWriter
+    from workstation.qa.scene import open_scenes
+
+    if a.per_game < 1:
+        raise UserError(f"--per-game must be at least 1 (got {a.per_game})")
+    cats = parse_categories(a.categories)
+    out = Path(a.out)
+    if (out / QUESTIONS).exists():
+        raise UserError(f"{out} already holds a question set; choose a new --out directory")
+    scenes, skipped = open_scenes(a.recordings)
+    for note in skipped:
+        sys.stderr.write(f"workstation: skipped {note}\n")
+    if not scenes:
+        raise UserError("none of the recordings is of a game with a RAM map; "
+                        "record one of: assault, boxing, breakout, fishing_derby, freeway, gopher, name_this_game, pacman, qbert, riverraid")
+    chosen = generate(scenes, a.per_game, cats, a.seed)
+    meta = {"made_by": "workstation qa gen", "seed": a.seed, "per_game": a.per_game, "categories": cats,
+            "recordings": sorted({s.run_id for s in scenes})}
+    with SetWriter(out, meta) as w:
+        qs = write(chosen, w)
+    print(out)
+    by = Counter((q["game"], q["category"]) for q in qs)
+    games = sorted({g for g, _ in by})
+    for g in games:
+        row = ", ".join(f"{c} {by[(g, c)]}" for c in cats if by[(g, c)])
+        print(f"  {g}: {sum(by[(g, c)] for c in cats)} ({row})")
+    print(f"{len(qs)} questions from {len(scenes)} recording(s)")
+    return 0

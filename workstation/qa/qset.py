@@ -1,0 +1,165 @@
+"""Question sets on disk: ``set.json``, ``questions.jsonl`` and the PNG frames they show.
+
+A set is a directory::
+
+    set.json          {"format": "atari-workstation-qa/1", ...how it was made}
+    questions.jsonl   one JSON object per line (below)
+    frames/           <run id>-<budget index>.png
+
+Each question line has ``id``, ``game`` (a key of ``workstation games``), ``category``
+(one of ``CATEGORIES``), ``question`` (begins by naming the game), ``choices`` (two
+or more distinct strings), ``answer`` (one of the choices), ``frames`` (a list of
+``{"file", "index", "t"}``: the PNG path inside the set, the budget frame index and
+its paper-clock time ``index/30`` written like ``"3.40s"``), ``source``
+(``{"run_id", "recording", "frames"}``), ``truth`` (``{"ram": ...}`` with the RAM
+values the answer was derived from, or the string ``"human"``) and ``status``
+(``proposed``, ``accepted``, ``edited`` or ``rejected``).
+
+Lines are only ever appended: a later line with the same ``id`` replaces the
+earlier one (that is how curation records an edit without rewriting the file).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from workstation.errors import UserError
+
+FORMAT = "atari-workstation-qa/1"
+SET_FILE = "set.json"
+QUESTIONS = "questions.jsonl"
+FRAMES_DIR = "frames"
+
+CATEGORIES = ("perception-detection", "perception-spatial", "motion-target", "motion-controlled",
+              "decision-short", "decision-long")
+GROUPS = {"perception": CATEGORIES[:2], "motion": CATEGORIES[2:4], "decision": CATEGORIES[4:]}
+STATUSES = ("proposed", "accepted", "edited", "rejected")
+FIELDS = ("id", "game", "category", "question", "choices", "answer", "frames", "source", "truth", "status")
+
+
+def paper_time(index: int) -> str:
+    """The paper clock: budget frame / 30, e.g. frame 102 -> ``"3.40s"``."""
+    return f"{index / 30:.2f}s"
+
+
+def group_of(category: str) -> str:
+    return next(g for g, cats in GROUPS.items() if category in cats)
+
+
+def check_question(q: object, where: str, root: Path | None = None) -> dict:
+    """The question if well formed, else UserError naming ``where`` and the field."""
+    from workstation.game.games import GAMES
+
+    def bad(field: str, what: str) -> UserError:
+        return UserError(f"{where}: {field} {what}; fix the line or regenerate the set with `workstation qa gen`")
+
+    if not isinstance(q, dict):
+        raise bad("the line", "is not a JSON object")
+    missing = [f for f in FIELDS if f not in q]
+    if missing:
+        raise bad(f"field {missing[0]!r}", "is missing")
+    if not isinstance(q["id"], str) or not q["id"]:
+        raise bad("id", "must be a non-empty string")
+    if q["game"] not in GAMES:
+        raise bad("game", f"{q['game']!r} is not a game key")
+    if q["category"] not in CATEGORIES:
+        raise bad("category", f"{q['category']!r} is not one of {', '.join(CATEGORIES)}")
+    if not isinstance(q["question"], str) or not q["question"].strip():
+        raise bad("question", "must be a non-empty string")
+    ch = q["choices"]
+    if not (isinstance(ch, list) and len(ch) >= 2 and all(isinstance(c, str) and c for c in ch) and len(set(ch)) == len(ch)):
+        raise bad("choices", "must be two or more distinct strings")
+    if q["answer"] not in ch:
+        raise bad("answer", f"{q['answer']!r} is not one of the choices")
+    fr = q["frames"]
+    if not isinstance(fr, list) or not fr:
+        raise bad("frames", "must be a non-empty list")
+    for f in fr:
+        if not (isinstance(f, dict) and isinstance(f.get("file"), str) and isinstance(f.get("index"), int)
+                and f.get("t") == paper_time(f["index"])):
+            raise bad("frames", f"entry {f!r} needs file, index and t = index/30 like \"3.40s\"")
+        if root is not None and not (root / f["file"]).is_file():
+            raise bad("frames", f"file {f['file']} is not in the set")
+    if not isinstance(q["source"], dict) or "run_id" not in q["source"]:
+        raise bad("source", "must be an object with run_id and frames")
+    t = q["truth"]
+    if not (t == "human" or (isinstance(t, dict) and "ram" in t)):
+        raise bad("truth", "must be \"human\" or an object with \"ram\"")
+    if q["status"] not in STATUSES:
+        raise bad("status", f"{q['status']!r} is not one of {', '.join(STATUSES)}")
+    return q
+
+
+def read_set(root: Path, check_files: bool = True) -> list[dict]:
+    """Every question of a set, the last line of each id winning, in first-seen order."""
+    root = Path(root)
+    meta_path = root / SET_FILE
+    if not meta_path.is_file():
+        raise UserError(f"not a question set: {root} (no {SET_FILE}); make one with `workstation qa gen`")
+    try:
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise UserError(f"{meta_path}: not readable JSON ({str(e).splitlines()[0]})") from None
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        got = meta.get("format") if isinstance(meta, dict) else None
+        raise UserError(f"{meta_path}: format {got!r} is not {FORMAT!r}; this workstation reads {FORMAT} sets")
+    path = root / QUESTIONS
+    try:
+        lines = path.read_text(encoding="utf-8").split("\n")
+    except FileNotFoundError:
+        raise UserError(f"not a question set: {root} (no {QUESTIONS})") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise UserError(f"{path}: cannot be read ({e})") from None
+    out: dict[str, dict] = {}
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            q = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise UserError(f"{path} line {number}: not valid JSON ({e.msg}); fix or remove the line") from None
+        q = check_question(q, f"{path} line {number}", root if check_files else None)
+        out[q["id"]] = q
+    return list(out.values())
+
+
+class SetWriter:
+    """Appends questions to a set (making it when new); writes frames once each."""
+
+    def __init__(self, root: Path, meta: dict | None = None) -> None:
+        self.root = Path(root)
+        (self.root / FRAMES_DIR).mkdir(parents=True, exist_ok=True)
+        meta_path = self.root / SET_FILE
+        if not meta_path.exists():
+            tmp = meta_path.with_name(f".{SET_FILE}.{os.getpid()}.tmp")
+            tmp.write_text(json.dumps({"format": FORMAT, **(meta or {})}, indent=1) + "\n", encoding="utf-8")
+            os.replace(tmp, meta_path)
+        else:
+            read_set(self.root, check_files=False)  # refuse to append to a malformed or foreign set
+        self._out = open(self.root / QUESTIONS, "a", encoding="utf-8")
+
+    def frame(self, run_id: str, index: int, png: bytes) -> dict:
+        """Store a frame PNG (once) and return its ``frames`` entry."""
+        rel = f"{FRAMES_DIR}/{run_id}-{index:06d}.png"
+        path = self.root / rel
+        if not path.exists():
+            tmp = path.with_name(f".{path.name}.tmp")
+            tmp.write_bytes(png)
+            os.replace(tmp, path)
+        return {"file": rel, "index": index, "t": paper_time(index)}
+
+    def add(self, q: dict) -> None:
+        check_question(q, f"question {q.get('id')!r}", self.root)
+        self._out.write(json.dumps(q, ensure_ascii=False, separators=(",", ":")) + "\n")
+        self._out.flush()
+
+    def close(self) -> None:
+        self._out.close()
+
+    def __enter__(self) -> "SetWriter":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,74 @@
+"""One recording seen through its game's RAM map: the objects visible on each frame."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from workstation.qa.pixels import drawn
+from workstation.qa.truth import Obj, ObjectSpec, RamMap, load_map
+from workstation.store.recording import Recording, RecordingError, find_recordings
+from workstation.errors import UserError
+
+_ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth")
+
+
+def describe(spec: ObjectSpec, obj: Obj) -> str:
+    """How a question names the object: 'the ball', 'the car in the third lane from the top'."""
+    if spec.count == 1:  # a capitalised name is a character's own name: no article
+        return spec.name if spec.name[:1].isupper() else f"the {spec.name}"
+    step = spec.y.get("step", 0) if "const" in spec.y else 0
+    where = "lane" if spec.lane else "row"
+    side = "top" if step >= 0 else "bottom"
+    return f"the {spec.name} in the {_ORDINALS[obj.index]} {where} from the {side}"
+
+
+class Scene:
+    """A recording with its RAM map; ``visible(i)`` is cached per frame."""
+
+    def __init__(self, rec: Recording, ram_map: RamMap) -> None:
+        self.rec = rec
+        self.map = ram_map
+        self.game = ram_map.game
+        self.run_id = str(rec.manifest.get("run_id") or rec.path.name)
+        self.frames = rec.frames
+        self.n = len(self.frames)
+        self._visible: dict[int, list[tuple[ObjectSpec, Obj]]] = {}
+
+    def visible(self, i: int) -> list[tuple[ObjectSpec, Obj]]:
+        """Objects the RAM puts on screen on frame ``i`` whose pixels are where it says."""
+        hit = self._visible.get(i)
+        if hit is None:
+            ram = self.frames.ram(i)
+            rgb = self.frames.rgb(i)
+            hit = [(s, o) for s in self.map.specs for o in s.instances(ram) if drawn(s, o, rgb)]
+            self._visible[i] = hit
+        return hit
+
+    def find(self, i: int, spec: ObjectSpec, index: int) -> Obj | None:
+        return next((o for s, o in self.visible(i) if s is spec and o.index == index), None)
+
+
+def open_scenes(dirs: list[str]) -> tuple[list[Scene], list[str]]:
+    """Every recording under the given directories whose game has a RAM map, in path order,
+    and a note for each recording left out."""
+    from workstation.qa.truth import supported_games
+
+    paths: list[Path] = []
+    for d in dirs:
+        found = find_recordings(Path(d))
+        if not found:
+            raise UserError(f"no recordings under {d}; pass recording directories (made by `workstation run`)")
+        paths.extend(found)
+    scenes, skipped = [], []
+    supported = set(supported_games())
+    for p in sorted(set(paths), key=str):
+        try:
+            rec = Recording(p)
+        except RecordingError as e:
+            raise UserError(str(e)) from None
+        game = rec.manifest.get("game")
+        if game not in supported:
+            skipped.append(f"{p}: no RAM map for {game}")
+            continue
+        scenes.append(Scene(rec, load_map(game)))
+    return scenes, skipped
