@@ -16,6 +16,7 @@ from textual.screen import Screen
 from textual.widgets import Button, Input, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
+from workstation.store.series import FrameSeries, result_text
 from workstation.turn.engine import TurnEngine
 
 from screens.drivers.engine_driver import SPEED_ORDER, SPEEDS, EngineDriver
@@ -90,6 +91,7 @@ class LiveScreen(Screen):
         self._frame_view = FrameView(id="frame")
         self.driver = EngineDriver(engine, self.post_message, self._frame_view.post_frame, step_mode, self.speed)
         self.recording_path = self.driver.path
+        self.series = FrameSeries.over(self.driver.rewards, self.driver.losses)  # filled by the driver, in place
         self._worker: Worker | None = None
 
     # -- layout ------------------------------------------------------------
@@ -158,7 +160,7 @@ class LiveScreen(Screen):
     def on_engine_progress(self, m: EngineProgress) -> None:
         self.stats = m.stats
         self.query_one(StatsBar).show_stats(m.stats)
-        self.query_one(Timeline).set_data(self.driver.rewards, self.driver.losses, m.stats.frame)
+        self.query_one(Timeline).show_series(self.series, m.stats.frame)
         if m.stats.phase != self.phase:
             self.phase = m.stats.phase
             if self.phase == "asking":
@@ -182,8 +184,7 @@ class LiveScreen(Screen):
             self.notify(f"recording kept, marked incomplete: {m.path}", title="run stopped")
             self._status()
         else:
-            self.notify(f"score {s.get('total_reward', 0):g} in {s.get('frames')} frames, {s.get('turns')} turns; "
-                        f"recording {m.path}", title="run finished")
+            self.notify(f"{result_text(s, self.budget)}; recording {m.path}", title="run finished")
             self._status()
 
     def on_engine_branched(self, m: EngineBranched) -> None:

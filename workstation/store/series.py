@@ -34,6 +34,15 @@ class FrameSeries:
         self.losses = np.zeros(n, dtype=bool)
         self.resets = np.zeros(n, dtype=bool)
 
+    @classmethod
+    def over(cls, rewards: np.ndarray, losses: np.ndarray, resets: np.ndarray | None = None) -> "FrameSeries":
+        """A series over arrays someone else fills in place (the TUI's engine driver, frame by frame)."""
+        self = cls.__new__(cls)
+        self.budget = len(rewards) - 1
+        self.rewards, self.losses = rewards, losses
+        self.resets = resets if resets is not None else np.zeros(len(rewards), dtype=bool)
+        return self
+
     def add(self, frame: int, reward: float = 0.0, life_lost: bool = False, reset: bool = False) -> None:
         """What happened on ``frame`` (frames outside the budget are ignored)."""
         if 0 <= frame <= self.budget:
