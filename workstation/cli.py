@@ -19,6 +19,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "workstation.store.ls_command",
     "workstation.analysis.command",
     "workstation.runs.importers.command",
+    "workstation.batch.command",
     "workstation.analysis.compare_command",
     "workstation.session_command",
     "workstation.export.command",
@@ -259,18 +260,18 @@ def _info(a: argparse.Namespace) -> int:
         print(json.dumps({"manifest": rec.manifest, "summary": s, "size_bytes": rec.size_bytes(),
                           "damage": damage}, indent=2))
         return 1 if damage else 0
-    m = rec.manifest
+    m = rec.manifest_record  # typed: a field of the wrong type was already one line
     from workstation.game.protocol import Protocol
 
-    changed = Protocol.from_json(m.get("protocol", {})).changed()
+    changed = Protocol.from_json(m.protocol if isinstance(m.protocol, dict) else {}).changed()
     print(f"recording  {rec.path}")
-    print(f"game       {m.get('game')} ({m.get('env_id')})   seed {m.get('seed')}   run id {m.get('run_id')}")
-    print(f"agent      {m.get('agent', {}).get('spec')}")
+    print(f"game       {m.game} ({m.env_id})   seed {m.seed}   run id {m.run_id}")
+    print(f"agent      {m.agent_spec}")
     print(f"protocol   {'paper defaults' if not changed else ', '.join(f'{k}={v}' for k, v in changed.items())}")
-    print(f"prompts    {m.get('prompt_pack', {}).get('name')} ({m.get('prompt_pack', {}).get('digest')})")
-    if "parent" in m:
-        print(f"branch of  {m['parent'].get('path')} at turn {m['parent'].get('turn')}")
-    print(f"result     {_summary_line(s, damage and damage.split(': ', 1)[-1])}")
+    print(f"prompts    {m.prompt_pack.get('name')} ({m.prompt_pack.get('digest')})")
+    if m.parent is not None:
+        print(f"branch of  {m.parent.get('path')} at turn {m.parent.get('turn')}")
+    print(f"result     {_summary_line(s, damage and rec.problems()[0])}")
     print(f"size       {rec.size_bytes() / 1e6:.2f} MB, {len(rec.frames)} frames")
     if damage:
         sys.stderr.write(f"workstation: {damage}\n")
