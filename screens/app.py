@@ -192,6 +192,8 @@ class Launch:
     window: bool = False  # play: in a pygame window
     speed: str = "paper"  # live view pace: paper | fast | instant (tests)
     out: str = RECORDINGS  # home: where recordings are listed and made
+    recordings: tuple = ()  # compare: the recordings side by side
+    session: Any = None  # session: a workstation.session.Session to run
 
     def __post_init__(self) -> None:
         if self.screen not in SCREENS:
@@ -200,7 +202,7 @@ class Launch:
             object.__setattr__(self, "out", self.spec.out)
 
 
-SCREENS = ("home", "watch", "play", "open")
+SCREENS = ("home", "watch", "play", "open", "compare", "session")
 
 
 def launch_from_args(which: str, args: Any = None) -> Launch:
@@ -268,6 +270,16 @@ def make_app(launch: Launch | str = "home", args: Any = None) -> WorkstationApp:
         rec = Recording(Path(launch.recording))
         rec.turns, rec.frames  # read now: a damaged recording is a one-line RecordingError, not a traceback
         return WorkstationApp(lambda: ReplayScreen(rec, can_go_back=False), launch)
+
+    if which == "compare":
+        from screens.views.compare import CompareScreen
+
+        compare = CompareScreen.of(list(launch.recordings), can_go_back=False)  # bad input: UserError now
+        return WorkstationApp(lambda: compare, launch)
+    if which == "session":
+        from screens.views.session import SessionScreen
+
+        return WorkstationApp(lambda: SessionScreen(launch.session, can_go_back=False), launch)
 
     def refuse(text: str) -> None:
         raise UserError(text)
