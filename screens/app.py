@@ -147,7 +147,14 @@ class WorkstationApp(App[int]):
         try:
             engine = make_engine(spec)
         except user_error_types() as e:
-            self.notify(str(e), title="cannot start the run", severity="error", timeout=10)
+            from workstation.agents import AgentSpecError
+
+            field = getattr(e, "field", None) or ("agent" if isinstance(e, AgentSpecError) or
+                                                  type(e).__name__ == "ProviderConfigError" else None)
+            if field and hasattr(self.screen, "mark_invalid"):  # the home form: mark the field at fault
+                self.screen.mark_invalid(field, str(e))
+            else:
+                self.notify(str(e), title="cannot start the run", severity="error", timeout=10)
             return
         except OSError as e:  # the output place went away between the check and the start
             self.notify(f"cannot write the recording: {e}", title="cannot start the run", severity="error",

@@ -63,9 +63,10 @@ async def test_home_reports_bad_input_as_a_notice(tmp_path, monkeypatch):
         await pilot.press("w")
         await wait_until(pilot, lambda: any("OPENAI_API_KEY" in n.message for n in app._notifications),
                          what="the missing-key notice")
+        assert home.invalid == "agent" and home.query_one("#agent").has_class("-invalid")
         home.query_one("#agent", Input).value = "random"
         home.query_one("#p-max_actions", Input).value = "12"
-        await pilot.press("w")
+        await pilot.press("escape", "w")  # the cursor was left on the marked field: esc leaves it
         await wait_until(pilot, lambda: any("max-actions" in n.message for n in app._notifications),
                          what="the bad-setting notice")
         assert app.screen is home
