@@ -1,0 +1,119 @@
+"""``workstation batch GRID.toml``: run a grid unattended, resumable, under a cost cap."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import tomllib
+from pathlib import Path
+
+from workstation.errors import UserError
+from workstation.locations import BATCHES
+
+
+def register(sub) -> None:
+    b = sub.add_parser("batch", help="run a grid of games x settings x seeds unattended (resumable)",
+                       description="Run every cell of a grid (TOML) and record each run under DIR/runs/, named by "
+                       "run id; DIR/results.csv and results.jsonl are rebuilt from the recordings. Running the same "
+                       "command again skips complete runs and re-runs incomplete ones from the start. Exit 0 only "
+                       "when every run completed.")
+    b.add_argument("grid", metavar="GRID.toml", help="the grid: name, games, seeds, [[settings]], [protocol], [limits]")
+    b.add_argument("--out", metavar="DIR", help=f"the batch directory (default {BATCHES}/<name>/)")
+    b.add_argument("--concurrency", type=int, default=8, metavar="N",
+                   help="runs at once in all (default 8); [limits] caps each provider, CPU-bound runs one per core")
+    b.add_argument("--max-cost", type=float, metavar="USD", help="stop launching runs when the spend plus the "
+                   "in-flight estimate would pass this; end running ones at their next turn once it is reached")
+    b.add_argument("--dry-run", action="store_true", help="print the plan (runs, done, calls, tokens, $) and exit")
+    b.add_argument("--executor", choices=("local", "ray"), default="local",
+                   help="local: threads for model runs, a process per core for CPU-bound ones; ray: a Ray cluster")
+    b.add_argument("--ray-address", metavar="ADDR", help="the Ray cluster (default: start a local one)")
+    b.add_argument("--watch", action="store_true", help="watch the batch in the TUI")
+    b.add_argument("--plain", action="store_true", help="a progress line every few seconds (what a log gets)")
+    b.add_argument("--every", type=float, default=5.0, metavar="S", help="seconds between progress lines (default 5)")
+    b.set_defaults(func=run)
+
+
+def grid_name(path: str) -> str | None:
+    try:
+        name = tomllib.loads(Path(path).read_text(encoding="utf-8")).get("name")
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None
+    return name if isinstance(name, str) else None
+
+
+def check_keys(cells) -> None:
+    """Every model setting's key is in the environment (read, never shown), before anything runs."""
+    from workstation.providers import ProviderConfigError
+    from workstation.providers.spec import api_key
+
+    seen = set()
+    for c in cells:
+        if c.is_model and c.provider not in seen:
+            seen.add(c.provider)
+            try:
+                api_key(c.provider)
+            except ProviderConfigError as e:
+                raise UserError(f"setting {c.setting!r}: {e}") from None
+
+
+def make_batch(a: argparse.Namespace):
+    from workstation.batch.grid import load_grid
+    from workstation.batch.results import runs_dir
+    from workstation.batch.runner import Batch
+    from workstation.options import check_out
+
+    name = grid_name(a.grid) or "batch"
+    out = Path(a.out) if a.out else Path(BATCHES) / name
+    grid = load_grid(a.grid, out=str(runs_dir(out)))
+    if a.executor != "ray" and a.ray_address:
+        raise UserError("--ray-address needs --executor ray")
+    try:
+        check_out(out)
+    except UserError as e:
+        raise UserError(str(e)) from None
+    return Batch(grid, out, concurrency=a.concurrency, max_cost=a.max_cost, executor=a.executor,
+                 ray_address=a.ray_address)
+
+
+def run(a: argparse.Namespace) -> int:
+    from workstation.batch.plan import plan_text
+    from workstation.batch.progress import PlainLog
+
+    if a.every <= 0:
+        raise UserError(f"--every must be more than 0 seconds (got {a.every:g})")
+    batch = make_batch(a)
+    if a.dry_run:
+        batch.prepare(dry_run=True)
+        print(plan_text(batch))
+        return 0
+    check_keys(batch.cells)
+    if a.executor == "ray":
+        from workstation.batch.ray_executor import check_ray
+
+        check_ray()
+    batch.prepare()
+    if batch.set_aside:
+        print(f"set aside {len(batch.set_aside)} partial recording(s) under {batch.dir}/runs/.incomplete/ "
+              "(re-run from the start)", flush=True)
+    if a.watch and not a.plain:
+        sys.stderr.write("workstation: the batch screen is not built yet; showing progress lines instead\n")
+    log = PlainLog(sys.stdout, every_s=a.every)
+    previous = {}
+
+    def on_signal(signum, frame) -> None:
+        batch.request_stop(signal.Signals(signum).name)
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        previous[sig] = signal.signal(sig, on_signal)
+    try:
+        code = batch.run(tick=log.tick)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    log.final(batch.state)
+    print(f"results: {batch.dir / 'results.csv'} ({batch.dir / 'results.jsonl'})")
+    return code
+
+
+__all__ = ["register", "run"]

@@ -1,0 +1,113 @@
+"""One run of a batch, the same under every executor: start it, drive it, report, stop at a turn boundary.
+
+``execute`` makes the run with ``start_run`` (recording under the spec's ``out``,
+named by its run id) and drives it with the one drive loop
+(``workstation.runs.drive.drive``). After each step it reports the run's totals and,
+at every turn boundary, asks ``should_stop``: a reason ends the run there (its
+recording closed as stopped, saying why), so a batch that stops (a signal, the cost
+cap) leaves no turn half done. A model run uses the limiter it is given, shared by
+every run of the batch against that provider and model.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from workstation.calls import CancelToken
+
+
+@dataclass
+class Progress:
+    """What a running run has done so far (sent to the batch after every step)."""
+
+    run_id: str
+    calls: int = 0
+    cost_usd: float = 0.0
+    rate_limit_waits: int = 0
+    turns: int = 0
+    frames: int = 0
+    last_error: str | None = None
+
+
+@dataclass
+class Hooks:
+    should_stop: Callable[[], str | None] = lambda: None  # checked at every turn boundary
+    on_progress: Callable[[Progress], None] | None = None
+    limiter: Any = None  # an AdaptiveLimiter-like object (slot/acquire/release) for model runs
+    cancel: CancelToken | None = None  # cancelled: end the run now, even mid-call
+
+
+def make_agent_with(spec, limiter):
+    """The provider agent of a model spec, under ``limiter`` (the batch's, not the process default)."""
+    from workstation.providers.agent import ProviderAgent, make_adapter
+    from workstation.providers.spec import api_key
+
+    adapter = make_adapter(spec.agent, spec.provider_options)
+    return ProviderAgent(spec.agent, adapter, api_key(adapter.provider), limiter=limiter)
+
+
+def execute(spec_json: dict, run_id: str, hooks: Hooks | None = None) -> dict:
+    """Run one cell; returns ``{run_id, path, complete, stopped, calls, cost_usd, score, error, wall_s}``."""
+    from workstation.options import RunSpec
+    from workstation.runs.drive import drive
+    from workstation.runs.start import start_run
+    from workstation.turn.engine import Phase
+
+    hooks = hooks or Hooks()
+    t0 = time.monotonic()
+    result: dict[str, Any] = {"run_id": run_id, "path": None, "complete": False, "stopped": None, "calls": 0,
+                              "cost_usd": 0.0, "score": None, "error": None, "wall_s": 0.0, "rate_limit_waits": 0}
+    reason = hooks.should_stop()
+    if reason:
+        result["stopped"] = reason
+        result["not_started"] = True
+        return result
+    engine = None
+    progress = Progress(run_id)
+    try:
+        spec = RunSpec.from_json(spec_json)
+        agent = make_agent_with(spec, hooks.limiter) if hooks.limiter is not None and spec.agent_ref.is_model else None
+        engine = start_run(spec, rewindable=False, agent=agent)
+        if hooks.cancel is not None:
+            engine.cancel = hooks.cancel
+        result["path"] = str(engine.writer.path)
+
+        def after_step(e, before) -> None:
+            if before is Phase.PROMPT and e.pending is not None and e.pending.reply is not None:
+                reply = e.pending.reply
+                progress.rate_limit_waits += sum(1 for a in reply.attempts if a.error_class == "rate_limit")
+                if reply.error and not reply.cancelled:
+                    progress.last_error = reply.error
+            progress.calls, progress.cost_usd = e.totals["calls"], e.totals["cost_usd"]
+            progress.turns, progress.frames = e.turn, e.clock.frame
+            if hooks.on_progress is not None:
+                hooks.on_progress(progress)
+            if e.phase is Phase.READY and not e.done:
+                why = hooks.should_stop()
+                if why:
+                    e.cancel.cancel(why)
+
+        summary = drive(engine, cancel=engine.cancel, after_step=after_step) or {}
+        result.update(complete=bool(summary.get("complete")), stopped=summary.get("stopped"),
+                      calls=summary.get("calls", 0), cost_usd=summary.get("cost_usd"),
+                      score=summary.get("total_reward"))
+    except Exception as e:  # noqa: BLE001 - one failed run must not end the batch; the error is its account
+        result["error"] = (str(e).splitlines() or [type(e).__name__])[0] or type(e).__name__
+        if engine is not None and engine.summary is not None:
+            result["stopped"] = engine.summary.get("stopped")
+    finally:
+        if engine is not None:
+            try:
+                engine.close()
+            except Exception:  # noqa: BLE001
+                pass
+    result["rate_limit_waits"] = progress.rate_limit_waits
+    result["last_error"] = result["error"] or progress.last_error or (
+        result["stopped"] if result["stopped"] and not result["complete"] else None)
+    result["wall_s"] = round(time.monotonic() - t0, 3)
+    return result
+
+
+__all__ = ["Hooks", "Progress", "execute", "make_agent_with"]

@@ -1,0 +1,145 @@
+"""Where a batch's runs execute: ``local`` (threads and processes here) or ``ray`` (a Ray cluster).
+
+Both take one run at a time (``submit(cell) -> Future`` of ``execute``'s result dict),
+share one limiter per (provider, base URL, model) among the model runs, stop every
+run at its next turn boundary on ``stop(reason)``, and report live progress of
+model runs (calls, dollars) through ``progress()``.
+
+``local``: model runs wait on the network, so they share this process (a thread
+each, up to the batch's concurrency); CPU-bound runs (random, replay) run one
+process per core (a ``ProcessPoolExecutor``), each process ignoring Ctrl-C and
+watching a shared stop event instead, so a stop ends them at a turn boundary too.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import signal
+import threading
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
+from typing import Any
+
+from workstation.batch.execute import Hooks, Progress, execute
+from workstation.batch.jobs import Job as Cell
+from workstation.calls import CancelToken
+from workstation.errors import UserError
+
+CPU_STOP_REASON = "the batch stopped (interrupted); resume re-runs it"
+
+
+class Executor:
+    name = "base"
+
+    def __init__(self) -> None:
+        self._stop_reason: str | None = None
+        self._lock = threading.Lock()
+        self._progress: dict[str, Progress] = {}
+
+    def stop(self, reason: str) -> None:
+        """Every run ends at its next turn boundary, marked stopped with ``reason``; no new run starts."""
+        with self._lock:
+            if self._stop_reason is None:
+                self._stop_reason = reason
+
+    def should_stop(self) -> str | None:
+        return self._stop_reason
+
+    def progress(self) -> dict[str, Progress]:
+        with self._lock:
+            return dict(self._progress)
+
+    def _on_progress(self, p: Progress) -> None:
+        with self._lock:
+            self._progress[p.run_id] = p
+
+    def forget(self, run_id: str) -> None:
+        with self._lock:
+            self._progress.pop(run_id, None)
+
+    def submit(self, cell: Cell) -> Future:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def shutdown(self) -> None:
+        pass
+
+
+def limiter_key(cell: Cell) -> tuple[str, str, str]:
+    from workstation.providers.spec import parse_spec
+
+    provider, model = parse_spec(cell.spec.agent)
+    return provider, cell.spec.transport.base_url or "", model
+
+
+# -- local ---------------------------------------------------------------------------
+_STOP: Any = None  # the stop event of a worker process
+
+
+def _worker_init(stop_event) -> None:
+    global _STOP
+    _STOP = stop_event
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the batch process decides; the stop event says
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _worker_run(spec_json: dict, run_id: str) -> dict:
+    return execute(spec_json, run_id, Hooks(should_stop=lambda: CPU_STOP_REASON if _STOP.is_set() else None))
+
+
+class LocalExecutor(Executor):
+    name = "local"
+
+    def __init__(self, model_threads: int, cpu_processes: int, caps: dict[tuple, int]) -> None:
+        super().__init__()
+        from workstation.providers.limiter import AdaptiveLimiter
+
+        self._threads = ThreadPoolExecutor(max_workers=max(1, model_threads), thread_name_prefix="batch-run")
+        self._cpu_n = max(1, cpu_processes)
+        self._procs: ProcessPoolExecutor | None = None
+        self._ctx = mp.get_context("spawn")
+        self._stop_event = self._ctx.Event()
+        self.cancel = CancelToken()  # a second signal: end model runs now, even mid-call
+        self.limiters = {key: AdaptiveLimiter(initial=n, minimum=1, maximum=n) for key, n in caps.items()}
+
+    def stop(self, reason: str) -> None:
+        super().stop(reason)
+        self._stop_event.set()
+
+    def submit(self, cell: Cell) -> Future:
+        spec = cell.spec.to_json()
+        if not cell.is_model:
+            if self._procs is None:
+                self._procs = ProcessPoolExecutor(max_workers=self._cpu_n, mp_context=self._ctx,
+                                                  initializer=_worker_init, initargs=(self._stop_event,))
+            return self._procs.submit(_worker_run, spec, cell.run_id)
+        hooks = Hooks(should_stop=self.should_stop, on_progress=self._on_progress,
+                      limiter=self.limiters.get(limiter_key(cell)), cancel=self.cancel)
+        return self._threads.submit(execute, spec, cell.run_id, hooks)
+
+    def shutdown(self) -> None:
+        self._threads.shutdown(wait=True)
+        if self._procs is not None:
+            self._procs.shutdown(wait=True)
+
+
+def make_executor(kind: str, model_threads: int, cpu_processes: int, caps: dict[tuple, int],
+                  ray_address: str | None = None) -> Executor:
+    if kind == "local":
+        if ray_address:
+            raise UserError("--ray-address needs --executor ray")
+        return LocalExecutor(model_threads, cpu_processes, caps)
+    if kind == "ray":
+        from workstation.batch.ray_executor import RayExecutor
+
+        return RayExecutor(caps, address=ray_address)
+    raise UserError(f"--executor must be local or ray (got {kind!r})")
+
+
+def cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+__all__ = ["Executor", "LocalExecutor", "cores", "limiter_key", "make_executor"]

@@ -1,0 +1,100 @@
+"""The runs of a batch: each grid cell (``workstation.batch.grid``) with its run id and concurrency class.
+
+The run id comes from the cell's ``RunSpec`` alone (``RunSpec.identity``: no agent built,
+no key read); it names the run's recording folder and is how a resumed batch finds
+finished work. Two cells with one run id (settings that differ only in ``base_url`` or
+``timeout``, which do not change a run) are refused, naming the setting and its line, as
+are ALE ``mode`` / ``difficulty`` values, which the grid reads but the run engine does
+not apply yet.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from workstation.batch.grid import Cell, Grid, GridError, key_lines
+
+CPU = "cpu"  # the concurrency class of runs that need no provider (random, replay)
+
+
+@dataclass(frozen=True)
+class Job:
+    cell: Cell
+    run_id: str
+    provider: str  # "openai", "compat", ... or "cpu"
+
+    @property
+    def label(self) -> str:  # the expanded setting label: "gpt-5.4-mini|feedback=false"
+        return self.cell.setting
+
+    @property
+    def setting(self) -> str:  # the [[settings]] label
+        return self.cell.base
+
+    @property
+    def game(self) -> str:
+        return self.cell.game
+
+    @property
+    def seed(self) -> int:
+        return self.cell.seed
+
+    @property
+    def spec(self):
+        return self.cell.spec
+
+    @property
+    def varied(self) -> dict:
+        return self.cell.varied
+
+    @property
+    def is_model(self) -> bool:
+        return self.provider != CPU
+
+
+def _line(grid: Grid, path: tuple) -> str:
+    try:
+        lines = key_lines(Path(grid.source).read_text(encoding="utf-8"))
+    except OSError:
+        return ""
+    while path:
+        if path in lines:
+            return f" line {lines[path]}"
+        path = path[:-1]
+    return ""
+
+
+def jobs_of(grid: Grid) -> list[Job]:
+    """Every cell as a job, seeds outermost (a batch stopped half-way has every setting and game)."""
+    from workstation.turn.promptpack import load_pack
+
+    for key in ("mode", "difficulty"):
+        if key in grid.axes:
+            raise GridError(f"{grid.source}{_line(grid, ('protocol', key))}: protocol.{key}: the run engine does not "
+                            f"apply the ALE {key} yet (runs would play the default variant); drop it", key)
+    digests: dict = {}
+    seen: dict[str, str] = {}
+    out: list[Job] = []
+    games = {g: i for i, g in enumerate(grid.games)}
+    seeds = {s: i for i, s in enumerate(grid.seeds)}
+    labels = [s.label for s in grid.settings]
+    order = sorted(range(len(grid.cells)), key=lambda i: (seeds[grid.cells[i].seed], games[grid.cells[i].game], i))
+    for i in order:
+        cell = grid.cells[i]
+        spec = cell.spec
+        if spec.prompts not in digests:
+            digests[spec.prompts] = load_pack(spec.prompts).digest
+        run_id = spec.identity(digests[spec.prompts])
+        if run_id in seen:
+            n = labels.index(cell.base)
+            raise GridError(f"{grid.source}{_line(grid, ('settings', n))}: settings[{n}]: {cell.setting!r} gives the "
+                            f"same runs as {seen[run_id]!r} (they differ only in base_url or timeout, which do not "
+                            "change a run); drop one", "settings")
+        seen[run_id] = cell.setting
+        ref = spec.agent_ref
+        out.append(Job(cell, run_id, ref.kind if ref.is_model else CPU))
+    return out
+
+
+__all__ = ["CPU", "Job", "jobs_of"]

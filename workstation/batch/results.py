@@ -1,0 +1,134 @@
+"""A batch's results table, rebuilt from its recordings: DIR/results.csv and DIR/results.jsonl.
+
+One row per run of the grid that has a recording under ``DIR/runs/`` (its complete
+recording if it has one, else its newest incomplete one), in the grid's order. The
+rows are made from each recording's summary (or, for a killed run, the summary
+rebuilt from its turns), so the table cannot disagree with the recordings; both
+files are replaced by atomic rename.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+from pathlib import Path
+
+from workstation.batch.jobs import Job as Cell
+from workstation.game.protocol import SETTINGS
+from workstation.store.index import Entry, Index
+from workstation.store.recording import Recording, RecordingError
+
+COLUMNS = ("run_id", "setting", "game", "seed", "score", "lives_lost", "turns", "invalid_turns", "failed_turns",
+           "frames", "complete", "calls", "input_tokens", "output_tokens", "reasoning_tokens", "cost_usd", "wall_s")
+# The expanded protocol fields (the budget is the ``frames`` column: a complete run plays all of it).
+PROTOCOL_COLUMNS = tuple(s.name for s in SETTINGS if s.name != "frames")
+RUNS = "runs"
+
+
+def runs_dir(batch_dir: str | Path) -> Path:
+    return Path(batch_dir) / RUNS
+
+
+def recordings_by_id(batch_dir: str | Path) -> dict[str, list[Entry]]:
+    """The recordings under DIR/runs/ by run id, complete ones first, then newest first."""
+    root = runs_dir(batch_dir)
+    if not root.is_dir():
+        return {}
+    out: dict[str, list[Entry]] = {}
+    index = Index(root)
+    for e in index.entries():
+        if e.run_id:
+            out.setdefault(e.run_id, []).append(e)
+    for entries in out.values():
+        entries.sort(key=lambda e: not e.complete)  # stable: newest first within each kind
+    return out
+
+
+def row(cell: Cell, path: Path) -> dict:
+    """The results row of one run, from its recording."""
+    rec = Recording(path)
+    s = rec.outcome()
+    usage = s.usage or {}
+    n_in = sum(int(usage.get(k) or 0) for k in ("input_tokens", "cache_read_tokens", "cache_write_tokens"))
+    proto = rec.manifest_record.protocol if isinstance(rec.manifest_record.protocol, dict) else {}
+    out = {
+        "run_id": rec.manifest_record.run_id, "setting": cell.label, "game": cell.game, "seed": cell.seed,
+        "score": s.total_reward, "lives_lost": s.lives_lost, "turns": s.turns, "invalid_turns": s.invalid_turns,
+        "failed_turns": _failed(s, rec),
+        "frames": s.frames, "complete": bool(s.complete), "calls": s.calls, "input_tokens": n_in,
+        "output_tokens": int(usage.get("output_tokens") or 0),
+        "reasoning_tokens": int(usage.get("reasoning_tokens") or 0),
+        "cost_usd": s.cost_usd, "wall_s": s.wall_s,
+    }
+    for name in PROTOCOL_COLUMNS:
+        out[name] = proto.get(name)
+    out["stopped"] = s.stopped
+    out["path"] = str(path)
+    return out
+
+
+def _failed(s, rec: Recording) -> int:
+    """Turns lost to provider errors: the summary's count, or counted from the turns (older recordings)."""
+    n = getattr(s, "failed_turns", None)
+    if n is None:
+        n = (rec.summary or {}).get("failed_turns")
+    if n is None:
+        n = sum(1 for t in rec.turn_records
+                if t.error is not None and not t.overridden and not t.error.startswith("cancelled"))
+    return int(n)
+
+
+def rebuild(batch_dir: str | Path, cells: list[Cell]) -> list[dict]:
+    """Rewrite DIR/results.csv and DIR/results.jsonl from the recordings; returns the rows."""
+    rows = collect(batch_dir, cells)
+    write(batch_dir, rows)
+    return rows
+
+
+def collect(batch_dir: str | Path, cells: list[Cell]) -> list[dict]:
+    """The rows of the grid's runs that have a recording, in grid order (nothing written)."""
+    found = recordings_by_id(batch_dir)
+    root = runs_dir(batch_dir)
+    rows = []
+    for cell in cells:
+        entries = found.get(cell.run_id)
+        if not entries:
+            continue
+        try:
+            rows.append(row(cell, root / entries[0].path))
+        except RecordingError as e:  # unreadable: the row says so and counts as incomplete
+            rows.append({"run_id": cell.run_id, "setting": cell.label, "game": cell.game, "seed": cell.seed,
+                         "complete": False, "stopped": f"unreadable: {e}", "path": str(root / entries[0].path)})
+    return rows
+
+
+def _text(value) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def write(batch_dir: str | Path, rows: list[dict]) -> None:
+    batch_dir = Path(batch_dir)
+    batch_dir.mkdir(parents=True, exist_ok=True)
+    header = COLUMNS + PROTOCOL_COLUMNS
+    buf = io.StringIO(newline="")
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(header)
+    for r in rows:
+        w.writerow([_text(r.get(k)) for k in header])
+    _replace(batch_dir / "results.csv", buf.getvalue())
+    _replace(batch_dir / "results.jsonl", "".join(json.dumps(r, sort_keys=False) + "\n" for r in rows))
+
+
+def _replace(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+__all__ = ["COLUMNS", "PROTOCOL_COLUMNS", "collect", "rebuild", "recordings_by_id", "row", "runs_dir", "write"]
