@@ -1,0 +1,98 @@
+"""The compare screen in the real app: scrub, turn steps, event jumps, divergence, the summary table."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from screens.app import Launch, make_app
+from screens.views.compare import CompareScreen
+from screens.widgets.frame_view import FrameView
+from workstation.analysis.compare import summary_cells
+from workstation.errors import UserError
+
+from tests.test_compare import make_run
+from tests.tui_helpers import run_async, wait_until
+
+
+@pytest.fixture(scope="module")
+def pair(tmp_path_factory):
+    out = tmp_path_factory.mktemp("cmp-screen")
+    return make_run(out, seed=0, frames=600), make_run(out, seed=1, frames=600), \
+        make_run(out, game="freeway", frames=30)
+
+
+def text(screen, selector: str) -> str:
+    return str(screen.query_one(selector).render())
+
+
+async def opened(pilot):
+    await wait_until(pilot, lambda: isinstance(pilot.app.screen, CompareScreen), what="the compare screen")
+    return pilot.app.screen
+
+
+@run_async
+async def test_scrub_jump_and_divergence(pair):
+    a, b, _ = pair
+    app = make_app(Launch("compare", recordings=(str(a), str(b))))
+    async with app.run_test(size=(200, 60)) as pilot:
+        screen = await opened(pilot)
+        c = screen.c
+        frames = [screen.query_one(f"#cmp-frame-{i}", FrameView) for i in range(2)]
+        assert [f.frame_index for f in frames] == [0, 0]
+        await pilot.press("full_stop", "full_stop", "comma", "full_stop")
+        assert screen.frame == 2 and [f.frame_index for f in frames] == [2, 2]
+        # next turn of the focused run (run 1), then of run 2
+        await pilot.press("right")
+        starts = c.runs[0].series.starts
+        assert screen.frame == next(s for s in starts if s > 2)
+        await pilot.press("2", "home", "right")
+        assert screen.frame == next(s for s in c.runs[1].series.starts if s > 0)
+        # next life loss in any run
+        await pilot.press("home", "l")
+        losses = sorted(int(f) for r in c.runs for f in np.flatnonzero(r.series.losses))
+        assert screen.frame == losses[0]
+        who = next(i for i, r in enumerate(c.runs) if r.series.losses[losses[0]])
+        info = text(screen, f"#cmp-info-{who}")
+        assert f"lives {int(c.runs[who].series.lives[losses[0]])} (lost 1)" in info
+        await pilot.press("l")
+        assert screen.frame == next(f for f in losses if f > losses[0])
+        # the divergence point: shown, and a key away
+        assert c.divergent_frame is not None
+        assert f"runs diverge at frame {c.divergent_frame}" in text(screen, "#cmp-diverge")
+        assert "◆" in text(screen, "#cmp-scrub")
+        await pilot.press("d")
+        assert screen.frame == c.divergent_frame
+        assert [f.frame_index for f in frames] == [c.divergent_frame] * 2
+        # each panel: score, lives, the action executing, the turn's thought and plan
+        for i, run in enumerate(c.runs):
+            info = text(screen, f"#cmp-info-{i}")
+            f = c.divergent_frame
+            assert f"score {run.series.score[f]:g}" in info and f"action {run.series.action_at(f)}" in info
+            assert "thought random baseline" in info
+            assert " ".join(run.turns[run.series.turn_at(f)].shown_plan) in info
+        await pilot.press("end")
+        assert screen.frame == c.end == 600
+        assert "NOT the same start: seeds differ (0, 1)" in text(screen, "#cmp-start")
+
+
+@run_async
+async def test_the_summary_table_shows_the_series_figures(pair):
+    a, b, _ = pair
+    app = make_app(Launch("compare", recordings=(str(a), str(b))))
+    async with app.run_test(size=(200, 60)) as pilot:
+        screen = await opened(pilot)
+        table = screen.query_one("#cmp-table")
+        assert table.row_count == 2
+        for i, run in enumerate(screen.c.runs):
+            cells = [str(x) for x in table.get_row(str(i))]
+            expected = list(summary_cells(screen.c.rows[i]))
+            assert cells[1:] == expected[1:]
+            assert cells[1] == f"{run.series.score[-1]:g}" and cells[2] == str(int(run.series.losses.sum()))
+            assert cells[4] == str(len(run.turns))
+
+
+def test_runs_of_different_games_are_refused_before_any_screen(pair):
+    a, _, other = pair
+    with pytest.raises(UserError, match="different games"):
+        make_app(Launch("compare", recordings=(str(a), str(other))))
