@@ -183,7 +183,10 @@ def render(r: Report, md: bool = False) -> str:
         out += [f"{bullet}{g}: " + "; ".join(_sep_json(r.separability[g])["notes"])]
     if lacking:
         out += ["", "Lacking data (counted as not passed):", ""]
-        out += [f"- {g}: criterion ({i}) {why}" for g, i, why in lacking]
+        grouped: dict[tuple[int, str], list[str]] = {}
+        for g, i, why in lacking:
+            grouped.setdefault((i, why), []).append(g)
+        out += [f"- criterion ({i}), {why}: {', '.join(gs)}" for (i, why), gs in sorted(grouped.items())]
     else:
         out += ["", "Every game has data for all three criteria."]
     out += [""]
