@@ -53,6 +53,20 @@ def _spec(a: argparse.Namespace, agent: str | None = None):
     return spec
 
 
+def _provider_args(p: argparse.ArgumentParser) -> None:
+    """The model agents' arguments (--base-url, --effort, ..., --max-cost), for commands in their own modules."""
+    from workstation.options import add_model_arguments
+
+    add_model_arguments(p)
+
+
+def _provider_options(a: argparse.Namespace):
+    """``ProviderOptions`` from those arguments when ``a.agent`` is a model (None otherwise); SpecError names the flag."""
+    from workstation.options import provider_options_from_args
+
+    return provider_options_from_args(a)
+
+
 def _version_text() -> str:
     from importlib import metadata
 

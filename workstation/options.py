@@ -225,12 +225,7 @@ class RunSpec:
         """``ProviderOptions`` for a model agent (None for the built-in agents)."""
         if not self.agent_ref.is_model:
             return None
-        from workstation.providers import ProviderOptions
-
-        g, t = self.generation, self.transport
-        extra = {} if t.timeout is None else {"timeout": t.timeout}
-        return ProviderOptions(base_url=t.base_url, effort=g.effort, temperature=g.temperature,
-                               max_output_tokens=g.max_output_tokens, **extra)
+        return provider_options_of(self.generation, self.transport)
 
     def agent_identity(self) -> dict:
         """The part of an agent's ``describe()`` the run id hashes, from the spec alone."""
@@ -432,6 +427,29 @@ def add_model_arguments(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("model agents (openai:, compat:, anthropic:, gemini:)")
     for name in MODEL_CLI:
         add_argument(g, RUN_SETTING[name])
+
+
+def provider_options_from_args(a: Any):
+    """``ProviderOptions`` from a namespace with the model arguments, checked like a spec's (None: not a model)."""
+    agent = getattr(a, "agent", None) or "random"
+    try:
+        ref = parse_agent(agent)
+    except AgentSpecError as e:
+        raise SpecError("agent", str(e)) from None
+    if not ref.is_model:
+        return None
+    values = {k: getattr(a, k, None) for k in GENERATION_KEYS + TRANSPORT_KEYS}
+    gen = Generation(**{k: values[k] for k in GENERATION_KEYS})
+    trans = Transport(**{k: values[k] for k in TRANSPORT_KEYS})
+    return provider_options_of(gen, trans)
+
+
+def provider_options_of(gen: "Generation", trans: "Transport"):
+    from workstation.providers import ProviderOptions
+
+    extra = {} if trans.timeout is None else {"timeout": trans.timeout}
+    return ProviderOptions(base_url=trans.base_url, effort=gen.effort, temperature=gen.temperature,
+                           max_output_tokens=gen.max_output_tokens, **extra)
 
 
 def spec_from_args(a: Any, agent: str | None = None) -> RunSpec:

@@ -5,14 +5,27 @@ The kinds and the parsing of specs live in ``workstation.agents.registry``.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from workstation.agents.base import Agent, FatalAgentError, Reply, TurnContext, Usage
 from workstation.agents.registry import KINDS, PROVIDER_KINDS, AgentRef, AgentSpecError, parse_agent
-from workstation.game.games import Game
+
+if TYPE_CHECKING:
+    from workstation.agents.base import Agent
+    from workstation.game.games import Game
+
+_BASE = ("Agent", "FatalAgentError", "Reply", "TurnContext", "Usage")
 
 
-def make_agent(spec: str, game: Game, seed: int, provider_options: Any = None, plan_source=None) -> Agent:
+def __getattr__(name: str) -> Any:
+    """The interface types, imported on first use: reading a spec (the CLI's parser) needs none of them."""
+    if name in _BASE:
+        from workstation.agents import base
+
+        return getattr(base, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def make_agent(spec: str, game: "Game", seed: int, provider_options: Any = None, plan_source=None) -> "Agent":
     """``random`` | ``replay:PATH`` | ``human`` | ``openai:M`` | ``compat:M`` | ``anthropic:M`` | ``gemini:M``."""
     ref = parse_agent(spec)
     if ref.kind == "random":
