@@ -136,3 +136,36 @@ def test_baseline_name_matches_regardless_of_case(tmp_path, capsys):
     src = write_csv(tmp_path / "r.csv", [["Random", "Pong", s, s] for s in range(3)] + [["m", "Pong", s, 9 + s] for s in range(3)])
     assert main(["report", str(src), "--json", str(tmp_path / "o.json")]) == 0
     assert json.loads((tmp_path / "o.json").read_text())["baseline"] == "Random"
+
+
+def test_a_batch_results_table_with_protocol_columns(tmp_path):
+    """The columns `workstation batch` writes: the run columns, then the expanded protocol fields."""
+    cols = ["run_id", "setting", "game", "seed", "score", "lives_lost", "turns", "invalid_turns", "failed_turns",
+            "frames", "complete", "calls", "input_tokens", "output_tokens", "reasoning_tokens", "cost_usd", "wall_s",
+            "repeat", "max_actions", "memory", "history", "reward_history", "feedback", "clock", "start", "guide"]
+    rows = []
+    for label, fb, ma, lift in (("random|feedback=true|max_actions=1", True, 1, 0), ("random|feedback=true|max_actions=10", True, 10, 0),
+                                ("m|feedback=true|max_actions=1", True, 1, 6), ("m|feedback=false|max_actions=1", False, 1, 3),
+                                ("m|feedback=true|max_actions=10", True, 10, 9), ("m|feedback=false|max_actions=10", False, 10, 5)):
+        for seed in range(5):
+            rows.append([f"{label}-{seed}", label, "breakout", seed, lift + seed, 1, 150, 0, 0, 900, "true", 0, 0, 0, 0,
+                         "", 0.3, 3, ma, "structured", 3, 3, str(fb).lower(), "paused", "noops:30", "full"])
+    rows.append(["cut", "m|feedback=true|max_actions=1", "breakout", 9, 2, 0, 40, 0, 0, 120, "false", 0, 0, 0, 0, "", 0.1,
+                 3, 1, "structured", 3, 3, "true", "paused", "noops:30", "full"])
+    src = write_csv(tmp_path / "results.csv", rows, cols)
+    assert main(["report", str(src), "--baseline", "random|feedback=true|max_actions=10", "--json", str(tmp_path / "o.json")]) == 0
+    d = json.loads((tmp_path / "o.json").read_text())
+    assert d["runs"] == 30 and d["incomplete_left_out"] == 1
+    pairs = {(a["variant"], a["reference"], a["field"]) for a in d["ablations"]}
+    assert pairs == {
+        ("m|feedback=false|max_actions=1", "m|feedback=true|max_actions=1", "feedback"),
+        ("m|feedback=false|max_actions=10", "m|feedback=true|max_actions=10", "feedback"),
+        ("m|feedback=true|max_actions=1", "m|feedback=true|max_actions=10", "max_actions"),
+        ("m|feedback=false|max_actions=1", "m|feedback=false|max_actions=10", "max_actions"),
+        ("random|feedback=true|max_actions=1", "random|feedback=true|max_actions=10", "max_actions"),
+    }
+    fb = next(a for a in d["ablations"] if a["variant"] == "m|feedback=false|max_actions=10")
+    assert fb["mean_diff"] == -4 and fb["ci95"] == [-4, -4] and fb["verdict"] == "variant lower"
+    sep = d["games"]["breakout"]["separability"]
+    assert sep["best"] == "m|feedback=true|max_actions=10" and sep["label"] == "strong"
+    assert "footprint" in d and d["footprint"]["all"]["totals"]["calls"] == 0 and "cost_usd" not in d["footprint"]["all"]["totals"]

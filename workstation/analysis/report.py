@@ -75,7 +75,8 @@ def to_json(r: Report) -> dict:
     for game in r.results.games:
         games[game] = {
             "separability": _sep_json(r.separability[game]),
-            "settings": {c.setting: {"n": c.n, "mean": _num(c.mean), "se": _num(c.se), "rank": r.ranks[game][c.setting]}
+            "settings": {c.setting: {"n": c.n, "mean": _num(c.mean), "se": _num(c.se), "sd": _num(c.sd),
+                                     "rank": r.ranks[game][c.setting]}
                          for c in r.cells.values() if c.game == game},
         }
     out = {
