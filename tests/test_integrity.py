@@ -156,3 +156,15 @@ async def test_open_flags_a_damaged_recording_in_its_title_and_status(good, tmp_
         status = str(screen.query_one("#status", Static).render())
         assert "DAMAGED" in title and "complete" not in title
         assert "DAMAGED" in status and "turns.jsonl" in status
+
+
+@run_async
+async def test_open_of_a_recording_with_no_turns_says_so(good, tmp_path):
+    from screens.app import make_app
+    from textual.widgets import Static
+
+    path = _damaged(good, tmp_path, "turns emptied")
+    app = make_app("open", Namespace(recording=str(path)))
+    async with app.run_test(size=(160, 40)):
+        status = str(app.screen.query_one("#status", Static).render())
+        assert "no turns recorded" in status and "turn -1" not in status and "DAMAGED" in status

@@ -151,7 +151,10 @@ class ReplayScreen(Screen):
     def _status(self) -> None:
         t = Text(no_wrap=True, overflow="ellipsis")
         t.append(" PLAYING " if self.playing else " REPLAY ", style="bold black on green" if self.playing else "bold reverse")
-        t.append(f"  frame {self.frame}/{self.n_frames - 1}  turn {self.turn}/{len(self.turns) - 1}  ")
+        frames = f"frame {self.frame}/{self.n_frames - 1}" if self.n_frames else "no frames"
+        turns = f"turn {self.turn}/{len(self.turns) - 1}" if self.turns and self.turn >= 0 else \
+            "before the first turn" if self.turns else "no turns recorded"
+        t.append(f"  {frames}  {turns}  ")
         if self.turn >= 0:
             t.append(f"turn reward {self.turns[self.turn].reward:g}  ")
         t.append("recording ", style="dim")
