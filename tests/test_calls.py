@@ -4,7 +4,6 @@ call_agent with agents written before and after cancel/deadline existed."""
 from __future__ import annotations
 
 import threading
-import time
 
 import pytest
 

@@ -192,7 +192,7 @@ def test_cli_ctrl_c_during_a_60s_backoff_stops_at_once(fake, tmp_path):
         sent = time.monotonic()
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=60)
-        assert time.monotonic() - sent < 5
+        assert time.monotonic() - sent < 10  # far below the 60 s backoff, with room for a loaded machine
     finally:
         proc.kill()
     assert proc.returncode == 130 and "interrupted" in err and "Traceback" not in err
