@@ -18,7 +18,7 @@ import os
 import signal
 import threading
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
-from typing import Any
+from typing import Any, Callable
 
 from workstation.batch.execute import Hooks, Progress, execute
 from workstation.batch.jobs import Job as Cell
@@ -32,6 +32,7 @@ class Executor:
     name = "base"
 
     def __init__(self) -> None:
+        self.guard: Callable[[], str | None] = lambda: None  # the batch's cost guard, asked at every turn boundary
         self._stop_reason: str | None = None
         self._lock = threading.Lock()
         self._progress: dict[str, Progress] = {}
@@ -43,7 +44,7 @@ class Executor:
                 self._stop_reason = reason
 
     def should_stop(self) -> str | None:
-        return self._stop_reason
+        return self._stop_reason or self.guard()
 
     def progress(self) -> dict[str, Progress]:
         with self._lock:

@@ -63,6 +63,7 @@ class Batch:
         self._lock_fd: int | None = None
         self._stop_requests = 0
         self.estimates: dict[str, Estimate] = {}
+        self._settled_cost = 0.0  # dollars of the runs that ended in this batch
 
     # -- caps ------------------------------------------------------------------------
     def cap(self, provider: str) -> int:
@@ -166,6 +167,19 @@ class Batch:
         margin = sum(self._per_call(r.cell) for r in self.state.runs.values() if r.status == RUNNING)
         return self.state.spent + margin >= self.max_cost
 
+    def guard(self) -> str | None:
+        """Asked by every model run at each turn boundary: a reason once the spend (plus one more call per
+        running run) reaches --max-cost, from the live totals of the running runs."""
+        if self.max_cost is None or self.executor is None:
+            return None
+        live = self.executor.progress()
+        spent = self._settled_cost + sum(p.cost_usd or 0.0 for p in live.values())
+        margin = sum(self._per_call(self.state.runs[i].cell) for i in live if i in self.state.runs)
+        if spent + margin >= self.max_cost:
+            return (f"the batch's cost cap was reached (${spent:.4f} of --max-cost ${self.max_cost:g}); "
+                    "resume re-runs it")
+        return None
+
     # -- stopping ------------------------------------------------------------------------
     def request_stop(self, reason: str = "interrupted") -> None:
         """First call: no new runs, running ones end at their next turn. Second: model calls end now."""
@@ -194,6 +208,7 @@ class Batch:
         model_threads = min(self.concurrency, sum(len(q) for p, q in queues.items() if p != CPU) or 1)
         self.executor = make_executor(self.executor_kind, model_threads, self.cap(CPU), self._caps(),
                                       self.ray_address)
+        self.executor.guard = self.guard
         if self.state.stopping:  # a signal came before the executor existed
             self.executor.stop(f"the batch stopped ({self.state.stopping}); resume re-runs it")
         running: dict[Future, Cell] = {}
@@ -260,13 +275,14 @@ class Batch:
             r.status, r.last_error = FAILED, f"{type(e).__name__}: {e}"
             return
         r.calls, r.cost_usd = res.get("calls") or 0, res.get("cost_usd") or 0.0
+        self._settled_cost += r.cost_usd
         r.rate_limit_waits = res.get("rate_limit_waits") or r.rate_limit_waits
         r.path = res.get("path")
         if res.get("complete"):
             r.status, r.last_error = DONE, None
         elif res.get("not_started"):
             r.status = LEFT
-        elif self.state.stopping and not res.get("error") and "the batch" in (res.get("stopped") or ""):
+        elif not res.get("error") and "the batch" in (res.get("stopped") or ""):
             r.status, r.last_error = STOPPED, res.get("stopped")
         else:
             r.status, r.last_error = FAILED, res.get("last_error") or res.get("stopped") or "incomplete"
