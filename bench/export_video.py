@@ -79,6 +79,7 @@ def naive(rec: Recording, out: Path, frames: int) -> int:
             for frame in png.decode(av.Packet(buf.getvalue())):  # what ffmpeg does with each piped PNG
                 frame = frame.reformat(format="yuv420p")
                 frame.pts, frame.time_base = f, Fraction(1, 30)
+                frame.pict_type = av.video.frame.PictureType.NONE  # as the ffmpeg tool does: no forced keyframes
                 for packet in st.encode(frame):
                     box.mux(packet)
         for packet in st.encode(None):
