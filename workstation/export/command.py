@@ -71,6 +71,7 @@ def check_output(out: Path) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from workstation.store.framestore import FrameStoreError
     from workstation.store.recording import Recording
 
     out = Path(args.out)
@@ -94,6 +95,8 @@ def run(args: argparse.Namespace) -> int:
         os.replace(tmp, out)
     except PermissionError as e:
         raise UserError(f"cannot write {out}: {e.strerror}; choose another -o") from None
+    except FrameStoreError as e:
+        raise UserError(f"damaged recording: {e}") from None
     finally:
         tmp.unlink(missing_ok=True)
     print(out)

@@ -140,10 +140,10 @@ class Tile:
                 self.score_box.of(canvas)[:] = self.big.render([(f"score {key[0]:g}{lives}", "text")])
                 dirty.append(self.score_box)
         t_txt = f"t {fi / FPS_PAPER:6.2f} s   frame {fi}/{tl.budget}"
-        if turn >= 0:
-            t_txt += f"   turn {tl.turns[turn].get('turn', turn)}"
         if ended:
-            t_txt += "   (run ended)"
+            t_txt += "   ended"
+        elif turn >= 0:
+            t_txt += f"   turn {tl.turns[turn].get('turn', turn)}"
         if self._shown.get("clock") != t_txt:
             self._shown["clock"] = t_txt
             self.clock_box.of(canvas)[:] = self.small.render_line(t_txt, "dim")
