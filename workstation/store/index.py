@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from workstation.store.recording import MANIFEST, SUMMARY, TURNS, Recording, RecordingError
@@ -47,6 +47,9 @@ class Entry:
     def complete(self) -> bool:
         return self.state == "complete"
 
+    def to_json(self) -> dict:
+        return {f.name: getattr(self, f.name) for f in ENTRY_FIELDS}
+
     @property
     def date(self) -> str:
         """``YYYY-MM-DD HH:MM`` of the manifest's creation time."""
@@ -58,6 +61,9 @@ class Entry:
             return None
         value = self.protocol[key]
         return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+ENTRY_FIELDS = fields(Entry)
 
 
 def _read(path: Path, rel: str) -> Entry:
@@ -161,12 +167,12 @@ class Index:
                     entry = None
             if entry is None:
                 entry = _read(Path(directory), rel)
-                hit = {"sig": sig, "entry": asdict(entry)}
+                hit = {"sig": sig, "entry": entry.to_json()}
                 self.read_count += 1
                 changed = True
             runs[rel] = hit
             out.append(entry)
-        if self.cache and (changed or set(runs) != set(cached)):
+        if self.cache and "." not in runs and (changed or set(runs) != set(cached)):  # never inside a recording
             self._save(runs)
         out.sort(key=lambda e: (e.created or "", e.path), reverse=True)
         return out

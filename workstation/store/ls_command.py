@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from dataclasses import asdict
-
 from workstation.errors import UserError
 from workstation.locations import RECORDINGS
 
@@ -66,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
                      settings=_settings(args.setting), state=args.state, complete=complete, run_id=args.id)
     if args.json:
         for e in entries:
-            print(json.dumps({**asdict(e), "path": str(index.path_of(e))}))
+            print(json.dumps({**e.to_json(), "path": str(index.path_of(e))}))
         return 0
     rows = [COLUMNS]
     for e in entries:
