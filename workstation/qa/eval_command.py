@@ -1,0 +1,59 @@
+"""``workstation qa eval SET --agent A``: score an agent on a question set."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+
+
+def register(qsub) -> None:
+    e = qsub.add_parser("eval", help="ask an agent every question (repeated), score per capability")
+    e.add_argument("set", metavar="SET", help="question-set directory (from `workstation qa gen`)")
+    e.add_argument("--agent", required=True, help="random | openai:M | compat:M | anthropic:M | gemini:M")
+    e.add_argument("--repeats", type=int, default=5, help="times each question is asked (default 5, the paper)")
+    e.add_argument("--concurrency", type=int, default=1, metavar="N", help="questions in flight at once (default 1)")
+    e.add_argument("--out", default=None, metavar="DIR", help="results directory (default SET/evals/<agent>)")
+    e.add_argument("--status", default="proposed,accepted,edited",
+                   help="which questions to ask, by status (default proposed,accepted,edited)")
+    e.add_argument("--prompts", default=None, metavar="DIR", help="prompt pack for the decision-long guides")
+    e.add_argument("--seed", type=int, default=0, help="seed of the random agent")
+    g = e.add_argument_group("model providers")
+    g.add_argument("--base-url", default=None, help="SDK base URL (http://host:port/v1 for openai/compat)")
+    g.add_argument("--effort", default=None, help="none|minimal|low|medium|high|xhigh|max")
+    g.add_argument("--temperature", type=float, default=None)
+    g.add_argument("--max-output-tokens", type=int, default=None)
+    g.add_argument("--timeout", type=float, default=60.0, help="seconds per call (default 60)")
+    e.set_defaults(qa_func=_eval)
+
+
+def _eval(a: argparse.Namespace) -> int:
+    from workstation.errors import UserError
+    from workstation.qa.evaluate import run_eval, table
+    from workstation.qa.qset import STATUSES
+
+    if a.repeats < 1 or a.concurrency < 1:
+        raise UserError("--repeats and --concurrency must be at least 1")
+    statuses = tuple(s.strip() for s in a.status.split(",") if s.strip())
+    bad = [s for s in statuses if s not in STATUSES]
+    if bad or not statuses:
+        raise UserError(f"unknown status {bad[0] if bad else a.status!r}: use {', '.join(STATUSES)}")
+    options = None
+    if a.agent.strip().lower() != "random":
+        from workstation.providers import ProviderOptions
+
+        try:
+            options = ProviderOptions(base_url=a.base_url, effort=a.effort, temperature=a.temperature,
+                                      max_output_tokens=a.max_output_tokens, timeout=a.timeout)
+        except ValueError as e:
+            raise UserError(str(e)) from None
+    out = Path(a.out) if a.out else Path(a.set) / "evals" / re.sub(r"[^A-Za-z0-9._-]+", "-", a.agent)
+    summary = run_eval(Path(a.set), a.agent, out, repeats=a.repeats, concurrency=a.concurrency, statuses=statuses,
+                       provider_options=options, prompts=a.prompts, seed=a.seed)
+    print(out)
+    print(table([summary]))
+    if not summary["complete"]:
+        sys.stderr.write("workstation: some calls failed; run the same command again to retry them\n")
+        return 1
+    return 0
