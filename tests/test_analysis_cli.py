@@ -52,8 +52,10 @@ def test_report_on_a_csv_writes_json_md_and_plots(tmp_path, capsys):
         assert cell["n"] == 4 and cell["mean"] == pytest.approx(0.75) and cell["se"] > 0
     assert {c["setting"] for c in d["cells"]} == {"random", "m|feedback=true", "m|feedback=false"}
     ab = d["ablations"]
-    assert {(a["field"], a["variant"], a["game"]) for a in ab} == {("feedback", "m|feedback=false", g) for g in ("breakout", "pong")}
+    assert {(a["field"], a["variant"], a["game"]) for a in ab} == {("feedback", "m|feedback=false", g)
+                                                                     for g in ("breakout", "pong", "(all games)")}
     assert all(a["mean_diff"] == -4 and a["ci95"] == [-4, -4] for a in ab)
+    assert next(a for a in ab if a["game"] == "(all games)")["n"] == 8  # every (game, seed) pair
     fp = d["footprint"]["all"]
     assert fp["runs"] == 24 and fp["totals"]["calls"] == 16 * 140 and fp["input_tokens_per_call"] == 5000
     assert "2,240 calls" in text and "about 5.0k input tokens per call" in text

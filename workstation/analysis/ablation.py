@@ -9,6 +9,8 @@ the reference being the side with the paper's default value when one side has it
 the setting whose label sorts first.
 Per game, runs are paired by seed; the CI is the percentile interval of the mean difference
 over 10,000 resamples of those pairs (scipy.stats.bootstrap), seeded, so it repeats exactly.
+When a pair has runs in two or more games, one more CI pools every (game, seed) pair, on raw
+scores (so games with large scores weigh most).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from scipy import stats
 from workstation.analysis.table import Results
 
 RESAMPLES = 10_000
+ALL_GAMES = "(all games)"  # the CI over every (game, seed) pair of a settings pair
 
 
 def _norm(value: str) -> str:
@@ -119,10 +122,15 @@ def ablations(results: Results, seed: int = 0) -> list[PairCI]:
         seeds_of.setdefault((st, g), set()).add(s)
     out = []
     for p in pairs(results):
+        pooled: list[np.ndarray] = []
         for game in results.games:
             seeds = sorted(seeds_of.get((p.variant, game), set()) & seeds_of.get((p.reference, game), set()))
             if not seeds:
                 continue
             diffs = np.array([by[(p.variant, game, s)] - by[(p.reference, game, s)] for s in seeds])
             out.append(PairCI(p, game, len(seeds), *paired_ci(diffs, seed)))
+            pooled.append(diffs)
+        if len(pooled) > 1:  # every (game, seed) pair at once: raw scores, so high-scoring games weigh most
+            diffs = np.concatenate(pooled)
+            out.append(PairCI(p, ALL_GAMES, len(diffs), *paired_ci(diffs, seed)))
     return out

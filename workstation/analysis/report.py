@@ -205,7 +205,7 @@ def render(r: Report, md: bool = False) -> str:
         out += _table(["field", "variant", "game", "n", "mean diff", "95% CI", "verdict"], rows, md, right={3, 4})
         out += [""]
         for p in _unique_pairs(r.ablations):
-            mine = [a for a in r.ablations if a.pair == p]
+            mine = [a for a in r.ablations if a.pair == p and a.game != ablation.ALL_GAMES]
             tally = {v: sum(1 for a in mine if a.verdict == v) for v in
                      ("variant higher", "variant lower", "no clear difference", "too few seeds")}
             out += [f"{bullet}{p.variant} vs {p.reference} ({p.field} {p.variant_value} vs {p.reference_value}): "
