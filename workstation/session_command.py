@@ -1,14 +1,72 @@
-"""`workstation session`: a human baseline session (being written)."""
+"""`workstation session --participant ID --games G1,G2 --seeds 0,1,2 ...`: a human baseline session (TUI)."""
 
 from __future__ import annotations
+
+import argparse
+from pathlib import Path
 
 from workstation.errors import UserError
 
 
 def register(sub) -> None:
-    p = sub.add_parser("session", help="run a human baseline session (TUI)")
+    from workstation.options import add_protocol_arguments
+    from workstation.session import MODES, ORDERS, PACES, SESSIONS
+
+    p = sub.add_parser("session", help="run a human baseline session: instructions, practice, runs per game (TUI)",
+                       description="A human baseline session, as a lab runs it: for each game its instructions (the "
+                       "guide as the model gets it, the keys, the pace), optional practice runs (recorded, marked "
+                       "practice), a countdown, the run and its result, then the next. The session directory holds "
+                       "every run, session.json (rewritten after each step) and results.csv (setting human:ID, for "
+                       "`workstation report`). Running the same command again resumes at the first run not yet "
+                       "complete.")
+    p.add_argument("--participant", required=True, metavar="ID", help="the participant's id, kept as given")
+    p.add_argument("--games", required=True, metavar="G1,G2,...", help="game keys, comma-separated")
+    p.add_argument("--seeds", required=True, metavar="S1,S2,...", help="one scored run per seed and game, e.g. 0,1,2")
+    p.add_argument("--practice", type=int, default=0, metavar="N", help="practice runs per game before the scored "
+                   "ones (default 0; seeds 1000, 1001, ...)")
+    p.add_argument("--mode", choices=MODES, default="realtime", help="realtime (the game never waits) or paused "
+                   "(the model's protocol: the game waits for each plan); default realtime")
+    p.add_argument("--pace", choices=PACES, default="paper", help="paper (30 fps: 900 frames in 30 s) or native "
+                   "(the Atari's 60 fps); default paper")
+    p.add_argument("--order", choices=ORDERS, default="fixed", help="fixed (as given) or shuffled (games, and seeds "
+                   "within each game, in an order seeded by the participant id); default fixed")
+    p.add_argument("--countdown", type=int, default=3, metavar="S", help="seconds of countdown before each run "
+                   "(default 3)")
+    p.add_argument("--out", default=None, metavar="DIR", help=f"the session directory (default {SESSIONS}/ID)")
+    add_protocol_arguments(p)
     p.set_defaults(func=run)
 
 
-def run(args) -> int:
-    raise UserError("session is not ready yet")
+def settings_from_args(a: argparse.Namespace):
+    """Checked session settings (one ``UserError`` line on bad input)."""
+    from workstation.options import spec_from_args
+    from workstation.session import make_settings, parse_games
+
+    games = parse_games(a.games)
+    ns = argparse.Namespace(**{k: v for k, v in vars(a).items() if k not in ("out", "mode", "pace", "func")})
+    ns.game, ns.agent, ns.seed = games[0], "human", 0
+    spec = spec_from_args(ns, agent="human")  # the protocol options, checked as any run's are
+    return make_settings(a.participant, a.games, a.seeds, a.practice, a.mode, a.pace, a.order, spec.protocol,
+                         spec.prompts)
+
+
+def run(args: argparse.Namespace) -> int:
+    from workstation.session import SESSIONS, Session, slug
+
+    if args.countdown < 0:
+        raise UserError(f"--countdown must be 0 or more seconds (got {args.countdown})")
+    settings = settings_from_args(args)
+    out = Path(args.out) if args.out else Path(SESSIONS) / slug(settings.participant)
+    session = Session.open(out, settings)
+    session.countdown = args.countdown
+    if session.complete:
+        print(f"the session in {out} is already complete; results in {out / 'results.csv'}")
+        return 0
+    try:
+        from screens.app import Launch, run_app
+    except ImportError as e:  # pragma: no cover - textual is a declared dependency
+        raise UserError(f"the TUI cannot start ({e}); reinstall with `pip install -e .`") from e
+    code = run_app(Launch("session", session=session))
+    print(f"session {out}: {session.progress_text()}" + ("" if session.complete else
+                                                          "; run the same command again to resume"))
+    return code

@@ -1,0 +1,405 @@
+"""Human baseline sessions: the plan, the record (``session.json``), resuming, and the results table.
+
+A session is what a lab runs to collect human baselines: for each game, an
+instruction screen, optional practice runs, then one scored run per seed. Its
+directory holds
+
+- ``session.json``: the participant id as given, the settings, the order of
+  the steps, and for each step its times, practice flag, result and
+  recording; rewritten atomically (temporary file, then rename) after every
+  step, so a crash leaves the last good state;
+- ``runs/``: the scored runs, ordinary recordings (agent ``human``);
+- ``practice/``: the practice runs, recorded like the others but marked
+  practice in ``session.json`` and kept out of the results;
+- ``incomplete/``: runs that stopped before the end (quit or crash); the step
+  is played again;
+- ``results.csv``: one row per finished scored run with setting
+  ``human:ID``, in the columns ``workstation report`` reads, so ``report
+  SESSION_DIR`` works and the rows join a batch's results.
+
+Opening a directory that already holds a session resumes it at the first step
+not yet complete (the settings must match). Headless: the screens drive it.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import os
+import random
+import re
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from workstation.errors import UserError
+from workstation.game.games import FPS_NATIVE, FPS_PAPER, GAMES, get_game
+from workstation.game.protocol import Protocol
+
+FORMAT = "atari-workstation-session/1"
+SESSION_FILE = "session.json"
+RESULTS_FILE = "results.csv"
+RUNS, PRACTICE, INCOMPLETE = "runs", "practice", "incomplete"
+SESSIONS = "sessions"  # default root: sessions/<participant>/
+MODES = ("realtime", "paused")
+PACES = ("paper", "native")
+ORDERS = ("fixed", "shuffled")
+PRACTICE_SEED = 1000  # practice runs use seeds 1000, 1001, ... (never a scored seed)
+RESULT_COLUMNS = ("setting", "game", "seed", "score", "run_id", "complete", "lives_lost", "turns",
+                  "invalid_turns", "frames", "pace", "play_mode", "participant")
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S%z")
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "participant"
+
+
+# -- settings ------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Settings:
+    """What a session is: everything that must match to resume it."""
+
+    participant: str
+    games: tuple[str, ...]
+    seeds: tuple[int, ...]
+    practice: int = 0
+    mode: str = "realtime"
+    pace: str = "paper"
+    order: str = "fixed"
+    protocol: Protocol = field(default_factory=Protocol)
+    prompts: str | None = None
+
+    def to_json(self) -> dict:
+        return {"participant": self.participant, "games": list(self.games), "seeds": list(self.seeds),
+                "practice": self.practice, "mode": self.mode, "pace": self.pace, "order": self.order,
+                "protocol": self.protocol.to_json(), "prompts": self.prompts}
+
+    @property
+    def setting(self) -> str:
+        """The label of the session's runs in a results table."""
+        return f"human:{self.participant}"
+
+
+def parse_games(text: str) -> tuple[str, ...]:
+    keys = [k.strip() for k in (text or "").split(",") if k.strip()]
+    if not keys:
+        raise UserError("--games is empty; give game keys separated by commas, e.g. --games breakout,pacman")
+    out = []
+    for k in keys:
+        try:
+            out.append(get_game(k).key)
+        except (KeyError, ValueError):
+            raise UserError(f"unknown game {k!r} in --games; see `workstation games` (e.g. {', '.join(list(GAMES)[:3])})") \
+                from None
+    if len(set(out)) != len(out):
+        raise UserError(f"--games names a game twice ({text}); list each game once")
+    return tuple(out)
+
+
+def parse_seeds(text: str) -> tuple[int, ...]:
+    parts = [p.strip() for p in (text or "").split(",") if p.strip()]
+    if not parts:
+        raise UserError("--seeds is empty; give seeds separated by commas, e.g. --seeds 0,1,2")
+    seeds = []
+    for p in parts:
+        if not re.fullmatch(r"\d+", p):
+            raise UserError(f"seed {p!r} in --seeds is not a whole number 0 or more; e.g. --seeds 0,1,2")
+        seeds.append(int(p))
+    if len(set(seeds)) != len(seeds):
+        raise UserError(f"--seeds names a seed twice ({text}); list each seed once")
+    if any(s >= PRACTICE_SEED for s in seeds):
+        raise UserError(f"seeds of {PRACTICE_SEED} or more are kept for practice runs; use smaller seeds")
+    return tuple(seeds)
+
+
+def make_settings(participant: str, games: str, seeds: str, practice: int = 0, mode: str = "realtime",
+                  pace: str = "paper", order: str = "fixed", protocol: Protocol | None = None,
+                  prompts: str | None = None) -> Settings:
+    """Checked settings; bad input is one ``UserError`` line."""
+    if participant is None or not participant.strip():
+        raise UserError("--participant is empty; give the participant's id, e.g. --participant P01")
+    if practice < 0:
+        raise UserError(f"--practice must be 0 or more practice runs per game (got {practice})")
+    for name, value, allowed in (("mode", mode, MODES), ("pace", pace, PACES), ("order", order, ORDERS)):
+        if value not in allowed:
+            raise UserError(f"--{name} {value!r} is unknown: use {' or '.join(allowed)}")
+    return Settings(participant, parse_games(games), parse_seeds(seeds), practice, mode, pace, order,
+                    protocol or Protocol(), prompts)
+
+
+# -- steps -----------------------------------------------------------------------------
+@dataclass
+class Step:
+    index: int
+    game: str
+    seed: int
+    practice: bool
+    state: str = "pending"  # pending | running | done
+    recording: str | None = None  # relative to the session directory
+    incomplete: list = field(default_factory=list)  # runs of this step that stopped before the end
+    started: str | None = None
+    ended: str | None = None
+    score: float | None = None
+    frames: int | None = None
+    lives_lost: int | None = None
+    turns: int | None = None
+    run_id: str | None = None
+    invalid_turns: int | None = None
+
+    @property
+    def done(self) -> bool:
+        return self.state == "done"
+
+
+def plan_steps(s: Settings) -> list[Step]:
+    """The session's steps in order: per game, its practice runs then one scored run per seed."""
+    games, seeds = list(s.games), list(s.seeds)
+    rng = random.Random(int(hashlib.sha256(s.participant.encode("utf-8")).hexdigest()[:16], 16))
+    if s.order == "shuffled":  # seeded by the participant id: the same person gets the same order on resume
+        rng.shuffle(games)
+    steps: list[Step] = []
+    for g in games:
+        for p in range(s.practice):
+            steps.append(Step(len(steps), g, PRACTICE_SEED + p, True))
+        order = list(seeds)
+        if s.order == "shuffled":
+            rng.shuffle(order)
+        for seed in order:
+            steps.append(Step(len(steps), g, seed, False))
+    return steps
+
+
+# -- the session ----------------------------------------------------------------------------
+class Session:
+    """One participant's session in one directory."""
+
+    def __init__(self, path: Path, settings: Settings, steps: list[Step], created: str, events: list[dict],
+                 resumed: bool = False) -> None:
+        self.path = Path(path)
+        self.settings = settings
+        self.steps = steps
+        self.created = created
+        self.events = events
+        self.resumed = resumed
+        self.finished: str | None = None
+        self.countdown = 3  # seconds before each run (how this sitting runs; not part of the record)
+
+    # -- open / resume ------------------------------------------------------------------
+    @classmethod
+    def open(cls, path: str | Path, settings: Settings) -> "Session":
+        """A new session in ``path``, or the one there resumed (its settings must equal ``settings``)."""
+        path = Path(path)
+        f = path / SESSION_FILE
+        if f.is_file():
+            return cls._resume(path, settings)
+        if path.exists() and not path.is_dir():
+            raise UserError(f"{path} is a file; give --out a directory for the session")
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise UserError(f"cannot make the session directory {path}: {e.strerror or e}") from None
+        s = cls(path, settings, plan_steps(settings), _now(), [])
+        s.event("created")
+        return s
+
+    @classmethod
+    def _resume(cls, path: Path, settings: Settings) -> "Session":
+        f = path / SESSION_FILE
+        try:
+            data = json.loads(f.read_text(encoding="utf-8"))
+            if data.get("format") != FORMAT:
+                raise ValueError(f"format {data.get('format')!r}")
+            steps = [Step(**st) for st in data["steps"]]
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise UserError(f"{f} cannot be read as a session ({e}); give --out another directory") from None
+        stored = data.get("settings")
+        if stored != settings.to_json():
+            diff = [k for k in settings.to_json() if (stored or {}).get(k) != settings.to_json()[k]]
+            raise UserError(f"{path} holds another session ({', '.join(diff) or 'settings'} differ); resume it with "
+                            "the same options or give --out another directory")
+        s = cls(path, settings, steps, data.get("created") or _now(), list(data.get("events") or []), resumed=True)
+        s.finished = data.get("finished")
+        s._adopt_or_set_aside()
+        for st in s.steps:
+            if st.state == "running":  # interrupted mid-run: played again
+                st.state = "pending"
+        s.event("resumed", at_step=s.next_index())
+        return s
+
+    def _adopt_or_set_aside(self) -> None:
+        """Recordings under runs/ or practice/ that no finished step names: left by a crash.
+
+        A complete one of the interrupted step's game and seed finishes that step (the run was
+        over, only the session's record of it was lost); any other goes to incomplete/."""
+        named = {st.recording for st in self.steps if st.recording}
+        running = next((st for st in self.steps if st.state == "running"), None)
+        for sub in (RUNS, PRACTICE):
+            d = self.path / sub
+            if not d.is_dir():
+                continue
+            for rec in sorted(d.iterdir()):
+                if not rec.is_dir() or f"{sub}/{rec.name}" in named:
+                    continue
+                summary = _complete_summary(rec)
+                if (running is not None and not running.done and summary is not None
+                        and self.runs_dir(running) == d and summary.get("game") == running.game
+                        and summary.get("seed") == running.seed):
+                    self.finish(running, rec, summary, event="adopted after an interruption")
+                    continue
+                moved = self._set_aside(rec)
+                if running is not None and not running.done:
+                    running.incomplete.append(moved)
+
+    def _set_aside(self, rec: Path) -> str:
+        target_dir = self.path / INCOMPLETE
+        target_dir.mkdir(exist_ok=True)
+        target = target_dir / rec.name
+        n = 2
+        while target.exists():
+            target = target_dir / f"{rec.name}-{n}"
+            n += 1
+        os.replace(rec, target)
+        return f"{INCOMPLETE}/{target.name}"
+
+    # -- progress --------------------------------------------------------------------
+    def next_index(self) -> int | None:
+        return next((st.index for st in self.steps if not st.done), None)
+
+    def next_step(self) -> Step | None:
+        i = self.next_index()
+        return None if i is None else self.steps[i]
+
+    @property
+    def complete(self) -> bool:
+        return self.next_index() is None
+
+    def runs_dir(self, step: Step) -> Path:
+        return self.path / (PRACTICE if step.practice else RUNS)
+
+    def event(self, what: str, **data) -> None:
+        self.events.append({"time": _now(), "event": what, **data})
+        self.save()
+
+    def begin(self, step: Step) -> None:
+        step.state = "running"
+        step.started = _now()
+        self.event("run started", step=step.index, game=step.game, seed=step.seed, practice=step.practice)
+
+    def finish(self, step: Step, recording: str | Path | None, summary: dict | None, event: str = "run ended") -> bool:
+        """Record a run's end; True when it completed (the step is done), else it is set aside to play again."""
+        summary = summary or {}
+        step.ended = _now()
+        rec = Path(recording) if recording else None
+        complete = bool(summary.get("complete")) and rec is not None
+        if complete:
+            step.state = "done"
+            step.recording = os.path.relpath(rec, self.path)
+            step.score = float(summary.get("total_reward", 0.0))
+            step.frames = int(summary.get("frames", 0))
+            step.lives_lost = int(summary.get("lives_lost", 0))
+            step.turns = int(summary.get("turns", 0))
+            step.invalid_turns = int(summary.get("invalid_turns", 0))
+            step.run_id = _run_id(rec)
+        else:
+            step.state = "pending"
+            if rec is not None and rec.is_dir():
+                step.incomplete.append(self._set_aside(rec))
+        self.event(event, step=step.index, complete=complete, score=step.score if complete else None,
+                   why=None if complete else summary.get("stopped") or "stopped")
+        if self.complete and self.finished is None:
+            self.finished = _now()
+            self.event("finished")
+        self.write_results()
+        return complete
+
+    # -- files -------------------------------------------------------------------------
+    def to_json(self) -> dict:
+        return {"format": FORMAT, "participant": self.settings.participant, "setting": self.settings.setting,
+                "settings": self.settings.to_json(), "created": self.created, "updated": _now(),
+                "finished": self.finished, "order": [[st.game, st.seed, st.practice] for st in self.steps],
+                "steps": [asdict(st) for st in self.steps], "events": self.events}
+
+    def save(self) -> None:
+        _write_atomic(self.path / SESSION_FILE, json.dumps(self.to_json(), indent=1, ensure_ascii=False) + "\n")
+
+    def result_rows(self) -> list[dict]:
+        s = self.settings
+        return [{"setting": s.setting, "game": st.game, "seed": st.seed, "score": f"{st.score:g}",
+                 "run_id": st.run_id or "", "complete": "true", "lives_lost": st.lives_lost, "turns": st.turns,
+                 "invalid_turns": st.invalid_turns, "frames": st.frames, "pace": s.pace, "play_mode": s.mode,
+                 "participant": s.participant}
+                for st in self.steps if st.done and not st.practice]
+
+    def write_results(self) -> None:
+        buf = io.StringIO(newline="")
+        w = csv.DictWriter(buf, RESULT_COLUMNS, lineterminator="\n")
+        w.writeheader()
+        w.writerows(self.result_rows())
+        _write_atomic(self.path / RESULTS_FILE, buf.getvalue())
+
+    # -- what the screens show --------------------------------------------------------------
+    def instructions(self, game: str) -> str:
+        """The game's instructions as a model gets them under the session's protocol (the prompt pack's text)."""
+        from workstation.turn.promptpack import load_pack
+
+        return _instructions_text(get_game(game), self.settings.protocol, load_pack(self.settings.prompts))
+
+    def play_protocol(self) -> Protocol:
+        """The protocol a run plays under (real time: one action per turn, as the play screen sets it)."""
+        from dataclasses import replace
+
+        p = self.settings.protocol
+        return p if self.settings.mode == "paused" else replace(p, max_actions=1)
+
+    def pace_text(self) -> str:
+        fps = FPS_PAPER if self.settings.pace == "paper" else FPS_NATIVE
+        seconds = self.settings.protocol.repeat / fps
+        total = self.settings.protocol.frames / fps
+        mode = ("real time: the game never waits; hold keys, one action is sampled every "
+                f"{seconds:g} s" if self.settings.mode == "realtime" else
+                f"paused: the game waits for your plan of 1 to {self.settings.protocol.max_actions} actions, "
+                f"each held {seconds:g} s")
+        return f"{self.settings.pace} pace ({fps} frames per second): a run lasts {total:g} s of your time; {mode}"
+
+    def progress_text(self) -> str:
+        scored = [st for st in self.steps if not st.practice]
+        done = sum(1 for st in scored if st.done)
+        return f"{done} of {len(scored)} scored runs done"
+
+
+def _instructions_text(game, protocol: Protocol, pack) -> str:
+    from workstation.turn.promptpack import display_title
+
+    seconds = protocol.repeat / FPS_PAPER
+    return pack.render("instructions", title=display_title(game), guide=pack.guide(game.key, protocol.guide).strip(),
+                       actions=", ".join(game.action_names), max_actions=protocol.max_actions,
+                       action_seconds=f"{seconds:g}", budget_seconds=f"{protocol.frames / FPS_PAPER:g}").strip()
+
+
+def _complete_summary(rec: Path) -> dict | None:
+    try:
+        s = json.loads((rec / "summary.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return s if isinstance(s, dict) and s.get("complete") is True else None
+
+
+def _run_id(rec: Path) -> str | None:
+    try:
+        return json.loads((rec / "manifest.json").read_text(encoding="utf-8")).get("run_id")
+    except (OSError, ValueError):
+        return None
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
