@@ -99,7 +99,7 @@ class HomeScreen(Screen):
         Binding("s", "start('step')", "Step"),
         Binding("p", "start('play')", "Play"),
         Binding("o", "open", "Open"),
-        Binding("escape", "leave_field", "Leave field", show=False),
+        Binding("escape", "leave_field", "Leave field"),  # shown only while a field has the cursor
         Binding("q", "app.quit", "Quit"),
     ]
 
@@ -356,6 +356,14 @@ class HomeScreen(Screen):
             node.remove_class("-invalid")
         self.query_one("#form-error", Static).display = False
         self.invalid = None
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "leave_field":
+            return self.is_mounted and self.focused is not self.query_one("#games", DataTable)
+        return True
+
+    def on_descendant_focus(self) -> None:
+        self.refresh_bindings()
 
     def action_leave_field(self) -> None:
         """Esc in a form field (or the recordings list) goes back to the game list, so w/s/p/o work again."""
