@@ -21,7 +21,7 @@ class RunProgress:
         self.clock = clock
         self.width = width
         self._t0 = clock()
-        self._last = None
+        self._last = None if self.tty else self._t0  # off a terminal, a short run prints nothing
         self._drawn = False
 
     def __call__(self, ev: Event) -> None:
