@@ -48,6 +48,7 @@ class ReplayScreen(Screen):
         Binding("space", "play", "Play/pause"),
         Binding("home", "goto(0)", "Start", show=False),
         Binding("end", "goto(-1)", "End", show=False),
+        Binding("e", "export", "Export MP4", show=False),
         Binding("escape", "back", "Back"),
         Binding("q", "app.quit", "Quit"),
     ]
@@ -213,5 +214,24 @@ class ReplayScreen(Screen):
             ("Previous frame", "one frame back (,)", lambda: self.action_frame(-1)),
             ("First frame", "go to frame 0 (home)", lambda: self.action_goto(0)),
             ("Last frame", "go to the last frame (end)", lambda: self.action_goto(-1)),
+            ("Export MP4", "write this recording as RECORDING.mp4 beside it (e)", self.action_export),
             ("Back", "leave the focused field, else this view (escape)", self.action_back),
         ]
+
+    def action_export(self) -> None:
+        """Export the recording as an MP4 beside its directory, in a thread; a notice says where."""
+        from workstation.export.command import beside
+
+        out = beside(self.rec.path)
+        self.notify(f"exporting to {out} ...")
+        self.run_worker(lambda: self._export(out), thread=True, group="export")
+
+    def _export(self, out) -> None:
+        from workstation.export.command import export
+
+        try:
+            n, _, _ = export([self.rec.path], out)
+        except Exception as e:  # noqa: BLE001 - any failure is a notice, never a crash of the view
+            self.app.call_from_thread(self.notify, f"export failed: {e}", severity="error")
+            return
+        self.app.call_from_thread(self.notify, f"exported {n} frames to {out}")

@@ -70,18 +70,23 @@ def check_output(out: Path) -> str:
     return ext
 
 
-def run(args: argparse.Namespace) -> int:
+def export(paths: list, out: Path, pace: str = "paper", start: int | None = None, stop: int | None = None,
+           overlays: tuple[str, ...] | None = None) -> tuple[int, int, int]:
+    """Write ``out`` (.mp4, .gif or .html) from the recordings at ``paths``; returns (frames, start, stop).
+
+    Bad input raises UserError (or RecordingError); the file appears only when complete.
+    """
+    from workstation.export.layout import OVERLAYS
     from workstation.store.framestore import FrameStoreError
     from workstation.store.recording import Recording
 
-    out = Path(args.out)
+    out = Path(out)
     ext = check_output(out)
-    overlays = parse_overlays(args.overlay)
-    paths = [args.recording, *args.compare]
+    overlays = OVERLAYS if overlays is None else overlays
     if len(paths) > 4:
         raise UserError(f"--compare takes up to 3 more recordings (4 runs side by side); got {len(paths)} runs")
     recs = [Recording(Path(p)) for p in paths]
-    start, stop = frame_range(recs, args.start, args.stop)
+    start, stop = frame_range(recs, start, stop)
     tmp = out.with_name(f".{out.name}.{os.getpid()}.part{ext}")
     try:
         if ext == ".html":
@@ -91,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
         else:
             from workstation.export.video import VideoJob, export_video
 
-            n = export_video(VideoJob(recs, tmp, start, stop, args.pace, overlays))
+            n = export_video(VideoJob(recs, tmp, start, stop, pace, overlays))
         os.replace(tmp, out)
     except PermissionError as e:
         raise UserError(f"cannot write {out}: {e.strerror}; choose another -o") from None
@@ -99,9 +104,23 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"damaged recording: {e}") from None
     finally:
         tmp.unlink(missing_ok=True)
+    return n, start, stop
+
+
+def beside(recording: Path, ext: str = ".mp4") -> Path:
+    """The default file for a recording's export: next to its directory, named after it."""
+    recording = Path(recording).resolve()
+    return recording.with_name(recording.name + ext)
+
+
+def run(args: argparse.Namespace) -> int:
+    out = Path(args.out)
+    check_output(out)
+    paths = [args.recording, *args.compare]
+    n, start, stop = export(paths, out, args.pace, args.start, args.stop, parse_overlays(args.overlay))
     print(out)
     if not args.quiet:
         size = out.stat().st_size / 1e6
-        pace = "" if ext == ".html" else f" at {args.pace} pace"
-        sys.stdout.write(f"{n} frames ({start}..{stop - 1}){pace}, {len(recs)} run{'s' * (len(recs) > 1)}, {size:.2f} MB\n")
+        pace = "" if out.suffix.lower() == ".html" else f" at {args.pace} pace"
+        sys.stdout.write(f"{n} frames ({start}..{stop - 1}){pace}, {len(paths)} run{'s' * (len(paths) > 1)}, {size:.2f} MB\n")
     return 0
