@@ -79,8 +79,17 @@ class EngineDriver:
 
     # -- UI side -----------------------------------------------------------
     def send(self, name: str, arg: Any = None) -> None:
-        """Queue a command for the worker (thread-safe, never blocks)."""
+        """Queue a command for the worker (thread-safe, never blocks). A stop also cancels the
+        engine's call in flight at once (a backoff or a slow model), so it takes effect now."""
+        if name == "stop":
+            self.cancel_calls("stopped by the user")
         self.commands.put((name, arg))
+
+    def cancel_calls(self, reason: str) -> None:
+        """End any agent call in flight (thread-safe): the turn ends as cancelled, the run stops."""
+        token = getattr(self.engine, "cancel", None)
+        if token is not None and not self.engine.done:
+            token.cancel(reason)
 
     # -- worker side -------------------------------------------------------
     def run(self, is_cancelled: Callable[[], bool]) -> None:

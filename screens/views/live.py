@@ -105,6 +105,7 @@ class LiveScreen(Screen):
 
     def on_unmount(self) -> None:
         if self._worker is not None:
+            self.driver.cancel_calls("the viewer was closed before the end of the run")  # a call in flight ends now
             self._worker.cancel()
 
     @work(thread=True, exclusive=True, group="engine", exit_on_error=False)
