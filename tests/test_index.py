@@ -81,7 +81,7 @@ def test_filters(many):
     assert [e.seed for e in select(entries, settings={"frames": "45"})] == [2]
     assert len(select(entries, settings={"frames": "30", "memory": "structured"})) == N
     assert select(entries, settings={"feedback": "false"}) == []
-    assert len(select(entries, complete=True)) == N + 2 and select(entries, state="killed") == []
+    assert len(select(entries, complete=True)) == N + 2 and select(entries, state="unfinished") == []
 
 
 def test_a_changed_recording_is_never_read_from_a_stale_index(many):
@@ -99,7 +99,7 @@ def test_a_changed_recording_is_never_read_from_a_stale_index(many):
     by_path = {e.path: e for e in index.entries()}
     assert index.read_count == 3  # the changed, the killed and the new one; the rest from the index
     assert by_path["batch/runs/copy-10"].score == 8.0
-    assert by_path["batch/runs/copy-11"].state == "killed"
+    assert by_path["batch/runs/copy-11"].state == "unfinished"
     assert "batch/runs/copy-12" not in by_path and by_path[new.name].game == "seaquest"
 
 

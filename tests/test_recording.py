@@ -15,6 +15,7 @@ import pytest
 
 from workstation.store.framestore import DATA_FILE
 from workstation.store.recording import (
+    UNFINISHED,
     Recording,
     RecordingError,
     RecordingWriter,
@@ -155,7 +156,7 @@ def test_cut_short_recording_reads_as_partial(tmp_path):
         "failed_turns": 0, "episodes_ended": 0, "calls": 0, "cost_usd": 0.0, "wall_s": None,
         "usage": {"input_tokens": 0, "cache_read_tokens": 0, "cache_write_tokens": 0, "output_tokens": 0,
                   "reasoning_tokens": 0},
-        "stopped": "killed: the run ended without writing summary.json", "rebuilt": True,
+        "stopped": UNFINISHED, "rebuilt": True,
     }
 
 

@@ -142,6 +142,6 @@ def quick_verdict(rec: "Recording") -> tuple[bool, str]:
         what = (f"the summary agrees with {n_turns} turns and {n_frames} frames, all frames read back "
                 "(written before digests: `workstation verify` re-executes it)")
     else:
-        what = (f"{n_turns} turns and {n_frames} frames read back; no summary (the run was killed), so no digests "
+        what = (f"{n_turns} turns and {n_frames} frames read back; no summary (killed, or still running), so no digests "
                 "to check")
     return True, f"OK (quick): {what} ({rec.path})"

@@ -26,8 +26,8 @@ def register(sub) -> None:
     p.add_argument("--id", default=None, metavar="PREFIX", help="only runs whose run id starts with PREFIX")
     state = p.add_mutually_exclusive_group()
     state.add_argument("--complete", action="store_true", help="only complete runs")
-    state.add_argument("--incomplete", action="store_true", help="only runs that stopped or were killed")
-    state.add_argument("--state", choices=["complete", "stopped", "killed", "unreadable"], default=None,
+    state.add_argument("--incomplete", action="store_true", help="only runs that stopped, were killed or still run")
+    state.add_argument("--state", choices=["complete", "stopped", "unfinished", "unreadable"], default=None,
                        help="only runs in this state")
     p.add_argument("--json", action="store_true", help="one JSON object per recording instead of the table")
     p.set_defaults(func=run)

@@ -30,6 +30,7 @@ from workstation.store.records import Manifest, RecordError, Summary, TurnRecord
 MANIFEST = "manifest.json"
 TURNS = "turns.jsonl"
 SUMMARY = "summary.json"
+UNFINISHED = "unfinished: no summary.json (the run was killed, or is still running)"
 
 
 class RecordingWriteError(Exception):
@@ -302,7 +303,7 @@ class Recording:
         """
         if self.summary_record is None:
             return rebuild_summary(self.manifest_record, self.turn_records,
-                                   "killed: the run ended without writing summary.json")
+                                   UNFINISHED)
         missing = [k for k in (*Summary.CORE, "failed_turns") if k not in self.summary]
         if "episodes_ended" not in self.summary and "games_ended" not in self.summary:
             missing.append("games_ended" if self.manifest_record.rule_version >= 2 else "episodes_ended")

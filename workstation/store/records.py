@@ -362,10 +362,10 @@ class Summary(_Record):
 
     @property
     def state(self) -> str:
-        """complete | stopped | killed (no summary was written: rebuilt from the turns)."""
+        """complete | stopped | unfinished (no summary: killed or still running; rebuilt from the turns)."""
         if self.complete:
             return "complete"
-        return "killed" if self.extra.get("rebuilt") else "stopped"
+        return "unfinished" if self.extra.get("rebuilt") else "stopped"
 
 
 def rebuild_summary(manifest: Manifest, turns: list[TurnRecord], why: str | None) -> Summary:
