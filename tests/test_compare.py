@@ -128,3 +128,10 @@ def test_cli_compare_text_and_bad_input(runs, tmp_path):
     missing = subprocess.run([sys.executable, "-m", "workstation", "compare", str(runs["a"]), str(tmp_path / "no")],
                              capture_output=True, text=True, timeout=60)
     assert missing.returncode == 2 and len(missing.stderr.strip().splitlines()) == 1
+
+
+def test_with_three_runs_each_is_measured_against_the_first(runs):
+    c = Comparison.of([runs["a"], runs["replay"], runs["b"]])
+    ab = first_divergent_frame(load_runs([runs["a"], runs["b"]]))
+    assert c.pairs == [None, ab] and c.divergent_frame == ab
+    assert f"2 vs 1: never, 3 vs 1: frame {ab}" in c.divergence_text()

@@ -92,7 +92,8 @@ def run_label(rec: Recording) -> str:
         pid = session_participant(rec.path)
         if pid is not None:
             agent = f"human:{pid}"
-    return f"{agent} s{m.seed}"
+    start = m.protocol.get("start", "fixed") if isinstance(m.protocol, dict) else "fixed"
+    return f"{agent} s{m.seed}" + ("" if str(start) == "fixed" else f" {start}")
 
 
 def load_run(path: str | Path) -> Run:
@@ -180,6 +181,11 @@ def first_divergent_frame(runs: list[Run]) -> int | None:
     if len({r.n_frames for r in runs}) > 1:
         return common
     return None
+
+
+def divergence_from_first(runs: list[Run]) -> list[int | None]:
+    """For each run after the first: the first frame where it differs from run 1 (None: never)."""
+    return [first_divergent_frame([runs[0], r]) for r in runs[1:]]
 
 
 def first_plan_divergence(runs: list[Run]) -> int | None:
@@ -315,12 +321,14 @@ class Comparison:
     divergent_turn: int | None
     rows: list[SummaryRow]
     start: str
+    pairs: list[int | None] = field(default_factory=list)  # run 2, 3, 4 against run 1
 
     @classmethod
     def of(cls, paths: list[str | Path]) -> "Comparison":
         runs = load_runs(paths)
+        pairs = divergence_from_first(runs) if len(runs) > 2 else []
         return cls(runs, first_divergent_frame(runs), first_plan_divergence(runs), [summary_row(r) for r in runs],
-                   start_text(runs))
+                   start_text(runs), pairs)
 
     @property
     def end(self) -> int:
@@ -330,7 +338,8 @@ class Comparison:
         f, t = self.divergent_frame, self.divergent_turn
         frame = "no frame differs" if f is None else f"runs diverge at frame {f} ({f / FPS_PAPER:.2f} s)"
         turn = "no plan differs" if t is None else f"plans first differ at turn {t}"
-        return f"{frame}; {turn}"
+        pairs = ", ".join(f"{i + 2} vs 1: {'never' if p is None else f'frame {p}'}" for i, p in enumerate(self.pairs))
+        return f"{frame}; {turn}" + (f"  ({pairs})" if pairs else "")
 
     def table_text(self) -> str:
         rows = [SUMMARY_COLUMNS] + [summary_cells(r) for r in self.rows]
