@@ -98,7 +98,7 @@ def _signature(directory: str) -> list | None:
     return [manifest, summary, turns]
 
 
-def _walk(root: str, depth: int = 0):
+def walk(root: str, depth: int = 0):
     """Recording directories under ``root`` (relative paths), with their signatures."""
     sig = _signature(root)
     if sig is not None:
@@ -112,7 +112,7 @@ def _walk(root: str, depth: int = 0):
     except OSError:
         return
     for sub in subdirs:
-        yield from _walk(sub, depth + 1)
+        yield from walk(sub, depth + 1)
 
 
 class Index:
@@ -156,7 +156,7 @@ class Index:
         self.read_count = 0
         changed = False
         cut = len(root.rstrip(os.sep)) + 1
-        for directory, sig in _walk(root):
+        for directory, sig in walk(root):
             rel = directory[cut:] if directory != root else "."
             hit = cached.get(rel)
             entry = None

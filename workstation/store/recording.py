@@ -347,11 +347,13 @@ class Recording:
 
 
 def find_recordings(root: Path) -> list[Path]:
-    """Recording directories under ``root`` (itself included), newest first."""
+    """Recording directories under ``root`` (itself included, nested ones to a depth of 4), newest first."""
     root = Path(root)
     if not root.is_dir():
         return []
-    found = [(m.stat().st_mtime, m.parent) for m in root.rglob(MANIFEST) if m.is_file()]
+    from workstation.store.index import walk  # stops at each recording: never lists its frame files
+
+    found = [(sig[0][1], Path(directory)) for directory, sig in walk(str(root))]
     found.sort(key=lambda item: (item[0], str(item[1])), reverse=True)
     return [path for _, path in found]
 
