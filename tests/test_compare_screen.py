@@ -96,3 +96,25 @@ def test_runs_of_different_games_are_refused_before_any_screen(pair):
     a, _, other = pair
     with pytest.raises(UserError, match="different games"):
         make_app(Launch("compare", recordings=(str(a), str(other))))
+
+
+@run_async
+async def test_home_marks_recordings_and_opens_them_in_compare(tmp_path):
+    a, b = make_run(tmp_path, seed=0, frames=60), make_run(tmp_path, seed=1, frames=60)
+    app = make_app(Launch("home", out=str(tmp_path)))
+    async with app.run_test(size=(200, 60)) as pilot:
+        from screens.views.home import HomeScreen
+
+        await wait_until(pilot, lambda: isinstance(app.screen, HomeScreen), what="home")
+        home = app.screen
+        home.query_one("#recent").focus()
+        await pilot.press("c")  # nothing marked yet: a notice, no screen
+        assert isinstance(app.screen, HomeScreen)
+        await pilot.press("m", "down", "m")
+        assert sorted(home._marked()) == sorted([a, b])
+        assert "2 marked" in str(home.query_one("#recent-hint").render())
+        await pilot.press("c")
+        screen = await opened(pilot)
+        assert sorted(r.path for r in screen.runs) == sorted([a, b])
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: isinstance(app.screen, HomeScreen), what="back home")

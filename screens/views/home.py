@@ -99,6 +99,8 @@ class HomeScreen(Screen):
         Binding("s", "start('step')", "Step"),
         Binding("p", "start('play')", "Play"),
         Binding("o", "open", "Open"),
+        Binding("m", "mark", "Mark"),
+        Binding("c", "compare", "Compare marked"),
         Binding("escape", "leave_field", "Leave field"),  # shown only while a field has the cursor
         Binding("q", "app.quit", "Quit"),
     ]
@@ -397,3 +399,31 @@ class HomeScreen(Screen):
             ("Open the selected recording", "replay it turn by turn (o)", self.action_open),
             ("Refresh recordings", f"re-read {self.out}", self.refresh_recent),
         ]
+
+    # -- compare: mark recordings (m), then open them side by side (c) in screens/views/compare.py --
+    def _marked(self) -> list[Path]:
+        return self.__dict__.setdefault("marked_for_compare", [])
+
+    def action_mark(self) -> None:
+        """Mark or unmark the highlighted recording for compare."""
+        box = self.query_one("#recent", OptionList)
+        if not self.recent or box.highlighted is None:
+            self.notify(f"no recording to mark in {self.out}", severity="warning")
+            return
+        marked, path = self._marked(), self.recent[box.highlighted]
+        marked.remove(path) if path in marked else marked.append(path)
+        label = recent_label(path)
+        box.replace_option_prompt_at_index(box.highlighted, Text.assemble(("✓ ", "bold green"), label)
+                                           if path in marked else label)
+        self.query_one("#recent-hint", Label).update(
+            f"{len(marked)} marked: c compares them side by side (m unmarks)" if marked else
+            "enter or o opens the highlighted recording; m marks it for compare")
+
+    def action_compare(self) -> None:
+        from screens.views.compare import open_compare
+
+        marked = [p for p in self._marked() if p in self.recent]
+        if len(marked) < 2:
+            self.notify("mark two to four recordings of one game with m, then c compares them", severity="warning")
+            return
+        open_compare(self.app, marked)
