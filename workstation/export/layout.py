@@ -172,9 +172,9 @@ class Tile:
         lines: list[tuple[str, str]] = [("thought", "accent")]
         if turn >= 0:
             t = self.tl.turns[turn]
-            text = t.get("thought") or ("(no thought)" if t.get("raw") is None else "")
-            if not text and t.get("raw"):
-                text = t["raw"]
+            text = t.get("thought") or ""
+            if not text and t.get("raw"):  # nothing parsed as a thought: show the reply itself
+                lines, text = [("reply (no thought parsed)", "accent")], t["raw"]
             lines += [(line, "text") for line in P.wrap(text, body.columns(), max(1, rows - 1))]
         return body.render(lines, box.h)
 
