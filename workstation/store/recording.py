@@ -183,8 +183,12 @@ class RecordingWriter:
                 close()
             except OSError as e:
                 failed.append(e)
+        try:
+            summary = {**summary, "files": integrity.file_digests(self.path)}
+        except OSError as e:  # the directory went away or cannot be read: the summary goes without digests
+            failed.append(e)
         try:  # the summary is still written where the disk allows it: it says why the run stopped
-            _write_atomic(self.path / SUMMARY, {**summary, "files": integrity.file_digests(self.path)})
+            _write_atomic(self.path / SUMMARY, summary)
         except OSError as e:
             failed.append(e)
         if failed:
