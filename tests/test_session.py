@@ -227,3 +227,33 @@ def test_make_settings_checks_what_argparse_does_not():
         make_settings("P", "breakout", "0", order="random")
     with pytest.raises(UserError, match="practice"):
         make_settings("P", "breakout", "1000")
+
+
+@run_async
+async def test_real_time_session_counts_down_on_the_play_screen(tmp_path):
+    clock = HandClock()
+    session = Session.open(tmp_path / "rt", settings(mode="realtime", pace="paper", practice=0,
+                                                       games=("breakout",), protocol=Protocol(frames=9)))
+    screen = SessionScreen(session, clock=clock, countdown=2)
+    app = SessionApp(screen)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await wait_until(pilot, lambda: screen.stage == "instructions", what="the instructions")
+        assert "real time: the game never waits" in body(screen)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, PlayScreen), what="the play screen")
+        play = app.screen
+        assert screen.stage == "run" and play.countdown == 2 and play.pacer is clock
+        count = play.query_one("#play-count")
+        await wait_until(pilot, lambda: count.display and str(count.value) == "2", what="the countdown at 2")
+        for _ in range(5000):  # the clock moves half a slot at a time until the 9 frames are played
+            if play.summary is not None:
+                break
+            clock.t += 0.05
+            await pilot.pause(0.01)
+        assert play.summary is not None and play.summary["complete"]
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: screen.stage == "result", what="the result")
+        assert "scored run, seed 0: done" in body(screen)
+    rec = record(session)
+    assert rec["steps"][0]["state"] == "done" and rec["steps"][0]["frames"] == 9
+    assert Recording(tmp_path / "rt" / rec["steps"][0]["recording"]).manifest["agent"]["mode"] == "realtime"
