@@ -28,7 +28,7 @@ STRIDE = 5  # frames between candidate frames
 SEQ_STEP = 4  # frames between the frames of a motion sequence (0.13 s on the paper clock)
 SEQ_LEN = 3
 MIN_GAP = 15  # no two questions of a category from frames closer than this in one run
-SPATIAL_MARGIN = 12  # px between centres for left/right and above/below
+SPATIAL_MARGIN = 12  # px between centres for left/right and above/below (and the boxes apart)
 HALF_MARGIN = 16  # px from the screen's middle for the which-half questions
 MOTION_THRESHOLD = 2.0  # px per step
 MAX_STEP = 30  # px per step: more is a jump (wrap-around, reset), not motion
@@ -118,6 +118,13 @@ def _clear_count(scene: Scene, i: int, s: ObjectSpec) -> bool:
     return True
 
 
+def _apart(a0: float, aw: int, b0: float, bw: int, d: float) -> bool:
+    """Clearly on one side: the boxes do not overlap on this axis (with 2 px to spare) and the
+    centres are SPATIAL_MARGIN apart, so a sprite's animation cannot flip the answer."""
+    gap = b0 - (a0 + aw) if d < 0 else a0 - (b0 + bw)
+    return gap >= 2 and abs(d) >= SPATIAL_MARGIN
+
+
 def spatial(scene: Scene) -> list[Candidate]:
     out = []
     for i in range(0, scene.n, STRIDE):
@@ -131,11 +138,11 @@ def spatial(scene: Scene) -> list[Candidate]:
                     continue
                 used = [(i, sa, oa), (i, sb, ob)]
                 dx, dy = oa.cx - ob.cx, oa.cy - ob.cy
-                if abs(dx) >= SPATIAL_MARGIN and not ("const" in sa.x and "const" in sb.x):
+                if _apart(oa.x, oa.w, ob.x, ob.w, dx) and not ("const" in sa.x and "const" in sb.x):
                     out.append(Candidate(scene, "perception-spatial",
                                          f"In this frame, is {describe(sa, oa)} to the left or to the right of {describe(sb, ob)}?",
                                          ["left", "right"], "left" if dx < 0 else "right", [i], used, "centre x"))
-                if abs(dy) >= SPATIAL_MARGIN and not ("const" in sa.y and "const" in sb.y):
+                if _apart(oa.y, oa.h, ob.y, ob.h, dy) and not ("const" in sa.y and "const" in sb.y):
                     out.append(Candidate(scene, "perception-spatial",
                                          f"In this frame, is {describe(sa, oa)} above or below {describe(sb, ob)}?",
                                          ["above", "below"], "above" if dy < 0 else "below", [i], used, "centre y"))

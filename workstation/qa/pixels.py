@@ -33,3 +33,36 @@ def drawn(spec: ObjectSpec, obj: Obj, rgb: np.ndarray) -> bool:
     """True when the object's colour covers at least an eighth of its box (3 pixels at
     least) within the box widened by the map's tolerance."""
     return int(box_mask(spec, obj, rgb).sum()) >= max(3, obj.w * obj.h // 8)
+
+
+def aligned(spec: ObjectSpec, obj: Obj, rgb: np.ndarray, margin: int = 8) -> bool:
+    """Stricter than ``drawn``: in a window ``margin`` px around the box, the object's pixels
+    start or end within the tolerance of the box's edges, on both axes (either edge, as
+    sprites animate). A box a few pixels off along a tall or wide object fails this."""
+    if not drawn(spec, obj, rgb):
+        return False
+    t = spec.tolerance
+    h, w = rgb.shape[:2]
+    bx, by = int(round(obj.x)), int(round(obj.y))
+    x0, y0 = max(0, bx - margin), max(0, by - margin)
+    x1, y1 = min(w, bx + obj.w + margin), min(h, by + obj.h + margin)
+    if spec.region:
+        rx0, ry0, rx1, ry1 = spec.region
+        x0, y0, x1, y1 = max(x0, rx0), max(y0, ry0), min(x1, rx1), min(y1, ry1)
+    patch = rgb[y0:y1, x0:x1]
+    colours = spec.colour_of(obj.index)
+    if colours:
+        mask = np.zeros(patch.shape[:2], bool)
+        for c in colours:
+            mask |= (patch == np.array(c, np.uint8)).all(-1)
+    else:
+        mask = (patch != 0).any(-1)
+    ys, xs = np.nonzero(mask)
+    if not len(xs):
+        return False
+    px0, px1, py0, py1 = xs.min() + x0, xs.max() + x0 + 1, ys.min() + y0, ys.max() + y0 + 1
+
+    def near(a0, a1, b0, b1, lo, hi):  # either edge matches, or the box is cut by the window's clip
+        return abs(a0 - b0) <= t or abs(a1 - b1) <= t or (b0 <= lo and a0 <= lo) or (b1 >= hi and a1 >= hi)
+
+    return near(px0, px1, bx, bx + obj.w, x0, x1) and near(py0, py1, by, by + obj.h, y0, y1)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from workstation.qa.pixels import drawn
+from workstation.qa.pixels import aligned
 from workstation.qa.truth import Obj, ObjectSpec, RamMap, load_map
 from workstation.store.recording import Recording, RecordingError, find_recordings
 from workstation.errors import UserError
@@ -35,12 +35,12 @@ class Scene:
         self._visible: dict[int, list[tuple[ObjectSpec, Obj]]] = {}
 
     def visible(self, i: int) -> list[tuple[ObjectSpec, Obj]]:
-        """Objects the RAM puts on screen on frame ``i`` whose pixels are where it says."""
+        """Objects the RAM puts on screen on frame ``i`` whose pixels are where it says (``aligned``)."""
         hit = self._visible.get(i)
         if hit is None:
             ram = self.frames.ram(i)
             rgb = self.frames.rgb(i)
-            hit = [(s, o) for s in self.map.specs for o in s.instances(ram) if drawn(s, o, rgb)]
+            hit = [(s, o) for s in self.map.specs for o in s.instances(ram) if aligned(s, o, rgb)]
             self._visible[i] = hit
         return hit
 
