@@ -360,11 +360,14 @@ class Session:
         fps = FPS_PAPER if self.settings.pace == "paper" else FPS_NATIVE
         seconds = self.settings.protocol.repeat / fps
         total = self.settings.protocol.frames / fps
-        mode = ("real time: the game never waits; hold keys, one action is sampled every "
-                f"{seconds:g} s" if self.settings.mode == "realtime" else
-                f"paused: the game waits for your plan of 1 to {self.settings.protocol.max_actions} actions, "
-                f"each held {seconds:g} s")
-        return f"{self.settings.pace} pace ({fps} frames per second): a run lasts {total:g} s of your time; {mode}"
+        frames = self.settings.protocol.frames
+        if self.settings.mode == "realtime":
+            how = (f"real time: the game never waits; hold keys, and one action is sampled every {seconds:g} s; "
+                   f"a run lasts {total:g} s ({frames} frames)")
+        else:
+            how = (f"paused: the game waits for your plan of 1 to {self.settings.protocol.max_actions} actions, then "
+                   f"plays each for {seconds:g} s; a run is {frames} frames ({total:g} s of play)")
+        return f"{self.settings.pace} pace ({fps} frames per second); {how}"
 
     def progress_text(self) -> str:
         scored = [st for st in self.steps if not st.practice]
