@@ -140,6 +140,21 @@ async def test_bad_seed_in_the_form_marks_the_field_and_keeps_the_app(tmp_path):
         await pilot.press("escape", "p")
         await pilot.pause()
         assert home.invalid == "out" and "is a file" in str(error.render()) and app.screen is home
+        home.query_one("#out", Input).value = str(tmp_path / "rec")
+        home.query_one("#m-timeout", Input).value = "5"  # a model option with the random agent
+        await pilot.press("escape", "w")
+        await pilot.pause()
+        assert home.invalid == "timeout" and "--timeout applies to model agents" in str(error.render())
+        home.query_one("#agent", Input).value = "compat:m"
+        home.query_one("#m-timeout", Input).value = "-2"
+        await pilot.press("escape", "w")
+        await pilot.pause()
+        assert home.invalid == "timeout" and "--timeout must be more than 0" in str(error.render())
+        home.query_one("#m-timeout", Input).value = ""
+        await pilot.press("escape", "w")
+        await pilot.pause()
+        assert home.invalid == "base_url" and "needs --base-url" in str(error.render())
+        assert app.screen is home
     assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]  # nothing was started
 
 

@@ -25,7 +25,7 @@ from workstation.game.clock import GameClock
 from workstation.game.games import GAMES
 from workstation.game.protocol import SETTINGS, Protocol, ProtocolError, StartOption
 from workstation.locations import RECORDINGS
-from workstation.options import RunSpec, SpecError, preflight, spec_from_values
+from workstation.options import MODEL_CLI, RUN_SETTING, RunSpec, SpecError, flat_values, preflight, spec_from_values
 from workstation.store.recording import Recording, RecordingError, find_recordings
 
 from screens.widgets.frame_view import FrameView
@@ -41,7 +41,7 @@ PROTOCOL_FIELDS: dict[str, tuple[str, Any]] = {
 }
 # Spec fields the form shows outside the protocol rows -> the widget that holds them
 FIELD_WIDGETS = {"seed": "#seed", "agent": "#agent", "out": "#out", "mode": "#play-mode", "pace": "#play-pace",
-                 **{name: f"#p-{name}" for name in PROTOCOL_FIELDS}}
+                 **{name: f"#p-{name}" for name in PROTOCOL_FIELDS}, **{name: f"#m-{name}" for name in MODEL_CLI}}
 
 
 def _arg(args: Any, name: str, default: Any) -> Any:
@@ -85,6 +85,7 @@ class HomeScreen(Screen):
         background: $error 30%;
     }
     HomeScreen #form-error { height: auto; color: $error; padding: 0 1; }
+    HomeScreen #settings-col { scrollbar-size-vertical: 1; }
     """
 
     class PreviewReady(Message):
@@ -154,6 +155,9 @@ class HomeScreen(Screen):
                     yield Button("Watch w", id="watch", variant="primary", compact=True)
                     yield Button("Step s", id="step", compact=True)
                     yield Button("Play p", id="play", variant="success", compact=True)
+                yield Static("model agents: empty = the provider's default", classes="section")
+                for name in MODEL_CLI:
+                    yield from self._row(RUN_SETTING[name].title, self._model_widget(name), name=name)
         with Vertical(id="recent-box"):
             with Horizontal(id="recent-head"):
                 yield Label("enter or o opens the highlighted recording; play it back turn by turn", id="recent-hint")
@@ -174,6 +178,15 @@ class HomeScreen(Screen):
         if isinstance(kind, tuple):
             return Select([(c, c) for c in kind], value=str(value), allow_blank=False, id=f"p-{name}", compact=True)
         return Input(str(value), id=f"p-{name}", compact=True)
+
+    def _model_widget(self, name: str):
+        s = RUN_SETTING[name]
+        value = flat_values(self.spec).get(name) if self.spec else None
+        if s.choices:
+            extra = {"value": value} if value in s.choices else {}  # else blank: the provider's default
+            return Select([(c, c) for c in s.choices], prompt="default", id=f"m-{name}", compact=True, **extra)
+        return Input("" if value is None else f"{value:g}" if isinstance(value, float) else str(value),
+                     placeholder="default", id=f"m-{name}", compact=True)
 
     def on_mount(self) -> None:
         self.query_one("#games-col").border_title = "game"
@@ -272,6 +285,7 @@ class HomeScreen(Screen):
     def on_select_changed(self, event: Select.Changed) -> None:
         if event.select.id == "agent-preset" and isinstance(event.value, str):
             self.query_one("#agent", Input).value = event.value
+        self._clear_invalid()
         self._mark_changed()
 
     def on_input_changed(self, event: Input.Changed) -> None:
@@ -308,11 +322,10 @@ class HomeScreen(Screen):
         if kind == "play" or agent.lower() == "human":
             values.update(agent="human", mode=self.query_one("#play-mode", Select).value,
                           pace=self.query_one("#play-pace", Select).value)
-        elif self.spec is not None and self.spec.agent == agent:  # the model options the app was opened with
-            values.update(effort=self.spec.generation.effort, temperature=self.spec.generation.temperature,
-                          max_output_tokens=self.spec.generation.max_output_tokens,
-                          base_url=self.spec.transport.base_url, timeout=self.spec.transport.timeout,
-                          max_cost=self.spec.max_cost)
+        for name in MODEL_CLI:  # set ones only: a model option for another agent is refused and marked
+            raw = self.query_one(f"#m-{name}").value
+            if isinstance(raw, str) and raw.strip():
+                values[name] = raw.strip()
         return values
 
     def run_spec(self, kind: str = "watch") -> RunSpec:
