@@ -135,3 +135,20 @@ def test_with_three_runs_each_is_measured_against_the_first(runs):
     ab = first_divergent_frame(load_runs([runs["a"], runs["b"]]))
     assert c.pairs == [None, ab] and c.divergent_frame == ab
     assert f"2 vs 1: never, 3 vs 1: frame {ab}" in c.divergence_text()
+
+
+def test_killed_and_damaged_runs_are_named(runs, tmp_path):
+    import shutil
+
+    killed = tmp_path / "killed"
+    shutil.copytree(runs["b"], killed)
+    (killed / "summary.json").unlink()
+    damaged = tmp_path / "damaged"
+    shutil.copytree(runs["b"], damaged)
+    turns = damaged / "turns.jsonl"
+    turns.write_text(turns.read_text().replace("random baseline", "random baseliNe", 1))
+    c = Comparison.of([runs["a"], killed, damaged])
+    assert c.runs[1].state != "complete" and c.runs[1].damage is None
+    assert f"run 2 {c.runs[1].state.upper()} at frame {c.runs[1].last_frame}" in c.start
+    assert "run 3 DAMAGED" in c.start and "turns.jsonl" in c.start
+    assert "run 1" not in c.start

@@ -118,3 +118,15 @@ async def test_home_marks_recordings_and_opens_them_in_compare(tmp_path):
         assert sorted(r.path for r in screen.runs) == sorted([a, b])
         await pilot.press("escape")
         await wait_until(pilot, lambda: isinstance(app.screen, HomeScreen), what="back home")
+
+
+@run_async
+async def test_a_click_on_the_scrubber_moves_the_cursor(pair):
+    a, b, _ = pair
+    app = make_app(Launch("compare", recordings=(str(a), str(b))))
+    async with app.run_test(size=(200, 60)) as pilot:
+        screen = await opened(pilot)
+        bar = screen.query_one("#cmp-scrub")
+        await pilot.click("#cmp-scrub", offset=(bar.size.width // 2, 0))
+        assert screen.frame == (bar.size.width // 2) * (screen.c.end + 1) // bar.size.width
+        assert screen.query_one("#cmp-frame-0", FrameView).frame_index == screen.frame

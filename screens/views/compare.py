@@ -52,6 +52,14 @@ class Scrubber(Widget):
         self.frame = frame
         self.refresh()
 
+    def on_click(self, event) -> None:
+        """A click on the bar moves the cursor there."""
+        n = self.c.end + 1
+        frame = min(self.c.end, max(0, event.x * n // max(1, self.size.width)))
+        screen = self.screen
+        if isinstance(screen, CompareScreen):
+            screen.goto(frame)
+
     def render(self) -> Text:
         width = max(1, self.size.width)
         n = self.c.end + 1
@@ -143,7 +151,8 @@ class CompareScreen(Screen):
         yield Static(f"compare {len(self.runs)} runs of {game}  ·  " + "  |  ".join(r.label for r in self.runs),
                      id="cmp-title")
         start = Static(self.c.start, id="cmp-start")
-        start.set_class(self.c.start.startswith("NOT"), "-differs")
+        start.set_class(self.c.start.startswith("NOT") or "DAMAGED" in self.c.start or " · run " in self.c.start,
+                        "-differs")
         yield start
         with Horizontal(id="cmp-runs"):
             for i, run in enumerate(self.runs):

@@ -37,6 +37,8 @@ class Run:
     label: str
     human: bool
     n_frames: int
+    damage: str | None = None  # the fast integrity check's first problem (None: sound)
+    state: str = "complete"  # complete | stopped | killed
 
     @property
     def turns(self) -> list[TurnRecord]:
@@ -104,7 +106,8 @@ def load_run(path: str | Path) -> Run:
     except RecordingError as e:
         raise UserError(str(e)) from None
     series = RunSeries.from_turns(turns, rec.manifest_record, n_frames)
-    return Run(Path(path), rec, series, run_label(rec), rec.manifest_record.agent.get("kind") == "human", n_frames)
+    return Run(Path(path), rec, series, run_label(rec), rec.manifest_record.agent.get("kind") == "human", n_frames,
+               rec.damage(), rec.outcome().state)
 
 
 def load_runs(paths: list[str | Path]) -> list[Run]:
@@ -154,14 +157,28 @@ def same_start(runs: list[Run]) -> bool:
     return len({r.manifest.seed for r in runs}) == 1 and len({_start(r) for r in runs}) == 1
 
 
+def state_notes(runs: list[Run]) -> list[str]:
+    """Runs that are not sound and complete: damaged, stopped or killed."""
+    out = []
+    for i, r in enumerate(runs):
+        if r.damage:
+            out.append(f"run {i + 1} DAMAGED ({r.damage})")
+        elif r.state != "complete":
+            out.append(f"run {i + 1} {r.state.upper()} at frame {r.last_frame}")
+    return out
+
+
 def start_text(runs: list[Run]) -> str:
-    """One line for the screen: the same start, or how the starts differ."""
+    """One line for the screen: the same start, or how the starts differ; then any run that is not sound."""
     notes = start_notes(runs)
     if same_start(runs):
-        return "same start (seed and start option)" + (f"; {'; '.join(notes)}" if notes else "")
-    fixed = all(_start(r) == "fixed" for r in runs)
-    tail = " (the fixed start gives every seed the same first frame; the seed labels a repeat)" if fixed else ""
-    return "NOT the same start: " + "; ".join(notes) + tail
+        text = "same start (seed and start option)" + (f"; {'; '.join(notes)}" if notes else "")
+    else:
+        fixed = all(_start(r) == "fixed" for r in runs)
+        tail = " (the fixed start gives every seed the same first frame; the seed labels a repeat)" if fixed else ""
+        text = "NOT the same start: " + "; ".join(notes) + tail
+    states = state_notes(runs)
+    return text + (" · " + "; ".join(states) if states else "")
 
 
 # -- divergence -------------------------------------------------------------------------
