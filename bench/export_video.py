@@ -4,8 +4,9 @@ Ours: palette-value canvas, panel parts redrawn only when they change, table
 look-ups straight to yuv420p, libx264 veryfast. The naive baseline is what a first
 version would do: per frame, RGB through the palette, a Pillow nearest-neighbour
 scale, the whole panel drawn again, a PNG encoded, and the PNG decoded by ffmpeg
-(PyAV's png decoder, as `ffmpeg -f image2pipe -i -` does) before the same libx264
-encoder. Both pinned to one core; figures are CPU seconds of this process (the
+(as `ffmpeg -f image2pipe -i -` does) before the same libx264
+encoder. (The PNG is decoded with Pillow: PyAV's own png decoder gave wrong colours
+here.) Both pinned to one core; figures are CPU seconds of this process (the
 machine is shared, so wall time is printed too but means less).
 
     .venv/bin/python bench/export_video.py [RECORDING]
@@ -50,7 +51,6 @@ def naive(rec: Recording, out: Path, frames: int) -> int:
         lut[v] = rgb
     h, w = rec.frames.height * 3, rec.frames.width * 3
     W, H = w + 360, h
-    png = av.CodecContext.create("png", "r")
     with av.open(str(out), "w") as box:
         st = box.add_stream("libx264", rate=30)
         st.width, st.height, st.pix_fmt = W, H, "yuv420p"
@@ -76,12 +76,12 @@ def naive(rec: Recording, out: Path, frames: int) -> int:
                 y += 18
             buf = io.BytesIO()
             img.save(buf, format="PNG")
-            for frame in png.decode(av.Packet(buf.getvalue())):  # what ffmpeg does with each piped PNG
-                frame = frame.reformat(format="yuv420p")
-                frame.pts, frame.time_base = f, Fraction(1, 30)
-                frame.pict_type = av.video.frame.PictureType.NONE  # as the ffmpeg tool does: no forced keyframes
-                for packet in st.encode(frame):
-                    box.mux(packet)
+            # what ffmpeg does with each piped PNG: decode it, convert to yuv420p, encode
+            decoded = np.asarray(Image.open(io.BytesIO(buf.getvalue())).convert("RGB"))
+            frame = av.VideoFrame.from_ndarray(decoded, format="rgb24").reformat(format="yuv420p")
+            frame.pts = f
+            for packet in st.encode(frame):
+                box.mux(packet)
         for packet in st.encode(None):
             box.mux(packet)
     return frames

@@ -112,6 +112,12 @@ def test_page_loads_offline_scrubs_and_shows_frame_thought_plan_and_prompt(tmp_p
     assert pixel(page, 0, x, y) == tuple(rec.frames.rgb(k + 1)[y, x])
     scrub(page, 0)
     assert pixel(page, 0, x, y) == tuple(rec.frames.rgb(0)[y, x])
+    page.keyboard.press("Space")  # play: the frame moves on (how fast is not checked)
+    page.wait_for_function("window.shownFrame > 3", timeout=30000)
+    page.keyboard.press("Space")
+    stopped = page.evaluate("window.shownFrame")
+    page.wait_for_timeout(200)
+    assert page.evaluate("window.shownFrame") == stopped
     assert problems == []
 
 

@@ -92,7 +92,7 @@ def export(paths: list, out: Path, pace: str = "paper", start: int | None = None
         if ext == ".html":
             from workstation.export.html import export_html
 
-            n = export_html(recs, tmp, start, stop, overlays)
+            n = export_html(recs, tmp, start, stop, overlays, pace)
         else:
             from workstation.export.video import VideoJob, export_video
 

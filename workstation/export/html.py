@@ -91,13 +91,18 @@ def _xor_deflate(raw: bytes, frame_size: int) -> bytes:
     return zlib.compress(a.tobytes(), 9)
 
 
-def export_html(recs: list[Recording], out: Path, start: int, stop: int, overlays: tuple[str, ...]) -> int:
+def export_html(recs: list[Recording], out: Path, start: int, stop: int, overlays: tuple[str, ...],
+                pace: str = "paper") -> int:
+    """Write the page; ``pace`` sets the play button's speed (paper 30, native 60 frames a second)."""
+    from workstation.export.video import PACES
+
     runs, blobs = [], []
     for r in recs:
         data, raw = run_data(r, start, stop, overlays)
         runs.append(data)
         blobs.append(base64.b64encode(_xor_deflate(raw, data["height"] * data["width"])).decode("ascii"))
-    meta = {"start": start, "stop": stop, "fps": FPS_PAPER, "overlays": list(overlays), "runs": runs}
+    meta = {"start": start, "stop": stop, "fps": FPS_PAPER, "play_fps": PACES[pace], "overlays": list(overlays),
+            "runs": runs}
     meta_blob = base64.b64encode(zlib.compress(json.dumps(meta, separators=(",", ":")).encode("utf-8"), 9)).decode("ascii")
     title = " vs ".join(f"{d['game']} {d['agent']} s{d['seed']}" for d in runs)
     page = TEMPLATE.read_text(encoding="utf-8")
