@@ -12,6 +12,7 @@ is listed all the same (nothing is cached).
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 from dataclasses import dataclass, field, fields
@@ -149,6 +150,16 @@ class Index:
             tmp.unlink(missing_ok=True)
 
     def entries(self) -> list[Entry]:
+        """Every recording under the root, newest first (index entries checked, changed ones re-read)."""
+        enabled = gc.isenabled()
+        gc.disable()  # tens of thousands of small dicts: the collector's passes would double the time
+        try:
+            return self._entries()
+        finally:
+            if enabled:
+                gc.enable()
+
+    def _entries(self) -> list[Entry]:
         cached = self._load()
         root = str(self.root)
         runs: dict = {}
