@@ -1,12 +1,16 @@
-"""An optional pygame window for human play: true key state and gamepads.
+"""An optional pygame window for human play: true key state, gamepads and the game's sound.
 
 A terminal reports no key release (see ``screens.input.keys``); a window does. The
 window runs in its own process (pygame must own its main thread on macOS and
-Windows): it receives frames through a queue and sends back the buttons held,
-in press order, whenever they change. pygame is not a dependency of the
-workstation: without it, or without a display, ``window_unavailable`` says
-why and play stays in the terminal. There is no sound: the engine's
-environment does not produce audio samples.
+Windows): it receives frames through a queue (dropped when it falls behind) and
+each frame's sound samples through another (never dropped, in frame order), and
+sends back the buttons held, keyboard and gamepads together (``screens.input.gamepad``),
+in press order, whenever they change, and its notices (no audio device...).
+The sound (``screens.input.sound``) plays in time with the frames at the pace's
+frame rate; ``m`` in the window (or in the terminal) mutes it. pygame and
+sounddevice are optional (the ``window`` extra): without pygame, or without a
+display, ``window_unavailable`` says why and play stays in the terminal; without
+sound the window says so once and plays silent.
 """
 
 from __future__ import annotations
@@ -22,12 +26,12 @@ from contextlib import contextmanager
 import numpy as np
 
 SCALE = 3  # window pixels per Atari pixel (both ways; the TV's wider pixels are not imitated)
-STICK_THRESHOLD = 0.5  # a gamepad stick counts as pushed past this deflection
+MUTE = "mute"  # on the sound queue: toggle mute
 
 
 def window_unavailable() -> str | None:
     """Why a play window cannot open here, or None when it can."""
-    needs_display = sys.platform not in ("darwin", "win32")
+    needs_display = sys.platform not in ("darwin", "win32") and not os.environ.get("SDL_VIDEODRIVER")
     if needs_display and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
         return "no play window: no display (DISPLAY and WAYLAND_DISPLAY are unset); playing in the terminal"
     if importlib.util.find_spec("pygame") is None:
@@ -52,38 +56,65 @@ def _real_stderr() -> Iterator[None]:
 
 
 class PlayWindow:
-    """The window process, seen from the game's side (one thread sends frames and reads keys)."""
+    """The window process, seen from the game's side (one thread sends frames and reads keys).
 
-    def __init__(self, title: str, height: int) -> None:
+    ``fps``: the pace's frame rate, to play the sound at; None for no sound.
+    """
+
+    def __init__(self, title: str, height: int, fps: int | None = None) -> None:
+        self.sound = fps is not None
         with _real_stderr():
             ctx = mp.get_context("spawn")
             self._frames: mp.Queue = ctx.Queue(maxsize=2)
+            self._audio: mp.Queue = ctx.Queue()
             self._keys, keys_out = ctx.Pipe(duplex=False)
             self._stop = ctx.Event()
-            self._process = ctx.Process(target=_window_main, args=(title, height, self._frames, keys_out, self._stop),
+            self._process = ctx.Process(target=_window_main,
+                                        args=(title, height, fps, self._frames, self._audio, keys_out, self._stop),
                                         name="workstation-play-window", daemon=True)
             self._process.start()
         self._held: tuple[str, ...] = ()
+        self._notices: list[tuple[str, str]] = []
 
     @property
     def is_open(self) -> bool:
         return self._process.is_alive()
 
-    def send_frame(self, rgb: np.ndarray) -> None:
-        """Offer a frame; dropped when the window has not drawn the previous ones yet."""
+    def send_frame(self, rgb: np.ndarray, audio: np.ndarray | None = None) -> None:
+        """Offer a frame (dropped when the window has not drawn the previous ones yet) and
+        queue its sound samples (never dropped)."""
+        if audio is not None and self.sound:
+            self._audio.put(audio.tobytes())
         try:
             self._frames.put_nowait(rgb)
         except queue.Full:
             pass
 
-    def held(self) -> tuple[str, ...]:
-        """Buttons held now, oldest press first (empty once the window is closed)."""
+    def toggle_mute(self) -> None:
+        if self.sound:
+            self._audio.put(MUTE)
+
+    def _drain(self) -> None:
         try:
             while self._keys.poll():
-                self._held = self._keys.recv()
+                message = self._keys.recv()
+                if isinstance(message, dict):
+                    self._notices.append((message["notice"], message.get("severity", "warning")))
+                else:
+                    self._held = message
         except (EOFError, OSError):
             self._held = ()
+
+    def held(self) -> tuple[str, ...]:
+        """Buttons held now, oldest press first (empty once the window is closed)."""
+        self._drain()
         return self._held if self.is_open else ()
+
+    def notices(self) -> list[tuple[str, str]]:
+        """What the window had to say since the last call, as (text, severity)."""
+        self._drain()
+        out, self._notices = self._notices, []
+        return out
 
     def close(self) -> None:
         self._stop.set()
@@ -92,68 +123,131 @@ class PlayWindow:
             self._process.terminate()
 
 
-def _window_main(title: str, height: int, frames: mp.Queue, keys_out, stop) -> None:  # pragma: no cover - needs a display
+def _window_main(title: str, height: int, fps: int | None, frames, audio, keys_out, stop) -> None:  # pragma: no cover - its own process
     quiet = os.open(os.devnull, os.O_WRONLY)  # the terminal belongs to the TUI: no greetings or SDL warnings
     os.dup2(quiet, 1)
     os.dup2(quiet, 2)
-    os.environ["PYGAME_HIDE_SUPPORT_PROMPT"] = "1"
-    import pygame
+    window = WindowLoop(title, height, fps, keys_out.send)
+    try:
+        while not stop.is_set() and window.step(frames, audio):
+            window.tick()
+    finally:
+        window.close()
 
-    pygame.init()
-    size = (160 * SCALE, height * SCALE)
-    screen = pygame.display.set_mode(size)
-    pygame.display.set_caption(title)
-    key_buttons = {pygame.K_UP: "up", pygame.K_w: "up", pygame.K_DOWN: "down", pygame.K_s: "down",
-                   pygame.K_LEFT: "left", pygame.K_a: "left", pygame.K_RIGHT: "right", pygame.K_d: "right",
-                   pygame.K_SPACE: "fire"}
-    pads = [pygame.joystick.Joystick(i) for i in range(pygame.joystick.get_count())]
-    order: list[str] = []
-    sent: tuple[str, ...] | None = None
-    tick = pygame.time.Clock()
-    while not stop.is_set():
-        for event in pygame.event.get():
-            if event.type == pygame.QUIT:
-                return
-            button = key_buttons.get(getattr(event, "key", None))
-            if button and button in order:
-                order.remove(button)
-            if button and event.type == pygame.KEYDOWN:
-                order.append(button)
-        held = tuple(order) + tuple(b for b in _pad_buttons(pads) if b not in order)
-        if held != sent:
-            keys_out.send(held)
-            sent = held
+
+class WindowLoop:
+    """The window's work, one pass at a time (in the window process; in-process in tests).
+
+    ``send`` gets the buttons held (a tuple) whenever they change, and notices as
+    ``{"notice": text, "severity": ...}``. ``open_stream`` opens the audio output
+    (``screens.input.sound.open_output_stream``; tests pass a fake).
+    """
+
+    def __init__(self, title: str, height: int, fps: int | None, send, open_stream=None) -> None:
+        os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
+        import pygame
+
+        from screens.input.gamepad import Gamepads
+        from screens.input.sound import GameSound, open_output_stream
+
+        self._pg = pygame
+        pygame.display.init()  # not pygame.init(): its mixer would take the audio device
+        pygame.joystick.init()
+        self.title = title
+        self.size = (160 * SCALE, height * SCALE)
+        self.screen = pygame.display.set_mode(self.size)
+        self._send = send
+        self.key_buttons = {pygame.K_UP: "up", pygame.K_w: "up", pygame.K_DOWN: "down", pygame.K_s: "down",
+                            pygame.K_LEFT: "left", pygame.K_a: "left", pygame.K_RIGHT: "right",
+                            pygame.K_d: "right", pygame.K_SPACE: "fire"}
+        self.pads = Gamepads()
+        self.pads.open_all()
+        self._order: list[str] = []  # keyboard buttons, oldest press first
+        self._sent: tuple[str, ...] | None = None
+        self.sound = (GameSound(fps, self._notice, open_stream or open_output_stream) if fps else None)
+        self._caption()
+        self._tick = pygame.time.Clock()
+
+    def _notice(self, text: str, severity: str = "warning") -> None:
+        self._send({"notice": text, "severity": severity})
+
+    def _caption(self) -> None:
+        sound = self.sound is not None and self.sound.playing
+        tail = ("  [muted: m]" if self.sound.muted else "  (m mutes)") if sound else ""
+        self._pg.display.set_caption(self.title + tail)
+
+    def toggle_mute(self) -> None:
+        if self.sound is not None and self.sound.playing:
+            muted = self.sound.toggle_mute()
+            self._caption()
+            self._notice("sound muted (m turns it back on)" if muted else "sound on", "information")
+
+    def pump(self) -> bool:
+        """Handle the window's events; False once it is closed."""
+        pg = self._pg
+        for event in pg.event.get():
+            if event.type == pg.QUIT:
+                return False
+            if self.pads.handle(event):
+                continue
+            if event.type == pg.KEYDOWN and event.key == pg.K_m:
+                self.toggle_mute()
+                continue
+            button = self.key_buttons.get(getattr(event, "key", None))
+            if button and button in self._order:
+                self._order.remove(button)
+            if button and event.type == pg.KEYDOWN:
+                self._order.append(button)
+        return True
+
+    def held(self) -> tuple[str, ...]:
+        """Keys, then pad buttons not already held on the keyboard."""
+        return tuple(self._order) + tuple(b for b in self.pads.held() if b not in self._order)
+
+    def play(self, item) -> None:
+        """One item from the sound queue: a frame's samples (bytes) or ``MUTE``."""
+        if item == MUTE:
+            self.toggle_mute()
+        elif self.sound is not None:
+            self.sound.frame(np.frombuffer(item, dtype=np.uint8))
+
+    def show(self, frame: np.ndarray) -> None:
+        pg = self._pg
+        surface = pg.surfarray.make_surface(np.ascontiguousarray(frame.swapaxes(0, 1)))
+        self.screen.blit(pg.transform.scale(surface, self.size), (0, 0))
+        pg.display.flip()
+
+    def step(self, frames, audio) -> bool:
+        """One pass: events, held buttons out, all queued sound, the newest frame. False once closed."""
+        if not self.pump():
+            return False
+        held = self.held()
+        if held != self._sent:
+            self._send(held)
+            self._sent = held
+        for item in _drain_queue(audio):
+            self.play(item)
         frame = None
-        try:
-            while True:
-                frame = frames.get_nowait()
-        except queue.Empty:
+        for frame in _drain_queue(frames):
             pass
         if frame is not None:
-            surface = pygame.surfarray.make_surface(np.ascontiguousarray(frame.swapaxes(0, 1)))
-            screen.blit(pygame.transform.scale(surface, size), (0, 0))
-            pygame.display.flip()
-        tick.tick(120)
+            self.show(frame)
+        return True
+
+    def tick(self) -> None:
+        self._tick.tick(120)
+
+    def close(self) -> None:
+        if self.sound is not None:
+            self.sound.close()
+        self._pg.quit()
 
 
-def _pad_buttons(pads: list) -> list[str]:  # pragma: no cover - needs a gamepad
-    """Directions and fire from every gamepad: hat, left stick, any face button."""
-    out: list[str] = []
-    for pad in pads:
-        x = y = 0.0
-        if pad.get_numhats():
-            hx, hy = pad.get_hat(0)
-            x, y = float(hx), float(-hy)
-        if pad.get_numaxes() >= 2 and x == 0 and y == 0:
-            x, y = pad.get_axis(0), pad.get_axis(1)
-        if y < -STICK_THRESHOLD:
-            out.append("up")
-        elif y > STICK_THRESHOLD:
-            out.append("down")
-        if x < -STICK_THRESHOLD:
-            out.append("left")
-        elif x > STICK_THRESHOLD:
-            out.append("right")
-        if any(pad.get_button(i) for i in range(min(4, pad.get_numbuttons()))):
-            out.append("fire")
-    return list(dict.fromkeys(out))
+def _drain_queue(q) -> list:
+    out = []
+    try:
+        while True:
+            out.append(q.get_nowait())
+    except queue.Empty:
+        pass
+    return out

@@ -247,6 +247,8 @@ class PlayScreen(Screen):
             engine = self._engine = start_run(spec, observers=[self._observe],
                                               agent=HumanAgent(self._plan_source, mode=self.mode, pace=self.pace,
                                                                    window=self._window is not None))
+            if self._window is not None and self._window.sound:
+                engine.clock.enable_sound()  # the window plays the game's sound
             engine.start()
             self._send_frame(engine, 0)
             self.post_message(EngineProgress(self._stats(engine)))
@@ -348,7 +350,9 @@ class PlayScreen(Screen):
         if self._frame_view is not None:
             self._frame_view.post_frame(rgb, index)
         if self._window is not None:
-            self._window.send_frame(rgb)
+            self._window.send_frame(rgb, engine.clock.audio())
+            for text, severity in self._window.notices():  # e.g. no audio device, said once
+                self.post_message(EngineNotice(text, severity))
 
     def _stats(self, engine: TurnEngine) -> RunStats:
         c = engine.clock
@@ -361,7 +365,8 @@ class PlayScreen(Screen):
         reason = window_unavailable()
         if reason is None:
             try:
-                self._window = PlayWindow(f"{self.game.ale_name} (workstation play)", self.game.height)
+                self._window = PlayWindow(f"{self.game.ale_name} (workstation play)", self.game.height,
+                                          fps=PACES[self.pace])  # the sound's pace (none at instant)
                 return
             except (OSError, ValueError) as e:
                 reason = f"no play window: it could not start ({e}); playing in the terminal"
@@ -429,6 +434,10 @@ class PlayScreen(Screen):
             self.action_stop_or_leave()
             return
         if finished:
+            return
+        if key == "m" and self._window is not None:  # mute the window's sound
+            event.stop()
+            self._window.toggle_mute()
             return
         button = button_for_key(key)
         if self.mode == "realtime":

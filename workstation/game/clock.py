@@ -31,8 +31,11 @@ FrameSink = Callable[[np.ndarray, np.ndarray, np.ndarray], object]  # (screen, r
 _ENV_READY = False
 
 
-def make_env(game: Game, repeat_action_probability: float = 0.0):
-    """The protocol's environment: ``gym.make`` exactly as the paper's harness does."""
+def make_env(game: Game, repeat_action_probability: float = 0.0, sound: bool = False):
+    """The protocol's environment: ``gym.make`` exactly as the paper's harness does.
+
+    ``sound``: also ``sound_obs=True`` (ale-py 0.12), so the emulator makes each frame's
+    512 audio samples; the frames are the same either way (tests/test_sound.py)."""
     global _ENV_READY
     import ale_py
     import gymnasium as gym
@@ -42,7 +45,7 @@ def make_env(game: Game, repeat_action_probability: float = 0.0):
         gym.register_envs(ale_py)
         _ENV_READY = True
     return gym.make(game.env_id, frameskip=1, repeat_action_probability=repeat_action_probability,
-                    full_action_space=False)
+                    full_action_space=False, **({"sound_obs": True} if sound else {}))
 
 
 RULES = 2  # the game-over rule new runs are made under (recorded in the manifest)
@@ -76,7 +79,7 @@ class ClockState:
 
 class GameClock:
     def __init__(self, game: Game, protocol: Protocol, seed: int, sink: FrameSink | None = None,
-                 rules: int = RULES):
+                 rules: int = RULES, sound: bool = False):
         if rules not in (1, 2):
             raise ValueError(f"unknown game-over rule {rules!r}: this version knows rules 1 and 2")
         self.rules = rules
@@ -84,9 +87,8 @@ class GameClock:
         self.protocol = protocol
         self.seed = seed
         self.sink = sink
-        self.env = make_env(game, protocol.start.repeat_action_probability)
-        self._env = self.env.unwrapped
-        self.ale = self._env.ale
+        self.sound = sound  # off by default: runs and their recordings never ask for it
+        self._open_env()
         self._noop_rng = np.random.default_rng(seed)
         self.frame = 0
         self.score = 0.0
@@ -94,11 +96,27 @@ class GameClock:
         self.lives_lost = 0
         self.episode = 0
         self._rgb: np.ndarray | None = None
-        self._action_set = self._env._action_set  # minimal-set index -> ALE action
         self._over = False
         self.game_over = False  # rule 2: the game ended on the last frame; new_game() starts the next
         # the emulator's RNG only drives sticky actions; cloning it doubles a snapshot's cost
         self._sticky = protocol.start.kind == "sticky"
+
+    def _open_env(self) -> None:
+        self.env = make_env(self.game, self.protocol.start.repeat_action_probability, self.sound)
+        self._env = self.env.unwrapped
+        self.ale = self._env.ale
+        self._action_set = self._env._action_set  # minimal-set index -> ALE action
+
+    def enable_sound(self) -> None:
+        """Make the emulator produce sound (before ``start()``: it makes the env anew)."""
+        if not self.sound:
+            self.env.close()
+            self.sound = True
+            self._open_env()
+
+    def audio(self) -> np.ndarray | None:
+        """The last frame's 512 sound samples (uint8, 128 is silence); None without sound."""
+        return self.ale.getAudio() if self.sound else None
 
     # -- lifecycle -------------------------------------------------------
     def start(self) -> None:
@@ -116,7 +134,7 @@ class GameClock:
             obs, _, term, trunc, info = self._env.step(noop)
             if term or trunc:  # a game cannot end during warm-up; guard anyway
                 obs, info = self._env.reset()
-        self._rgb = obs
+        self._rgb = obs["image"] if self.sound else obs  # sound_obs makes it {"image", "sound"}
         self.lives = int(info["lives"])
 
     @property
