@@ -14,7 +14,7 @@ from textual.app import App
 
 from screens.views.play import PlayScreen
 from screens.views.session import SessionScreen
-from workstation.analysis.compare import load_runs
+from workstation.analysis.compare import load_runs, summary_row
 from workstation.game.protocol import Protocol
 from workstation.session import Session, Settings, make_settings, plan_steps
 from workstation.store.recording import Recording
@@ -169,6 +169,8 @@ async def test_flow_practice_countdown_run_result_next_then_resume(tmp_path):
     practice = sorted((out / "practice").glob("breakout-*"))
     compared = load_runs([runs[0], practice[0]])
     assert compared[0].label == "human:P 01 s0" and compared[0].human
+    row = summary_row(compared[0])
+    assert row.inputs_per_s == 0.0 and row.latency_s is None and row.noop_share == 1.0  # ten noops: no inputs
 
 
 def test_resume_with_other_settings_is_refused(tmp_path):

@@ -28,6 +28,7 @@ from textual.widgets import Digits, Footer, Static
 
 from workstation.game.games import get_game
 from workstation.session import Session, Step
+from workstation.turn.promptpack import display_title
 
 from screens.views.play import Pacer, PlayScreen, WallPacer
 
@@ -115,7 +116,7 @@ class SessionScreen(Screen):
         practice = sum(1 for st in steps if st.practice and not st.done)
         scored = [st.seed for st in steps if not st.practice and not st.done]
         body = Text()
-        body.append(f"{g.ale_name}\n\n", style="bold underline")
+        body.append(f"{display_title(g)}\n\n", style="bold underline")
         body.append("What the model is told (the prompt pack's instructions, word for word):\n", style="bold")
         body.append(s.instructions(game) + "\n\n")
         body.append("How you play\n", style="bold")
