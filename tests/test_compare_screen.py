@@ -71,6 +71,9 @@ async def test_scrub_jump_and_divergence(pair):
             assert f"score {run.series.score[f]:g}" in info and f"action {run.series.action_at(f)}" in info
             assert "thought random baseline" in info
             assert " ".join(run.turns[run.series.turn_at(f)].shown_plan) in info
+        await pilot.press("t")
+        t = c.divergent_turn
+        assert screen.frame == min(r.turns[t].start_frame for r in c.runs)
         await pilot.press("end")
         assert screen.frame == c.end == 600
         assert "NOT the same start: seeds differ (0, 1)" in text(screen, "#cmp-start")

@@ -120,6 +120,7 @@ class CompareScreen(Screen):
         Binding("g", "event('game_over', 1)", "Next game over"),
         Binding("G", "event('game_over', -1)", "Prev game over", show=False),
         Binding("d", "divergence", "Divergence"),
+        Binding("t", "divergent_turn", "Plans differ", show=False),
         Binding("1", "focus_run(0)", "Run 1", show=False),
         Binding("2", "focus_run(1)", "Run 2", show=False),
         Binding("3", "focus_run(2)", "Run 3", show=False),
@@ -233,7 +234,8 @@ class CompareScreen(Screen):
         t.append(f"  frame {self.frame}/{self.c.end}  {self.frame / FPS_PAPER:.2f} s  ")
         t.append(f"turns follow run {self.focus_index + 1} ({run.label}): turn {turn}/{len(run.turns) - 1}  ",
                  style=COLOURS[self.focus_index % len(COLOURS)])
-        t.append("r l g next reward / life loss / game over (shift: previous) · d divergence · 1-4 run",
+        t.append("r l g next reward / life loss / game over (shift: previous) · d t first differing frame / plan"
+                 " · 1-4 run",
                  style="dim")
         self.query_one("#cmp-status", Static).update(t)
 
@@ -276,6 +278,14 @@ class CompareScreen(Screen):
             self.notify("the runs show the same frames throughout", severity="warning")
             return
         self.goto(self.c.divergent_frame)
+
+    def action_divergent_turn(self) -> None:
+        """The start of the first turn whose plans differ (the earliest start among the runs)."""
+        t = self.c.divergent_turn
+        if t is None:
+            self.notify("the runs planned the same throughout", severity="warning")
+            return
+        self.goto(min(r.turns[t].start_frame for r in self.runs if t < len(r.turns)))
 
     def action_focus_run(self, index: int) -> None:
         if index < len(self.runs):
