@@ -218,14 +218,12 @@ def build_tiles(recs: list[Recording], overlays: tuple[str, ...], scale: int | N
     heights = [r.frames.height for r in recs]
     widths = [r.frames.width for r in recs]
     fh, fw = max(heights) * scale, max(widths) * scale
-    has_panel = bool(overlays) or True  # the clock line is always shown; overlays pick the rest
-    tiles = []
+    tiles = []  # the panel is always there (game, clock, progress); ``overlays`` pick the rest
     if n == 1:
-        pw = PANEL_WIDTH if has_panel else 0
-        W, H = fw + pw, fh
-        tiles.append(Tile(recs[0], Box(0, 0, fh, fw), Box(0, fw, fh, pw) if pw else None, scale, overlays))
+        W, H = fw + PANEL_WIDTH, fh
+        tiles.append(Tile(recs[0], Box(0, 0, fh, fw), Box(0, fw, fh, PANEL_WIDTH), scale, overlays))
     else:
-        gap = 8
+        gap = 8  # keeps every frame box at an even x (the chroma planes are half size)
         col = fw
         W, H = n * col + (n - 1) * gap, fh + PANEL_HEIGHT
         for i, r in enumerate(recs):
