@@ -11,6 +11,7 @@ every run of the batch against that provider and model.
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -37,15 +38,67 @@ class Hooks:
     on_progress: Callable[[Progress], None] | None = None
     limiter: Any = None  # an AdaptiveLimiter-like object (slot/acquire/release) for model runs
     cancel: CancelToken | None = None  # cancelled: end the run now, even mid-call
+    clients: "SharedClients | None" = None  # SDK clients shared by the runs of this process
 
 
-def make_agent_with(spec, limiter):
+class SharedClients:
+    """One SDK client per (adapter, key, base URL, timeout) for all the runs of a batch in this process.
+
+    An SDK client (its connection pool and TLS context) is about 1 MB; sixty-four runs
+    against one server need one, not sixty-four. Thread-safe; ``close()`` at the end.
+    """
+
+    def __init__(self) -> None:
+        self._clients: dict[tuple, Any] = {}
+        self._lock = threading.Lock()
+
+    def attach(self, adapter: Any, key: str) -> None:
+        """Give ``adapter`` the shared client (made on first use); its own open/close become no-ops."""
+        opts = adapter.options
+        ident = (type(adapter).__name__, key, opts.base_url, opts.timeout)
+        with self._lock:
+            client = self._clients.get(ident)
+            if client is None:
+                adapter.open(key)
+                client = self._clients[ident] = adapter.client
+        adapter.client = client
+        adapter.open = lambda _key: None  # the agent calls open(); the client is already there
+        adapter.close = lambda: None  # shared: closed once, by close()
+
+    def close(self) -> None:
+        with self._lock:
+            clients, self._clients = list(self._clients.values()), {}
+        for c in clients:
+            try:
+                c.close()
+            except Exception:  # noqa: BLE001 - closing is best effort
+                pass
+
+
+def make_agent_with(spec, limiter, clients: SharedClients | None = None):
     """The provider agent of a model spec, under ``limiter`` (the batch's, not the process default)."""
     from workstation.providers.agent import ProviderAgent, make_adapter
     from workstation.providers.spec import api_key
 
     adapter = make_adapter(spec.agent, spec.provider_options)
-    return ProviderAgent(spec.agent, adapter, api_key(adapter.provider), limiter=limiter)
+    key = api_key(adapter.provider)
+    if clients is not None:
+        clients.attach(adapter, key)
+    return ProviderAgent(spec.agent, adapter, key, limiter=limiter)
+
+
+BATCH_FRAME_CACHE = 16  # decoded frames kept per run (the writer keeps 64 for the TUI's scrubbing)
+BATCH_PNG_CACHE = 32  # encoded prompt images kept per run (the writer keeps 512)
+
+
+def lean(engine) -> None:
+    """Smaller read-back caches for a headless batch run: a batch holds dozens of runs at once, and
+    the writer's defaults (64 frames, 512 PNGs: 2-4 MB a run) suit one run watched in the TUI.
+    Prompts need only the last few frames; anything older decodes from disk."""
+    frames = getattr(engine.writer, "frames", None)
+    if frames is not None and hasattr(frames, "_cache_frames"):
+        frames._cache_frames = min(frames._cache_frames, BATCH_FRAME_CACHE)
+        frames._cache_pngs = min(frames._cache_pngs, BATCH_PNG_CACHE)
 
 
 def execute(spec_json: dict, run_id: str, hooks: Hooks | None = None) -> dict:
@@ -68,10 +121,11 @@ def execute(spec_json: dict, run_id: str, hooks: Hooks | None = None) -> dict:
     progress = Progress(run_id)
     try:
         spec = RunSpec.from_json(spec_json)
-        agent = make_agent_with(spec, hooks.limiter) if hooks.limiter is not None and spec.agent_ref.is_model else None
+        agent = make_agent_with(spec, hooks.limiter, hooks.clients) if hooks.limiter is not None and spec.agent_ref.is_model else None
         engine = start_run(spec, rewindable=False, agent=agent)
         if hooks.cancel is not None:
             engine.cancel = hooks.cancel
+        lean(engine)
         result["path"] = str(engine.writer.path)
 
         def after_step(e, before) -> None:
@@ -110,4 +164,4 @@ def execute(spec_json: dict, run_id: str, hooks: Hooks | None = None) -> dict:
     return result
 
 
-__all__ = ["Hooks", "Progress", "execute", "make_agent_with"]
+__all__ = ["Hooks", "Progress", "SharedClients", "execute", "make_agent_with"]

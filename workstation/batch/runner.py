@@ -206,8 +206,9 @@ class Batch:
         for c in todo:
             queues.setdefault(c.provider, deque()).append(c)
         model_threads = min(self.concurrency, sum(len(q) for p, q in queues.items() if p != CPU) or 1)
+        per_call = {k: e.cost_per_call or 0.0 for k, e in self.estimates.items()}
         self.executor = make_executor(self.executor_kind, model_threads, self.cap(CPU), self._caps(),
-                                      self.ray_address)
+                                      self.ray_address, self.max_cost, per_call)
         self.executor.guard = self.guard
         if self.state.stopping:  # a signal came before the executor existed
             self.executor.stop(f"the batch stopped ({self.state.stopping}); resume re-runs it")

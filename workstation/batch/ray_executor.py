@@ -1,0 +1,197 @@
+"""``--executor ray``: each run a Ray task; one small actor holds the limiter and the cost guard for all workers.
+
+``ray.init(address=...)`` joins a cluster (``--ray-address``), or starts a local Ray
+when none is given (a Ray already initialised in this process is used as it is). Each
+run is a task that calls the same ``execute`` as the local executor, writing its
+recording to the spec's ``out`` (made absolute here: on a cluster it must be a
+directory every worker reaches, e.g. a shared file system). The ``Coordinator`` actor:
+
+- grants call slots per (provider, base URL, model), halving a limit on a 429 and
+  growing it back after clean calls, as ``AdaptiveLimiter`` does in one process;
+- hears every run's spend at each turn boundary and answers with a reason to stop
+  (the batch stopped, or spent + one more call per running run reached --max-cost).
+
+Ray is an optional extra (``pip install -e '.[ray]'``); without it ``--executor ray``
+is one line saying so.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from concurrent.futures import Future
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+from workstation.batch.execute import Hooks, Progress, execute
+from workstation.batch.executors import Executor, limiter_key
+from workstation.batch.jobs import Job
+from workstation.calls import CancelToken, Deadline
+from workstation.errors import UserError
+
+POLL_S = 0.05
+
+
+def check_ray() -> None:
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        raise UserError("--executor ray needs Ray, an optional extra: pip install -e '.[ray]'") from None
+
+
+class Coordinator:
+    """The actor's state (a plain class; ``ray.remote`` makes it the actor)."""
+
+    def __init__(self, caps: dict[str, int], max_cost: float | None = None) -> None:
+        self.caps = dict(caps)
+        self.maximum = dict(caps)
+        self.in_flight = {k: 0 for k in caps}
+        self.clean = {k: 0 for k in caps}
+        self.max_cost = max_cost
+        self.stop_reason: str | None = None
+        self.live: dict[str, tuple[float, float, dict]] = {}  # run id -> (cost, per-call estimate, progress)
+        self.settled = 0.0
+
+    def acquire(self, key: str) -> bool:
+        if self.in_flight.get(key, 0) >= self.caps.get(key, 1):
+            return False
+        self.in_flight[key] = self.in_flight.get(key, 0) + 1
+        return True
+
+    def release(self, key: str, outcome: str) -> None:
+        self.in_flight[key] = max(0, self.in_flight.get(key, 0) - 1)
+        if outcome == "rate_limit":
+            self.caps[key] = max(1, self.caps.get(key, 1) // 2)
+            self.clean[key] = 0
+        elif outcome == "ok":
+            self.clean[key] = self.clean.get(key, 0) + 1
+            if self.clean[key] >= self.caps.get(key, 1) and self.caps.get(key, 1) < self.maximum.get(key, 1):
+                self.caps[key] += 1
+                self.clean[key] = 0
+
+    def stop(self, reason: str) -> None:
+        if self.stop_reason is None:
+            self.stop_reason = reason
+
+    def report(self, run_id: str, cost: float, per_call: float, progress: dict) -> str | None:
+        """A run's spend so far (at a turn boundary); returns why it should stop, if it should."""
+        self.live[run_id] = (cost or 0.0, per_call, progress)
+        if self.stop_reason:
+            return self.stop_reason
+        if self.max_cost is not None:
+            spent = self.settled + sum(c for c, _, _ in self.live.values())
+            margin = sum(p for _, p, _ in self.live.values())
+            if spent + margin >= self.max_cost:
+                return (f"the batch's cost cap was reached (${spent:.4f} of --max-cost ${self.max_cost:g}); "
+                        "resume re-runs it")
+        return None
+
+    def finish(self, run_id: str, cost: float | None) -> None:
+        self.live.pop(run_id, None)
+        self.settled += cost or 0.0
+
+    def progress(self) -> dict[str, dict]:
+        return {k: p for k, (_, _, p) in self.live.items()}
+
+
+class _Slot:
+    def __init__(self) -> None:
+        self.epoch, self.outcome = 0, "neutral"
+
+
+class ActorLimiter:
+    """The limiter a worker's provider agent uses: slots granted by the coordinator actor."""
+
+    def __init__(self, actor: Any, key: str) -> None:
+        self.actor, self.key = actor, key
+
+    @contextmanager
+    def slot(self, cancel: CancelToken | None = None, deadline: Deadline | None = None) -> Iterator[_Slot]:
+        import ray
+
+        while not ray.get(self.actor.acquire.remote(self.key)):
+            if cancel is not None:
+                cancel.check()
+            if deadline is not None:
+                deadline.check()
+            time.sleep(POLL_S)
+        s = _Slot()
+        try:
+            yield s
+        finally:
+            self.actor.release.remote(self.key, s.outcome)
+
+
+def _key_text(key: tuple) -> str:
+    return "|".join(key)
+
+
+def run_task(spec_json: dict, run_id: str, actor: Any, key: str | None, per_call: float) -> dict:
+    """The body of a run's Ray task."""
+    import ray
+
+    latest: dict[str, Any] = {}
+
+    def on_progress(p: Progress) -> None:
+        latest.update(vars(p))
+
+    def should_stop() -> str | None:
+        return ray.get(actor.report.remote(run_id, latest.get("cost_usd", 0.0), per_call, dict(latest)))
+
+    hooks = Hooks(should_stop=should_stop, on_progress=on_progress,
+                  limiter=ActorLimiter(actor, key) if key is not None else None)
+    result: dict = {}
+    try:
+        result = execute(spec_json, run_id, hooks)
+    finally:
+        ray.get(actor.finish.remote(run_id, result.get("cost_usd") if result else latest.get("cost_usd")))
+    return result
+
+
+class RayExecutor(Executor):
+    name = "ray"
+
+    def __init__(self, caps: dict[tuple, int], address: str | None = None, max_cost: float | None = None,
+                 per_call: dict[str, float] | None = None) -> None:
+        super().__init__()
+        check_ray()
+        import ray
+
+        self._owns = False
+        if not ray.is_initialized():
+            ray.init(address=address, include_dashboard=False, log_to_driver=False)
+            self._owns = True
+        self._ray = ray
+        self.per_call = per_call or {}
+        self.actor = ray.remote(Coordinator).options(num_cpus=0).remote(
+            {_key_text(k): n for k, n in caps.items()}, max_cost)
+        self._task = ray.remote(run_task)
+        self.cancel = CancelToken()
+
+    def stop(self, reason: str) -> None:
+        super().stop(reason)
+        self.actor.stop.remote(reason)
+
+    def submit(self, cell: Job) -> Future:
+        spec = cell.spec.to_json()
+        spec["out"] = os.path.abspath(spec["out"])  # every worker must reach it (shared storage on a cluster)
+        key = _key_text(limiter_key(cell)) if cell.is_model else None
+        opts = {"num_cpus": 1} if not cell.is_model else {"num_cpus": 0}
+        ref = self._task.options(**opts, max_retries=0).remote(spec, cell.run_id, self.actor, key,
+                                                               self.per_call.get(cell.label, 0.0))
+        return ref.future()
+
+    def progress(self) -> dict[str, Progress]:
+        try:
+            live = self._ray.get(self.actor.progress.remote(), timeout=5)
+        except Exception:  # noqa: BLE001 - progress is best effort
+            return {}
+        return {k: Progress(**{f: v for f, v in p.items() if f in Progress.__dataclass_fields__})
+                for k, p in live.items() if p}
+
+    def shutdown(self) -> None:
+        if self._owns:
+            self._ray.shutdown()
+
+
+__all__ = ["ActorLimiter", "Coordinator", "RayExecutor", "check_ray", "run_task"]
