@@ -94,8 +94,8 @@ def parse_games(text: str) -> tuple[str, ...]:
         try:
             out.append(get_game(k).key)
         except (KeyError, ValueError):
-            raise UserError(f"unknown game {k!r} in --games; see `workstation games` (e.g. {', '.join(list(GAMES)[:3])})") \
-                from None
+            examples = ", ".join(list(GAMES)[:3])
+            raise UserError(f"unknown game {k!r} in --games; see `workstation games` (e.g. {examples})") from None
     if len(set(out)) != len(out):
         raise UserError(f"--games names a game twice ({text}); list each game once")
     return tuple(out)

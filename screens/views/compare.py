@@ -178,7 +178,7 @@ class CompareScreen(Screen):
             cells = list(summary_cells(row))
             cells[0] = Text(f"{i + 1} {cells[0]}", style=COLOURS[i % len(COLOURS)])
             table.add_row(*cells, key=str(i))
-        for i, run in enumerate(self.runs):
+        for i in range(len(self.runs)):
             self.query_one(f"#cmp-run-{i}").styles.border_title_color = COLOURS[i % len(COLOURS)]
         self.query_one("#cmp-plot", ScorePlot).set_curves([r.series.score for r in self.runs],
                                                           [r.label for r in self.runs], self.c.divergent_frame)

@@ -212,7 +212,9 @@ class SessionScreen(Screen):
             if st.done and not st.practice:
                 body.append(f"{st.game:<15} {st.seed:>4}  {st.score:>5g}  {st.frames:>6}  {st.lives_lost:>10}\n")
         body.append(f"\nresults: {s.path / 'results.csv'} (setting {s.settings.setting})\n")
-        body.append(f"workstation report {s.path}    workstation compare {s.path}/runs/<run> <model run>\n", style="dim")
+        body.append(f"workstation report {s.path} --baseline '{s.settings.setting}'  (or join results.csv to a "
+                    "batch's)\n", style="dim")
+        body.append(f"workstation compare {s.path}/runs/<run> <a model's run of the same seed>\n", style="dim")
         self.step = None
         self._show("finished", body, "esc or q  leave")
 
