@@ -90,6 +90,11 @@ def test_gif_holds_every_frame_of_the_range_exactly(tmp_path):
         assert sum(durations) == 100  # 3 frames per 1/10 s: 30 fps
         im.seek(k - 100)
         assert im.convert("RGB").getpixel((x * SCALE + 1, y * SCALE + 1)) == tuple(rec.frames.rgb(k)[y, x])
+        for f in (101, 150, 189):  # every frame drawn whole, to the bit, from the changed rectangles
+            im.seek(f - 100)
+            h, w = rec.frames.height, rec.frames.width
+            area = np.asarray(im.convert("RGB"))[: h * SCALE, : w * SCALE]
+            assert (area == np.repeat(np.repeat(rec.frames.rgb(f), SCALE, 0), SCALE, 1)).all()
 
 
 def test_compare_puts_runs_side_by_side(tmp_path):

@@ -184,21 +184,17 @@ def _mp4(job: VideoJob, canvas: Canvas, lut: np.ndarray, progress) -> int:
 
 
 def _gif(job: VideoJob, canvas: Canvas, lut: np.ndarray, progress) -> int:
-    from PIL import Image
+    from workstation.export.gif import GifWriter
 
     # GIF delays are in 1/100 s, and players stretch delays under 2/100 s: paper pace
     # alternates 3,3,4 (exactly 30 fps); native pace uses 2 (50 fps, the fastest GIF plays).
     durations = [30, 30, 40] if job.pace == "paper" else [20]
-    pal = lut.tobytes()
-    images = []
-    for i, f in enumerate(range(job.start, job.stop)):
-        im = Image.frombytes("P", (canvas.w, canvas.h), canvas.draw(f)[0].tobytes())
-        im.putpalette(pal, "RGB")
-        images.append(im)
-        if progress:
-            progress(i + 1, job.count)
-    if not images:
-        return 0
-    images[0].save(job.out, format="GIF", save_all=True, append_images=images[1:], loop=0, optimize=False,
-                   duration=[durations[i % len(durations)] for i in range(len(images))], disposal=1)
-    return len(images)
+    gif = GifWriter(job.out, canvas.w, canvas.h, lut)
+    try:
+        for i, f in enumerate(range(job.start, job.stop)):
+            gif.add(canvas.draw(f)[0], durations[i % len(durations)])
+            if progress:
+                progress(i + 1, job.count)
+    finally:
+        gif.close()
+    return gif.frames
