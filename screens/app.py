@@ -35,7 +35,8 @@ HELP = """\
 
 ## Home
 `↑` `↓` pick a game, `enter` goes on to its settings · `w` watch · `s` step mode · `p` play yourself ·
-`tab` moves through the settings to the recordings list, where `o` or `enter` opens the highlighted one ·
+`tab` moves through the settings to the recordings list, where `o` or `enter` opens the highlighted one,
+`m` marks it and `c` compares the marked ones side by side ·
 `esc` leaves a field (so `w` `s` `p` work again). A refused setting is marked and the reason shown above
 the form.
 Agents: `random`, `human`, `replay:PATH`, or a provider spec such as `openai:gpt-5.1`
@@ -69,7 +70,8 @@ removes the last, `enter` commits.
 
 ## Open a recording
 `←` `→` or `[` `]` previous / next turn · `,` `.` previous / next frame · `space` play / pause ·
-`home` `end` first / last frame · `esc` back (or out of a focused field first).
+`home` `end` first / last frame · `e` export it as an MP4 beside the recording ·
+`esc` back (or out of a focused field first).
 """
 
 
