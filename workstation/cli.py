@@ -150,6 +150,12 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("workstation: interrupted\n")
         return 130
+    except BrokenPipeError:  # `workstation ls | head`: the reader left; say nothing more
+        try:
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - so the interpreter's final flush stays quiet
+        except OSError:
+            pass
+        return 0
     except UserError as e:
         sys.stderr.write(f"workstation: error: {e}\n")
         return EXIT_BAD_INPUT
