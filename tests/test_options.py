@@ -145,17 +145,25 @@ def test_the_registry_is_the_one_list_of_kinds():
 
 
 # -- identity ------------------------------------------------------------------------
+_DESCRIBED: dict = {}
+
+
 def _old_identity(spec: RunSpec, pack_digest: str) -> str:
-    """Today's way: build the agent and hash its describe()."""
+    """Today's way: build the agent and hash its describe() (one build per agent and options)."""
     game = get_game(spec.game)
-    if spec.agent_ref.kind == "human":
-        agent = HumanAgent(lambda ctx: [], mode=spec.mode or "paused", pace=spec.pace)
-    else:
-        agent = make_agent(spec.agent, game, spec.seed, spec.provider_options)
-    try:
-        return run_identity(game, spec.protocol, spec.seed, agent.describe(), pack_digest)
-    finally:
-        agent.close()
+    key = (spec.agent, spec.generation, spec.transport, spec.mode, spec.pace)
+    if not spec.agent_ref.is_model:  # a model's describe() does not depend on the game or the seed
+        key += (spec.game, spec.seed)
+    if key not in _DESCRIBED:
+        if spec.agent_ref.kind == "human":
+            agent = HumanAgent(lambda ctx: [], mode=spec.mode or "paused", pace=spec.pace)
+        else:
+            agent = make_agent(spec.agent, game, spec.seed, spec.provider_options)
+        try:
+            _DESCRIBED[key] = agent.describe()
+        finally:
+            agent.close()
+    return run_identity(game, spec.protocol, spec.seed, _DESCRIBED[key], pack_digest)
 
 
 def _specs():
