@@ -248,3 +248,11 @@ def test_an_unwritable_out_is_refused(tmp_path):
     with pytest.raises(SpecError) as e:
         preflight(RunSpec("breakout", out=str(target)))
     assert e.value.field == "out" and "cannot write" in str(e.value)
+
+
+def test_the_sample_recording_keeps_its_run_id(no_keys):
+    import json
+
+    m = json.loads((SAMPLE / "manifest.json").read_text())
+    spec = RunSpec(m["game"], agent=m["agent"]["spec"], seed=m["seed"], protocol=Protocol.from_json(m["protocol"]))
+    assert spec.identity() == m["run_id"] == "aa9b4dc7e9bfe4be"
