@@ -71,7 +71,7 @@ def check_output(out: Path) -> str:
 
 
 def export(paths: list, out: Path, pace: str = "paper", start: int | None = None, stop: int | None = None,
-           overlays: tuple[str, ...] | None = None) -> tuple[int, int, int]:
+           overlays: tuple[str, ...] | None = None, progress=None) -> tuple[int, int, int]:
     """Write ``out`` (.mp4, .gif or .html) from the recordings at ``paths``; returns (frames, start, stop).
 
     Bad input raises UserError (or RecordingError); the file appears only when complete.
@@ -96,7 +96,7 @@ def export(paths: list, out: Path, pace: str = "paper", start: int | None = None
         else:
             from workstation.export.video import VideoJob, export_video
 
-            n = export_video(VideoJob(recs, tmp, start, stop, pace, overlays))
+            n = export_video(VideoJob(recs, tmp, start, stop, pace, overlays), progress)
         os.replace(tmp, out)
     except PermissionError as e:
         raise UserError(f"cannot write {out}: {e.strerror}; choose another -o") from None
@@ -117,10 +117,21 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     check_output(out)
     paths = [args.recording, *args.compare]
-    n, start, stop = export(paths, out, args.pace, args.start, args.stop, parse_overlays(args.overlay))
+    progress = _terminal_progress if (sys.stderr.isatty() and not args.quiet) else None
+    try:
+        n, start, stop = export(paths, out, args.pace, args.start, args.stop, parse_overlays(args.overlay), progress)
+    finally:
+        if progress:
+            sys.stderr.write("\r\033[K")
     print(out)
     if not args.quiet:
         size = out.stat().st_size / 1e6
         pace = "" if out.suffix.lower() == ".html" else f" at {args.pace} pace"
         sys.stdout.write(f"{n} frames ({start}..{stop - 1}){pace}, {len(paths)} run{'s' * (len(paths) > 1)}, {size:.2f} MB\n")
     return 0
+
+
+def _terminal_progress(done: int, total: int) -> None:
+    if done == total or done % 30 == 0:
+        sys.stderr.write(f"\rexporting frame {done}/{total}")
+        sys.stderr.flush()
