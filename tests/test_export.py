@@ -128,3 +128,13 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, args, needle):
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and needle in lines[0], r.stderr
     assert not list(tmp_path.glob("*.mp4")) and not list(tmp_path.glob(".*part*"))
+
+
+def test_native_gif_uses_the_shortest_delay_players_honour(tmp_path):
+    out = tmp_path / "fast.gif"
+    r = cli(str(SAMPLE), "-o", str(out), "--to", "12", "--pace", "native", "--quiet")
+    assert r.returncode == 0 and r.stdout.strip() == str(out), r.stderr
+    with Image.open(out) as im:
+        assert im.n_frames == 12
+        im.seek(5)
+        assert im.info["duration"] == 20
