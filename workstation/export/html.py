@@ -21,7 +21,7 @@ import numpy as np
 
 from workstation.export.timeline import build_timeline
 from workstation.game.games import FPS_PAPER
-from workstation.store.recording import Recording, RecordingError
+from workstation.store.recording import Recording
 
 TEMPLATE = Path(__file__).with_name("page.html")
 
@@ -33,8 +33,8 @@ def _prompt(rec: Recording, turn: int, texts: dict[str, int]) -> dict:
 
     try:
         prompt = rebuild_prompt(rec, turn)
-    except (RecordingError, KeyError, ValueError) as e:
-        return {"error": str(e)}
+    except Exception as e:  # noqa: BLE001 - a prompt that cannot be rebuilt is said on the page, not fatal
+        return {"error": f"the prompt cannot be rebuilt: {e}"}
     out = []
     for m in prompt.messages:
         parts = []
