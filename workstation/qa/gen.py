@@ -20,7 +20,7 @@ from workstation.qa.pixels import box_mask
 from workstation.qa.qset import CATEGORIES, SetWriter
 from workstation.qa.rules import RULES
 from workstation.qa.scene import Scene, describe
-from workstation.qa.truth import DIRECTIONS, STILL, Obj, ObjectSpec, clear_direction
+from workstation.qa.truth import STILL, Obj, ObjectSpec, clear_direction, direction
 from workstation.turn.promptpack import display_title
 
 SCREEN_LEFT = 8  # the Atari blanks the first 8 columns
@@ -29,8 +29,10 @@ SEQ_STEP = 4  # frames between the frames of a motion sequence (0.13 s on the pa
 SEQ_LEN = 3
 MIN_GAP = 15  # no two questions of a category from frames closer than this in one run
 SPATIAL_MARGIN = 12  # px between centres for left/right and above/below (and the boxes apart)
+PIXEL_MARGIN = 4  # px: the pixels-only reading (blob centres) must agree with this much to spare
 HALF_MARGIN = 16  # px from the screen's middle for the which-half questions
 MOTION_THRESHOLD = 2.0  # px per step
+MIN_TOTAL = 6  # px over the sequence along each axis a direction names
 MAX_STEP = 30  # px per step: more is a jump (wrap-around, reset), not motion
 CARDINAL = ["up", "down", "left", "right", STILL]
 DIAGONAL = ["up-left", "up-right", "down-left", "down-right", STILL]
@@ -60,7 +62,7 @@ def _title(scene: Scene) -> str:
 
 
 def _truth(c: Candidate) -> dict:
-    used = [{"frame": f, "object": describe(s, o), "x": o.x, "y": o.y, "w": o.w, "h": o.h, "values": o.ram_dict()}
+    used = [{"frame": f, "object": describe(s, o), "name": s.name, "index": o.index, "x": o.x, "y": o.y, "w": o.w, "h": o.h, "values": o.ram_dict()}
             for f, s, o in c.objects]
     return {"ram": used, "rule": c.rule, **c.extra}
 
@@ -79,12 +81,16 @@ def detection(scene: Scene) -> list[Candidate]:
         for s, o in vis:
             if s.count > 1:
                 continue
-            if abs(o.cx - 80) >= HALF_MARGIN:
+            b = scene.blob(i, s, o)
+            if b is None:
+                continue
+            if abs(o.cx - 80) >= HALF_MARGIN and abs(b[0] - 80) >= PIXEL_MARGIN and (b[0] < 80) == (o.cx < 80):
                 out.append(Candidate(scene, "perception-detection",
                                      f"Is {describe(s, o)} in the left half or the right half of the screen?",
                                      ["left half", "right half"], "left half" if o.cx < 80 else "right half",
                                      [i], [(i, s, o)], "centre x vs 80"))
-            if "const" not in s.y and abs(o.cy - h / 2) >= HALF_MARGIN:
+            if ("const" not in s.y and abs(o.cy - h / 2) >= HALF_MARGIN and abs(b[1] - h / 2) >= PIXEL_MARGIN
+                    and (b[1] < h / 2) == (o.cy < h / 2)):
                 out.append(Candidate(scene, "perception-detection",
                                      f"Is {describe(s, o)} in the top half or the bottom half of the screen?",
                                      ["top half", "bottom half"], "top half" if o.cy < h / 2 else "bottom half",
@@ -137,12 +143,18 @@ def spatial(scene: Scene) -> list[Candidate]:
                 if sa.kind != "player" and sb.kind != "player" and sa is sb and a > b:
                     continue
                 used = [(i, sa, oa), (i, sb, ob)]
+                ba, bb = scene.blob(i, sa, oa), scene.blob(i, sb, ob)
+                if ba is None or bb is None:
+                    continue
                 dx, dy = oa.cx - ob.cx, oa.cy - ob.cy
-                if _apart(oa.x, oa.w, ob.x, ob.w, dx) and not ("const" in sa.x and "const" in sb.x):
+                px, py = ba[0] - bb[0], ba[1] - bb[1]  # the same relation read from the pixels alone
+                if (_apart(oa.x, oa.w, ob.x, ob.w, dx) and px * dx > 0 and abs(px) >= PIXEL_MARGIN
+                        and not ("const" in sa.x and "const" in sb.x)):
                     out.append(Candidate(scene, "perception-spatial",
                                          f"In this frame, is {describe(sa, oa)} to the left or to the right of {describe(sb, ob)}?",
                                          ["left", "right"], "left" if dx < 0 else "right", [i], used, "centre x"))
-                if _apart(oa.y, oa.h, ob.y, ob.h, dy) and not ("const" in sa.y and "const" in sb.y):
+                if (_apart(oa.y, oa.h, ob.y, ob.h, dy) and py * dy > 0 and abs(py) >= PIXEL_MARGIN
+                        and not ("const" in sa.y and "const" in sb.y)):
                     out.append(Candidate(scene, "perception-spatial",
                                          f"In this frame, is {describe(sa, oa)} above or below {describe(sb, ob)}?",
                                          ["above", "below"], "above" if dy < 0 else "below", [i], used, "centre y"))
@@ -161,7 +173,23 @@ def _sequence_motion(scene: Scene, frames: list[int], s: ObjectSpec, index: int)
     dirs = {clear_direction(dx, dy, MOTION_THRESHOLD) for dx, dy in steps}
     if len(dirs) != 1 or None in dirs:
         return None
-    return dirs.pop(), track
+    d = dirs.pop()
+    blobs = [scene.blob(f, s, o) for f, o in zip(frames, track)]
+    if any(b is None for b in blobs):
+        return None
+    bx, by = blobs[-1][0] - blobs[0][0], blobs[-1][1] - blobs[0][1]
+    if d == STILL and (abs(bx) > 1 or abs(by) > 1):  # the pixels moved: not still to the eye
+        return None
+    if d != STILL and direction(bx, by, MOTION_THRESHOLD) != d:  # the pixels tell another story
+        return None
+    if d != STILL:  # over the whole sequence: big enough that a sprite's animation cannot change it
+        tx, ty = abs(track[-1].cx - track[0].cx), abs(track[-1].cy - track[0].cy)
+        major, minor = max(tx, ty), min(tx, ty)
+        if "-" in d and not (minor >= MIN_TOTAL and major <= 2 * minor):
+            return None
+        if "-" not in d and not (major >= MIN_TOTAL and minor <= major / 4):
+            return None
+    return d, track
 
 
 def motion(scene: Scene) -> list[Candidate]:

@@ -66,3 +66,36 @@ def aligned(spec: ObjectSpec, obj: Obj, rgb: np.ndarray, margin: int = 8) -> boo
         return abs(a0 - b0) <= t or abs(a1 - b1) <= t or (b0 <= lo and a0 <= lo) or (b1 >= hi and a1 >= hi)
 
     return near(px0, px1, bx, bx + obj.w, x0, x1) and near(py0, py1, by, by + obj.h, y0, y1)
+
+
+def blob_centre(spec: ObjectSpec, obj: Obj, rgb: np.ndarray) -> tuple[float, float] | None:
+    """Centre of the bounding box of the object's coloured blobs that touch its box: how an
+    extractor that reads only pixels would place it (arms, animation and all)."""
+    from scipy import ndimage
+
+    colours = spec.colour_of(obj.index)
+    if colours:
+        mask = np.zeros(rgb.shape[:2], bool)
+        for c in colours:
+            mask |= (rgb == np.array(c, np.uint8)).all(-1)
+    else:
+        mask = (rgb != 0).any(-1)
+    if spec.region:
+        rx0, ry0, rx1, ry1 = spec.region
+        keep = np.zeros_like(mask)
+        keep[ry0:ry1, rx0:rx1] = True
+        mask &= keep
+    t = spec.tolerance
+    bx, by = int(round(obj.x)), int(round(obj.y))
+    y0, x0 = max(0, by - t), max(0, bx - t)
+    win = (slice(max(0, by - 24), by + obj.h + 24), slice(max(0, bx - 24), bx + obj.w + 24))
+    labels, _ = ndimage.label(mask[win], structure=np.ones((3, 3), bool))
+    oy, ox = win[0].start, win[1].start
+    inside = labels[y0 - oy:by + obj.h + t - oy, x0 - ox:bx + obj.w + t - ox]
+    ids = np.unique(inside[inside > 0])
+    if not len(ids):
+        return None
+    ys, xs = np.nonzero(np.isin(labels, ids))
+    if xs.max() - xs.min() >= obj.w + 20 or ys.max() - ys.min() >= obj.h + 20:
+        return None  # joined to something else of its colour (a fishing line across the shark)
+    return (xs.min() + xs.max() + 1) / 2 + ox, (ys.min() + ys.max() + 1) / 2 + oy

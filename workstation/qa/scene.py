@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from workstation.qa.pixels import aligned
+from workstation.qa.pixels import aligned, blob_centre
 from workstation.qa.truth import Obj, ObjectSpec, RamMap, load_map
 from workstation.store.recording import Recording, RecordingError, find_recordings
 from workstation.errors import UserError
@@ -22,6 +22,19 @@ def describe(spec: ObjectSpec, obj: Obj) -> str:
     return f"the {spec.name} in the {_ORDINALS[obj.index]} {where} from the {side}"
 
 
+def _touches_lookalike(item: tuple[ObjectSpec, Obj], others: list[tuple[ObjectSpec, Obj]]) -> bool:
+    """True when another object drawn in a shared colour overlaps this one's box (with the
+    tolerances): on that frame the pixels cannot tell the two apart (a ball on the paddle)."""
+    s, o = item
+    for t, p in others:
+        if p is o or (s.colors and t.colors and not set(s.colour_of(o.index)) & set(t.colour_of(p.index))):
+            continue
+        m = s.tolerance + t.tolerance
+        if o.x - m < p.x + p.w and p.x - m < o.x + o.w and o.y - m < p.y + p.h and p.y - m < o.y + o.h:
+            return True
+    return False
+
+
 class Scene:
     """A recording with its RAM map; ``visible(i)`` is cached per frame."""
 
@@ -33,6 +46,7 @@ class Scene:
         self.frames = rec.frames
         self.n = len(self.frames)
         self._visible: dict[int, list[tuple[ObjectSpec, Obj]]] = {}
+        self._blobs: dict[tuple, tuple[float, float] | None] = {}
 
     def visible(self, i: int) -> list[tuple[ObjectSpec, Obj]]:
         """Objects the RAM puts on screen on frame ``i`` whose pixels are where it says (``aligned``)."""
@@ -41,8 +55,16 @@ class Scene:
             ram = self.frames.ram(i)
             rgb = self.frames.rgb(i)
             hit = [(s, o) for s in self.map.specs for o in s.instances(ram) if aligned(s, o, rgb)]
-            self._visible[i] = hit
+            self._visible[i] = [h for h in hit if not _touches_lookalike(h, hit)]
+            hit = self._visible[i]
         return hit
+
+    def blob(self, i: int, spec: ObjectSpec, obj: Obj) -> tuple[float, float] | None:
+        """Where a pixels-only reading puts the object's centre on frame ``i``."""
+        key = (i, spec.name, obj.index)
+        if key not in self._blobs:
+            self._blobs[key] = blob_centre(spec, obj, self.frames.rgb(i))
+        return self._blobs[key]
 
     def find(self, i: int, spec: ObjectSpec, index: int) -> Obj | None:
         return next((o for s, o in self.visible(i) if s is spec and o.index == index), None)
