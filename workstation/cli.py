@@ -305,15 +305,26 @@ def _request(a: argparse.Namespace) -> int:
     return 0
 
 
-def _tui(which: list[str], a: argparse.Namespace) -> int:
-    screen = which[0]
-    spec = _spec(a, agent="human" if screen == "play" else None) if screen in ("watch", "play") else None
+def open_tui(screen: str, **launch) -> int:
+    """The one hand-off from the headless side to the TUI, imported only here and only now:
+    every command that opens a screen (watch, play, open, compare, session, batch --watch)
+    comes through it. ``launch`` are the fields of ``screens.app.Launch``."""
     try:
+        if screen == "batch":
+            from screens.views.batch import run_batch_screen
+
+            return run_batch_screen(**launch)
         from screens.app import Launch, run_app
     except ImportError as e:  # pragma: no cover - textual is a declared dependency
         raise UserError(f"the TUI cannot start ({e}); reinstall with `pip install -e .`") from e
-    return run_app(Launch(screen, spec=spec, recording=getattr(a, "recording", None),
-                          step=bool(getattr(a, "step", False)), window=bool(getattr(a, "window", False))))
+    return run_app(Launch(screen, **launch))
+
+
+def _tui(which: list[str], a: argparse.Namespace) -> int:
+    screen = which[0]
+    spec = _spec(a, agent="human" if screen == "play" else None) if screen in ("watch", "play") else None
+    return open_tui(screen, spec=spec, recording=getattr(a, "recording", None),
+                    step=bool(getattr(a, "step", False)), window=bool(getattr(a, "window", False)))
 
 
 if __name__ == "__main__":

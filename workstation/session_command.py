@@ -62,11 +62,9 @@ def run(args: argparse.Namespace) -> int:
     if session.complete:
         print(f"the session in {out} is already complete; results in {out / 'results.csv'}")
         return 0
-    try:
-        from screens.app import Launch, run_app
-    except ImportError as e:  # pragma: no cover - textual is a declared dependency
-        raise UserError(f"the TUI cannot start ({e}); reinstall with `pip install -e .`") from e
-    code = run_app(Launch("session", session=session))
+    from workstation.cli import open_tui
+
+    code = open_tui("session", session=session)
     print(f"session {out}: {session.progress_text()}" + ("" if session.complete else
                                                           "; run the same command again to resume"))
     return code

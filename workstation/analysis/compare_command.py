@@ -30,8 +30,6 @@ def run(args: argparse.Namespace) -> int:
         print(c.table_text())
         return 0
     load_runs(args.recordings)  # bad input is one line before the TUI starts
-    try:
-        from screens.app import Launch, run_app
-    except ImportError as e:  # pragma: no cover - textual is a declared dependency
-        raise UserError(f"the TUI cannot start ({e}); reinstall with `pip install -e .`") from e
-    return run_app(Launch("compare", recordings=tuple(args.recordings)))
+    from workstation.cli import open_tui
+
+    return open_tui("compare", recordings=tuple(args.recordings))

@@ -96,8 +96,9 @@ def run(a: argparse.Namespace) -> int:
     if batch.set_aside:
         print(f"set aside {len(batch.set_aside)} partial recording(s) under {batch.dir}/runs/.incomplete/ "
               "(re-run from the start)", flush=True)
-    if a.watch and not a.plain:
-        sys.stderr.write("workstation: the batch screen is not built yet; showing progress lines instead\n")
+    watch = a.watch and not a.plain and sys.stdout.isatty()
+    if a.watch and not watch:
+        sys.stderr.write("workstation: --watch needs a terminal; writing progress lines instead\n")
     log = PlainLog(sys.stdout, every_s=a.every)
     previous = {}
 
@@ -107,7 +108,12 @@ def run(a: argparse.Namespace) -> int:
     for sig in (signal.SIGINT, signal.SIGTERM):
         previous[sig] = signal.signal(sig, on_signal)
     try:
-        code = batch.run(tick=log.tick)
+        if watch:
+            from workstation.cli import open_tui
+
+            code = open_tui("batch", batch=batch)
+        else:
+            code = batch.run(tick=log.tick)
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
