@@ -33,6 +33,7 @@ from workstation.turn.prompt_builder import PromptBuilder
 from workstation.turn.promptpack import PromptPack
 from workstation.game.protocol import Protocol
 from workstation.store.recording import RecordingWriter
+from workstation.store.records import Summary, TurnRecord
 
 
 class Phase(str, Enum):
@@ -434,47 +435,47 @@ class TurnEngine:
         lost = reply.error is not None and not reply.cancelled and not p.overridden  # lost to a provider error
         self.totals["failed_turns"] += int(lost)
         self.totals["failed_in_a_row"] = self.totals["failed_in_a_row"] + 1 if lost else 0
-        record = {
-            "turn": self.turn,
-            "start_frame": p.start_frame,
-            "end_frame": end_frame,
-            "raw": reply.text,
-            "thought": parse.thought if parse else "",
-            "planned": parse.names if parse else [],
-            "actions": [s.action for s in p.steps],
-            "valid": valid,
-            "rule": parse.rule if parse else None,
-            "errors": parse.errors if parse else [],
-            "overridden": p.overridden,
-            "reward": clip.reward + p.extra_reward,
-            "action_rewards": [s.reward for s in p.steps],
-            "action_life_lost": [s.life_lost for s in p.steps],
-            "action_reset": [s.reset for s in p.steps],
-            "action_frames": [s.frame for s in p.steps],
-            "lives_lost": sum(s.life_lost for s in p.steps) + p.extra_lost,
-            "noop_frames": p.noops_done,
-            "score": self.clock.score,
-            "lives": self.clock.lives,
-            "prompt": self._prompt_ref(p),
-            "usage": reply.usage.to_json() if reply.usage else None,
-            "latency_s": round(reply.latency_s, 4),
-            "cost_usd": reply.cost_usd,
-            "attempts": [a.to_json() for a in reply.attempts],
-            "error": reply.error,
-            "finish_reason": reply.finish_reason,
-            "game_over": game_over,
-            "cut_frames": cut_frames,
-            "dropped": dropped,
-            "reset_frame": reset_frame,
-        }
+        record = TurnRecord(
+            turn=self.turn,
+            start_frame=p.start_frame,
+            end_frame=end_frame,
+            raw=reply.text,
+            thought=parse.thought if parse else "",
+            planned=parse.names if parse else [],
+            actions=[s.action for s in p.steps],
+            valid=valid,
+            rule=parse.rule if parse else None,
+            errors=parse.errors if parse else [],
+            overridden=p.overridden,
+            reward=clip.reward + p.extra_reward,
+            action_rewards=[s.reward for s in p.steps],
+            action_life_lost=[s.life_lost for s in p.steps],
+            action_reset=[s.reset for s in p.steps],
+            action_frames=[s.frame for s in p.steps],
+            lives_lost=sum(s.life_lost for s in p.steps) + p.extra_lost,
+            noop_frames=p.noops_done,
+            score=self.clock.score,
+            lives=self.clock.lives,
+            prompt=self._prompt_ref(p),
+            usage=reply.usage.to_json() if reply.usage else None,
+            latency_s=round(reply.latency_s, 4),
+            cost_usd=reply.cost_usd,
+            attempts=[a.to_json() for a in reply.attempts],
+            error=reply.error,
+            finish_reason=reply.finish_reason,
+            game_over=game_over,
+            cut_frames=cut_frames,
+            dropped=dropped,
+            reset_frame=reset_frame,
+        )
         if p.discarded:
-            record["discarded_replies"] = p.discarded
+            record.discarded_replies = p.discarded
         if self.writer is not None:
             self.writer.add_turn(record)
         self.turn += 1
         self.pending = None
         self.phase = Phase.READY
-        return self._emit(TurnEnded(record["turn"], record))
+        return self._emit(TurnEnded(record.turn, record.to_json()))
 
     def _prompt_ref(self, p: _Pending) -> dict:
         prompt = p.prompt
@@ -509,10 +510,11 @@ class TurnEngine:
         }
         try:
             if self.writer is not None:
+                typed = Summary.from_json(self.summary)  # the summary's one shape, checked as it is written
                 if self.summary["complete"]:
-                    self.writer.finish(self.summary)
+                    self.writer.finish(typed)
                 else:
-                    self.writer.abort(self.summary)
+                    self.writer.abort(typed)
         finally:  # a summary the disk refused still ends the run (the error goes on to the caller)
             self.phase = Phase.FINISHED
             self._emit(RunEnded(self.turn, self.summary))

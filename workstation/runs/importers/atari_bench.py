@@ -210,7 +210,8 @@ class _ImportWriter(RecordingWriter):
         self.run = run
         self.checker = checker
 
-    def add_turn(self, record: dict) -> None:
+    def add_turn(self, record) -> None:
+        record = record.to_json() if hasattr(record, "to_json") else record  # the engine writes TurnRecords
         n = record["turn"]
         if n < len(self.run.turns):
             h = self.run.turns[n]
@@ -221,7 +222,8 @@ class _ImportWriter(RecordingWriter):
         super().add_turn(record)
         self.checker.on_turn(record, self.frames)
 
-    def _import_summary(self, summary: dict) -> dict:
+    def _import_summary(self, summary) -> dict:
+        summary = summary.to_json() if hasattr(summary, "to_json") else summary  # the engine writes a Summary
         self.checker.on_finish(summary, self.frames)
         return {**summary, "import": {"source": SOURCE_KIND, "path": str(self.run.path.resolve()),
                                       "result": self.checker.mismatch or "identical"}}
