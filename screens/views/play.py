@@ -43,6 +43,7 @@ from screens.input.keys import HeldKeys, PlanQueue, action_for, button_for_key
 from screens.messages import EngineFinished, EngineNotice, EngineProgress, RunStats
 from screens.input.play_window import PlayWindow, window_unavailable
 from workstation.agents.human_agent import HumanAgent
+from workstation.store.series import result_text
 from workstation.turn.engine import Event, FrameStepped, Phase, TurnEngine
 from workstation.game.games import FPS_NATIVE, FPS_PAPER, get_game
 from workstation.game.protocol import Protocol
@@ -421,8 +422,9 @@ class PlayScreen(Screen):
         state = "complete" if s.get("complete") else f"incomplete ({s.get('stopped') or 'stopped'})"
         path = Path(self.recording) if self.recording else None
         where = f"recording in {path.parent}/\n{path.name}" if path else "no recording"
-        return (f"[b]result: {state}[/b]\nscore {s.get('total_reward', 0):g}   frames {s.get('frames', 0)}/"
-                f"{self.protocol.frames}   lives lost {s.get('lives_lost', 0)}\n"
+        ended = s.get("games_ended") or 0
+        games = f", {ended} game{'s' if ended != 1 else ''} over" if ended else ""
+        return (f"[b]result: {state}[/b]\n{result_text(s, self.protocol.frames)}{games}\n"
                 f"{where}\nesc  leave")
 
     # -- keys -----------------------------------------------------------------------
