@@ -162,6 +162,9 @@ def test_random_agent_and_bad_input(qset, tmp_path, capsys):
     assert "perception" in out and "overall" in out
     s = json.loads((tmp_path / "r" / "summary.json").read_text())
     assert 0 <= s["accuracy"]["overall"] <= 1 and s["complete"]
+    assert main(["qa", "table", str(tmp_path / "r"), str(tmp_path / "r")]) == 0
+    assert capsys.readouterr().out.count("random ") >= 2
+    assert main(["qa", "table", str(tmp_path)]) == 2
     # another agent into the same directory is refused
     assert main(["qa", "eval", str(qset), "--agent", "compat:x", "--base-url", "http://127.0.0.1:9/v1",
                  "--out", str(tmp_path / "r")]) == 2

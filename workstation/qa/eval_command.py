@@ -27,6 +27,36 @@ def register(qsub) -> None:
     g.add_argument("--timeout", type=float, default=60.0, help="seconds per call (default 60)")
     e.set_defaults(qa_func=_eval)
 
+    t = qsub.add_parser("table", help="several evals side by side (the paper's Table 2 layout)")
+    t.add_argument("evals", nargs="+", metavar="DIR", help="directories written by `workstation qa eval`")
+    t.add_argument("--json", action="store_true", help="print the accuracy objects as JSON")
+    t.set_defaults(qa_func=_table)
+
+
+def _table(a: argparse.Namespace) -> int:
+    import json
+
+    from workstation.errors import UserError
+    from workstation.qa.evaluate import SUMMARY, table
+
+    summaries = []
+    for d in a.evals:
+        path = Path(d) / SUMMARY
+        try:
+            summaries.append(json.loads(path.read_text(encoding="utf-8")))
+        except (OSError, ValueError) as e:
+            raise UserError(f"{path}: not an eval summary ({str(e).splitlines()[0]}); run `workstation qa eval` first") from None
+        if "accuracy" not in summaries[-1] or "agent" not in summaries[-1]:
+            raise UserError(f"{path}: not an eval summary (no accuracy); run `workstation qa eval` first")
+    if a.json:
+        print(json.dumps([{"agent": s["agent"], "set": s.get("set"), "accuracy": s["accuracy"]} for s in summaries], indent=1))
+    else:
+        sets = {s.get("set_digest") for s in summaries}
+        if len(sets) > 1:
+            sys.stderr.write("workstation: note: these evals are on different question sets\n")
+        print(table(summaries))
+    return 0
+
 
 def _eval(a: argparse.Namespace) -> int:
     from workstation.errors import UserError

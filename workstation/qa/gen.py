@@ -101,7 +101,7 @@ def detection(scene: Scene) -> list[Candidate]:
         if s.flicker or len({n for _, n in seen}) < 2:  # always the same number: not a question
             continue
         for i, n in seen:
-            if not _clear_count(scene, i, s):
+            if scene.crowded(i, s) or not _clear_count(scene, i, s):
                 continue
             lo = max(0, min(n - 1, s.count - 3))
             choices = [str(k) for k in range(lo, min(s.count, lo + 3) + 1)]

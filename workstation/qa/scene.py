@@ -47,6 +47,7 @@ class Scene:
         self.n = len(self.frames)
         self._visible: dict[int, list[tuple[ObjectSpec, Obj]]] = {}
         self._blobs: dict[tuple, tuple[float, float] | None] = {}
+        self._lookalikes: dict[int, list[tuple[ObjectSpec, Obj]]] = {}
 
     def visible(self, i: int) -> list[tuple[ObjectSpec, Obj]]:
         """Objects the RAM puts on screen on frame ``i`` whose pixels are where it says (``aligned``)."""
@@ -55,9 +56,16 @@ class Scene:
             ram = self.frames.ram(i)
             rgb = self.frames.rgb(i)
             hit = [(s, o) for s in self.map.specs for o in s.instances(ram) if aligned(s, o, rgb)]
-            self._visible[i] = [h for h in hit if not _touches_lookalike(h, hit)]
+            self._lookalikes[i] = [h for h in hit if _touches_lookalike(h, hit)]
+            self._visible[i] = [h for h in hit if h not in self._lookalikes[i]]
             hit = self._visible[i]
         return hit
+
+    def crowded(self, i: int, spec: ObjectSpec) -> bool:
+        """True when some drawn instance of ``spec`` was left out of ``visible(i)`` for touching
+        a lookalike (so a count on that frame would be off)."""
+        self.visible(i)
+        return any(s is spec for s, _ in self._lookalikes[i])
 
     def blob(self, i: int, spec: ObjectSpec, obj: Obj) -> tuple[float, float] | None:
         """Where a pixels-only reading puts the object's centre on frame ``i``."""
