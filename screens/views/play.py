@@ -43,6 +43,8 @@ from screens.input.keys import HeldKeys, PlanQueue, action_for, button_for_key
 from screens.messages import EngineFinished, EngineNotice, EngineProgress, RunStats
 from screens.input.play_window import PlayWindow, window_unavailable
 from workstation.agents.human_agent import HumanAgent
+from workstation.calls import CancelToken
+from workstation.runs.drive import drive
 from workstation.store.series import result_text
 from workstation.turn.engine import Event, FrameStepped, Phase, TurnEngine
 from workstation.game.games import FPS_NATIVE, FPS_PAPER, get_game
@@ -270,37 +272,44 @@ class PlayScreen(Screen):
                 self.done.set()
 
     def _drive(self, engine: TurnEngine, cancelled: Callable[[], bool]) -> None:
+        """Play through the one drive loop (``workstation.runs.drive``): the gate waits for the
+        person (or the real-time slot) before each ask and each action; on quit a committed
+        plan is finished without waiting, and the run stops at the next prompt."""
+        token = CancelToken()
         t = self.pacer.now()
-        while not engine.done:
-            if engine.phase is Phase.READY:
-                engine.step()  # builds the prompt (nobody reads it, but the record names it)
-            elif engine.phase is Phase.PROMPT:
+
+        def gate(eng: TurnEngine) -> bool:
+            nonlocal t
+            if eng.phase is Phase.PROMPT:
                 if cancelled():
-                    return
+                    token.cancel(QUIT_REASON)
+                    return False
                 if self.mode == "realtime":
                     t = self._next_slot(t, cancelled)
                     if cancelled():
-                        return
+                        token.cancel(QUIT_REASON)
+                        return False
                     buttons = self._buttons(t)
                     self._plan = [action_for(buttons, self.game)]
                     self.post_message(self.Applied(self._plan[0], buttons, 0))
                 else:
                     self._cancelled = cancelled
-                    self.post_message(self.AwaitingPlan(engine.turn))
-                engine.step()  # the agent's answer: the sampled action, or the person's plan (waits for it)
-                if engine.done:  # quit while the game waited
-                    return
-                engine.step()  # parsed: PLAN
-                if self.mode == "paused":
-                    t = self.pacer.now() - self.period  # the first action runs now
-            else:
-                index = len(engine.pending.steps)
-                if self.mode == "paused":
-                    if not cancelled():  # on quit, finish the committed plan without waiting
-                        t = self._next_slot(t, cancelled)
-                    self.post_message(self.Applied(engine.pending.plan_names[index], None, index))
-                engine.step()  # one action: `repeat` frames
-                self.post_message(EngineProgress(self._stats(engine)))
+                    self.post_message(self.AwaitingPlan(eng.turn))
+            elif eng.phase in (Phase.PLAN, Phase.ACTING) and self.mode == "paused":
+                index = len(eng.pending.steps)
+                if not cancelled():  # on quit, finish the committed plan without waiting
+                    t = self._next_slot(t, cancelled)
+                self.post_message(self.Applied(eng.pending.plan_names[index], None, index))
+            return True
+
+        def after_step(eng: TurnEngine, before: Phase) -> None:
+            nonlocal t
+            if before is Phase.REPLY and self.mode == "paused":
+                t = self.pacer.now() - self.period  # the first action runs now
+            elif before in (Phase.PLAN, Phase.ACTING):
+                self.post_message(EngineProgress(self._stats(eng)))
+
+        drive(engine, cancel=token, gate=gate, after_step=after_step)
 
     def _next_slot(self, t: float, cancelled: Callable[[], bool]) -> float:
         """Wait for the slot after ``t``; when late by over half a slot, restart the schedule from now."""
