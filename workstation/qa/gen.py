@@ -224,9 +224,11 @@ def decision(scene: Scene) -> list[Candidate]:
         d = rule(scene, frames)
         if d is None:
             continue
-        out.append(Candidate(scene, "decision-long" if d.long else "decision-short", d.question, d.choices,
-                             d.answer, frames, [(frames[-1], s, o) for s, o in d.objects], rule.__name__,
-                             {"note": d.note}))
+        # the same situation makes both variants: decision-long differs in the prompt (the eval
+        # prepends the game's guide, as the paper's long variant does), not in the question
+        for cat in ("decision-short", "decision-long"):
+            out.append(Candidate(scene, cat, d.question, d.choices, d.answer, frames,
+                                 [(frames[-1], s, o) for s, o in d.objects], rule.__name__, {"note": d.note}))
     return out
 
 

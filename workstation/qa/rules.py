@@ -18,7 +18,7 @@ MARGIN = 12  # px: closer than this the answer is not clear-cut
 
 @dataclass
 class Decision:
-    long: bool  # needs a prediction several steps ahead (decision-long)
+    ahead: bool  # needs a prediction several steps ahead (a wall bounce first)
     question: str
     choices: list[str]
     answer: str
@@ -59,7 +59,7 @@ def breakout_catch(scene: Scene, frames: list[int]) -> Decision | None:
         return None
     answer = "left" if off < 0 else "right"
     return Decision(
-        long=bounces == 1,
+        ahead=bounces == 1,
         question=("The ball is falling. To be under it when it reaches the paddle, should the paddle "
                   "move left or right?" + (" (It will bounce off a side wall first.)" if bounces else "")),
         choices=["left", "right"], answer=answer,
@@ -104,7 +104,7 @@ def freeway_cross(scene: Scene, frames: list[int]) -> Decision | None:
         return None
     first = min((a for a, b in hits if b > 0), default=float("inf"))
     return Decision(
-        long=False,
+        ahead=False,
         question=("Should the chicken step up into the next lane now, or wait for the car in that lane "
                   "to pass?"),
         choices=["up", "wait"], answer=answer,
