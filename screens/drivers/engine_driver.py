@@ -22,6 +22,8 @@ from workstation.turn.engine import (
     ActionExecuted, Event, FrameStepped, Phase, PlanParsed, PromptReady, ReplyReceived, RunEnded, TextDelta,
     TurnEnded, TurnEngine,
 )
+from workstation.calls import CancelToken
+from workstation.runs.drive import drive
 from workstation.store.recording import RecordingError
 from workstation.runs.start import branch_run
 
@@ -93,21 +95,51 @@ class EngineDriver:
 
     # -- worker side -------------------------------------------------------
     def run(self, is_cancelled: Callable[[], bool]) -> None:
-        """The worker's body: loops until cancelled, then stops and closes the engine."""
+        """The worker's body: the one drive loop (``workstation.runs.drive``) with a gate for
+        commands, pause and step-mode holds, and pacing after each action; after the run ends
+        it waits for commands (a rewind and branch drives on) until cancelled, then stops and
+        closes the engine."""
         eng = self.engine
         reason = "the viewer was closed before the end of the run"
+        token = CancelToken()
+        t0 = 0.0
+
+        def gate(engine: TurnEngine) -> bool:
+            nonlocal t0
+            if is_cancelled():
+                token.cancel(reason)
+                return False
+            self._drain()
+            if engine.done:
+                return False
+            if self.paused or self._holding():
+                self._hold_notice()
+                self._wait(0.1, is_cancelled, until_command=True)
+                return False
+            self._held = None
+            if engine.phase is Phase.PROMPT:
+                self._progress("asking")
+            t0 = self._clock()
+            return True
+
+        def after_step(engine: TurnEngine, before: Phase) -> None:
+            if engine.phase is Phase.READY:
+                self._finish_turn = False
+            self._progress()
+            if before in _ACTING:
+                self._wait(SPEEDS[self.speed] - (self._clock() - t0), is_cancelled)
+
         try:
             eng.start()
             self._show_frame(eng.clock.rgb, eng.clock.frame)
             self._progress()
             while not is_cancelled():
-                self._drain()
-                if eng.done or self.paused or self._holding():
-                    self._hold_notice()
-                    self._wait(0.1, is_cancelled, until_command=True)
+                if not eng.done:
+                    drive(eng, cancel=token, gate=gate, after_step=after_step)
                     continue
-                self._held = None
-                self._advance(is_cancelled)
+                self._drain()  # finished: a branch command makes it playable again
+                self._hold_notice()
+                self._wait(0.1, is_cancelled, until_command=True)
         except Exception as e:
             reason = f"{type(e).__name__}: {e}"  # the recording says why it ends here
             raise
@@ -135,19 +167,6 @@ class EngineDriver:
         if key != self._held:
             self._held = key
             self._post(EngineWaiting(eng.turn, eng.phase.value, done))
-
-    def _advance(self, is_cancelled: Callable[[], bool]) -> None:
-        eng = self.engine
-        acting = eng.phase in _ACTING
-        if eng.phase is Phase.PROMPT:
-            self._progress("asking")
-        t0 = self._clock()
-        eng.step()
-        if eng.phase is Phase.READY:
-            self._finish_turn = False
-        self._progress()
-        if acting:
-            self._wait(SPEEDS[self.speed] - (self._clock() - t0), is_cancelled)
 
     def _wait(self, seconds: float, is_cancelled: Callable[[], bool], until_command: bool = False) -> None:
         """Wait up to ``seconds``, carrying out commands as they come (50 ms slices)."""
