@@ -289,3 +289,32 @@ def test_jobs_have_the_specs_run_ids_seeds_outermost(tmp_path):
     assert [j.seed for j in jobs] == [0, 0, 0, 0, 1, 1, 1, 1]
     assert all(j.run_id == j.spec.identity() for j in jobs)
     assert all(j.provider == "cpu" for j in jobs)
+
+
+def test_sigterm_stops_cleanly_and_everything_resumes(tmp_path):
+    grid = grid_file(tmp_path, RANDOM_GRID.format(frames=900))
+    out = tmp_path / "out"
+    proc = subprocess.Popen([*CLI, "batch", str(grid), "--out", str(out), "--plain", "--every", "0.5"], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline:  # runs under way: manifests written
+            if (out / "runs").is_dir() and list((out / "runs").glob("*/manifest.json")):
+                break
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGTERM)
+        stdout, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 1, stdout + stderr
+    assert "stopping: SIGTERM" in stdout or "SIGTERM" in stdout
+    recs = [Recording(p) for p in (out / "runs").iterdir() if p.is_dir() and not p.name.startswith(".")]
+    assert recs and len(recs) < 8
+    stopped = [r for r in recs if not r.complete]
+    assert stopped and all("SIGTERM" in r.summary["stopped"] for r in stopped)  # closed at a turn, saying why
+    rows = read_rows(out)
+    assert len(rows) == len(recs)
+    r = cli("batch", str(grid), "--out", str(out), "--plain")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert_complete_once(out, 8)

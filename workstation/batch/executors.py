@@ -74,17 +74,24 @@ def limiter_key(cell: Cell) -> tuple[str, str, str]:
 
 # -- local ---------------------------------------------------------------------------
 _STOP: Any = None  # the stop event of a worker process
+_WHY: Any = None  # and why (shared bytes)
 
 
-def _worker_init(stop_event) -> None:
-    global _STOP
-    _STOP = stop_event
+def _worker_init(stop_event, why) -> None:
+    global _STOP, _WHY
+    _STOP, _WHY = stop_event, why
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the batch process decides; the stop event says
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
+def _stop_reason() -> str | None:
+    if not _STOP.is_set():
+        return None
+    return _WHY.value.decode("utf-8", "replace") or CPU_STOP_REASON
+
+
 def _worker_run(spec_json: dict, run_id: str) -> dict:
-    return execute(spec_json, run_id, Hooks(should_stop=lambda: CPU_STOP_REASON if _STOP.is_set() else None))
+    return execute(spec_json, run_id, Hooks(should_stop=_stop_reason))
 
 
 def fewer_malloc_arenas(n: int = 2) -> None:
@@ -113,20 +120,23 @@ class LocalExecutor(Executor):
         self._procs: ProcessPoolExecutor | None = None
         self._ctx = mp.get_context("spawn")
         self._stop_event = self._ctx.Event()
+        self._why = self._ctx.Array("c", 400)
         self.cancel = CancelToken()  # a second signal: end model runs now, even mid-call
         self.limiters = {key: AdaptiveLimiter(initial=n, minimum=1, maximum=n) for key, n in caps.items()}
         self.clients = SharedClients()
 
     def stop(self, reason: str) -> None:
         super().stop(reason)
-        self._stop_event.set()
+        if not self._stop_event.is_set():
+            self._why.value = self._stop_reason.encode("utf-8")[:399]
+            self._stop_event.set()
 
     def submit(self, cell: Cell) -> Future:
         spec = cell.spec.to_json()
         if not cell.is_model:
             if self._procs is None:
                 self._procs = ProcessPoolExecutor(max_workers=self._cpu_n, mp_context=self._ctx,
-                                                  initializer=_worker_init, initargs=(self._stop_event,))
+                                                  initializer=_worker_init, initargs=(self._stop_event, self._why))
             return self._procs.submit(_worker_run, spec, cell.run_id)
         hooks = Hooks(should_stop=self.should_stop, on_progress=self._on_progress,
                       limiter=self.limiters.get(limiter_key(cell)), cancel=self.cancel, clients=self.clients)

@@ -1,0 +1,175 @@
+"""The batch screen (``workstation batch GRID --watch``): a running batch at a glance.
+
+Per setting and game the runs done / running / failed / left; the spend against the
+cap, calls a second, rate-limit waits and the ETA; every run with its status, calls,
+dollars and last error. ``enter`` (or ``o``) on a run that has ended opens its
+recording; ``x`` stops the batch cleanly (no new runs, running ones end at their next
+turn, everything resumable); ``q`` stops it the same way and leaves when it has.
+The batch runs in a thread of its own; the screen reads its ``BatchState`` twice a
+second. Nothing here drives a run: ``workstation.batch.runner.Batch`` does.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Static
+
+from workstation.batch.progress import DONE, FAILED, LEFT, RUNNING, SKIPPED, STOPPED, duration, money
+
+from screens.messages import OpenRecording
+
+ORDER = {RUNNING: 0, FAILED: 1, STOPPED: 2, LEFT: 3, DONE: 4, SKIPPED: 5}
+
+
+class BatchScreen(Screen[None]):
+    BINDINGS = [
+        Binding("enter,o", "open_run", "Open run"),
+        Binding("x", "stop", "Stop batch"),
+        Binding("q", "leave", "Quit"),
+    ]
+    DEFAULT_CSS = """
+    BatchScreen #batch-head { height: 3; padding: 0 1; }
+    BatchScreen #groups { height: 1fr; }
+    BatchScreen #runs { height: 2fr; }
+    """
+
+    def __init__(self, batch, start: bool = True) -> None:
+        super().__init__()
+        self.batch = batch
+        self.code: int | None = None
+        self.error: str | None = None
+        self._start = start
+        self._leaving = False
+        self._thread: threading.Thread | None = None
+        # Worker processes (random, replay runs) need multiprocessing's resource tracker, which passes
+        # on sys.stderr's descriptor when it starts: start it now, before the app swaps stderr out.
+        from multiprocessing import resource_tracker
+
+        resource_tracker.ensure_running()
+
+    def compose(self) -> ComposeResult:
+        yield Header(show_clock=False)
+        with Vertical():
+            yield Static("", id="batch-head")
+            groups = DataTable(id="groups", cursor_type="none", zebra_stripes=True)
+            groups.add_columns("setting", "game", "done", "running", "failed", "left")
+            yield groups
+            runs = DataTable(id="runs", cursor_type="row", zebra_stripes=True)
+            runs.add_columns("status", "setting", "game", "seed", "calls", "$", "last error")
+            yield runs
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.title = f"batch {self.batch.grid.name}"
+        if self._start:
+            self._thread = threading.Thread(target=self._run, name="batch", daemon=True)
+            self._thread.start()
+        self.refresh_state()
+        self.set_interval(0.5, self.refresh_state)
+        self.query_one("#runs", DataTable).focus()
+
+    def _run(self) -> None:
+        try:
+            self.code = self.batch.run()
+        except Exception as e:  # noqa: BLE001 - shown, not raised into the event loop
+            self.error, self.code = f"{type(e).__name__}: {e}", 1
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    # -- drawing -------------------------------------------------------------------
+    def head_text(self) -> str:
+        s = self.batch.state
+        c = s.counts()
+        cap = f" of {money(s.max_cost)}" if s.max_cost is not None else " (no cap)"
+        if s.finished:
+            state = f"finished; stopped early: {s.stopping}" if s.stopping else "finished"
+        else:
+            state = f"stopping: {s.stopping}" if s.stopping else "running"
+        if self.error:
+            state = f"failed: {self.error}"
+        return (f"{c[DONE] + c[SKIPPED]}/{len(s.runs)} done ({c[SKIPPED]} before) · {c[RUNNING]} running · "
+                f"{c[FAILED] + c[STOPPED]} failed/stopped · {c[LEFT]} left\n"
+                f"spent {money(s.spent)}{cap} · {s.calls_per_s():.1f} calls/s · {s.rate_limit_waits} rate-limit "
+                f"waits · ETA {duration(s.eta_s())}\n{state} · results in {self.batch.dir}")
+
+    def refresh_state(self) -> None:
+        self.query_one("#batch-head", Static).update(self.head_text())
+        groups = self.query_one("#groups", DataTable)
+        groups.clear()
+        for setting, game, d in self.batch.state.groups():
+            groups.add_row(setting, game, str(d[DONE] + d[SKIPPED]), str(d[RUNNING]), str(d[FAILED] + d[STOPPED]),
+                           str(d[LEFT]))
+        runs = self.query_one("#runs", DataTable)
+        keep = runs.cursor_row
+        chosen = self.highlighted_run_id()
+        runs.clear()
+        ordered = sorted(self.batch.state.runs.items(), key=lambda kv: ORDER[kv[1].status])
+        for run_id, r in ordered:
+            runs.add_row(r.status, r.cell.label, r.cell.game, str(r.cell.seed), str(r.calls), money(r.cost_usd),
+                         (r.last_error or "")[:120], key=run_id)
+        if ordered:
+            ids = [k for k, _ in ordered]
+            runs.move_cursor(row=ids.index(chosen) if chosen in ids else min(keep, len(ids) - 1))
+        if self._leaving and not self.running:
+            self.app.exit(self.code if self.code is not None else 1)
+
+    def highlighted_run_id(self) -> str | None:
+        runs = self.query_one("#runs", DataTable)
+        if not runs.row_count:
+            return None
+        try:
+            return runs.coordinate_to_cell_key(runs.cursor_coordinate).row_key.value
+        except Exception:  # noqa: BLE001 - no row under the cursor
+            return None
+
+    # -- actions ------------------------------------------------------------------
+    def action_open_run(self) -> None:
+        run_id = self.highlighted_run_id()
+        r = self.batch.state.runs.get(run_id) if run_id else None
+        if r is None:
+            return
+        if r.status == RUNNING:
+            self.notify("this run is still going; open it when it has ended", severity="warning")
+            return
+        if not r.path or not (Path(r.path) / "manifest.json").is_file():
+            self.notify("this run has no recording yet", severity="warning")
+            return
+        self.post_message(OpenRecording(Path(r.path)))
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        if event.data_table.id == "runs":
+            self.action_open_run()
+
+    def action_stop(self) -> None:
+        if self.running and not self.batch.state.stopping:
+            self.batch.request_stop("stopped from the batch screen")
+            self.notify("stopping: no new runs; running ones end at their next turn")
+
+    def action_leave(self) -> None:
+        self.action_stop()
+        self._leaving = True
+        self.refresh_state()
+
+
+def run_batch_screen(batch) -> int:
+    """Watch ``batch`` (prepared, not yet run) in the TUI; returns the batch's exit status."""
+    from screens.app import Launch, WorkstationApp
+
+    screen = BatchScreen(batch)
+    app = WorkstationApp(lambda: screen, Launch("home", out=str(batch.dir / "runs")))
+    app.run()
+    if screen.running:  # left another way (ctrl+q): stop cleanly and wait
+        batch.request_stop("the batch screen closed")
+        screen._thread.join()
+    return screen.code if screen.code is not None else 1
+
+
+__all__ = ["BatchScreen", "run_batch_screen"]

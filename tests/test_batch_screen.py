@@ -1,0 +1,77 @@
+"""The batch screen through Pilot: a real random batch runs in it; counts, spend line, opening a run, stopping."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from screens.app import Launch, WorkstationApp
+from screens.views.batch import BatchScreen
+from screens.views.replay_view import ReplayScreen
+from tests.tui_helpers import run_async, wait_until
+from textual.widgets import DataTable, Static
+from workstation.batch.grid import load_grid
+from workstation.batch.runner import Batch
+
+GRID = """\
+name = "screen"
+games = ["breakout", "seaquest"]
+seeds = [0, 1]
+[protocol]
+frames = {frames}
+[[settings]]
+label = "random"
+spec = "random"
+"""
+
+
+def make(tmp_path: Path, frames: int = 30) -> Batch:
+    grid = tmp_path / "grid.toml"
+    grid.write_text(textwrap.dedent(GRID.format(frames=frames)))
+    out = tmp_path / "out"
+    b = Batch(load_grid(grid, out=str(out / "runs")), out, concurrency=2)
+    b.prepare()
+    return b
+
+
+def app_for(batch: Batch) -> tuple[WorkstationApp, BatchScreen]:
+    screen = BatchScreen(batch)
+    return WorkstationApp(lambda: screen, Launch("home", out=str(batch.dir / "runs"))), screen
+
+
+@run_async
+async def test_the_screen_shows_a_batch_to_its_end_and_opens_a_run(tmp_path):
+    batch = make(tmp_path)
+    app, screen = app_for(batch)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await wait_until(pilot, lambda: batch.state.finished and not screen.running, timeout=180, what="the batch")
+        await pilot.pause(0.7)  # one more refresh
+        head = str(app.screen.query_one("#batch-head", Static).render())
+        assert "4/4 done" in head and "spent" in head and "calls/s" in head and "finished" in head
+        groups = app.screen.query_one("#groups", DataTable)
+        assert groups.row_count == 2
+        assert [str(c) for c in groups.get_row_at(0)] == ["random", "breakout", "2", "0", "0", "0"]
+        runs = app.screen.query_one("#runs", DataTable)
+        assert runs.row_count == 4
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, ReplayScreen), what="the replay screen")
+    assert screen.code == 0
+
+
+@run_async
+async def test_x_stops_the_batch_cleanly_and_it_resumes(tmp_path):
+    batch = make(tmp_path, frames=900)
+    app, screen = app_for(batch)
+    async with app.run_test(size=(140, 40)) as pilot:
+        runs = batch.dir / "runs"
+        await wait_until(pilot, lambda: any(runs.glob("*/manifest.json")), timeout=120, what="a run under way")
+        await pilot.press("x")
+        await wait_until(pilot, lambda: not screen.running, timeout=120, what="the batch to stop")
+        await pilot.pause(0.7)
+        head = str(app.screen.query_one("#batch-head", Static).render())
+        assert "stopped early: stopped from the batch screen" in head
+        stopped = [r for r in batch.state.runs.values() if r.status == "stopped"]
+        assert stopped and all("stopped from the batch screen" in r.last_error for r in stopped)
+    assert screen.code == 1
+    again = make(tmp_path, frames=900)
+    assert again.run() == 0
