@@ -177,3 +177,21 @@ async def test_home_keys_enter_tab_and_escape(tmp_path):
             if app.focused is home.query_one("#recent"):
                 break
         assert app.focused is home.query_one("#recent")
+
+
+def test_the_recordings_list_flags_a_forged_score(tmp_path):
+    import json
+
+    from screens.views.home import recent_label
+    from workstation.game.protocol import Protocol
+    from workstation.runs.start import RunSpec, start_run
+
+    e = start_run(RunSpec(game="breakout", out=str(tmp_path), protocol=Protocol(frames=30)), rewindable=False)
+    e.run()
+    e.close()
+    assert "DAMAGED" not in recent_label(e.writer.path).plain
+    summary = json.loads((e.writer.path / "summary.json").read_text())
+    summary["total_reward"] = 9999
+    (e.writer.path / "summary.json").write_text(json.dumps(summary))
+    label = recent_label(e.writer.path).plain
+    assert "DAMAGED" in label and "9999" not in label.split("DAMAGED")[0]

@@ -26,6 +26,7 @@ from workstation.game.games import GAMES
 from workstation.game.protocol import SETTINGS, Protocol, ProtocolError, StartOption
 from workstation.locations import RECORDINGS
 from workstation.options import MODEL_CLI, RUN_SETTING, RunSpec, SpecError, flat_values, preflight, spec_from_values
+from workstation.store import integrity
 from workstation.store.recording import Recording, RecordingError, find_recordings
 
 from screens.widgets.frame_view import FrameView
@@ -63,9 +64,14 @@ def recent_label(path: Path) -> Text:
     text = Text(no_wrap=True, overflow="ellipsis")
     text.append(path.name)
     try:
-        s = Recording(path).summary_or_partial()
+        rec = Recording(path)
+        s = rec.summary_or_partial()
+        damage = integrity.problems(rec)  # digests and totals against the turns: a forged score shows here
     except RecordingError as e:
         text.append(f"  unreadable: {e}", style="red")
+        return text
+    if damage:
+        text.append(f"  DAMAGED: {damage[0]}", style="bold red")
         return text
     text.append(f"  score {s.get('total_reward', 0):g}  {s.get('turns', 0)} turns", style="dim")
     if s.get("complete"):
