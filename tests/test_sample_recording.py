@@ -19,3 +19,16 @@ def test_sample_recording_verifies_and_rebuilds_prompts():
         prompt = rebuild_prompt(rec, turn)
         assert prompt.digest() == rec.turns[turn]["prompt"]["digest"]
         assert prompt.image_frames == rec.turns[turn]["prompt"]["images"]
+
+
+RULE1 = Path(__file__).resolve().parent / "data" / "rule1-breakout-random-s0"
+
+
+def test_a_recording_made_under_game_over_rule_1_still_verifies():
+    """The sample as committed before rule 2 (no `rules` in its manifest): verify re-executes it
+    by the rule it was made under, and its game over kept playing the plan on the new game."""
+    rec = Recording(RULE1)
+    assert "rules" not in rec.manifest
+    assert verify(rec).ok
+    new = Recording(SAMPLE)
+    assert new.manifest["rules"] == 2 and new.manifest["run_id"] == rec.manifest["run_id"]
