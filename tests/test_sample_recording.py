@@ -25,8 +25,9 @@ RULE1 = Path(__file__).resolve().parent / "data" / "rule1-breakout-random-s0"
 
 
 def test_a_recording_made_under_game_over_rule_1_still_verifies():
-    """The sample as committed before rule 2 (no `rules` in its manifest): verify re-executes it
-    by the rule it was made under, and its game over kept playing the plan on the new game."""
+    """The sample as committed before rule 2 (no `rules` in its manifest; no game over in it):
+    verify reads it as rule 1 and re-executes it. tests/test_game_over.py checks rule 1 on a
+    run that does end a game."""
     rec = Recording(RULE1)
     assert "rules" not in rec.manifest
     assert verify(rec).ok
