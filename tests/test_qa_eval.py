@@ -131,8 +131,7 @@ def test_a_model_always_saying_left_scores_the_share_of_left(qset, tmp_path, key
         fake.close()
     s = json.loads((tmp_path / "e" / "summary.json").read_text())
     qs = read_set(qset)
-    # "left" names the choice "left" and also "left half" (the words every choice shares dropped)
-    share = sum(q["answer"] in ("left", "left half") for q in qs) / len(qs)
+    share = sum(q["answer"] == "left" for q in qs) / len(qs)
     assert share > 0 and s["accuracy"]["overall"] == pytest.approx(share)
 
 
@@ -154,6 +153,17 @@ def test_eval_resumes_where_it_stopped(qset, tmp_path, keys):  # noqa: F811
         assert len(fake.seen) == before
     finally:
         fake.close()
+
+
+def test_a_model_always_saying_a_scores_the_share_of_first_choices(qset, tmp_path, keys):  # noqa: F811
+    fake = Oracle({}, constant="A")
+    try:
+        assert _eval(qset, fake, tmp_path / "e", "--repeats", "1") == 0
+    finally:
+        fake.close()
+    s = json.loads((tmp_path / "e" / "summary.json").read_text())
+    qs = read_set(qset)
+    assert s["accuracy"]["overall"] == pytest.approx(sum(q["answer"] == q["choices"][0] for q in qs) / len(qs))
 
 
 def test_random_agent_and_bad_input(qset, tmp_path, capsys):

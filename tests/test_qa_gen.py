@@ -209,7 +209,7 @@ def test_answers_agree_with_blobs_in_the_frames(recordings, tmp_path):
         if q["category"] == "perception-detection":
             h = np.asarray(Image.open(root / q["frames"][0]["file"])).shape[0]
             cx, cy = centres[0]
-            got = {"left half": cx < 80, "right half": cx > 80, "top half": cy < h / 2, "bottom half": cy > h / 2}[a]
+            got = {"left": cx < 80, "right": cx > 80, "top": cy < h / 2, "bottom": cy > h / 2}[a]
         elif q["category"] == "perception-spatial":
             (ax, ay), (bx, by) = centres
             got = {"left": ax < bx, "right": ax > bx, "above": ay < by, "below": ay > by}[a]

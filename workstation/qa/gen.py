@@ -87,13 +87,13 @@ def detection(scene: Scene) -> list[Candidate]:
             if abs(o.cx - 80) >= HALF_MARGIN and abs(b[0] - 80) >= PIXEL_MARGIN and (b[0] < 80) == (o.cx < 80):
                 out.append(Candidate(scene, "perception-detection",
                                      f"Is {describe(s, o)} in the left half or the right half of the screen?",
-                                     ["left half", "right half"], "left half" if o.cx < 80 else "right half",
+                                     ["left", "right"], "left" if o.cx < 80 else "right",
                                      [i], [(i, s, o)], "centre x vs 80"))
             if ("const" not in s.y and abs(o.cy - h / 2) >= HALF_MARGIN and abs(b[1] - h / 2) >= PIXEL_MARGIN
                     and (b[1] < h / 2) == (o.cy < h / 2)):
                 out.append(Candidate(scene, "perception-detection",
                                      f"Is {describe(s, o)} in the top half or the bottom half of the screen?",
-                                     ["top half", "bottom half"], "top half" if o.cy < h / 2 else "bottom half",
+                                     ["top", "bottom"], "top" if o.cy < h / 2 else "bottom",
                                      [i], [(i, s, o)], f"centre y vs {h / 2:g}"))
     for name, seen in counts.items():
         s = scene.map.spec(name)
@@ -102,6 +102,8 @@ def detection(scene: Scene) -> list[Candidate]:
             continue
         for i, n in seen:
             if scene.crowded(i, s) or not _clear_count(scene, i, s):
+                continue
+            if n != len(s.instances(scene.frames.ram(i))):  # RAM and pixels must tell the same number
                 continue
             lo = max(0, min(n - 1, s.count - 3))
             choices = [str(k) for k in range(lo, min(s.count, lo + 3) + 1)]
