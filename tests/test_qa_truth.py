@@ -147,3 +147,14 @@ def test_malformed_map_is_one_line(tmp_path):
     assert "objects[0].x" in str(e.value) and "\n" not in str(e.value)
     with pytest.raises(UserError):
         load_map("tennis")
+
+
+def test_calibration_finds_the_ball_addresses(played):
+    from workstation.qa.calibrate import boxes, fit
+
+    rams, rgbs = played("breakout")
+    ok, xs, ys, ws, hs = boxes(rgbs, (200, 72, 72), (100, 185, 0, 160))
+    (share, addr, scale, offset), *_ = fit(rams[ok], xs[ok].astype(float))
+    assert (addr, round(scale, 2), round(offset)) == (99, 1.0, -49) and share > 0.95
+    (share, addr, scale, offset), *_ = fit(rams[ok], ys[ok].astype(float))
+    assert (addr, round(scale, 2), round(offset)) == (101, 1.0, 9) and share > 0.95
