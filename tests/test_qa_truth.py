@@ -155,6 +155,6 @@ def test_calibration_finds_the_ball_addresses(played):
     rams, rgbs = played("breakout")
     ok, xs, ys, ws, hs = boxes(rgbs, (200, 72, 72), (100, 185, 0, 160))
     (share, addr, scale, offset), *_ = fit(rams[ok], xs[ok].astype(float))
-    assert (addr, round(scale, 2), round(offset)) == (99, 1.0, -49) and share > 0.95
+    assert (addr, round(scale, 2)) == (99, 1.0) and abs(offset + 49) <= 1 and share > 0.9
     (share, addr, scale, offset), *_ = fit(rams[ok], ys[ok].astype(float))
-    assert (addr, round(scale, 2), round(offset)) == (101, 1.0, 9) and share > 0.95
+    assert (addr, round(scale, 2)) == (101, 1.0) and abs(offset - 9) <= 1 and share > 0.9
