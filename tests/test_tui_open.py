@@ -121,3 +121,28 @@ async def test_escape_leaves_a_focused_field_before_the_screen(tmp_path):
         await pilot.press("escape")  # nothing focused: `workstation open` ends
         await pilot.pause()
         assert not app.is_running
+
+
+@run_async
+async def test_open_shows_the_game_over_and_the_dropped_plan(tmp_path):
+    from tests.agents_for_tests import ScriptedAgent
+    from tests.test_game_over import OVER_FRAME, OVER_TURN, REPLY
+    from screens.widgets.timeline import Timeline
+    from workstation.game.protocol import Protocol
+    from workstation.runs.start import RunSpec, start_run
+
+    e = start_run(RunSpec(game="breakout", out=str(tmp_path), protocol=Protocol(frames=700)),
+                  agent=ScriptedAgent([REPLY]), rewindable=False)
+    e.run()
+    e.close()
+    app = make_app("open", Namespace(recording=str(e.writer.path)))
+    async with app.run_test(size=(160, 50)) as pilot:
+        screen = app.screen
+        for _ in range(OVER_TURN):
+            await pilot.press("right")
+        assert screen.turn == OVER_TURN
+        plan = screen.query_one(PlanView)
+        assert plan.dropped == 7 and f"GAME OVER on frame {OVER_FRAME}" in plan.note
+        assert f"new game from frame {OVER_FRAME + 1}" in plan.note
+        timeline = screen.query_one(Timeline)
+        assert timeline.resets[OVER_FRAME] and "■" in timeline.render().plain

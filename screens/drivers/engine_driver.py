@@ -72,6 +72,7 @@ class EngineDriver:
         budget = engine.protocol.frames
         self.rewards = np.zeros(budget + 1)  # reward gained on each frame, for the timeline
         self.losses = np.zeros(budget + 1, dtype=bool)  # a life was lost on that frame
+        self.resets = np.zeros(budget + 1, dtype=bool)  # a game ended on that frame
         self._post = post
         self._show_frame = show_frame
         self._finish_turn = False  # step mode: run on to the end of this turn
@@ -253,6 +254,7 @@ class EngineDriver:
         frame = eng.clock.frame
         self.rewards[frame + 1:] = 0
         self.losses[frame + 1:] = False
+        self.resets[frame + 1:] = False
         self.path, self.finished, self._finish_turn, self._held = path, False, False, None
         self._post(EngineBranched(turn, frame, path))
         self._show_frame(eng.clock.rgb, frame)
@@ -294,6 +296,9 @@ class EngineDriver:
         elif isinstance(ev, TurnEnded):
             self._post(EngineTurn(ev.turn, ev.record))
             if ev.record.get("game_over"):
+                end = ev.record.get("end_frame", -1)
+                if 0 <= end < len(self.resets):
+                    self.resets[end] = True
                 self._post(EngineNotice(game_over_notice(ev.record)))
         elif isinstance(ev, RunEnded) and not self._branching:
             self.finished = True

@@ -25,7 +25,7 @@ from screens.messages import (
     EngineAction, EngineBranched, EngineFinished, EngineNotice, EnginePlan, EngineProgress, EnginePrompt,
     EngineReply, EngineText, EngineTurn, EngineWaiting, RunStats,
 )
-from screens.widgets.plan_view import PlanView
+from screens.widgets.plan_view import PlanView, end_note
 from screens.widgets.prompt_view import PromptView
 from screens.widgets.reply_view import ReplyView
 from screens.views.run_layout import blur_or_leave, compose_run, protocol_label, titled
@@ -91,7 +91,8 @@ class LiveScreen(Screen):
         self._frame_view = FrameView(id="frame")
         self.driver = EngineDriver(engine, self.post_message, self._frame_view.post_frame, step_mode, self.speed)
         self.recording_path = self.driver.path
-        self.series = FrameSeries.over(self.driver.rewards, self.driver.losses)  # filled by the driver, in place
+        self.series = FrameSeries.over(self.driver.rewards, self.driver.losses,  # filled by the driver, in place
+                                       self.driver.resets)
         self._worker: Worker | None = None
 
     # -- layout ------------------------------------------------------------
@@ -154,6 +155,8 @@ class LiveScreen(Screen):
 
     def on_engine_turn(self, m: EngineTurn) -> None:
         self.turn_records.append(m.record)
+        if m.record.get("game_over") or m.record.get("dropped"):
+            self.query_one(PlanView).end_early(len(m.record.get("dropped") or []), end_note(m.record))
         if self.notice:
             self.notice = None
             self._status()

@@ -25,7 +25,7 @@ from workstation.store.series import RunSeries
 
 from screens.widgets.frame_view import FrameView
 from screens.messages import RunStats
-from screens.widgets.plan_view import PlanView
+from screens.widgets.plan_view import PlanView, end_note
 from screens.widgets.prompt_view import PromptView
 from screens.widgets.reply_view import ReplyView
 from screens.views.run_layout import blur_or_leave, compose_run, protocol_label
@@ -123,7 +123,9 @@ class ReplayScreen(Screen):
         reply.show_parse(parse)
         if t.discarded_replies:
             reply.set_note(f"{len(t.discarded_replies)} earlier replies were discarded (re-sent in step mode)")
-        plan.show_plan(t.shown_plan, overridden=t.overridden, valid=t.valid, errors=list(t.errors))
+        plan.show_plan(t.shown_plan, overridden=t.overridden, valid=t.valid, errors=list(t.errors),
+                       dropped=len(t.dropped) if t.shown_plan == list(t.planned) else 0,
+                       note=end_note(t.to_json()))
 
     def _show_prompt(self, turn: int, t: TurnRecord) -> None:
         view = self.query_one(PromptView)

@@ -1,8 +1,8 @@
 """The timeline: rewards and life losses over the frame budget, one cell per bucket of frames.
 
 Three rows: a sparkline of the reward gained in each bucket (green up, red for
-a loss of points), a mark where a life was lost, and a cursor at the current
-frame. Frames not played yet are drawn as dots.
+a loss of points), a mark where a life was lost (✖) or a game ended (■), and a
+cursor at the current frame. Frames not played yet are drawn as dots.
 """
 
 from __future__ import annotations
@@ -29,23 +29,27 @@ class Timeline(Widget):
         super().__init__(id=id)
         self.rewards = np.zeros(1)
         self.losses = np.zeros(1, dtype=bool)
+        self.resets = np.zeros(1, dtype=bool)
         self.current = 0
         self.known = 0
 
-    def set_data(self, rewards: np.ndarray, losses: np.ndarray, current: int, known: int | None = None) -> None:
+    def set_data(self, rewards: np.ndarray, losses: np.ndarray, current: int, known: int | None = None,
+                 resets: np.ndarray | None = None) -> None:
         """Show per-frame ``rewards`` and ``losses`` (length budget + 1), the cursor at frame ``current``.
 
         Frames after ``known`` (default: ``current``) are not played yet and drawn as dots.
         """
         self.rewards = np.asarray(rewards, dtype=float).copy()
         self.losses = np.asarray(losses, dtype=bool).copy()
+        self.resets = (np.asarray(resets, dtype=bool).copy() if resets is not None
+                       else np.zeros(len(self.losses), dtype=bool))
         self.current = current
         self.known = current if known is None else known
         self.refresh()
 
     def show_series(self, series: FrameSeries, current: int, known: int | None = None) -> None:
         """Show a run's ``FrameSeries`` (live or recorded), the cursor at ``current``."""
-        self.set_data(series.rewards, series.losses, current, known)
+        self.set_data(series.rewards, series.losses, current, known, series.resets)
 
     def render(self) -> Text:
         width = max(1, self.size.width - GUTTER)
@@ -54,6 +58,7 @@ class Timeline(Widget):
         played = min(width, int(np.ceil((self.known + 1) / frames_per_cell)))
         sums = buckets(self.rewards, width)  # the same cells FrameSeries.cells gives a headless reader
         lost = buckets(self.losses.astype(np.int64), width) > 0
+        ended = buckets(self.resets.astype(np.int64), width) > 0 if len(self.resets) == n else np.zeros(width, bool)
         peak = float(np.abs(sums).max()) or 1.0
         reward_row = Text("reward ", style="dim", no_wrap=True)
         loss_row = Text("lives  ", style="dim", no_wrap=True)
@@ -68,7 +73,10 @@ class Timeline(Widget):
             else:
                 level = min(len(BARS) - 1, int(abs(r) / peak * (len(BARS) - 1) + 0.999))
                 reward_row.append(BARS[level], style="bold green" if r > 0 else "bold red")
-            loss_row.append("✖" if lost[i] else "─", style="bold red" if lost[i] else "grey42")
+            if ended[i]:
+                loss_row.append("■", style="bold magenta")  # a game ended (and a new one began) here
+            else:
+                loss_row.append("✖" if lost[i] else "─", style="bold red" if lost[i] else "grey42")
         cursor = Text(" " * GUTTER, no_wrap=True)
         pos = min(width - 1, int(self.current / frames_per_cell))
         label = f"▲ {self.current / FPS_PAPER:.1f}s"
