@@ -10,8 +10,6 @@ from __future__ import annotations
 import os
 import queue
 
-os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
-os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
 os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
 
 import numpy as np
@@ -26,6 +24,19 @@ from workstation.game.protocol import Protocol
 pygame = pytest.importorskip("pygame")
 
 from screens.input.play_window import MUTE, PlayWindow, WindowLoop  # noqa: E402
+from screens.views.play import PlayScreen  # noqa: E402
+from tests.test_tui_play import ManualPacer, PlayApp, actions_of  # noqa: E402
+from tests.tui_helpers import run_async, wait_until  # noqa: E402
+from workstation.runs.verify import verify  # noqa: E402
+from workstation.store.recording import Recording  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def dummy_sdl(monkeypatch):
+    """SDL's dummy video and audio drivers, for these tests only (other tests need no display)."""
+    monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
+    monkeypatch.setenv("SDL_AUDIODRIVER", "dummy")
+
 
 RATE = 48000
 
@@ -255,7 +266,7 @@ def test_the_real_opener_says_what_is_missing_in_one_line():
         assert rate > 0
 
 
-def test_the_window_process_plays_silent_after_one_notice(monkeypatch, seaquest):
+def test_the_window_process_plays_silent_after_one_notice(seaquest):
     """The real window process under the dummy drivers, with the real opener."""
     try:
         stream, _ = open_output_stream(lambda *a: None)
@@ -264,8 +275,6 @@ def test_the_window_process_plays_silent_after_one_notice(monkeypatch, seaquest)
     else:
         stream.close()
         pytest.skip("this machine has an audio device: the no-device notice cannot happen")
-    monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
-    monkeypatch.setenv("SDL_AUDIODRIVER", "dummy")
     win = PlayWindow("test", 210, fps=FPS_NATIVE)
     try:
         notices = []
@@ -284,3 +293,35 @@ def test_the_window_process_plays_silent_after_one_notice(monkeypatch, seaquest)
     finally:
         win.close()
     assert not win.is_open
+
+
+@run_async
+async def test_play_with_the_window_says_no_sound_once_and_the_recording_verifies(tmp_path):
+    """The play screen in the real app with the real window process (dummy drivers), no audio device."""
+    try:
+        stream, _ = open_output_stream(lambda *a: None)
+    except SoundUnavailable as e:
+        reason = str(e)
+    else:
+        stream.close()
+        pytest.skip("this machine has an audio device: the no-device notice cannot happen")
+    pacer = ManualPacer()
+    screen = PlayScreen("freeway", 0, "realtime", "native", str(tmp_path), Protocol(frames=30),
+                        countdown=0, window=True, pacer=pacer)
+    app = PlayApp(screen)
+    async with app.run_test(size=(200, 60)) as pilot:
+        assert await pacer._worker_idle(screen)
+        await wait_until(pilot, lambda: screen._window is not None and screen._engine is not None, what="the window")
+        assert screen._window.sound and screen._engine.clock.sound  # the emulator makes sound for the window
+        await pilot.press("up")
+        await pacer.advance_to(0.16, screen)  # 3 slots of 3 frames, their sound sent along
+        await wait_until(pilot, lambda: any(reason in n for n in app.notes), what="the no-sound notice")
+        await pilot.press("m")  # goes to the window; nothing to mute there
+        await pacer.advance_to(1.0, screen)
+        await wait_until(pilot, lambda: screen.summary is not None, what="the run to finish")
+        path = screen.recording
+        await pilot.press("escape")
+    assert sum(1 for n in app.notes if n.startswith("no sound")) == 1
+    assert actions_of(path)[:3] == ["up"] * 3
+    rec = Recording(path)
+    assert rec.complete and verify(rec).ok  # played with sound on, re-executed without: the same frames

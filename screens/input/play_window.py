@@ -121,6 +121,9 @@ class PlayWindow:
         self._process.join(timeout=1.0)
         if self._process.is_alive():
             self._process.terminate()
+        for q in (self._frames, self._audio):  # what the window did not read is dropped: without this the
+            q.cancel_join_thread()             # queue's feeder blocks exit on a full pipe nobody reads
+            q.close()
 
 
 def _window_main(title: str, height: int, fps: int | None, frames, audio, keys_out, stop) -> None:  # pragma: no cover - its own process
