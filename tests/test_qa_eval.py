@@ -37,6 +37,8 @@ class Oracle(FakeProvider):
             self.seen.append(seen)
             self.n += 1
             n = self.n
+            if self.script:  # scripted faults first
+                return self.script.popleft()
         text = "".join(t for _, parts in sent_messages(seen) for kind, t in parts if kind == "text")
         if self.constant is not None:
             return Step(text=self.constant)
@@ -186,3 +188,24 @@ def test_random_agent_and_bad_input(qset, tmp_path, capsys):
     assert main(["qa", "eval", str(bad), "--agent", "random"]) == 2
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and "line 1" in err
+
+
+def test_failed_calls_are_kept_and_retried(qset, tmp_path, keys):  # noqa: F811
+    from tests.fake_provider import Step as S
+    from workstation.providers import ProviderOptions
+    from workstation.qa.evaluate import run_eval
+
+    fake = Oracle(_key(qset))
+    try:
+        # the first request gets an empty reply and no retry: no usable text, so that answer is an error
+        fake.push(S(kind="empty"))
+        s = run_eval(qset, SPECS["compat"], tmp_path / "e", repeats=1,
+                     provider_options=ProviderOptions(base_url=fake.url("compat"), max_attempts=1))
+        assert s["errors"] == 1 and not s["complete"]
+        first = json.loads((tmp_path / "e" / "answers.jsonl").read_text().splitlines()[0])
+        assert first["error"] and not first["correct"] and first["attempts"][0]["error_class"] == "empty"
+        assert _eval(qset, fake, tmp_path / "e", "--repeats", "1") == 0  # the rerun retries it
+        s = json.loads((tmp_path / "e" / "summary.json").read_text())
+        assert s["errors"] == 0 and s["complete"] and s["accuracy"]["overall"] == 1.0
+    finally:
+        fake.close()

@@ -185,7 +185,7 @@ def _record(q: dict, repeat: int, reply_text: str | None, reply) -> dict:
 
 
 def _model_asker(set_dir: Path, spec: str, options, guides: dict[str, str]):
-    from workstation.agents import AgentSpecError, make_agent
+    from workstation.agents import AgentSpecError, FatalAgentError, make_agent
     from workstation.calls import TurnContext
     from workstation.game.games import get_game
 
@@ -209,7 +209,11 @@ def _model_asker(set_dir: Path, spec: str, options, guides: dict[str, str]):
         game = get_game(q["game"])
         prompt = build_prompt(set_dir, q, guides.get(q["game"]) if q["category"] == "decision-long" else None)
         ctx = TurnContext(game=game, turn=r, max_actions=1, frame=q["frames"][-1]["index"])
-        reply = agent_for(game).act(prompt, ctx)
+        try:
+            reply = agent_for(game).act(prompt, ctx)
+        except FatalAgentError as e:  # a bad key, an unknown model: every question would fail alike
+            raise UserError(f"the agent {spec} failed for good on {q['id']}: {e}; answers so far are kept, "
+                            "run the same command again to resume") from None
         return _record(q, r, reply.text if not reply.error else (reply.text or None), reply)
 
     def close_all():
@@ -231,6 +235,7 @@ def summarise(qs: list[dict], done: dict[tuple[str, int], dict], repeats: int, m
     tally: dict[str, list[int]] = defaultdict(lambda: [0, 0])  # key -> [correct, answers]
     per_question = []
     cost = 0.0
+    errors = sum(1 for q in qs for r in range(repeats) if done.get((q["id"], r), {}).get("error"))
     for q in qs:
         recs = [done[(q["id"], r)] for r in range(repeats) if (q["id"], r) in done]
         for rec in recs:
@@ -255,7 +260,8 @@ def summarise(qs: list[dict], done: dict[tuple[str, int], dict], repeats: int, m
         **meta,
         "questions": len(qs),
         "answers": tally["overall"][1],
-        "complete": tally["overall"][1] == len(qs) * repeats,
+        "errors": errors,
+        "complete": tally["overall"][1] == len(qs) * repeats and errors == 0,
         "accuracy": accuracy,
         "counts": {k: tally[k][1] for k in ("perception", "motion", "decision", "overall", *CATEGORIES)},
         "agreement": _share(sum(agreements), len(agreements)) if agreements else None,
