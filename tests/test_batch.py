@@ -26,6 +26,7 @@ from workstation.batch.jobs import jobs_of
 from workstation.batch.progress import DONE, LEFT, SKIPPED, STOPPED, BatchState, PlainLog, line
 from workstation.batch.results import COLUMNS, rebuild
 from workstation.batch.runner import Batch
+from workstation.errors import UserError
 from workstation.store.recording import Recording
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -218,6 +219,10 @@ def test_cost_guard_stops_launching_when_spent_plus_in_flight_would_pass(tmp_pat
     assert states.count(DONE) == 2 and states.count(LEFT) == 4  # a third would pass $2.5
     assert "would pass --max-cost 2.5" in b.state.stopping
     assert len(read_rows(b.dir)) == 2
+    plan = batch(tmp_path, PRICED.format(url=provider.url("openai")))
+    plan.prepare(dry_run=True)  # the next plan prices the setting from its two complete runs
+    e = plan.estimates[label]
+    assert e.source == "2 earlier runs" and e.calls == 30 and e.cost_usd == pytest.approx(30 * _one_call_cost())
 
 
 def test_cost_guard_ends_running_runs_at_a_turn_boundary(tmp_path, provider):
@@ -318,3 +323,12 @@ def test_sigterm_stops_cleanly_and_everything_resumes(tmp_path):
     r = cli("batch", str(grid), "--out", str(out), "--plain")
     assert r.returncode == 0, r.stdout + r.stderr
     assert_complete_once(out, 8)
+
+
+def test_settings_that_give_the_same_runs_are_refused_naming_the_line(tmp_path):
+    text = RANDOM_GRID.format(frames=30).replace('spec = "random"', 'spec = "compat:m"\nbase_url = "http://a/v1"')
+    text += '\n[[settings]]\nlabel = "again"\nspec = "compat:m"\nbase_url = "http://b/v1"\n'
+    g = load_grid(grid_file(tmp_path, text), out=str(tmp_path / "runs"))
+    with pytest.raises(UserError) as e:
+        jobs_of(g)
+    assert "line 14" in str(e.value) and "settings[1]" in str(e.value) and "same runs" in str(e.value)
