@@ -10,13 +10,16 @@ How they are played, so that the sound stays in time with the frames at either p
   ``rate / fps`` output samples per frame at the device's rate (800 at 48 kHz native, with a
   fractional carry for rates that do not divide), so the sound never drifts from the game.
 - Native pace (60 fps): 512 samples per 1/60 s is 30720 Hz, 2.2% below the chip's 31400 Hz,
-  so tones come out a fifth of a semitone flat. That is the price of never drifting.
+  so tones come out 0.4 semitone flat. That is the price of never drifting.
 - Paper pace (30 fps; 900 frames in 30 s): a frame is on screen twice as long, and its 512
   samples are played twice over (a time stretch in one-frame grains): tones keep their pitch
   and last twice as long, as the game itself is slowed. Playing them at half speed instead
   would put every sound an octave low. The seam between the two copies can add a faint
   30 Hz roughness to a held tone.
 - Resampling to the device's rate is linear interpolation (numpy).
+- In real time an action's frames are emulated at the start of its slot and the window
+  shows the last one at once, while their sound fills the slot: the picture leads the sound
+  by up to ``repeat - 1`` frames, plus the device's own latency.
 
 The chunks go through ``SampleFifo`` to the output stream's callback (PortAudio's thread),
 which plays silence when the game waits (paused mode, a late slot). The fifo holds at most
