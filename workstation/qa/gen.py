@@ -62,8 +62,8 @@ def _title(scene: Scene) -> str:
 
 
 def _truth(c: Candidate) -> dict:
-    used = [{"frame": f, "object": describe(s, o), "name": s.name, "index": o.index, "x": o.x, "y": o.y, "w": o.w, "h": o.h, "values": o.ram_dict()}
-            for f, s, o in c.objects]
+    used = [{"frame": f, "object": describe(s, o), "name": s.name, "index": o.index, "x": o.x, "y": o.y,
+             "w": o.w, "h": o.h, "values": o.ram_dict()} for f, s, o in c.objects]
     return {"ram": used, "rule": c.rule, **c.extra}
 
 
@@ -103,7 +103,8 @@ def detection(scene: Scene) -> list[Candidate]:
         for i, n in seen:
             if scene.crowded(i, s) or not _clear_count(scene, i, s):
                 continue
-            if n != len(s.instances(scene.frames.ram(i))):  # RAM and pixels must tell the same number
+            on_screen = [o for o in s.instances(scene.frames.ram(i)) if o.x >= SCREEN_LEFT and o.x + o.w <= 160]
+            if n != len(on_screen):  # RAM and pixels must tell the same number
                 continue
             lo = max(0, min(n - 1, s.count - 3))
             choices = [str(k) for k in range(lo, min(s.count, lo + 3) + 1)]
@@ -123,6 +124,28 @@ def _clear_count(scene: Scene, i: int, s: ObjectSpec) -> bool:
         n = int(box_mask(s, o, rgb).sum())
         if 0 < n < o.w * o.h // 3:
             return False
+    if "const" in s.y:  # a row the RAM calls empty must look empty (no enemy half-way to appearing)
+        present = {o.index for o in s.instances(scene.frames.ram(i))}
+        others = [(t, o) for t, o in scene.visible(i) if t is not s]
+        for k in range(s.count):
+            if k in present:
+                continue
+            y = int(s.y["const"] + s.y.get("step", 0) * k)
+            band = rgb[max(0, y - s.tolerance):y + s.size[1] + s.tolerance, SCREEN_LEFT:]
+            colours = s.colour_of(k)
+            if colours:
+                mask = np.zeros(band.shape[:2], bool)
+                for c in colours:
+                    mask |= (band == np.array(c, np.uint8)).all(-1)
+            else:
+                mask = (band != 0).any(-1)
+            for t, o in others:  # pixels of other objects crossing the row are theirs
+                y0 = max(0, y - s.tolerance)
+                r0, r1 = int(o.y) - t.tolerance - y0, int(o.y) + o.h + t.tolerance - y0
+                c0, c1 = int(o.x) - t.tolerance - SCREEN_LEFT, int(o.x) + o.w + t.tolerance - SCREEN_LEFT
+                mask[max(0, r0):max(0, r1), max(0, c0):max(0, c1)] = False
+            if mask.sum() > 2:
+                return False
     return True
 
 
