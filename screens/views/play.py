@@ -211,6 +211,8 @@ class PlayScreen(Screen):
 
     def _help(self) -> str:
         allowed = f"allowed: {', '.join(self.game.action_names)}"
+        if self.want_window:  # the window's own keys, and a gamepad there
+            allowed += "\nin the window: a gamepad too\nm  mute the window's sound"
         if self.mode == "realtime":
             return (f"arrows / WASD  move    space  fire\nhold keys together for diagonals\n{allowed}\n"
                     "esc  quit (the recording stays)")
