@@ -126,31 +126,37 @@ def test_resume_after_a_simulated_crash_reruns_only_incomplete_runs(tmp_path):
     assert len(list((runs / ".incomplete").iterdir())) == 3  # kept, out of the results
 
 
-def test_kill_9_of_the_whole_batch_then_resume(tmp_path):
-    grid = grid_file(tmp_path, RANDOM_GRID.format(frames=600))
-    out = tmp_path / "out"
+def kill_9_when(grid: Path, out: Path, ready) -> None:
+    """Start the batch CLI in its own process group; SIGKILL the whole group once ``ready()`` holds."""
     proc = subprocess.Popen([*CLI, "batch", str(grid), "--out", str(out), "--plain", "--every", "0.5"], cwd=ROOT,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         deadline = time.monotonic() + 240
-        while time.monotonic() < deadline:  # mid-way: at least one run done, not all
-            done = list((out / "runs").glob("*/summary.json")) if (out / "runs").is_dir() else []
-            if done:
-                break
+        while not ready():
             assert proc.poll() is None, "the batch ended before it could be killed"
-            time.sleep(0.05)
-        else:
-            pytest.fail("no run finished in time")
+            assert time.monotonic() < deadline, "the moment to kill never came"
+            time.sleep(0.02)
     finally:
         os.killpg(proc.pid, signal.SIGKILL)  # the whole process group: the batch and its workers
         proc.wait()
-    assert len(list((out / "runs").glob("*/summary.json"))) < 8
+
+
+def test_kill_9_of_the_whole_batch_then_resume(tmp_path):
+    grid = grid_file(tmp_path, RANDOM_GRID.format(frames=600))
+    out = tmp_path / "out"
+    runs = out / "runs"
+    # first while the first runs are under way (folders claimed, nothing finished), then mid-way
+    kill_9_when(grid, out, lambda: runs.is_dir() and any(runs.glob("*/manifest.json")))
+    assert not list(runs.glob("*/summary.json"))
+    kill_9_when(grid, out, lambda: any(runs.glob("*/summary.json")))
+    assert len(list(runs.glob("*/summary.json"))) < 8
     r = cli("batch", str(grid), "--out", str(out), "--plain")
     assert r.returncode == 0, r.stdout + r.stderr
+    assert "set aside" in r.stdout
     rows = assert_complete_once(out, 8)
     r2 = cli("batch", str(grid), "--out", str(out), "--plain")  # a third time: nothing to do, nothing changes
     assert r2.returncode == 0 and read_rows(out) == rows
-    for p in (out / "runs").iterdir():
+    for p in runs.iterdir():
         if p.is_dir() and not p.name.startswith("."):
             v = cli("verify", str(p))
             assert v.returncode == 0 and v.stdout.startswith("OK"), v.stdout + v.stderr
