@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import queue
+import sys
 
 os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
 
@@ -325,3 +326,10 @@ async def test_play_with_the_window_says_no_sound_once_and_the_recording_verifie
     assert actions_of(path)[:3] == ["up"] * 3
     rec = Recording(path)
     assert rec.complete and verify(rec).ok  # played with sound on, re-executed without: the same frames
+
+
+def test_without_sounddevice_it_says_how_to_add_it(monkeypatch):
+    monkeypatch.setitem(sys.modules, "sounddevice", None)  # what an install without the window extra sees
+    with pytest.raises(SoundUnavailable, match=r"^no sound: sounddevice is not installed \(pip install "
+                                                r"'atari-workstation\[window\]'\); playing silent$"):
+        open_output_stream(lambda *a: None)
