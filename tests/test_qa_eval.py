@@ -209,3 +209,18 @@ def test_failed_calls_are_kept_and_retried(qset, tmp_path, keys):  # noqa: F811
         assert s["errors"] == 0 and s["complete"] and s["accuracy"]["overall"] == 1.0
     finally:
         fake.close()
+
+
+def test_cost_cap_stops_cleanly_and_resumes(qset, tmp_path, keys):  # noqa: F811
+    fake = Oracle(_key(qset))
+    args = ["qa", "eval", str(qset), "--agent", SPECS["openai"], "--base-url", fake.url("openai"),
+            "--out", str(tmp_path / "e"), "--repeats", "1"]
+    try:
+        assert main(args + ["--max-cost", "0.000001"]) == 1
+        s = json.loads((tmp_path / "e" / "summary.json").read_text())
+        assert s["stopped"] == "max cost" and s["answers"] == 1 and s["cost_usd"] > 0
+        assert main(args) == 0
+        s = json.loads((tmp_path / "e" / "summary.json").read_text())
+        assert s["complete"] and s["stopped"] is None and s["answers"] == len(read_set(qset))
+    finally:
+        fake.close()

@@ -25,6 +25,7 @@ def register(qsub) -> None:
     g.add_argument("--temperature", type=float, default=None)
     g.add_argument("--max-output-tokens", type=int, default=None)
     g.add_argument("--timeout", type=float, default=60.0, help="seconds per call (default 60)")
+    g.add_argument("--max-cost", type=float, default=None, metavar="USD", help="stop asking past this cost")
     e.set_defaults(qa_func=_eval)
 
     t = qsub.add_parser("table", help="several evals side by side (the paper's Table 2 layout)")
@@ -80,9 +81,14 @@ def _eval(a: argparse.Namespace) -> int:
             raise UserError(str(e)) from None
     out = Path(a.out) if a.out else Path(a.set) / "evals" / re.sub(r"[^A-Za-z0-9._-]+", "-", a.agent)
     summary = run_eval(Path(a.set), a.agent, out, repeats=a.repeats, concurrency=a.concurrency, statuses=statuses,
-                       provider_options=options, prompts=a.prompts, seed=a.seed)
+                       provider_options=options, prompts=a.prompts, seed=a.seed,
+                       max_cost=a.max_cost)
     print(out)
     print(table([summary]))
+    if summary.get("stopped"):
+        sys.stderr.write(f"workstation: stopped at the cost cap (${summary['cost_usd']:.4f}); "
+                         "run again with a higher --max-cost to finish\n")
+        return 1
     if not summary["complete"]:
         sys.stderr.write("workstation: some calls failed; run the same command again to retry them\n")
         return 1

@@ -97,7 +97,7 @@ def _read_answers(path: Path) -> dict[tuple[str, int], dict]:
 
 def run_eval(set_dir: Path, agent_spec: str, out: Path, repeats: int = 5, concurrency: int = 1,
              statuses: tuple[str, ...] = ("proposed", "accepted", "edited"), provider_options=None,
-             prompts: str | None = None, seed: int = 0, progress=None) -> dict:
+             prompts: str | None = None, seed: int = 0, progress=None, max_cost: float | None = None) -> dict:
     set_dir = Path(set_dir)
     qs = [q for q in read_set(set_dir) if q["status"] in statuses]
     if not qs:
@@ -133,10 +133,15 @@ def run_eval(set_dir: Path, agent_spec: str, out: Path, repeats: int = 5, concur
     else:
         ask, closers = _model_asker(set_dir, agent_spec, provider_options, guides)
 
+    spent = [sum(r.get("cost_usd") or 0.0 for r in done.values())]
+
     def one(item):
         q, r = item
+        if max_cost is not None and spent[0] >= max_cost:
+            return  # past the cost cap: the rest stays to do (a rerun with a higher cap resumes)
         rec = ask(q, r)
         with lock:
+            spent[0] += rec.get("cost_usd") or 0.0
             sink.write(json.dumps(rec, ensure_ascii=False, separators=(",", ":")) + "\n")
             sink.flush()
             done[(q["id"], r)] = rec
@@ -155,6 +160,7 @@ def run_eval(set_dir: Path, agent_spec: str, out: Path, repeats: int = 5, concur
         for close in closers:
             close()
     summary = summarise(qs, done, repeats, meta)
+    summary["stopped"] = "max cost" if max_cost is not None and spent[0] >= max_cost and not summary["complete"] else None
     tmp = out / f".{SUMMARY}.tmp"
     tmp.write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
     os.replace(tmp, out / SUMMARY)
