@@ -185,6 +185,12 @@ def test_bad_command_lines_are_one_line_exit_2(tmp_path):
     ale.write_text(ale.read_text().replace("[protocol]\n", "[protocol]\nmode = 0\n").rsplit("mode = 0\n", 1)[0])
     r = cli("batch", str(ale), "--out", str(tmp_path / "out"))
     assert r.returncode == 2 and "protocol.mode" in r.stderr and "line 6" in r.stderr, r.stderr
+    keyless = grid_file(tmp_path, RANDOM_GRID.format(frames=30).replace('spec = "random"', 'spec = "openai:gpt-5.4-mini"'),
+                        "keyless.toml")
+    env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
+    r = subprocess.run([*CLI, "batch", str(keyless), "--out", str(tmp_path / "out")], cwd=ROOT, capture_output=True,
+                       text=True, env=env, timeout=120)
+    assert r.returncode == 2 and "line 11: settings[0].spec" in r.stderr and "OPENAI_API_KEY" in r.stderr, r.stderr
     assert not (tmp_path / "out" / "runs").exists()
 
 

@@ -42,8 +42,9 @@ def grid_name(path: str) -> str | None:
     return name if isinstance(name, str) else None
 
 
-def check_keys(cells) -> None:
+def check_keys(grid, cells) -> None:
     """Every model setting's key is in the environment (read, never shown), before anything runs."""
+    from workstation.batch.jobs import line_of
     from workstation.providers import ProviderConfigError
     from workstation.providers.spec import api_key
 
@@ -54,7 +55,9 @@ def check_keys(cells) -> None:
             try:
                 api_key(c.provider)
             except ProviderConfigError as e:
-                raise UserError(f"setting {c.setting!r}: {e}") from None
+                n = [s.label for s in grid.settings].index(c.setting)
+                raise UserError(f"{grid.source}{line_of(grid, ('settings', n, 'spec'))}: settings[{n}].spec: {e}") \
+                    from None
 
 
 def make_batch(a: argparse.Namespace):
@@ -87,7 +90,7 @@ def run(a: argparse.Namespace) -> int:
         batch.prepare(dry_run=True)
         print(plan_text(batch))
         return 0
-    check_keys(batch.cells)
+    check_keys(batch.grid, batch.cells)
     if a.executor == "ray":
         from workstation.batch.ray_executor import check_ray
 

@@ -53,7 +53,8 @@ class Job:
         return self.provider != CPU
 
 
-def _line(grid: Grid, path: tuple) -> str:
+def line_of(grid: Grid, path: tuple) -> str:
+    """' line N' of a key of the grid's file (the nearest enclosing key or table that has one), or ''."""
     try:
         lines = key_lines(Path(grid.source).read_text(encoding="utf-8"))
     except OSError:
@@ -71,7 +72,7 @@ def jobs_of(grid: Grid) -> list[Job]:
 
     for key in ("mode", "difficulty"):
         if key in grid.axes:
-            raise GridError(f"{grid.source}{_line(grid, ('protocol', key))}: protocol.{key}: the run engine does not "
+            raise GridError(f"{grid.source}{line_of(grid, ('protocol', key))}: protocol.{key}: the run engine does not "
                             f"apply the ALE {key} yet (runs would play the default variant); drop it", key)
     digests: dict = {}
     seen: dict[str, str] = {}
@@ -88,7 +89,7 @@ def jobs_of(grid: Grid) -> list[Job]:
         run_id = spec.identity(digests[spec.prompts])
         if run_id in seen:
             n = labels.index(cell.base)
-            raise GridError(f"{grid.source}{_line(grid, ('settings', n))}: settings[{n}]: {cell.setting!r} gives the "
+            raise GridError(f"{grid.source}{line_of(grid, ('settings', n))}: settings[{n}]: {cell.setting!r} gives the "
                             f"same runs as {seen[run_id]!r} (they differ only in base_url or timeout, which do not "
                             "change a run); drop one", "settings")
         seen[run_id] = cell.setting
@@ -97,4 +98,4 @@ def jobs_of(grid: Grid) -> list[Job]:
     return out
 
 
-__all__ = ["CPU", "Job", "jobs_of"]
+__all__ = ["CPU", "Job", "jobs_of", "line_of"]
