@@ -126,3 +126,8 @@ def test_the_window_sends_only_changes(loop):
     axis(3, 0.9)  # another axis moved: nothing changes
     held(loop)
     assert loop.sent == [("right",)]
+
+
+def test_closing_the_window_ends_the_loop(loop):
+    pygame.event.post(pygame.event.Event(pygame.QUIT))
+    assert loop.step(queue.Queue(), queue.Queue()) is False

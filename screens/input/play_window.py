@@ -83,7 +83,7 @@ class PlayWindow:
     def send_frame(self, rgb: np.ndarray, audio: np.ndarray | None = None) -> None:
         """Offer a frame (dropped when the window has not drawn the previous ones yet) and
         queue its sound samples (never dropped)."""
-        if audio is not None and self.sound:
+        if audio is not None and self.sound and self.is_open:  # a closed window reads no more
             self._audio.put(audio.tobytes())
         try:
             self._frames.put_nowait(rgb)
