@@ -30,12 +30,13 @@ MUTE = "mute"  # on the sound queue: toggle mute
 
 
 def window_unavailable() -> str | None:
-    """Why a play window cannot open here, or None when it can."""
+    """Why a play window cannot open here, or None when it can (``SDL_VIDEODRIVER`` set counts as a display)."""
     needs_display = sys.platform not in ("darwin", "win32") and not os.environ.get("SDL_VIDEODRIVER")
     if needs_display and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
         return "no play window: no display (DISPLAY and WAYLAND_DISPLAY are unset); playing in the terminal"
     if importlib.util.find_spec("pygame") is None:
-        return "no play window: pygame is not installed (`pip install pygame`); playing in the terminal"
+        return ("no play window: pygame is not installed (pip install 'atari-workstation[window]'); "
+                "playing in the terminal")
     return None
 
 
