@@ -127,7 +127,8 @@ class PlayWindow:
             q.close()
 
 
-def _window_main(title: str, height: int, fps: int | None, frames, audio, keys_out, stop) -> None:  # pragma: no cover - its own process
+def _window_main(title: str, height: int, fps: int | None, frames, audio, keys_out,
+                 stop) -> None:  # pragma: no cover - its own process
     quiet = os.open(os.devnull, os.O_WRONLY)  # the terminal belongs to the TUI: no greetings or SDL warnings
     os.dup2(quiet, 1)
     os.dup2(quiet, 2)
