@@ -87,6 +87,7 @@ def test_batch_runs_every_cell_and_rows_come_from_recordings(tmp_path):
     b.prepare()
     assert b.run() == 0
     rows = assert_complete_once(b.dir, 8)
+    assert (b.dir / "grid.toml").read_text() == RANDOM_GRID.format(frames=30)  # the directory says what it is
     assert list(read_rows(b.dir)[0])[:len(COLUMNS)] == list(COLUMNS)
     assert {r["setting"] for r in rows} == {"random|feedback=true", "random|feedback=false"}
     assert {r["feedback"] for r in rows} == {"true", "false"}

@@ -107,6 +107,7 @@ class Batch:
         if not dry_run:
             self.lock()
             root.mkdir(parents=True, exist_ok=True)
+            self._keep_grid()
         keep: dict[str, Path] = {}
         listing = sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")) if root.is_dir() else []
         for path in listing:
@@ -132,6 +133,19 @@ class Batch:
                 r.status, r.path = SKIPPED, str(keep[c.run_id])
         self.estimates = estimates(self.cells, results.collect(self.dir, self.cells))
         self.state.est_cost = {k: e.cost_usd for k, e in self.estimates.items()}
+
+    def _keep_grid(self) -> None:
+        """A copy of the grid in DIR/grid.toml: the directory says what it is, and resumes from it."""
+        try:
+            text = Path(self.grid.source).read_text(encoding="utf-8")
+        except OSError:
+            return
+        target = self.dir / "grid.toml"
+        if Path(self.grid.source).resolve() == target.resolve():
+            return
+        tmp = target.with_name(f".grid.toml.{os.getpid()}.tmp")
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, target)
 
     def _move(self, path: Path, into: Path) -> None:
         into.mkdir(exist_ok=True)
