@@ -146,6 +146,7 @@ async def test_paused_play_records_exactly_the_committed_plans(tmp_path):
 async def test_window_without_a_display_falls_back_to_the_terminal(tmp_path, monkeypatch):
     monkeypatch.delenv("DISPLAY", raising=False)
     monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    monkeypatch.delenv("SDL_VIDEODRIVER", raising=False)  # SDL's dummy driver counts as a display
     pacer = ManualPacer()
     screen = PlayScreen("freeway", 0, "realtime", "native", str(tmp_path), Protocol(frames=30),
                         countdown=2, window=True, pacer=pacer)
