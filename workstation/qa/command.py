@@ -23,6 +23,10 @@ def register(sub) -> None:
     g.add_argument("--seed", type=int, default=0)
     g.set_defaults(qa_func=_gen)
 
+    c = qsub.add_parser("curate", help="look at each question's frames; accept, reject or edit it (TUI)")
+    c.add_argument("set", metavar="SET", help="question-set directory")
+    c.set_defaults(qa_func=_curate)
+
     qa.set_defaults(func=lambda a: a.qa_func(a) if getattr(a, "qa_func", None) else _usage(qa))
     try:
         from workstation.qa import eval_command
@@ -34,6 +38,17 @@ def register(sub) -> None:
 def _usage(p: argparse.ArgumentParser) -> int:
     p.print_help(sys.stderr)
     return 2
+
+
+def _curate(a: argparse.Namespace) -> int:
+    from workstation.qa.qset import read_set
+
+    read_set(Path(a.set))  # a malformed set is one line before any screen is drawn
+    try:
+        from screens.qa_curate import run_curator
+    except ImportError as e:  # pragma: no cover - textual is a declared dependency
+        raise UserError(f"the TUI cannot start ({e}); reinstall with `pip install -e .`") from e
+    return run_curator(a.set)
 
 
 def _gen(a: argparse.Namespace) -> int:

@@ -1,0 +1,177 @@
+"""The QA curator: look at a question's frames, accept, reject or edit it (``workstation qa curate SET``).
+
+The frames show at full size with the RAM-derived objects outlined (``o`` toggles
+the outlines); ``left``/``right`` step through the question's frames, ``n``/``p``
+through the questions. ``a`` accepts and ``r`` rejects; ``tab`` reaches the
+question, choices (comma separated) and answer fields, and ``enter`` in a field
+saves the edit. Every change is one line appended to the set at once
+(``workstation.qa.curate``), so a crash loses at most the field being typed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Footer, Input, Static
+
+from screens.widgets.frame_view import FrameView
+from workstation.errors import UserError
+from workstation.qa import curate
+from workstation.qa.qset import read_set
+
+OUTLINE = np.array([255, 0, 255], np.uint8)
+
+
+def outlined(rgb: np.ndarray, boxes: list[dict]) -> np.ndarray:
+    """The frame with a one-pixel magenta rectangle around each box."""
+    out = rgb.copy()
+    h, w = out.shape[:2]
+    for b in boxes:
+        x0, y0 = int(round(b["x"])) - 1, int(round(b["y"])) - 1
+        x1, y1 = x0 + int(b["w"]) + 1, y0 + int(b["h"]) + 1
+        xs, ys = slice(max(0, x0), min(w, x1 + 1)), slice(max(0, y0), min(h, y1 + 1))
+        for y in (y0, y1):
+            if 0 <= y < h:
+                out[y, xs] = OUTLINE
+        for x in (x0, x1):
+            if 0 <= x < w:
+                out[ys, x] = OUTLINE
+    return out
+
+
+class CurateApp(App):
+    AUTO_FOCUS = None  # keys drive the screen until tab reaches a field
+    CSS = """
+    #qa-body { height: 1fr; }
+    #qa-frame { width: 3fr; height: 1fr; }
+    #qa-side { width: 2fr; padding: 0 1; }
+    #qa-side Input { margin-bottom: 1; }
+    #qa-meta { height: auto; margin-bottom: 1; }
+    #qa-status { height: auto; color: $accent; }
+    """
+    BINDINGS = [
+        Binding("a", "status('accepted')", "accept"),
+        Binding("r", "status('rejected')", "reject"),
+        Binding("n", "move(1)", "next"),
+        Binding("p", "move(-1)", "previous"),
+        Binding("left", "frame(-1)", "frame -1", show=False),
+        Binding("right", "frame(1)", "frame +1", show=False),
+        Binding("o", "outlines", "outlines"),
+        Binding("escape", "leave_field", "leave field", show=False),
+        Binding("q", "quit", "quit"),
+    ]
+
+    def __init__(self, root: Path | str) -> None:
+        super().__init__()
+        self.root = Path(root)
+        self.questions = read_set(self.root)
+        if not self.questions:
+            raise UserError(f"{self.root} has no questions to curate")
+        self.index = 0
+        self.frame_pos = 0
+        self.show_outlines = True
+        self.saved = 0  # changes written this session
+
+    @property
+    def question(self) -> dict:
+        return self.questions[self.index]
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="qa-body"):
+            yield FrameView(id="qa-frame")
+            with Vertical(id="qa-side"):
+                yield Static("", id="qa-meta")
+                yield Input(id="qa-question", placeholder="question")
+                yield Input(id="qa-choices", placeholder="choices, comma separated")
+                yield Input(id="qa-answer", placeholder="answer (one of the choices)")
+                yield Static("", id="qa-status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.title = f"QA curator: {self.root}"
+        self._load()
+
+    # -- showing -------------------------------------------------------------
+    def _load(self) -> None:
+        q = self.question
+        self.frame_pos = min(self.frame_pos, len(q["frames"]) - 1)
+        self.query_one("#qa-question", Input).value = q["question"]
+        self.query_one("#qa-choices", Input).value = ", ".join(q["choices"])
+        self.query_one("#qa-answer", Input).value = q["answer"]
+        self._show()
+
+    def _show(self) -> None:
+        q = self.question
+        f = q["frames"][self.frame_pos]
+        rgb = np.asarray(Image.open(self.root / f["file"]).convert("RGB"))
+        boxes = [u for u in q["truth"]["ram"] if u["frame"] == f["index"]] if isinstance(q["truth"], dict) else []
+        self.query_one("#qa-frame", FrameView).show(outlined(rgb, boxes) if self.show_outlines else rgb, f["index"])
+        truth = "human" if q["truth"] == "human" else q["truth"].get("rule", "ram")
+        self.query_one("#qa-meta", Static).update(
+            f"{self.index + 1}/{len(self.questions)}  {q['id']}  [{q['status']}]\n"
+            f"{q['game']} · {q['category']} · truth: {truth}\n"
+            f"frame {self.frame_pos + 1}/{len(q['frames'])}: index {f['index']} at {f['t']}"
+            f"  (outlines {'on' if self.show_outlines else 'off'})")
+
+    def _say(self, text: str) -> None:
+        self.query_one("#qa-status", Static).update(text)
+
+    def _replace(self, new: dict) -> None:
+        self.questions[self.index] = new
+        self.saved += 1
+
+    # -- actions -------------------------------------------------------------
+    def action_status(self, status: str) -> None:
+        self._replace(curate.set_status(self.root, self.question["id"], status))
+        self._say(f"{self.question['id']}: {status} (saved)")
+        if self.index < len(self.questions) - 1:
+            self.index += 1
+            self.frame_pos = 0
+        self._load()
+
+    def action_move(self, delta: int) -> None:
+        self.index = (self.index + delta) % len(self.questions)
+        self.frame_pos = 0
+        self._load()
+
+    def action_frame(self, delta: int) -> None:
+        self.frame_pos = (self.frame_pos + delta) % len(self.question["frames"])
+        self._show()
+
+    def action_outlines(self) -> None:
+        self.show_outlines = not self.show_outlines
+        self._show()
+
+    def action_leave_field(self) -> None:
+        self.set_focus(None)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        field = {"qa-question": "question", "qa-choices": "choices", "qa-answer": "answer"}[event.input.id]
+        value = event.value.strip()
+        if field == "choices":
+            value = [c.strip() for c in value.split(",") if c.strip()]
+        if value == self.question[field]:
+            self._say("unchanged")
+            return
+        changes = {field: value}
+        if field == "choices" and self.question["answer"] not in value:
+            self._say("the answer is not among these choices: change the answer first, or include it")
+            return
+        try:
+            self._replace(curate.edit(self.root, self.question["id"], **changes))
+        except UserError as e:
+            self._say(f"not saved: {e}")
+            return
+        self._say(f"{self.question['id']}: {field} edited (saved)")
+        self._show()
+
+
+def run_curator(root: Path | str) -> int:
+    app = CurateApp(root)
+    app.run()
+    return 0
