@@ -46,7 +46,7 @@ def test_a_removed_output_directory_is_one_line(tmp_path):
         "orig = r.RecordingWriter.add_turn\n"
         "def add_turn(self, record):\n"
         "    orig(self, record)\n"
-        "    if record['turn'] == 5: shutil.rmtree(self.path)\n"
+        "    if getattr(record, 'turn', None) == 5: shutil.rmtree(self.path)\n"
         "r.RecordingWriter.add_turn = add_turn\n"
         f"sys.exit(main(['run', '--game', 'breakout', '--frames', '90', '--out', {str(tmp_path)!r}]))\n"
     )
