@@ -21,7 +21,7 @@ from workstation.store.records import Manifest, Summary, TurnRecord
 from tests.agents_for_tests import ScriptedAgent
 
 ROOT = Path(__file__).resolve().parents[1]
-SAMPLE = Path(__file__).resolve().parent / "data" / "rule1-breakout-random-s0"  
+SAMPLE = Path(__file__).resolve().parent / "data" / "rule1-breakout-random-s0"  # made before game-over rule 2
 ENV = {**os.environ, "PYTHONUNBUFFERED": "1"}
 GAME_OVER_KEYS = {"game_over", "cut_frames", "dropped", "reset_frame"}
 
