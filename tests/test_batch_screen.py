@@ -75,3 +75,34 @@ async def test_x_stops_the_batch_cleanly_and_it_resumes(tmp_path):
     assert screen.code == 1
     again = make(tmp_path, frames=900)
     assert again.run() == 0
+
+
+@run_async
+async def test_home_palette_opens_a_batch_on_disk_and_r_resumes_it(tmp_path, monkeypatch):
+    from screens.app import make_app
+
+    monkeypatch.chdir(tmp_path)
+    grid = tmp_path / "grid.toml"
+    grid.write_text(textwrap.dedent(GRID.format(frames=30)))
+    first = Batch(load_grid(grid, out="batches/screen/runs"), Path("batches/screen"), concurrency=2)
+    first.prepare()
+    first.request_stop("test")  # nothing launches: every run is left
+    assert first.run() == 1
+    app = make_app(Launch("home", out=str(tmp_path / "recordings")))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await pilot.pause(0.2)
+        commands = {name: cb for name, _, cb in app.screen.palette_commands()}
+        assert "Batch screen" in commands
+        commands["Batch screen"]()
+        await wait_until(pilot, lambda: isinstance(app.screen, BatchScreen) and app.screen.query("#batch-head"),
+                         what="the batch screen")
+        screen = app.screen
+        await pilot.pause(0.2)
+        assert "0/4 done" in str(screen.query_one("#batch-head", Static).render()) and not screen.running
+        await pilot.press("r")
+        await wait_until(pilot, lambda: screen.code is not None, timeout=180, what="the batch to run")
+        assert screen.code == 0
+        await pilot.pause(0.7)
+        assert "4/4 done" in str(screen.query_one("#batch-head", Static).render())
+        await pilot.press("q")
+        await wait_until(pilot, lambda: not isinstance(app.screen, BatchScreen), what="back to home")

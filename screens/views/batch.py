@@ -7,6 +7,10 @@ recording; ``x`` stops the batch cleanly (no new runs, running ones end at their
 turn, everything resumable); ``q`` stops it the same way and leaves when it has.
 The batch runs in a thread of its own; the screen reads its ``BatchState`` twice a
 second. Nothing here drives a run: ``workstation.batch.runner.Batch`` does.
+
+From the home screen's command palette (``batch_commands``): every batch directory
+under ``batches/`` that keeps its grid opens here as it stands on disk, and ``r`` runs
+(resumes) it.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Footer, Static
 
 from workstation.batch.progress import DONE, FAILED, LEFT, RUNNING, SKIPPED, STOPPED, duration, money
 
@@ -30,22 +34,25 @@ ORDER = {RUNNING: 0, FAILED: 1, STOPPED: 2, LEFT: 3, DONE: 4, SKIPPED: 5}
 class BatchScreen(Screen[None]):
     BINDINGS = [
         Binding("enter,o", "open_run", "Open run"),
+        Binding("r", "resume", "Run / resume"),
         Binding("x", "stop", "Stop batch"),
-        Binding("q", "leave", "Quit"),
+        Binding("q,escape", "leave", "Back"),
     ]
     DEFAULT_CSS = """
-    BatchScreen #batch-head { height: 3; padding: 0 1; }
+    BatchScreen #batch-head { height: 4; padding: 0 1; }
     BatchScreen #groups { height: 1fr; }
     BatchScreen #runs { height: 2fr; }
     """
 
-    def __init__(self, batch, start: bool = True) -> None:
+    def __init__(self, batch, start: bool = True, exit_app: bool = False) -> None:
         super().__init__()
         self.batch = batch
+        self.exit_app = exit_app  # leaving ends the app (``batch --watch``) rather than going back
         self.code: int | None = None
         self.error: str | None = None
         self._start = start
         self._leaving = False
+        self._gone = False  # left: nothing more to draw
         self._thread: threading.Thread | None = None
         # Worker processes (random, replay runs) need multiprocessing's resource tracker, which passes
         # on sys.stderr's descriptor when it starts: start it now, before the app swaps stderr out.
@@ -54,7 +61,6 @@ class BatchScreen(Screen[None]):
         resource_tracker.ensure_running()
 
     def compose(self) -> ComposeResult:
-        yield Header(show_clock=False)
         with Vertical():
             yield Static("", id="batch-head")
             groups = DataTable(id="groups", cursor_type="none", zebra_stripes=True)
@@ -66,12 +72,11 @@ class BatchScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.title = f"batch {self.batch.grid.name}"
         if self._start:
             self._thread = threading.Thread(target=self._run, name="batch", daemon=True)
             self._thread.start()
         self.refresh_state()
-        self.set_interval(0.5, self.refresh_state)
+        self._timer = self.set_interval(0.5, self.refresh_state)
         self.query_one("#runs", DataTable).focus()
 
     def _run(self) -> None:
@@ -95,12 +100,14 @@ class BatchScreen(Screen[None]):
             state = f"stopping: {s.stopping}" if s.stopping else "running"
         if self.error:
             state = f"failed: {self.error}"
-        return (f"{c[DONE] + c[SKIPPED]}/{len(s.runs)} done ({c[SKIPPED]} before) · {c[RUNNING]} running · "
+        return (f"batch {self.batch.grid.name}\n{c[DONE] + c[SKIPPED]}/{len(s.runs)} done ({c[SKIPPED]} before) · {c[RUNNING]} running · "
                 f"{c[FAILED] + c[STOPPED]} failed/stopped · {c[LEFT]} left\n"
                 f"spent {money(s.spent)}{cap} · {s.calls_per_s():.1f} calls/s · {s.rate_limit_waits} rate-limit "
                 f"waits · ETA {duration(s.eta_s())}\n{state} · results in {self.batch.dir}")
 
     def refresh_state(self) -> None:
+        if not self.is_attached or self._gone:
+            return
         self.query_one("#batch-head", Static).update(self.head_text())
         groups = self.query_one("#groups", DataTable)
         groups.clear()
@@ -119,7 +126,13 @@ class BatchScreen(Screen[None]):
             ids = [k for k, _ in ordered]
             runs.move_cursor(row=ids.index(chosen) if chosen in ids else min(keep, len(ids) - 1))
         if self._leaving and not self.running:
-            self.app.exit(self.code if self.code is not None else 1)
+            self._leaving = False
+            self._gone = True
+            self._timer.stop()
+            if self.exit_app:
+                self.app.exit(self.code if self.code is not None else 1)
+            else:
+                self.app.pop_screen()
 
     def highlighted_run_id(self) -> str | None:
         runs = self.query_one("#runs", DataTable)
@@ -153,6 +166,38 @@ class BatchScreen(Screen[None]):
             self.batch.request_stop("stopped from the batch screen")
             self.notify("stopping: no new runs; running ones end at their next turn")
 
+    def action_resume(self) -> None:
+        """Run what is left of the batch (a batch opened from home, or one that has stopped)."""
+        if self.running:
+            return
+        from workstation.batch.runner import Batch
+        from workstation.errors import UserError
+
+        old = self.batch
+        fresh = Batch(old.grid, old.dir, concurrency=old.concurrency, max_cost=old.max_cost,
+                      executor=old.executor_kind, ray_address=old.ray_address)
+        try:
+            fresh.prepare()
+        except UserError as e:  # another batch holds the directory
+            self.notify(str(e), severity="error")
+            return
+        self.batch, self.code, self.error = fresh, None, None
+        self._thread = threading.Thread(target=self._run, name="batch", daemon=True)
+        self._thread.start()
+        self.refresh_state()
+
+    @classmethod
+    def of_dir(cls, directory: str | Path) -> "BatchScreen":
+        """The batch in ``directory`` (its grid.toml) as it stands on disk; ``r`` runs it."""
+        from workstation.batch.grid import load_grid
+        from workstation.batch.results import runs_dir
+        from workstation.batch.runner import Batch
+
+        directory = Path(directory)
+        batch = Batch(load_grid(directory / "grid.toml", out=str(runs_dir(directory))), directory)
+        batch.prepare(dry_run=True)
+        return cls(batch, start=False)
+
     def action_leave(self) -> None:
         self.action_stop()
         self._leaving = True
@@ -163,7 +208,7 @@ def run_batch_screen(batch) -> int:
     """Watch ``batch`` (prepared, not yet run) in the TUI; returns the batch's exit status."""
     from screens.app import Launch, WorkstationApp
 
-    screen = BatchScreen(batch)
+    screen = BatchScreen(batch, exit_app=True)
     app = WorkstationApp(lambda: screen, Launch("home", out=str(batch.dir / "runs")))
     app.run()
     if screen.running:  # left another way (ctrl+q): stop cleanly and wait
@@ -172,4 +217,24 @@ def run_batch_screen(batch) -> int:
     return screen.code if screen.code is not None else 1
 
 
-__all__ = ["BatchScreen", "run_batch_screen"]
+def batch_commands(app, root: str | Path | None = None) -> list[tuple[str, str, object]]:
+    """Palette commands: one per batch directory under ``root`` (default ``batches/``) that keeps its grid."""
+    from workstation.locations import BATCHES
+
+    out = []
+    for grid in sorted(Path(root or BATCHES).glob("*/grid.toml")):
+        directory = grid.parent
+
+        def open_it(directory=directory) -> None:
+            from workstation.errors import user_error_types
+
+            try:
+                app.push_screen(BatchScreen.of_dir(directory))
+            except user_error_types() as e:
+                app.notify(str(e), title="cannot open the batch", severity="error")
+
+        out.append((f"Batch {directory.name}", f"watch or resume the batch in {directory} (r runs it)", open_it))
+    return out
+
+
+__all__ = ["BatchScreen", "batch_commands", "run_batch_screen"]

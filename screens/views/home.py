@@ -417,7 +417,7 @@ class HomeScreen(Screen):
             (f"Play {g} yourself", "human play, recorded like a model run (p)", lambda: self.action_start("play")),
             ("Open the selected recording", "replay it turn by turn (o)", self.action_open),
             ("Refresh recordings", f"re-read {self.out}", self.refresh_recent),
-        ]
+        ] + _batch_commands(self.app)
 
     # -- compare: mark recordings (m), then open them side by side (c) in screens/views/compare.py --
     def _marked(self) -> list[Path]:
@@ -446,3 +446,10 @@ class HomeScreen(Screen):
             self.notify("mark two to four recordings of one game with m, then c compares them", severity="warning")
             return
         open_compare(self.app, marked)
+
+
+def _batch_commands(app) -> list:
+    """One palette command per batch under batches/ (screens/views/batch.py)."""
+    from screens.views.batch import batch_commands
+
+    return batch_commands(app)
