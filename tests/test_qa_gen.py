@@ -44,9 +44,11 @@ def test_gen_makes_a_valid_set(recordings, tmp_path, capsys):
     assert {q["game"] for q in qs} == set(GAMES)
     assert {q["category"] for q in qs} >= {"perception-detection", "perception-spatial", "motion-target",
                                           "motion-controlled", "decision-short"}
-    titles = {"breakout": "Breakout.", "freeway": "Freeway.", "boxing": "Boxing.", "gopher": "Gopher."}
+    titles = {"breakout": "Breakout (", "freeway": "Freeway (", "boxing": "Boxing (", "gopher": "Gopher ("}
+    texts = {}
     for q in qs:
-        assert q["question"].startswith(titles[q["game"]])
+        assert q["question"].startswith(titles[q["game"]]) and q["frames"][0]["t"] in q["question"]
+        assert texts.setdefault(q["question"], q["answer"]) == q["answer"]  # a text has one answer
         assert q["status"] == "proposed" and q["answer"] in q["choices"]
         assert [f["index"] for f in q["frames"]] == q["source"]["frames"]
         assert all(f["t"] == paper_time(f["index"]) for f in q["frames"])

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from workstation.qa.pixels import box_mask
-from workstation.qa.qset import CATEGORIES, SetWriter
+from workstation.qa.qset import CATEGORIES, SetWriter, paper_time
 from workstation.qa.rules import RULES
 from workstation.qa.scene import Scene, describe
 from workstation.qa.truth import STILL, Obj, ObjectSpec, clear_direction, direction
@@ -59,6 +59,13 @@ def plural(name: str) -> str:
 
 def _title(scene: Scene) -> str:
     return display_title(scene.game)
+
+
+def _span(frames: list[int]) -> str:
+    """The frames' paper-clock times as the question names them: each text is then its own."""
+    if len(frames) == 1:
+        return f"frame at {paper_time(frames[0])}"
+    return f"frames {paper_time(frames[0])} to {paper_time(frames[-1])}"
 
 
 def _truth(c: Candidate) -> dict:
@@ -328,14 +335,18 @@ def generate(scenes: list[Scene], per_game: int, categories: list[str], seed: in
 def write(cands: list[Candidate], writer: SetWriter) -> list[dict]:
     out = []
     numbers: dict[str, int] = defaultdict(int)
+    said: dict[str, str] = {}  # question text -> answer: one text never has two answers in a set
     for c in cands:
+        text = f"{_title(c.scene)} ({_span(c.frames)}). {c.question}"
+        if said.setdefault(text, c.answer) != c.answer:
+            continue
         numbers[c.scene.game] += 1
         frames = [writer.frame(c.scene.run_id, i, c.scene.frames.png(i)) for i in c.frames]
         q = {
             "id": f"{c.scene.game}-{numbers[c.scene.game]:03d}",
             "game": c.scene.game,
             "category": c.category,
-            "question": f"{_title(c.scene)}. {c.question}",
+            "question": text,
             "choices": c.choices,
             "answer": c.answer,
             "frames": frames,
