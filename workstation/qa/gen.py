@@ -61,6 +61,10 @@ def _title(scene: Scene) -> str:
     return display_title(scene.game)
 
 
+def _ref(s: ObjectSpec, o: Obj) -> dict:
+    return {"name": s.name, "index": o.index}
+
+
 def _span(frames: list[int]) -> str:
     """The frames' paper-clock times as the question names them: each text is then its own."""
     if len(frames) == 1:
@@ -95,13 +99,15 @@ def detection(scene: Scene) -> list[Candidate]:
                 out.append(Candidate(scene, "perception-detection",
                                      f"Is {describe(s, o)} in the left half or the right half of the screen?",
                                      ["left", "right"], "left" if o.cx < 80 else "right",
-                                     [i], [(i, s, o)], "centre x vs 80"))
+                                     [i], [(i, s, o)], "centre x vs 80",
+                                     {"ask": {"kind": "half", "axis": "x", "object": _ref(s, o)}}))
             if ("const" not in s.y and abs(o.cy - h / 2) >= HALF_MARGIN and abs(b[1] - h / 2) >= PIXEL_MARGIN
                     and (b[1] < h / 2) == (o.cy < h / 2)):
                 out.append(Candidate(scene, "perception-detection",
                                      f"Is {describe(s, o)} in the top half or the bottom half of the screen?",
                                      ["top", "bottom"], "top" if o.cy < h / 2 else "bottom",
-                                     [i], [(i, s, o)], f"centre y vs {h / 2:g}"))
+                                     [i], [(i, s, o)], f"centre y vs {h / 2:g}",
+                                     {"ask": {"kind": "half", "axis": "y", "object": _ref(s, o)}}))
     for name, seen in counts.items():
         s = scene.map.spec(name)
         # flickering objects (and fish on a line, drawn off their row) make a count unreliable
@@ -118,7 +124,8 @@ def detection(scene: Scene) -> list[Candidate]:
             objs = [(i, t, o) for t, o in scene.visible(i) if t is s]
             out.append(Candidate(scene, "perception-detection",
                                  f"How many {plural(name)} can you see in this frame?",
-                                 choices, str(n), [i], objs, "objects in RAM whose pixels show"))
+                                 choices, str(n), [i], objs, "objects in RAM whose pixels show",
+                                 {"ask": {"kind": "count", "object": {"name": name}}}))
     return out
 
 
@@ -184,12 +191,14 @@ def spatial(scene: Scene) -> list[Candidate]:
                         and not ("const" in sa.x and "const" in sb.x)):
                     out.append(Candidate(scene, "perception-spatial",
                                          f"In this frame, is {describe(sa, oa)} to the left or to the right of {describe(sb, ob)}?",
-                                         ["left", "right"], "left" if dx < 0 else "right", [i], used, "centre x"))
+                                         ["left", "right"], "left" if dx < 0 else "right", [i], used, "centre x",
+                                         {"ask": {"kind": "relation", "axis": "x", "a": _ref(sa, oa), "b": _ref(sb, ob)}}))
                 if (_apart(oa.y, oa.h, ob.y, ob.h, dy) and py * dy > 0 and abs(py) >= PIXEL_MARGIN
                         and not ("const" in sa.y and "const" in sb.y)):
                     out.append(Candidate(scene, "perception-spatial",
                                          f"In this frame, is {describe(sa, oa)} above or below {describe(sb, ob)}?",
-                                         ["above", "below"], "above" if dy < 0 else "below", [i], used, "centre y"))
+                                         ["above", "below"], "above" if dy < 0 else "below", [i], used, "centre y",
+                                         {"ask": {"kind": "relation", "axis": "y", "a": _ref(sa, oa), "b": _ref(sb, ob)}}))
     return out
 
 
@@ -241,7 +250,8 @@ def motion(scene: Scene) -> list[Candidate]:
             out.append(Candidate(scene, cat,
                                  f"Across these frames, in which direction is {who} moving?",
                                  list(choices), d, frames, [(f, s, t) for f, t in zip(frames, track)],
-                                 f"centre displacement per {SEQ_STEP} frames, threshold {MOTION_THRESHOLD:g} px"))
+                                 f"centre displacement per {SEQ_STEP} frames, threshold {MOTION_THRESHOLD:g} px",
+                                 {"ask": {"kind": "motion", "object": _ref(s, o)}}))
     return out
 
 
@@ -260,7 +270,8 @@ def decision(scene: Scene) -> list[Candidate]:
         # prepends the game's guide, as the paper's long variant does), not in the question
         for cat in ("decision-short", "decision-long"):
             out.append(Candidate(scene, cat, d.question, d.choices, d.answer, frames,
-                                 [(frames[-1], s, o) for s, o in d.objects], rule.__name__, {"note": d.note}))
+                                 [(frames[-1], s, o) for s, o in d.objects], rule.__name__,
+                                 {"note": d.note, "ask": {"kind": "decision", "rule": rule.__name__}}))
     return out
 
 

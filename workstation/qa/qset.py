@@ -12,7 +12,9 @@ or more distinct strings), ``answer`` (one of the choices), ``frames`` (a list o
 ``{"file", "index", "t"}``: the PNG path inside the set, the budget frame index and
 its paper-clock time ``index/30`` written like ``"3.40s"``), ``source``
 (``{"run_id", "recording", "frames"}``), ``truth`` (``{"ram": ...}`` with the RAM
-values the answer was derived from, or the string ``"human"``) and ``status``
+values the answer was derived from, the ``rule`` and, from ``qa gen``, ``ask``: what
+is asked in machine form, e.g. ``{"kind": "relation", "axis": "x", "a": {"name",
+"index"}, "b": ...}``; or the string ``"human"``) and ``status``
 (``proposed``, ``accepted``, ``edited`` or ``rejected``).
 
 Lines are only ever appended: a later line with the same ``id`` replaces the
