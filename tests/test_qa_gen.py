@@ -33,6 +33,20 @@ def recordings(tmp_path_factory) -> Path:
     return out
 
 
+@pytest.fixture(scope="module")
+def other_recordings(tmp_path_factory) -> Path:
+    """The other six QA games, for the pixel check over all ten."""
+    out = tmp_path_factory.mktemp("recs_more")
+    for game in ("assault", "fishing_derby", "name_this_game", "pacman", "qbert", "riverraid"):
+        engine = start_run(RunSpec(game=game, agent="random", seed=1, protocol=Protocol(frames=450), out=str(out)),
+                           rewindable=False)
+        try:
+            engine.run()
+        finally:
+            engine.close()
+    return out
+
+
 def gen(recordings: Path, out: Path, *extra: str) -> int:
     return main(["qa", "gen", "--recordings", str(recordings), "--out", str(out), "--per-game", "10", *extra])
 
@@ -187,12 +201,13 @@ def _component_centre(rgb: np.ndarray, colours, box, region=None) -> tuple[float
     return (xs.min() + xs.max() + 1) / 2, (ys.min() + ys.max() + 1) / 2
 
 
-def test_answers_agree_with_blobs_in_the_frames(recordings, tmp_path):
-    """Every left/right, above/below, which-half and motion answer, recomputed from the
-    coloured blobs of the stored PNGs (not from RAM), agrees with the set's answer."""
+def test_answers_agree_with_blobs_in_the_frames(recordings, other_recordings, tmp_path):
+    """Over the ten QA games, every left/right, above/below, which-half and motion answer,
+    recomputed from the coloured blobs of the stored PNGs (not from RAM), agrees with the set's."""
     from workstation.qa.truth import direction, load_map
 
-    assert gen(recordings, tmp_path / "s", "--per-game", "30", "--categories", "perception", "motion") == 0
+    assert main(["qa", "gen", "--recordings", str(recordings), str(other_recordings), "--out", str(tmp_path / "s"),
+                 "--per-game", "30", "--categories", "perception", "motion"]) == 0
     root = tmp_path / "s"
     checked = 0
     for q in read_set(root):
@@ -220,4 +235,4 @@ def test_answers_agree_with_blobs_in_the_frames(recordings, tmp_path):
             got = (a == "still" and abs(x1 - x0) <= 1.5 and abs(y1 - y0) <= 1.5) or direction(x1 - x0, y1 - y0, 2) == a
         assert got, (q["id"], q["question"], a, centres)
         checked += 1
-    assert checked >= 40
+    assert checked >= 100
