@@ -21,7 +21,7 @@ sys.path.insert(0, str(ROOT / "docs"))
 
 from make_screenshots import SIZE, save  # noqa: E402
 
-from screens.qa_curate import CurateApp  # noqa: E402
+from screens.views.qa_curate import CurateApp  # noqa: E402
 from workstation.cli import main as cli  # noqa: E402
 from workstation.qa.qset import read_set  # noqa: E402
 from workstation.runs.start import RunSpec, start_run  # noqa: E402

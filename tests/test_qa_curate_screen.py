@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from screens.qa_curate import CurateApp
+from screens.views.qa_curate import CurateApp
 from screens.widgets.frame_view import FrameView
 from tests.tui_helpers import run_async
 from workstation.cli import main

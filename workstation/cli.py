@@ -307,13 +307,18 @@ def _request(a: argparse.Namespace) -> int:
 
 def open_tui(screen: str, **launch) -> int:
     """The one hand-off from the headless side to the TUI, imported only here and only now:
-    every command that opens a screen (watch, play, open, compare, session, batch --watch)
+    every command that opens a screen (watch, play, open, compare, session, batch --watch,
+    qa curate)
     comes through it. ``launch`` are the fields of ``screens.app.Launch``."""
     try:
         if screen == "batch":
             from screens.views.batch import run_batch_screen
 
             return run_batch_screen(**launch)
+        if screen == "qa_curate":
+            from screens.views.qa_curate import run_curator
+
+            return run_curator(**launch)
         from screens.app import Launch, run_app
     except ImportError as e:  # pragma: no cover - textual is a declared dependency
         raise UserError(f"the TUI cannot start ({e}); reinstall with `pip install -e .`") from e

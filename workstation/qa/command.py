@@ -44,11 +44,9 @@ def _curate(a: argparse.Namespace) -> int:
     from workstation.qa.qset import read_set
 
     read_set(Path(a.set))  # a malformed set is one line before any screen is drawn
-    try:
-        from screens.qa_curate import run_curator
-    except ImportError as e:  # pragma: no cover - textual is a declared dependency
-        raise UserError(f"the TUI cannot start ({e}); reinstall with `pip install -e .`") from e
-    return run_curator(a.set)
+    from workstation.cli import open_tui
+
+    return open_tui("qa_curate", root=a.set)
 
 
 def _gen(a: argparse.Namespace) -> int:
