@@ -11,6 +11,7 @@
    pool): frames a second, and the ratio, with and without env creation in the baseline.
 
     .venv/bin/python bench/batch_throughput.py [--latency 1.0] [--levels 8,32,64] [--calls 40]
+        [--random-runs 120] [--skip-model] [--skip-random]
 """
 
 from __future__ import annotations
@@ -239,7 +240,9 @@ def main() -> None:
     ap.add_argument("--latency", type=float, default=1.0)
     ap.add_argument("--levels", default="8,32,64")
     ap.add_argument("--calls", type=int, default=40, help="calls per model run")
-    ap.add_argument("--random-runs", type=int, default=40)
+    ap.add_argument("--random-runs", type=int, default=120, help="random-agent runs (the batch's fixed start-up, "
+                    "about 1-2 s for the CLI and its worker processes, is spread over them)")
+    ap.add_argument("--skip-model", action="store_true")
     ap.add_argument("--skip-random", action="store_true")
     a = ap.parse_args()
     if a.serve:
@@ -253,7 +256,7 @@ def main() -> None:
                   f"{a.calls} calls a run, C runs at --concurrency C")
             print(f"{'C':>4} {'calls':>6} {'wall s':>7} {'calls/s':>8} {'steady':>8} {'ideal C/L':>9} "
                   f"{'whole %':>8} {'steady %':>8} {'RSS MB':>7}")
-            for c in [int(x) for x in a.levels.split(",")]:
+            for c in ([] if a.skip_model else [int(x) for x in a.levels.split(",")]):
                 r = model_level(port, c, a.latency, a.calls, tmp)
                 print(f"{r['C']:>4} {r['calls']:>6} {r['wall_s']:>7.1f} {r['whole']:>8.1f} {r['steady']:>8.1f} "
                       f"{r['ideal']:>9.1f} {100 * r['whole'] / r['ideal']:>7.0f}% {100 * r['steady'] / r['ideal']:>7.0f}% "
