@@ -160,3 +160,24 @@ def test_clock_steps_exactly_like_gymnasium_env_step(key):
         assert not reset
         assert r == ref_rewards[i] and clock.lives == ref_lives[i]
         assert np.array_equal(clock.rgb, ref_rgb[i]), f"frame {i + 1} differs"
+
+
+@pytest.mark.parametrize("key", sorted(__import__("workstation.game.games", fromlist=["GAMES"]).GAMES))
+def test_without_sticky_actions_the_emulator_seed_changes_nothing(key):
+    """Why a fixed or noops start resets without reseeding (which would load the ROM again)."""
+    from workstation.game.clock import make_env
+
+    game = get_game(key)
+    seeded, plain = make_env(game), make_env(game)
+    a, _ = seeded.reset(seed=12345)
+    b, _ = plain.reset()
+    assert np.array_equal(a, b)
+    rng = np.random.default_rng(1)
+    for act in rng.integers(0, seeded.action_space.n, 300):
+        a, _, end, _, _ = seeded.step(act)
+        b, _, _, _, _ = plain.step(act)
+        assert np.array_equal(a, b) and np.array_equal(seeded.unwrapped.ale.getRAM(), plain.unwrapped.ale.getRAM())
+        if end:
+            break
+    seeded.close()
+    plain.close()
