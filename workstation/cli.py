@@ -95,8 +95,10 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--max-failed-turns", type=int, default=3, metavar="N", help="stop the run after N turns in "
                    "a row lost to provider errors (no usable reply after every retry; default 3, 0 = never)")
 
-    sub.add_parser("games", help="list the 21 games", description="List the 21 games: key, ALE name, genre, "
+    gm = sub.add_parser("games", help="list the 21 games", description="List the 21 games: key, ALE name, genre, "
                    "skill, actions, warm-up and frame size.")
+    gm.add_argument("--variants", action="store_true", help="also list each game's ALE modes and difficulties "
+                    "(for --game-mode / --game-difficulty; reads every ROM, about 2 s)")
 
     v = sub.add_parser("verify", help="re-execute a recording and check every frame",
                        description="Re-execute a recording's actions and check them against what it holds "
@@ -179,7 +181,7 @@ def _dispatch(a: argparse.Namespace) -> int:
     if a.cmd is None:
         return _tui(["home"], a)
     if a.cmd == "games":
-        return _games()
+        return _games(a.variants)
     if a.cmd == "run":
         return _run(a)
     if a.cmd == "verify":
@@ -191,9 +193,19 @@ def _dispatch(a: argparse.Namespace) -> int:
     return _tui([a.cmd], a)
 
 
-def _games() -> int:
+def _games(variants: bool = False) -> int:
     from workstation.game.games import GAMES
 
+    if variants:
+        from workstation.game.clock import game_variants
+
+        print(f"{'key':<16}{'modes':<48}difficulties")
+        for key in GAMES:
+            modes, difficulties = game_variants(key)
+            print(f"{key:<16}{' '.join(map(str, modes)):<48}{' '.join(map(str, difficulties))}")
+        print("\nWithout --game-mode / --game-difficulty a game plays its default variant (the paper's); "
+              "a grid's [protocol] table sets them as mode / difficulty.")
+        return 0
     rows = [("key", "ALE name", "genre", "primary skill", "actions", "warm-up", "HxW", "")]
     for g in GAMES.values():
         rows.append((g.key, g.ale_name, g.genre, g.skill, str(len(g.allowed)), f"{g.warmup_seconds} s",

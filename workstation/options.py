@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import math
 import os
 import tempfile
 from dataclasses import dataclass, field, fields
@@ -352,6 +351,11 @@ def preflight(spec: RunSpec) -> None:
     Raises ``SpecError`` (one line naming the field and the path) and leaves nothing behind.
     """
     check_out(spec.out)
+    from workstation.game.clock import variant_problem
+
+    why = variant_problem(spec.game, spec.protocol.game_mode, spec.protocol.game_difficulty)
+    if why:
+        raise SpecError("game_mode" if why.startswith("--game-mode") else "game_difficulty", why)
     from workstation.turn.promptpack import PromptPackError, load_pack
 
     try:

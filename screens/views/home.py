@@ -38,7 +38,8 @@ PROVIDER_EXAMPLES = ["openai:gpt-5.1", "anthropic:claude-sonnet-4-5", "gemini:ge
 # The form's protocol rows, generated from the protocol's declaration: field -> (label, kind),
 # kind is "int", "text", "bool" or a tuple of choices.
 PROTOCOL_FIELDS: dict[str, tuple[str, Any]] = {
-    s.name: (s.title, s.choices or {int: "int", bool: "bool"}.get(s.type, "text")) for s in SETTINGS if s.cli
+    s.name: (s.title, s.choices or {int: "int", bool: "bool"}.get(s.type, "text")) for s in SETTINGS
+    if s.cli and s.form
 }
 # Spec fields the form shows outside the protocol rows -> the widget that holds them
 FIELD_WIDGETS = {"seed": "#seed", "agent": "#agent", "out": "#out", "mode": "#play-mode", "pace": "#play-pace",

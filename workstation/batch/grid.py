@@ -32,7 +32,6 @@ import itertools
 import re
 import tomllib
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +40,9 @@ from workstation.errors import UserError
 TOP_KEYS = ("name", "games", "seeds", "settings", "protocol", "limits")
 OPTION_KEYS = ("effort", "temperature", "max_output_tokens", "timeout", "base_url")
 SETTING_KEYS = ("label", "spec") + OPTION_KEYS
-ALE_KEYS = ("mode", "difficulty")  # the game variant, not yet a Protocol field: carried in Cell.ale
+ALE_KEYS = ("mode", "difficulty")  # the game variant: the protocol's game_mode / game_difficulty
+ALE_FIELDS = {"mode": "game_mode", "difficulty": "game_difficulty"}
+ALE_KEY_OF = {v: k for k, v in ALE_FIELDS.items()}
 
 
 class GridError(UserError):
@@ -288,19 +289,11 @@ def _spec_value(key: str, value: Any) -> Any:
     return value
 
 
-@lru_cache(maxsize=None)
 def ale_variants(game: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """The ALE modes and difficulties a game's ROM offers (read from the ROM, nothing run)."""
-    import ale_py
-    from ale_py import ALEInterface, roms
+    from workstation.game.clock import game_variants
 
-    from workstation.game.games import get_game
-
-    ALEInterface.setLoggerMode(ale_py.LoggerMode.Error)  # before the constructor, which prints a banner
-    ale = ALEInterface()
-    rom = re.sub(r"(?<!^)(?=[A-Z])", "_", get_game(game).ale_name).lower()
-    ale.loadROM(roms.get_rom_path(rom))
-    return tuple(ale.getAvailableModes()), tuple(ale.getAvailableDifficulties())
+    return game_variants(game)
 
 
 def _expand(grid: Grid, w: _Where, out: str | None) -> list[Cell]:
@@ -321,7 +314,7 @@ def _expand(grid: Grid, w: _Where, out: str | None) -> list[Cell]:
     cells: list[Cell] = []
     for i, setting in enumerate(grid.settings):
         for combo in combos:
-            proto = {k: v for k, v in combo.items() if k in SETTING}
+            proto = {ALE_FIELDS.get(k, k): v for k, v in combo.items() if ALE_FIELDS.get(k, k) in SETTING}
             values = {"agent": setting.spec, "game": grid.games[0], "seed": grid.seeds[0],
                       **setting.options, **{k: _spec_value(k, v) for k, v in proto.items()}}
             if out is not None:
@@ -330,7 +323,8 @@ def _expand(grid: Grid, w: _Where, out: str | None) -> list[Cell]:
                 base_spec = spec_from_values(values)
             except SpecError as e:
                 f = e.field or ""
-                path = (("protocol", f) if f in proto else ("settings", i, f) if f in setting.options
+                f = ALE_KEY_OF.get(f, f)
+                path = (("protocol", f) if f in proto or f in ALE_KEYS else ("settings", i, f) if f in setting.options
                         else ("settings", i, "spec") if f == "agent" else ("settings", i))
                 others = [f"{k}={_text(combo[k])}" for k in varied if k != f]
                 shown = f" (with {', '.join(others)})" if path[0] == "protocol" and others else ""

@@ -3,9 +3,7 @@
 The run id comes from the cell's ``RunSpec`` alone (``RunSpec.identity``: no agent built,
 no key read); it names the run's recording folder and is how a resumed batch finds
 finished work. Two cells with one run id (settings that differ only in ``base_url`` or
-``timeout``, which do not change a run) are refused, naming the setting and its line, as
-are ALE ``mode`` / ``difficulty`` values, which the grid reads but the run engine does
-not apply yet.
+``timeout``, which do not change a run) are refused, naming the setting and its line.
 """
 
 from __future__ import annotations
@@ -70,10 +68,6 @@ def jobs_of(grid: Grid) -> list[Job]:
     """Every cell as a job, seeds outermost (a batch stopped half-way has every setting and game)."""
     from workstation.turn.promptpack import load_pack
 
-    for key in ("mode", "difficulty"):
-        if key in grid.axes:
-            raise GridError(f"{grid.source}{line_of(grid, ('protocol', key))}: protocol.{key}: the run engine does not "
-                            f"apply the ALE {key} yet (runs would play the default variant); drop it", key)
     digests: dict = {}
     seen: dict[str, str] = {}
     out: list[Job] = []

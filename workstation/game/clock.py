@@ -18,7 +18,9 @@ game's first frame.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Callable
 
 import numpy as np
@@ -31,7 +33,8 @@ FrameSink = Callable[[np.ndarray, np.ndarray, np.ndarray], object]  # (screen, r
 _ENV_READY = False
 
 
-def make_env(game: Game, repeat_action_probability: float = 0.0, sound: bool = False):
+def make_env(game: Game, repeat_action_probability: float = 0.0, sound: bool = False,
+             mode: int | None = None, difficulty: int | None = None):
     """The protocol's environment: ``gym.make`` exactly as the paper's harness does.
 
     ``sound``: also ``sound_obs=True`` (ale-py 0.12), so the emulator makes each frame's
@@ -44,8 +47,33 @@ def make_env(game: Game, repeat_action_probability: float = 0.0, sound: bool = F
         ale_py.ALEInterface.setLoggerMode(ale_py.LoggerMode.Error)  # no banner on every env
         gym.register_envs(ale_py)
         _ENV_READY = True
+    variant = {k: v for k, v in (("mode", mode), ("difficulty", difficulty)) if v is not None}
     return gym.make(game.env_id, frameskip=1, repeat_action_probability=repeat_action_probability,
-                    full_action_space=False, **({"sound_obs": True} if sound else {}))
+                    full_action_space=False, **({"sound_obs": True} if sound else {}), **variant)
+
+
+@lru_cache(maxsize=None)
+def game_variants(key: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """(modes, difficulties) a game's ROM offers (read from the ROM; nothing is played)."""
+    import ale_py
+    from ale_py import ALEInterface, roms
+
+    from workstation.game.games import get_game
+
+    ALEInterface.setLoggerMode(ale_py.LoggerMode.Error)  # before the constructor, which prints a banner
+    ale = ALEInterface()
+    ale.loadROM(roms.get_rom_path(re.sub(r"(?<!^)(?=[A-Z])", "_", get_game(key).ale_name).lower()))
+    return tuple(ale.getAvailableModes()), tuple(ale.getAvailableDifficulties())
+
+
+def variant_problem(key: str, mode: int | None, difficulty: int | None) -> str | None:
+    """Why this game has no such mode / difficulty (one line naming the flag), or None."""
+    modes, difficulties = game_variants(key) if mode is not None or difficulty is not None else ((), ())
+    if mode is not None and mode not in modes:
+        return f"--game-mode {mode}: {key} offers modes {', '.join(map(str, modes))}"
+    if difficulty is not None and difficulty not in difficulties:
+        return f"--game-difficulty {difficulty}: {key} offers difficulties {', '.join(map(str, difficulties))}"
+    return None
 
 
 RULES = 2  # the game-over rule new runs are made under (recorded in the manifest)
@@ -102,7 +130,8 @@ class GameClock:
         self._sticky = protocol.start.kind == "sticky"
 
     def _open_env(self) -> None:
-        self.env = make_env(self.game, self.protocol.start.repeat_action_probability, self.sound)
+        self.env = make_env(self.game, self.protocol.start.repeat_action_probability, self.sound,
+                            self.protocol.game_mode, self.protocol.game_difficulty)
         self._env = self.env.unwrapped
         self.ale = self._env.ale
         self._action_set = self._env._action_set  # minimal-set index -> ALE action

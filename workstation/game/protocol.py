@@ -48,6 +48,7 @@ class Setting:
     parse: Callable[[str], Any] | None = None  # text -> value, for settings that are not plain numbers
     metavar: str | None = None
     cli: bool = True  # offered on the command line and in the form
+    form: bool = True  # offered in the home screen's form too (variants are for the CLI and grids)
     note: str = ""  # appended to a bounds message ("the paper uses 10")
 
     @property
@@ -181,8 +182,14 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("start", StartOption, StartOption(), f"fixed (the paper) | noops:N (N 0..{MAX_NOOPS}) | sticky:P (0<=P<1)",
             parse=StartOption.parse, metavar="START"),
     Setting("guide", str, "full", "full game guide or the goal only", choices=("full", "short")),
+    Setting("game_mode", int, None, "the ALE game mode, for a held-out variant of the game as a transfer test "
+            "(default: the game's own; `workstation games --variants` lists each game's)", label="game mode",
+            lo=0, hi=255, metavar="N", form=False),
+    Setting("game_difficulty", int, None, "the ALE difficulty switch, for a held-out variant (default: the "
+            "game's own)", label="difficulty", lo=0, hi=255, metavar="N", form=False),
 )
 SETTING = {s.name: s for s in SETTINGS}
+VARIANT_KEYS = ("game_mode", "game_difficulty")  # the game variant; a grid may call them mode / difficulty
 
 
 @dataclass(frozen=True)
@@ -199,6 +206,8 @@ class Protocol:
     clock: Literal["paused", "latency"] = "paused"
     start: StartOption = field(default_factory=StartOption)
     guide: Literal["full", "short"] = "full"
+    game_mode: int | None = None  # the ALE mode / difficulty: None = the game's default (the paper)
+    game_difficulty: int | None = None
 
     def __post_init__(self) -> None:
         for s in SETTINGS:
@@ -215,6 +224,9 @@ class Protocol:
     def to_json(self) -> dict:
         d = asdict(self)
         d["start"] = str(self.start)
+        for key in VARIANT_KEYS:  # written only when set, so every run made before them keeps its run id
+            if d[key] is None:
+                del d[key]
         return d
 
     @classmethod
@@ -228,7 +240,7 @@ class Protocol:
     def changed(self) -> dict:
         """Settings that differ from the paper's defaults (for display)."""
         base = Protocol().to_json()
-        return {k: v for k, v in self.to_json().items() if base[k] != v}
+        return {k: v for k, v in self.to_json().items() if base.get(k) != v}
 
 
 assert [s.name for s in SETTINGS] == [f.name for f in fields(Protocol)], "declare every protocol field once"
