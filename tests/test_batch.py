@@ -182,10 +182,11 @@ def test_bad_command_lines_are_one_line_exit_2(tmp_path):
     grid = grid_file(tmp_path, RANDOM_GRID.format(frames=30).replace("frames = 30", "frames = 0"))
     r = cli("batch", str(grid), "--out", str(tmp_path / "out"))
     assert r.returncode == 2 and "line 6" in r.stderr and "frames" in r.stderr and len(r.stderr.splitlines()) == 1
-    ale = grid_file(tmp_path, RANDOM_GRID.format(frames=30) + "mode = 0\n", "ale.toml")
-    ale.write_text(ale.read_text().replace("[protocol]\n", "[protocol]\nmode = 0\n").rsplit("mode = 0\n", 1)[0])
-    r = cli("batch", str(ale), "--out", str(tmp_path / "out"))
-    assert r.returncode == 2 and "protocol.mode" in r.stderr and "line 6" in r.stderr, r.stderr
+    ale = grid_file(tmp_path, RANDOM_GRID.format(frames=30) + "mode = 99\n", "ale.toml")
+    ale.write_text(ale.read_text().replace("[protocol]\n", "[protocol]\nmode = 99\n").rsplit("mode = 99\n", 1)[0])
+    r = cli("batch", str(ale), "--out", str(tmp_path / "out"))  # a game variant the ROM does not have
+    assert r.returncode == 2 and "protocol.mode" in r.stderr and "has no mode 99" in r.stderr, r.stderr
+    assert "line 6" in r.stderr, r.stderr
     keyless = grid_file(tmp_path, RANDOM_GRID.format(frames=30).replace('spec = "random"', 'spec = "openai:gpt-5.4-mini"'),
                         "keyless.toml")
     env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
