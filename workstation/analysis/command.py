@@ -1,4 +1,5 @@
-"""`workstation report DIR|results.csv`: the paper's analysis of a batch, or of any results CSV."""
+"""`workstation report DIR|results.csv`: the paper's analysis of a batch, or of any results CSV;
+`workstation report EVAL_DIR...`: several `qa eval` results side by side (workstation.qa.report)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,9 @@ import argparse
 
 def register(sub) -> None:
     p = sub.add_parser("report", help="analyse a batch's results (means, ranks, separability, ablations, cost)")
-    p.add_argument("results", metavar="DIR|results.csv",
-                   help="a batch directory (its results.csv and runs/) or any CSV with setting, game, seed, score")
+    p.add_argument("results", metavar="DIR|results.csv", nargs="+",
+                   help="a batch directory (its results.csv and runs/) or any CSV with setting, game, seed, score; "
+                        "or several `qa eval` result directories, put side by side")
     p.add_argument("--baseline", default="random", help="the baseline setting's label (default random)")
     p.add_argument("--json", default=None, metavar="FILE", help="also write the report as JSON")
     p.add_argument("--md", default=None, metavar="FILE", help="also write the report as Markdown")
@@ -20,8 +22,22 @@ def register(sub) -> None:
 def run(args: argparse.Namespace) -> int:
     from workstation.analysis import report
     from workstation.analysis.table import load_results
+    from workstation.errors import UserError
+    from workstation.qa import report as qa_report
 
-    r = report.build(load_results(args.results), baseline=args.baseline, bootstrap_seed=args.bootstrap_seed)
+    evals = [qa_report.is_eval_dir(p) for p in args.results]
+    if any(evals):
+        if not all(evals):
+            other = args.results[evals.index(False)]
+            raise UserError(f"{other} is not a `qa eval` result directory (no summary.json with accuracy); "
+                            "report either eval directories side by side or one batch, not a mix")
+        if args.plots:
+            raise UserError("--plots is for batch reports; eval results have no plots")
+        return qa_report.report(args.results, args.json, args.md)
+    if len(args.results) > 1:
+        raise UserError(f"{len(args.results)} paths given: a batch report takes one batch directory or results CSV "
+                        "(several paths only for `qa eval` result directories)")
+    r = report.build(load_results(args.results[0]), baseline=args.baseline, bootstrap_seed=args.bootstrap_seed)
     if args.plots:  # before printing, so a missing matplotlib fails with one line and nothing else
         from workstation.analysis.plots import write_plots
 

@@ -37,24 +37,14 @@ def register(qsub) -> None:
 def _table(a: argparse.Namespace) -> int:
     import json
 
-    from workstation.errors import UserError
-    from workstation.qa.evaluate import SUMMARY, table
+    from workstation.qa.evaluate import table
+    from workstation.qa.report import as_json, load, note_mixed_sets
 
-    summaries = []
-    for d in a.evals:
-        path = Path(d) / SUMMARY
-        try:
-            summaries.append(json.loads(path.read_text(encoding="utf-8")))
-        except (OSError, ValueError) as e:
-            raise UserError(f"{path}: not an eval summary ({str(e).splitlines()[0]}); run `workstation qa eval` first") from None
-        if "accuracy" not in summaries[-1] or "agent" not in summaries[-1]:
-            raise UserError(f"{path}: not an eval summary (no accuracy); run `workstation qa eval` first")
+    summaries = load(a.evals)
     if a.json:
-        print(json.dumps([{"agent": s["agent"], "set": s.get("set"), "accuracy": s["accuracy"]} for s in summaries], indent=1))
+        print(json.dumps(as_json(summaries), indent=1))
     else:
-        sets = {s.get("set_digest") for s in summaries}
-        if len(sets) > 1:
-            sys.stderr.write("workstation: note: these evals are on different question sets\n")
+        note_mixed_sets(summaries)
         print(table(summaries))
     return 0
 

@@ -1,0 +1,96 @@
+"""Several ``qa eval`` results side by side: the table ``qa table`` and ``workstation report`` print.
+
+An eval result directory is one whose ``summary.json`` holds an ``accuracy`` object
+(what ``workstation qa eval --out DIR`` writes). ``load`` reads them (one line if one
+is not), ``markdown`` lays them out as a Markdown table, ``write`` saves the JSON and
+Markdown files ``workstation report --json/--md`` ask for.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from workstation.errors import UserError
+from workstation.qa.evaluate import SUMMARY, table
+from workstation.qa.qset import CATEGORIES
+
+GROUPS = ("perception", "motion", "decision", "overall")
+
+
+def is_eval_dir(path: str | Path) -> bool:
+    """True when ``path`` is a directory with a ``summary.json`` that has an ``accuracy`` object."""
+    p = Path(path) / SUMMARY
+    if not p.is_file():
+        return False
+    try:
+        s = json.loads(p.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return False
+    return isinstance(s, dict) and isinstance(s.get("accuracy"), dict)
+
+
+def load(dirs: list[str]) -> list[dict]:
+    """The summaries of eval result directories, in order; UserError naming the first bad one."""
+    summaries = []
+    for d in dirs:
+        path = Path(d) / SUMMARY
+        try:
+            s = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as e:
+            raise UserError(f"{path}: not an eval summary ({str(e).splitlines()[0]}); run `workstation qa eval` first") from None
+        if not isinstance(s, dict) or not isinstance(s.get("accuracy"), dict) or "agent" not in s:
+            raise UserError(f"{path}: not an eval summary (no accuracy); run `workstation qa eval` first")
+        summaries.append(s)
+    return summaries
+
+
+def note_mixed_sets(summaries: list[dict]) -> None:
+    if len({s.get("set_digest") for s in summaries}) > 1:
+        sys.stderr.write("workstation: note: these evals are on different question sets\n")
+
+
+def as_json(summaries: list[dict]) -> list[dict]:
+    return [{"agent": s["agent"], "set": s.get("set"), "accuracy": s["accuracy"]} for s in summaries]
+
+
+def markdown(summaries: list[dict]) -> str:
+    """The same table as ``evaluate.table``, in Markdown: groups, then the six categories."""
+    def pct(v) -> str:
+        return "-" if v is None else f"{100 * v:.1f}%"
+
+    head = ["model", *GROUPS, "agreement"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for s in summaries:
+        cells = [f"{pct(s['accuracy'][g])} ({s.get('counts', {}).get(g, '-')})" for g in GROUPS]
+        ag = s.get("agreement")
+        lines.append("| " + " | ".join([s["agent"], *cells, "-" if ag is None else f"{100 * ag:.0f}%"]) + " |")
+    lines += ["", "| model | " + " | ".join(CATEGORIES) + " |", "|" + "---|" * (len(CATEGORIES) + 1)]
+    for s in summaries:
+        cells = [f"{pct(s['accuracy'][c]['accuracy'])} ({s['accuracy'][c]['answers']})" for c in CATEGORIES]
+        lines.append("| " + " | ".join([s["agent"], *cells]) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def write(summaries: list[dict], json_path: str | None, md_path: str | None) -> list[str]:
+    """Write the JSON and/or Markdown forms; the paths written."""
+    written = []
+    if json_path:
+        Path(json_path).write_text(json.dumps(as_json(summaries), indent=1) + "\n", encoding="utf-8")
+        written.append(json_path)
+    if md_path:
+        Path(md_path).write_text("# Diagnostic QA accuracy\n\n" + markdown(summaries), encoding="utf-8")
+        written.append(md_path)
+    return written
+
+
+def report(dirs: list[str], json_path: str | None = None, md_path: str | None = None) -> int:
+    """``workstation report EVAL_DIR...``: print the side-by-side table, write the files asked for."""
+    summaries = load(dirs)
+    note_mixed_sets(summaries)
+    written = write(summaries, json_path, md_path)
+    print(table(summaries))
+    for path in written:
+        print(f"wrote {path}")
+    return 0
