@@ -72,6 +72,12 @@ removes the last, `enter` commits.
 `←` `→` or `[` `]` previous / next turn · `,` `.` previous / next frame · `space` play / pause ·
 `home` `end` first / last frame · `e` export it as an MP4 beside the recording ·
 `esc` back (or out of a focused field first).
+
+## Compare runs
+On the home screen `m` marks recordings and `c` compares them (or `workstation compare A B`).
+`,` `.` a frame · `<` `>` a second · `←` `→` a turn of the focused run (`1`-`4` picks it) ·
+`r` `l` `g` next reward / life loss / game over in any run (shifted: back) · `d` first differing
+frame · `t` first differing plan · `space` play · `e` export the runs side by side as an MP4.
 """
 
 

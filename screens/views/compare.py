@@ -126,6 +126,7 @@ class CompareScreen(Screen):
         Binding("3", "focus_run(2)", "Run 3", show=False),
         Binding("4", "focus_run(3)", "Run 4", show=False),
         Binding("space", "play", "Play/pause"),
+        Binding("e", "export", "Export MP4", show=False),
         Binding("home", "goto(0)", "Start", show=False),
         Binding("end", "goto(-1)", "End", show=False),
         Binding("escape", "back", "Back"),
@@ -329,8 +330,28 @@ class CompareScreen(Screen):
             ("Next game over (any run)", "jump to the next game over (g)", lambda: self.action_event("game_over", 1)),
             ("Divergence", "jump to the first frame where the runs differ (d)", self.action_divergence),
             ("Play / pause", "play all runs at paper pace (space)", self.action_play),
+            ("Export MP4", "write the runs side by side as FIRST-compare.mp4 beside the first (e)",
+             self.action_export),
             ("Back", "leave the comparison (escape)", self.action_back),
         ]
+
+    def action_export(self) -> None:
+        """Export the runs side by side as one MP4 beside the first recording, in a thread."""
+        from workstation.export.command import beside
+
+        out = beside(self.runs[0].path, "-compare.mp4")
+        self.notify(f"exporting {len(self.runs)} runs side by side to {out} ...")
+        self.run_worker(lambda: self._export(out), thread=True, group="export")
+
+    def _export(self, out: Path) -> None:
+        from workstation.export.command import export
+
+        try:
+            n, _, _ = export([r.path for r in self.runs], out)
+        except Exception as e:  # noqa: BLE001 - any failure is a notice, never a crash of the view
+            self.app.call_from_thread(self.notify, f"export failed: {e}", severity="error")
+            return
+        self.app.call_from_thread(self.notify, f"exported {n} frames of {len(self.runs)} runs to {out}")
 
 
 def open_compare(app, paths: list[str | Path]) -> bool:
