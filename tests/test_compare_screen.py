@@ -133,3 +133,22 @@ async def test_a_click_on_the_scrubber_moves_the_cursor(pair):
         await pilot.click("#cmp-scrub", offset=(bar.size.width // 2, 0))
         assert screen.frame == (bar.size.width // 2) * (screen.c.end + 1) // bar.size.width
         assert screen.query_one("#cmp-frame-0", FrameView).frame_index == screen.frame
+
+
+@run_async
+async def test_e_exports_the_runs_side_by_side(tmp_path):
+    import av
+
+    a = make_run(tmp_path, seed=0, frames=60)
+    b = make_run(tmp_path, seed=1, frames=60)
+    app = make_app(Launch("compare", recordings=(str(a), str(b))))
+    out = a.resolve().with_name(a.resolve().name + "-compare.mp4")
+    async with app.run_test(size=(200, 60)) as pilot:
+        await opened(pilot)
+        await pilot.press("e")
+        await wait_until(pilot, lambda: any("exported" in n.message for n in app._notifications), timeout=120,
+                         what="the export notice")
+    with av.open(str(out)) as video:
+        stream = video.streams.video[0]
+        frames = sum(1 for _ in video.decode(stream))
+        assert frames == 60 and stream.width > 2 * 160, "two runs side by side"
