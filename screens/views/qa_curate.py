@@ -6,6 +6,14 @@ through the questions. ``a`` accepts and ``r`` rejects; ``tab`` reaches the
 question, choices (comma separated) and answer fields, and ``enter`` in a field
 saves the edit. Every change is one line appended to the set at once
 (``workstation.qa.curate``), so a crash loses at most the field being typed.
+
+``w`` writes a new question by hand on the current question's frames: it starts
+from the category's template named with the game's objects (from its RAM map);
+``c`` steps through the categories' templates, ``1`` and ``2`` through the game's
+object names for object A and B, the fields are edited as usual, and ``a`` (or
+``ctrl+s``, or ``enter`` in the answer field) saves it (``truth: "human"``,
+``accepted`` as the template gave it, ``edited`` when changed); ``r`` or ``esc``
+drops it.
 """
 
 from __future__ import annotations
@@ -21,8 +29,8 @@ from textual.widgets import Footer, Input, Static
 
 from screens.widgets.frame_view import FrameView
 from workstation.errors import UserError
-from workstation.qa import curate
-from workstation.qa.qset import read_set
+from workstation.qa import curate, templates
+from workstation.qa.qset import CATEGORIES, read_set
 
 OUTLINE = np.array([255, 0, 255], np.uint8)
 
@@ -62,6 +70,11 @@ class CurateApp(App):
         Binding("left", "frame(-1)", "frame -1", show=False),
         Binding("right", "frame(1)", "frame +1", show=False),
         Binding("o", "outlines", "outlines"),
+        Binding("w", "new_question", "new question"),
+        Binding("c", "draft_category", "template", show=False),
+        Binding("1", "draft_object(0)", "object A", show=False),
+        Binding("2", "draft_object(1)", "object B", show=False),
+        Binding("ctrl+s", "save_draft", "save new", show=False, priority=True),
         Binding("escape", "leave_field", "leave field", show=False),
         Binding("q", "quit", "quit"),
     ]
@@ -76,6 +89,7 @@ class CurateApp(App):
         self.frame_pos = 0
         self.show_outlines = True
         self.saved = 0  # changes written this session
+        self.draft: dict | None = None  # a new hand-written question being written
 
     @property
     def question(self) -> dict:
@@ -112,11 +126,19 @@ class CurateApp(App):
         boxes = [u for u in q["truth"]["ram"] if u["frame"] == f["index"]] if isinstance(q["truth"], dict) else []
         self.query_one("#qa-frame", FrameView).show(outlined(rgb, boxes) if self.show_outlines else rgb, f["index"])
         truth = "human" if q["truth"] == "human" else q["truth"].get("rule", "ram")
+        where = (f"frame {self.frame_pos + 1}/{len(q['frames'])}: index {f['index']} at {f['t']}"
+                 f"  (outlines {'on' if self.show_outlines else 'off'})")
+        if self.draft is not None:
+            d = self.draft
+            self.query_one("#qa-meta", Static).update(
+                f"NEW hand-written question on the frames of {q['id']}\n"
+                f"{q['game']} · template {d['category']} (c) · object A: {d['a']} (1) · object B: {d['b']} (2)\n"
+                f"the game's objects: {', '.join(templates.object_names(q['game']))}\n"
+                f"{where}\na / ctrl+s saves · r / esc drops")
+            return
         self.query_one("#qa-meta", Static).update(
             f"{self.index + 1}/{len(self.questions)}  {q['id']}  [{q['status']}]\n"
-            f"{q['game']} · {q['category']} · truth: {truth}\n"
-            f"frame {self.frame_pos + 1}/{len(q['frames'])}: index {f['index']} at {f['t']}"
-            f"  (outlines {'on' if self.show_outlines else 'off'})")
+            f"{q['game']} · {q['category']} · truth: {truth}\n{where}")
 
     def _say(self, text: str) -> None:
         self.query_one("#qa-status", Static).update(text)
@@ -127,6 +149,9 @@ class CurateApp(App):
 
     # -- actions -------------------------------------------------------------
     def action_status(self, status: str) -> None:
+        if self.draft is not None:
+            self.action_save_draft() if status == "accepted" else self._drop_draft()
+            return
         self._replace(curate.set_status(self.root, self.question["id"], status))
         self._say(f"{self.question['id']}: {status} (saved)")
         if self.index < len(self.questions) - 1:
@@ -135,6 +160,7 @@ class CurateApp(App):
         self._load()
 
     def action_move(self, delta: int) -> None:
+        self.draft = None
         self.index = (self.index + delta) % len(self.questions)
         self.frame_pos = 0
         self._load()
@@ -148,9 +174,71 @@ class CurateApp(App):
         self._show()
 
     def action_leave_field(self) -> None:
+        if self.focused is None and self.draft is not None:
+            self._drop_draft()
         self.set_focus(None)
 
+    # -- a new question by hand ------------------------------------------------
+    def action_new_question(self) -> None:
+        cat = self.question["category"]
+        self._set_draft(cat, *templates.default_objects(self.question["game"], cat))
+        self._say("new question: set the answer (tab to the fields), then a or ctrl+s saves it")
+
+    def _set_draft(self, category: str, a: str, b: str) -> None:
+        filled = templates.fill(self.question["game"], category, a, b)
+        self.draft = {"category": category, "a": a, "b": b, "template": filled}
+        self.query_one("#qa-question", Input).value = filled["question"]
+        self.query_one("#qa-choices", Input).value = ", ".join(filled["choices"])
+        self.query_one("#qa-answer", Input).value = filled["answer"]
+        self._show()
+
+    def action_draft_category(self) -> None:
+        if self.draft is None:
+            return
+        cat = CATEGORIES[(CATEGORIES.index(self.draft["category"]) + 1) % len(CATEGORIES)]
+        self._set_draft(cat, *templates.default_objects(self.question["game"], cat))
+
+    def action_draft_object(self, which: int) -> None:
+        if self.draft is None:
+            return
+        names = templates.object_names(self.question["game"])
+        key = "ab"[which]
+        d = dict(self.draft, **{key: names[(names.index(self.draft[key]) + 1) % len(names)]
+                                if self.draft[key] in names else names[0]})
+        self._set_draft(d["category"], d["a"], d["b"])
+
+    def _drop_draft(self) -> None:
+        self.draft = None
+        self._say("new question dropped")
+        self._load()
+
+    def action_save_draft(self) -> None:
+        if self.draft is None:
+            return
+        text = self.query_one("#qa-question", Input).value.strip()
+        choices = [c.strip() for c in self.query_one("#qa-choices", Input).value.split(",") if c.strip()]
+        answer = self.query_one("#qa-answer", Input).value.strip()
+        t = self.draft["template"]
+        status = "accepted" if text == t["question"] and choices == t["choices"] else "edited"
+        try:
+            new = curate.add_on_frames(self.root, self.question["id"], self.draft["category"], text, choices,
+                                       answer, status=status)
+        except UserError as e:
+            self._say(f"not saved: {e}")
+            return
+        self.draft = None
+        self.index += 1
+        self.questions.insert(self.index, new)
+        self.saved += 1
+        self.set_focus(None)
+        self._say(f"{new['id']}: new question saved ({status})")
+        self._load()
+
     def on_input_submitted(self, event: Input.Submitted) -> None:
+        if self.draft is not None:  # a new question is saved whole, from the answer field
+            nxt = {"qa-question": "#qa-choices", "qa-choices": "#qa-answer"}.get(event.input.id)
+            self.query_one(nxt, Input).focus() if nxt else self.action_save_draft()
+            return
         field = {"qa-question": "question", "qa-choices": "choices", "qa-answer": "answer"}[event.input.id]
         value = event.value.strip()
         if field == "choices":

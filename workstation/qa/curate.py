@@ -50,11 +50,45 @@ def edit(root: Path, qid: str, **changes) -> dict:
     return _append(root, new)
 
 
-def add_by_hand(root: Path, recording: Path, frames: list[int], category: str, question: str,
-                choices: list[str], answer: str, qid: str | None = None) -> dict:
-    """A new question written by a person from a recording's frames (``truth: "human"``)."""
-    from workstation.store.recording import Recording, RecordingError
+def _titled(game: str, question: str) -> str:
+    """The question as it names the game first ("Breakout ..." or "In Breakout, ...")."""
     from workstation.turn.promptpack import display_title
+
+    title = display_title(game)
+    return question if question.startswith((title, f"In {title}")) else f"{title}. {question}"
+
+
+def _new_id(root: Path, game: str, qid: str | None) -> str:
+    existing = {q["id"] for q in read_set(root)}
+    if qid is None:
+        k = 1
+        while f"{game}-h{k:03d}" in existing:
+            k += 1
+        return f"{game}-h{k:03d}"
+    if qid in existing:
+        raise UserError(f"{root} already has a question {qid!r}; edit it instead")
+    return qid
+
+
+def add_on_frames(root: Path, base_id: str, category: str, question: str, choices: list[str], answer: str,
+                  status: str = "accepted", qid: str | None = None) -> dict:
+    """A new question written by a person on the frames another question of the set shows
+    (``truth: "human"``; ``accepted`` as a template gave it, ``edited`` when the person changed it)."""
+    if status not in ("accepted", "edited"):
+        raise UserError(f"a hand-written question is accepted or edited, not {status!r}")
+    base = _find(root, base_id)
+    q = {"id": _new_id(root, base["game"], qid), "game": base["game"], "category": category,
+         "question": _titled(base["game"], question), "choices": list(choices), "answer": answer,
+         "frames": [dict(f) for f in base["frames"]], "source": dict(base["source"], from_question=base_id),
+         "truth": "human", "status": status}
+    return _append(root, q)
+
+
+def add_by_hand(root: Path, recording: Path, frames: list[int], category: str, question: str,
+                choices: list[str], answer: str, qid: str | None = None, status: str = "accepted") -> dict:
+    """A new question written by a person from a recording's frames (``truth: "human"``;
+    ``status="proposed"`` when its answer is still to be set in the curator)."""
+    from workstation.store.recording import Recording, RecordingError
 
     try:
         rec = Recording(Path(recording))
@@ -66,21 +100,13 @@ def add_by_hand(root: Path, recording: Path, frames: list[int], category: str, q
     bad = [i for i in frames if not 0 <= i < n]
     if not frames or bad:
         raise UserError(f"frames {bad or frames} are not in {recording} (it holds frames 0..{n - 1})")
-    title = display_title(game)
-    text = question if question.startswith(title) else f"{title}. {question}"
-    existing = {q["id"] for q in read_set(root)}
-    if qid is None:
-        k = 1
-        while f"{game}-h{k:03d}" in existing:
-            k += 1
-        qid = f"{game}-h{k:03d}"
-    elif qid in existing:
-        raise UserError(f"{root} already has a question {qid!r}; edit it instead")
+    text = _titled(game, question)
+    qid = _new_id(root, game, qid)
     with SetWriter(root) as w:
         entries = [w.frame(run_id, i, rec.frames.png(i)) for i in frames]
         q = {"id": qid, "game": game, "category": category, "question": text, "choices": list(choices),
              "answer": answer, "frames": entries,
              "source": {"run_id": run_id, "recording": str(rec.path), "frames": list(frames)},
-             "truth": "human", "status": "accepted"}
+             "truth": "human", "status": status}
         w.add(q)
     return q
