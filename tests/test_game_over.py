@@ -166,3 +166,19 @@ def test_an_unknown_rule_is_one_line(tmp_path):
     (e.writer.path / "manifest.json").write_text(json.dumps(m))
     with pytest.raises(RecordingError, match="game-over rule 99"):
         verify(Recording(e.writer.path))
+
+
+def test_verify_knows_a_killed_runs_last_turn_from_missing_turns(tmp_path):
+    import shutil
+
+    e, _, _ = run(tmp_path / "run", frames=300)
+    killed = tmp_path / "killed"
+    shutil.copytree(e.writer.path, killed)
+    (killed / "summary.json").unlink()
+    lines = (killed / "turns.jsonl").read_text().splitlines(keepends=True)
+    (killed / "turns.jsonl").write_text("".join(lines[:-1]))  # the last turn never written: one turn's frames
+    res = verify(Recording(killed))
+    assert res.ok and 0 < res.unchecked_frames <= 31
+    (killed / "turns.jsonl").write_text("".join(lines[:-5]))  # five turns gone: not a kill, damage
+    res = verify(Recording(killed))
+    assert not res.ok and "turns are missing" in res.detail

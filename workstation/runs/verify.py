@@ -87,7 +87,7 @@ def _num(value) -> float:
 def _same(a, b) -> bool:
     if isinstance(a, list) and isinstance(b, list):
         return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
-    if isinstance(a, (int, float, bool)) and isinstance(b, (int, float, bool)) and not isinstance(a, str):
+    if isinstance(a, (int, float, bool)) and isinstance(b, (int, float, bool)):
         return float(a) == float(b)
     return a == b
 
@@ -184,6 +184,11 @@ def verify(rec: Recording) -> VerifyResult:
                 return VerifyResult(checked, checked, f"turns.jsonl ends after turn {len(turns) - 1}, but the "
                                                       f"budget goes on at frame {checked}", turns_checked)
             trailing = n - checked  # killed mid-turn: those frames have no recorded actions
+            one_turn = protocol.max_actions * protocol.repeat + 1  # a whole plan and a reset frame
+            if protocol.clock == "paused" and trailing > one_turn:
+                return VerifyResult(checked, checked, f"turns.jsonl ends after turn {len(turns) - 1} but "
+                                                      f"{trailing} frames follow, more than one turn can make "
+                                                      f"({one_turn}): turns are missing", turns_checked)
     finally:
         engine.close()
     if trailing:
