@@ -146,3 +146,37 @@ async def test_open_shows_the_game_over_and_the_dropped_plan(tmp_path):
         assert f"new game from frame {OVER_FRAME + 1}" in plan.note
         timeline = screen.query_one(Timeline)
         assert timeline.resets[OVER_FRAME] and "■" in timeline.render().plain
+
+
+@run_async
+async def test_marked_frames_go_to_a_question_set(tmp_path):
+    from workstation.qa.qset import read_set
+
+    rec = record(tmp_path, frames=60)
+    qa = tmp_path / "qa-hand"
+    app = make_app("open", Namespace(recording=str(rec.path)))
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = app.screen
+        screen.qa_set = qa
+        await pilot.press("full_stop", "full_stop", "m")  # frame 2 ...
+        assert screen.marked == (2, 2) and "marked 2" in str(screen.query_one("#status").render())
+        await pilot.press(*["full_stop"] * 4, "m")  # ... to frame 6
+        assert screen.marked == (2, 6)
+        await pilot.press("n")
+        (q,) = read_set(qa)
+        assert q["category"] == "motion-target" and q["status"] == "proposed" and q["truth"] == "human"
+        assert [f["index"] for f in q["frames"]] == [2, 3, 4, 5, 6] and q["source"]["frames"] == [2, 3, 4, 5, 6]
+        assert q["question"] == "In Breakout, across these frames, in which direction is the ball moving?"
+        assert screen.marked is None
+        assert any(f"workstation qa curate {qa}" in n.message for n in app._notifications)
+        await pilot.press("n")  # nothing marked: the frame on screen, a one-frame question
+        q2 = read_set(qa)[-1]
+        assert q2["id"] == "breakout-h002" and [f["index"] for f in q2["frames"]] == [6]
+        assert q2["category"] == "perception-spatial"
+
+
+def test_the_default_hand_set_is_under_the_qa_root():
+    from workstation.qa.curate import hand_set, spread
+
+    assert str(hand_set("breakout")) == "qa/breakout-hand"
+    assert spread(0, 300) == [0, 43, 86, 129, 171, 214, 257, 300] and spread(9, 7) == [7, 8, 9]

@@ -6,6 +6,10 @@ it was edited), and the thought, raw reply, plan and reward come from its typed
 record. Score, lives, rewards and every figure at a frame come from the
 recording's series (``workstation.store.series``). A recording that fails the
 fast integrity check is opened, but its title says DAMAGED and why.
+
+``m`` marks the frame on screen (a second ``m`` marks the end of a range) and
+``n`` sends the marked frames to a question set (``qa/<game>-hand/`` unless the
+screen was given one) as a new proposed question, to finish in the curator.
 """
 
 from __future__ import annotations
@@ -49,13 +53,18 @@ class ReplayScreen(Screen):
         Binding("home", "goto(0)", "Start", show=False),
         Binding("end", "goto(-1)", "End", show=False),
         Binding("e", "export", "Export MP4", show=False),
+        Binding("m", "mark", "Mark frame", show=False),
+        Binding("n", "to_qa", "To QA set", show=False),
         Binding("escape", "back", "Back"),
         Binding("q", "app.quit", "Quit"),
     ]
 
-    def __init__(self, rec: Recording, *, can_go_back: bool = True) -> None:
+    def __init__(self, rec: Recording, *, can_go_back: bool = True, qa_set=None) -> None:
         super().__init__()
         self.rec = rec
+        self.qa_set = qa_set  # where `n` sends marked frames (None: qa/<game>-hand)
+        self.marked: tuple[int, int] | None = None  # first and last marked frame
+        self._mark_open = False  # True after one `m`: the next `m` ends the range
         self.can_go_back = can_go_back
         self.turns: list[TurnRecord] = rec.turn_records
         self.n_frames = len(rec.frames)
@@ -160,6 +169,9 @@ class ReplayScreen(Screen):
         t.append(f"  {frames}  {turns}  ")
         if self.turn >= 0:
             t.append(f"turn reward {self.turns[self.turn].reward:g}  ")
+        if self.marked:
+            a, b = self.marked
+            t.append(f"marked {a}" + (f"-{b}" if b != a else "") + "  ", style="bold magenta")
         t.append("recording ", style="dim")
         t.append(str(self.rec.path))
         parent = self.rec.manifest_record.parent
@@ -217,8 +229,40 @@ class ReplayScreen(Screen):
             ("First frame", "go to frame 0 (home)", lambda: self.action_goto(0)),
             ("Last frame", "go to the last frame (end)", lambda: self.action_goto(-1)),
             ("Export MP4", "write this recording as RECORDING.mp4 beside it (e)", self.action_export),
+            ("Mark frame", "mark this frame; again at another frame: a range (m)", self.action_mark),
+            ("Send marked frames to QA", "a new proposed question on the marked frames, to curate (n)",
+             self.action_to_qa),
             ("Back", "leave the focused field, else this view (escape)", self.action_back),
         ]
+
+    def action_mark(self) -> None:
+        if self._mark_open and self.marked:
+            self.marked = (min(self.marked[0], self.frame), max(self.marked[0], self.frame))
+            self._mark_open = False
+            self.notify(f"marked frames {self.marked[0]}-{self.marked[1]}; n sends them to a question set")
+        else:
+            self.marked = (self.frame, self.frame)
+            self._mark_open = True
+            self.notify(f"marked frame {self.frame}; m at another frame marks a range, n sends it to a question set")
+        self._status()
+
+    def action_to_qa(self) -> None:
+        """Write a proposed question on the marked frames (or this one) and say how to curate it."""
+        from workstation.errors import UserError
+        from workstation.qa.curate import hand_set, propose_from_recording, spread
+
+        first, last = self.marked or (self.frame, self.frame)
+        game = self.rec.manifest_record.game
+        root = self.qa_set or hand_set(game)
+        try:
+            q = propose_from_recording(root, self.rec.path, spread(first, last))
+        except UserError as e:
+            self.notify(str(e), title="not sent to a question set", severity="error")
+            return
+        self.marked, self._mark_open = None, False
+        self._status()
+        self.notify(f"{q['id']} ({len(q['frames'])} frames) added to {root} as proposed; "
+                    f"set its answer with: workstation qa curate {root}", title="new QA question", timeout=15)
 
     def action_export(self) -> None:
         """Export the recording as an MP4 beside its directory, in a thread; a notice says where."""

@@ -110,3 +110,43 @@ def add_by_hand(root: Path, recording: Path, frames: list[int], category: str, q
              "truth": "human", "status": status}
         w.add(q)
     return q
+
+
+HAND_SET = "{game}-hand"  # the default set a recording's marked frames go to, under locations.QA
+MAX_MARKED = 8  # frames a question shows at most: a longer marked range is sampled evenly
+
+
+def hand_set(game: str, qa_root: str | Path | None = None) -> Path:
+    """``qa/<game>-hand``: where frames marked in an opened recording go by default."""
+    from workstation.locations import QA
+
+    return Path(qa_root if qa_root is not None else QA) / HAND_SET.format(game=game)
+
+
+def spread(first: int, last: int, most: int = MAX_MARKED) -> list[int]:
+    """The frames first..last, or ``most`` of them evenly spaced with both ends kept."""
+    first, last = min(first, last), max(first, last)
+    if last - first + 1 <= most:
+        return list(range(first, last + 1))
+    return sorted({first + round(k * (last - first) / (most - 1)) for k in range(most)})
+
+
+def propose_from_recording(root: Path, recording: Path, frames: list[int]) -> dict:
+    """A new ``proposed`` hand-written question on a recording's frames, from the template of
+    its category (one frame: perception-spatial; several: motion-target), made into a set at
+    ``root`` when there is none; the curator then sets its text, choices and answer."""
+    from workstation.qa import templates
+    from workstation.qa.qset import SET_FILE
+    from workstation.store.recording import Recording, RecordingError
+
+    try:
+        game = Recording(Path(recording)).manifest.get("game")
+    except RecordingError as e:
+        raise UserError(str(e)) from None
+    root = Path(root)
+    if not (root / SET_FILE).exists():
+        SetWriter(root, {"made_by": "workstation open (marked frames)"}).close()
+    category = "perception-spatial" if len(frames) == 1 else "motion-target"
+    t = templates.fill(game, category, *templates.default_objects(game, category))
+    return add_by_hand(root, recording, list(frames), category, t["question"], t["choices"], t["answer"],
+                       status="proposed")
