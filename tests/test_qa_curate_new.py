@@ -88,3 +88,20 @@ async def test_write_a_new_question_from_a_template(root):
         assert app.draft is not None
         await pilot.press("escape")
         assert app.draft is None and len(read_set(root)) == len(qs) + 2
+
+
+@run_async
+async def test_curator_opens_at_the_first_proposed_question(root, tmp_path):
+    from tests.tui_helpers import record
+    from workstation.qa.curate import propose_from_recording
+
+    rec = record(tmp_path / "recs", frames=30)
+    q = propose_from_recording(root, rec.path, [3, 4, 5])
+    app = CurateApp(root)
+    async with app.run_test(size=(220, 70)) as pilot:
+        assert app.question["id"] == q["id"] and app.index == len(read_set(root)) - 1
+        app.query_one("#qa-answer").value = "still"
+        app.query_one("#qa-answer").focus()
+        await pilot.press("enter")
+        done = read_set(root)[-1]
+        assert done["id"] == q["id"] and done["answer"] == "still" and done["status"] == "edited"

@@ -85,7 +85,7 @@ class CurateApp(App):
         self.questions = read_set(self.root)
         if not self.questions:
             raise UserError(f"{self.root} has no questions to curate")
-        self.index = 0
+        self.index = next((i for i, q in enumerate(self.questions) if q["status"] == "proposed"), 0)
         self.frame_pos = 0
         self.show_outlines = True
         self.saved = 0  # changes written this session
