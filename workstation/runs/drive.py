@@ -48,6 +48,9 @@ def drive(engine: TurnEngine, cancel: CancelToken | None = None, gate: Gate | No
             if after_step is not None:
                 after_step(engine, before)
     except BaseException as e:
+        own = getattr(engine, "cancel", None)
+        for token in {id(t): t for t in (cancel, own) if t is not None}.values():
+            token.cancel(_reason(e))  # wake any wait of a call still in flight (a backoff, a helper thread)
         if not engine.done:
             try:
                 engine.stop(_reason(e))
