@@ -39,6 +39,7 @@ class Hooks:
     limiter: Any = None  # an AdaptiveLimiter-like object (slot/acquire/release) for model runs
     cancel: CancelToken | None = None  # cancelled: end the run now, even mid-call
     clients: "SharedClients | None" = None  # SDK clients shared by the runs of this process
+    envs: Any = None  # an EnvPool (workstation.batch.envpool): emulators shared by the model runs of this process
 
 
 class SharedClients:
@@ -103,6 +104,8 @@ def lean(engine) -> None:
 
 def execute(spec_json: dict, run_id: str, hooks: Hooks | None = None) -> dict:
     """Run one cell; returns ``{run_id, path, complete, stopped, calls, cost_usd, score, error, wall_s}``."""
+    from workstation.batch.envpool import Lender
+    from workstation.game.clock import ENV_SOURCE
     from workstation.options import RunSpec
     from workstation.runs.drive import drive
     from workstation.runs.start import start_run
@@ -119,16 +122,25 @@ def execute(spec_json: dict, run_id: str, hooks: Hooks | None = None) -> dict:
         return result
     engine = None
     progress = Progress(run_id)
+    lender = Lender(hooks.envs) if hooks.envs is not None else None
+    token = ENV_SOURCE.set(lender) if lender is not None else None
     try:
         spec = RunSpec.from_json(spec_json)
         agent = make_agent_with(spec, hooks.limiter, hooks.clients) if hooks.limiter is not None and spec.agent_ref.is_model else None
         engine = start_run(spec, rewindable=False, agent=agent)
+        if lender is not None:
+            lender.bind(engine.clock)
         if hooks.cancel is not None:
             engine.cancel = hooks.cancel
         lean(engine)
         result["path"] = str(engine.writer.path)
 
         def after_step(e, before) -> None:
+            if lender is not None:  # the emulator only for the frames of a turn; lent out while the model thinks
+                if e.phase in (Phase.PLAN, Phase.ACTING):
+                    lender.acquire()
+                else:
+                    lender.release()
             if before is Phase.PROMPT and e.pending is not None and e.pending.reply is not None:
                 reply = e.pending.reply
                 progress.rate_limit_waits += sum(1 for a in reply.attempts if a.error_class == "rate_limit")
@@ -152,6 +164,9 @@ def execute(spec_json: dict, run_id: str, hooks: Hooks | None = None) -> dict:
         if engine is not None and engine.summary is not None:
             result["stopped"] = engine.summary.get("stopped")
     finally:
+        if lender is not None:
+            lender.end()
+            ENV_SOURCE.reset(token)
         if engine is not None:
             try:
                 engine.close()

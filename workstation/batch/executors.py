@@ -20,6 +20,7 @@ import threading
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from typing import Any, Callable
 
+from workstation.batch.envpool import EnvPool
 from workstation.batch.execute import Hooks, Progress, SharedClients, execute
 from workstation.batch.jobs import Job as Cell
 from workstation.calls import CancelToken
@@ -124,6 +125,7 @@ class LocalExecutor(Executor):
         self.cancel = CancelToken()  # a second signal: end model runs now, even mid-call
         self.limiters = {key: AdaptiveLimiter(initial=n, minimum=1, maximum=n) for key, n in caps.items()}
         self.clients = SharedClients()
+        self.envs = EnvPool()
 
     def stop(self, reason: str) -> None:
         super().stop(reason)
@@ -139,12 +141,14 @@ class LocalExecutor(Executor):
                                                   initializer=_worker_init, initargs=(self._stop_event, self._why))
             return self._procs.submit(_worker_run, spec, cell.run_id)
         hooks = Hooks(should_stop=self.should_stop, on_progress=self._on_progress,
-                      limiter=self.limiters.get(limiter_key(cell)), cancel=self.cancel, clients=self.clients)
+                      limiter=self.limiters.get(limiter_key(cell)), cancel=self.cancel, clients=self.clients,
+                      envs=self.envs)
         return self._threads.submit(execute, spec, cell.run_id, hooks)
 
     def shutdown(self) -> None:
         self._threads.shutdown(wait=True)
         self.clients.close()
+        self.envs.close()
         if self._procs is not None:
             self._procs.shutdown(wait=True)
 

@@ -19,6 +19,7 @@ game's first frame.
 from __future__ import annotations
 
 import re
+from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable
@@ -31,6 +32,11 @@ from workstation.game.protocol import Protocol
 FrameSink = Callable[[np.ndarray, np.ndarray, np.ndarray], object]  # (screen, rgb, ram)
 
 _ENV_READY = False
+
+# A batch lends its runs emulators from a pool (workstation/batch/envpool.py: loadROM costs ~0.1 s
+# holding the GIL, so 64 runs starting at once would wait ~7 s for theirs). Set in a run's thread,
+# ENV_SOURCE(game, protocol, sound) gives the env for the clock to use, or None for a new one.
+ENV_SOURCE: ContextVar[Callable | None] = ContextVar("workstation_env_source", default=None)
 
 
 def make_env(game: Game, repeat_action_probability: float = 0.0, sound: bool = False,
@@ -130,8 +136,16 @@ class GameClock:
         self._sticky = protocol.start.kind == "sticky"
 
     def _open_env(self) -> None:
-        self.env = make_env(self.game, self.protocol.start.repeat_action_probability, self.sound,
-                            self.protocol.game_mode, self.protocol.game_difficulty)
+        source = ENV_SOURCE.get()
+        env = source(self.game, self.protocol, self.sound) if source is not None else None
+        if env is None:
+            env = make_env(self.game, self.protocol.start.repeat_action_probability, self.sound,
+                           self.protocol.game_mode, self.protocol.game_difficulty)
+        self.attach_env(env)
+
+    def attach_env(self, env) -> None:
+        """Step ``env`` from now on (a batch's pooled emulator; the caller restores the run's state in it)."""
+        self.env = env
         self._env = self.env.unwrapped
         self.ale = self._env.ale
         self._action_set = self._env._action_set  # minimal-set index -> ALE action

@@ -1,0 +1,90 @@
+"""The batch's shared emulators (workstation/batch/envpool.py): runs that take turns on a few
+emulators, restoring their own state, see exactly the frames of runs with one each."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+
+from workstation.batch.envpool import EnvPool, Lender
+from workstation.game.clock import ENV_SOURCE, GameClock
+from workstation.game.games import get_game
+from workstation.game.protocol import Protocol, StartOption
+
+
+def _clock(game, protocol, seed, lender=None):
+    frames: list[tuple[bytes, bytes]] = []
+
+    def sink(screen, rgb, ram):
+        frames.append((screen.tobytes(), np.asarray(rgb() if callable(rgb) else rgb).tobytes() + ram.tobytes()))
+
+    token = ENV_SOURCE.set(lender) if lender is not None else None
+    try:
+        clock = GameClock(game, protocol, seed, sink=sink)
+    finally:
+        if token is not None:
+            ENV_SOURCE.reset(token)
+    if lender is not None:
+        lender.bind(clock)
+    return clock, frames
+
+
+def _turns(seed: int, n: int) -> list[list[int]]:
+    rng = random.Random(seed)
+    return [[rng.randrange(4) for _ in range(rng.randrange(1, 6))] for _ in range(n)]
+
+
+def _play_turn(clock, plan) -> None:
+    for a in plan:
+        if clock.done:
+            break
+        clock.act(a)
+    if clock.game_over:
+        clock.new_game()
+
+
+def test_runs_sharing_one_emulator_see_the_frames_of_runs_with_their_own():
+    game = get_game("breakout")
+    protocol = Protocol(frames=2400, start=StartOption.parse("noops:30"))
+    pool = EnvPool(per_game=1)  # three runs, one emulator: every turn plays on a state restored into it
+    runs = []
+    for seed in range(3):
+        lender = Lender(pool)
+        clock, frames = _clock(game, protocol, seed, lender)
+        clock.start()
+        lender.release()
+        runs.append((lender, clock, frames, _turns(seed, 2000)))
+    for t in range(2000):
+        for lender, clock, _, plans in runs:
+            if clock.finished:
+                continue
+            lender.acquire()
+            _play_turn(clock, plans[t])
+            lender.release()
+    assert len(pool._all) == 1
+    for seed, (lender, clock, frames, plans) in enumerate(runs):
+        lender.end()
+        clock.close()  # closes nothing: the emulator is the pool's
+        own, want = _clock(game, protocol, seed)
+        own.start()
+        for plan in plans:
+            if own.finished:
+                break
+            _play_turn(own, plan)
+        own.close()
+        assert clock.frame == own.frame == protocol.frames
+        assert clock.episode == own.episode and clock.score == own.score and clock.lives_lost == own.lives_lost
+        assert frames == want
+    assert any(clock.episode >= 1 for _, clock, _, _ in runs)  # a game over and new_game() on a shared emulator
+    pool.close()
+
+
+def test_sticky_or_latency_runs_keep_an_emulator_of_their_own():
+    pool = EnvPool(per_game=1)
+    game = get_game("seaquest")
+    for protocol in (Protocol(frames=9, start=StartOption.parse("sticky:0.25")), Protocol(frames=9, clock="latency")):
+        lender = Lender(pool)
+        clock, _ = _clock(game, protocol, 0, lender)
+        assert lender.env is None and clock.env is not None and not pool._all
+        clock.close()

@@ -1,0 +1,152 @@
+"""Emulators shared by the model runs of a batch: a few per game, lent for the frames of a turn.
+
+Making an emulator (ALE's ``loadROM``) costs ~0.1 s, almost all of it computing a colour
+table, and holds the GIL: sixty-four runs starting at once would each wait for the others'
+(~7 s before the last run's first call). A model run needs its emulator only while it plays
+its turn's frames, a few milliseconds a second, so the runs of a batch share a few:
+
+- a run starting takes one (reset to the state it had when made) for ``GameClock.start``;
+- before each model call it gives it back, keeping its own emulator state (``cloneState``);
+- after the reply it takes any free one and restores its state there (``restoreState``),
+  then plays the turn's frames.
+
+The frames are those of a run with its own emulator (the recordings verify frame for frame:
+tests/test_batch.py). Runs with sticky actions (the emulator's RNG matters) or the latency
+clock (frames play during the call) keep an emulator of their own, as before.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import defaultdict
+from typing import Any
+
+from workstation.game.clock import make_env
+
+PER_GAME = 6  # emulators per (game, variant): enough that a run rarely waits for one
+
+
+def poolable(protocol) -> bool:
+    return protocol.start.kind != "sticky" and protocol.clock != "latency"
+
+
+def _key(game, protocol, sound: bool) -> tuple:
+    return (game.env_id, protocol.start.repeat_action_probability, sound, protocol.game_mode, protocol.game_difficulty)
+
+
+class EnvPool:
+    def __init__(self, per_game: int = PER_GAME) -> None:
+        self.per_game = per_game
+        self._cond = threading.Condition()
+        self._free: dict[tuple, list] = defaultdict(list)
+        self._made: dict[tuple, int] = defaultdict(int)
+        self._pristine: dict[int, Any] = {}  # id(env) -> its state when made
+        self._all: list = []
+        self.waits = 0  # takes that waited for a free emulator
+
+    def take(self, game, protocol, sound: bool = False, fresh: bool = True):
+        """A free emulator for this game and variant (made if fewer than ``per_game`` exist, else waits
+        for one). ``fresh``: in the state it had when made (for a run's start); otherwise as it was
+        left (the taker restores its own state)."""
+        key = _key(game, protocol, sound)
+        with self._cond:
+            waited = False
+            while not self._free[key] and self._made[key] >= self.per_game:
+                waited = True
+                self._cond.wait()
+            self.waits += waited
+            if self._free[key]:
+                env = self._free[key].pop()
+                if fresh:
+                    env.unwrapped.ale.restoreState(self._pristine[id(env)])
+                return env
+            self._made[key] += 1
+        try:
+            env = make_env(game, protocol.start.repeat_action_probability, sound, protocol.game_mode,
+                           protocol.game_difficulty)
+        except BaseException:
+            with self._cond:
+                self._made[key] -= 1
+                self._cond.notify()
+            raise
+        with self._cond:
+            self._pristine[id(env)] = env.unwrapped.ale.cloneState(include_rng=True)
+            self._all.append(env)
+        return env
+
+    def give(self, game, protocol, sound: bool, env) -> None:
+        with self._cond:
+            self._free[_key(game, protocol, sound)].append(env)
+            self._cond.notify()
+
+    def close(self) -> None:
+        with self._cond:
+            envs, self._all = self._all, []
+            self._free.clear()
+        for env in envs:
+            try:
+                env.close()
+            except Exception:  # noqa: BLE001 - closing is best effort
+                pass
+
+
+class _Lent:
+    """Stands in for the clock's env while the run has none (between turns, and at close)."""
+
+    def close(self) -> None:
+        pass
+
+
+class Lender:
+    """A run's side of the pool: the clock's env source (``workstation.game.clock.ENV_SOURCE``), then
+    ``release()`` before each model call and ``acquire()`` after it; ``end()`` when the run is over."""
+
+    def __init__(self, pool: EnvPool) -> None:
+        self.pool = pool
+        self.clock = None
+        self.env = None  # the pooled emulator this run holds now
+        self.args: tuple | None = None
+        self.state = None  # the run's emulator state while it holds none
+
+    def __call__(self, game, protocol, sound: bool):
+        if not poolable(protocol) or self.args is not None:
+            return None
+        self.args = (game, protocol, sound)
+        self.env = self.pool.take(game, protocol, sound, fresh=True)
+        return self.env
+
+    def bind(self, clock) -> None:
+        self.clock = clock if self.env is not None and clock.env is self.env else None
+
+    def release(self) -> None:
+        c = self.clock
+        if c is None or self.env is None:
+            return
+        c.rgb  # noqa: B018 - the current frame's RGB stays with the clock
+        self.state = c.ale.cloneState(include_rng=False)
+        self._give()
+
+    def acquire(self) -> None:
+        c = self.clock
+        if c is None or self.env is not None:
+            return
+        env = self.pool.take(*self.args, fresh=False)
+        rgb = c._rgb
+        env.unwrapped.ale.restoreState(self.state)
+        c.attach_env(env)
+        c._rgb = rgb
+        self.env = env
+
+    def end(self) -> None:
+        """The run is over (or never got its engine): the emulator goes back; the clock's close() closes nothing."""
+        if self.env is not None:
+            self._give()
+
+    def _give(self) -> None:
+        env, self.env = self.env, None
+        if self.clock is not None:
+            self.clock.env = self.clock._env = self.clock.ale = _Lent()
+        self.pool.give(*self.args, env)
+
+
+__all__ = ["EnvPool", "Lender", "poolable"]
