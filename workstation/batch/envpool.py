@@ -74,6 +74,11 @@ class EnvPool:
             self._all.append(env)
         return env
 
+    def prefill(self, game, protocol, sound: bool = False) -> None:
+        """Make one emulator for this game now (in the batch's thread, before its runs start)."""
+        if poolable(protocol):
+            self.give(game, protocol, sound, self.take(game, protocol, sound))
+
     def give(self, game, protocol, sound: bool, env) -> None:
         with self._cond:
             self._free[_key(game, protocol, sound)].append(env)

@@ -126,6 +126,7 @@ class LocalExecutor(Executor):
         self.limiters = {key: AdaptiveLimiter(initial=n, minimum=1, maximum=n) for key, n in caps.items()}
         self.clients = SharedClients()
         self.envs = EnvPool()
+        self._warmed: set = set()
 
     def stop(self, reason: str) -> None:
         super().stop(reason)
@@ -140,10 +141,42 @@ class LocalExecutor(Executor):
                 self._procs = ProcessPoolExecutor(max_workers=self._cpu_n, mp_context=self._ctx,
                                                   initializer=_worker_init, initargs=(self._stop_event, self._why))
             return self._procs.submit(_worker_run, spec, cell.run_id)
+        self._warm(cell)
         hooks = Hooks(should_stop=self.should_stop, on_progress=self._on_progress,
                       limiter=self.limiters.get(limiter_key(cell)), cancel=self.cancel, clients=self.clients,
                       envs=self.envs)
         return self._threads.submit(execute, spec, cell.run_id, hooks)
+
+    def _warm(self, cell: Cell) -> None:
+        """Before the first model run of a provider starts, do here what its thread would do lazily:
+        import the engine, the emulator, PIL's image plugins and the SDK (an SDK's first call imports
+        hundreds of modules). Done by the first of sixty-four threads, each import waits its turn for
+        the GIL among the others, and every run waits for that import (its module lock): the first
+        calls went out ~8 s after the start. Errors are left for the run to report."""
+        kind = limiter_key(cell)
+        if kind in self._warmed:
+            return
+        self._warmed.add(kind)
+        try:
+            from PIL import Image
+
+            import workstation.runs.drive  # noqa: F401 - the engine, recorder, prompt builder
+            import workstation.runs.start  # noqa: F401
+            from workstation.batch.execute import make_agent_with
+            from workstation.game.games import get_game
+            from workstation.options import RunSpec
+
+            Image.init()
+            spec = RunSpec.from_json(cell.spec.to_json())
+            self.envs.prefill(get_game(spec.game), spec.protocol)
+            agent = make_agent_with(spec, self.limiters.get(kind), self.clients)
+            client = getattr(agent.adapter, "client", None)  # the shared one, made by make_agent_with
+            for path in ("chat.completions", "responses", "messages", "models"):  # the SDKs' lazy resources
+                obj = client
+                for name in path.split("."):
+                    obj = getattr(obj, name, None)
+        except Exception:  # noqa: BLE001 - only a head start; the run itself reports what is wrong
+            pass
 
     def shutdown(self) -> None:
         self._threads.shutdown(wait=True)
