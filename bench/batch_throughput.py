@@ -11,7 +11,7 @@
    pool): frames a second, and the ratio, with and without env creation in the baseline.
 
     .venv/bin/python bench/batch_throughput.py [--latency 1.0] [--levels 8,32,64] [--calls 40]
-        [--random-runs 120] [--skip-model] [--skip-random]
+        [--random-runs 120] [--skip-model] [--skip-random] [--repeat N]
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import argparse
 import json
 import os
 import random
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -240,6 +241,7 @@ def main() -> None:
     ap.add_argument("--latency", type=float, default=1.0)
     ap.add_argument("--levels", default="8,32,64")
     ap.add_argument("--calls", type=int, default=40, help="calls per model run")
+    ap.add_argument("--repeat", type=int, default=1, help="batches per level (prints the median and spread)")
     ap.add_argument("--random-runs", type=int, default=120, help="random-agent runs (the batch's fixed start-up, "
                     "about 1-2 s for the CLI and its worker processes, is spread over them)")
     ap.add_argument("--skip-model", action="store_true")
@@ -257,10 +259,21 @@ def main() -> None:
             print(f"{'C':>4} {'calls':>6} {'wall s':>7} {'calls/s':>8} {'steady':>8} {'ideal C/L':>9} "
                   f"{'whole %':>8} {'steady %':>8} {'RSS MB':>7}")
             for c in ([] if a.skip_model else [int(x) for x in a.levels.split(",")]):
-                r = model_level(port, c, a.latency, a.calls, tmp)
-                print(f"{r['C']:>4} {r['calls']:>6} {r['wall_s']:>7.1f} {r['whole']:>8.1f} {r['steady']:>8.1f} "
-                      f"{r['ideal']:>9.1f} {100 * r['whole'] / r['ideal']:>7.0f}% {100 * r['steady'] / r['ideal']:>7.0f}% "
-                      f"{r['rss_mb']:>7.0f}" + ("" if r["complete"] else "  (not every run complete!)"), flush=True)
+                seen = []
+                for i in range(a.repeat):
+                    (tmp / f"r{i}").mkdir(exist_ok=True)
+                    r = model_level(port, c, a.latency, a.calls, tmp / f"r{i}")
+                    seen.append(r)
+                    print(f"{r['C']:>4} {r['calls']:>6} {r['wall_s']:>7.1f} {r['whole']:>8.1f} {r['steady']:>8.1f} "
+                          f"{r['ideal']:>9.1f} {100 * r['whole'] / r['ideal']:>7.0f}% {100 * r['steady'] / r['ideal']:>7.0f}% "
+                          f"{r['rss_mb']:>7.0f}" + ("" if r["complete"] else "  (not every run complete!)"), flush=True)
+                if len(seen) > 1:  # the machine is shared: the median and the spread of the repeats
+                    def pct(k):
+                        v = sorted(100 * x[k] / x["ideal"] for x in seen)
+                        return f"{statistics.median(v):.1f}% ({v[0]:.1f}-{v[-1]:.1f})"
+                    rss = sorted(x["rss_mb"] for x in seen)
+                    print(f"  C = {c}, {len(seen)} repeats: whole {pct('whole')}, steady {pct('steady')}, "
+                          f"RSS {statistics.median(rss):.0f} MB ({rss[0]:.0f}-{rss[-1]:.0f})", flush=True)
             if not a.skip_random:
                 r = random_level(a.random_runs, 900, tmp)
                 print(f"\nrandom agent: {r['runs']} runs x 900 frames, one process per core ({r['cores']} cores)")
