@@ -7,6 +7,7 @@ import random
 
 import numpy as np
 
+from tests.fake_provider import fake_server  # noqa: F401 - the fixture
 from workstation.batch.envpool import EnvPool, Lender
 from workstation.game.clock import ENV_SOURCE, GameClock
 from workstation.game.games import get_game
@@ -88,3 +89,40 @@ def test_sticky_or_latency_runs_keep_an_emulator_of_their_own():
         clock, _ = _clock(game, protocol, 0, lender)
         assert lender.env is None and clock.env is not None and not pool._all
         clock.close()
+
+
+def test_a_model_batch_on_shared_emulators_verifies_frame_for_frame(tmp_path, fake_server, monkeypatch):  # noqa: F811
+    import itertools
+
+    from tests.fake_provider import KEYS, Step
+    from tests.test_batch import batch
+    from workstation.batch import envpool
+    from workstation.runs.verify import verify
+    from workstation.store.recording import Recording
+
+    for name, value in KEYS.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setattr(envpool, "PER_GAME", 1)  # four runs of a game, one emulator each game
+    moves = ["left, fire", "right, right, fire", "noop", "fire, left, left, right", "right"]
+    fake_server.reset()
+    fake_server.push(*[Step(text=f"thought: t\nmove: [{m}]") for m in itertools.islice(itertools.cycle(moves), 400)])
+    b = batch(tmp_path, f"""\
+        name = "pooled"
+        games = ["breakout", "seaquest"]
+        seeds = "0..3"
+        [protocol]
+        frames = 150
+        [[settings]]
+        label = "mini"
+        spec = "openai:gpt-5.4-mini"
+        base_url = "{fake_server.url("openai")}"
+        """, concurrency=4)
+    b.prepare()
+    assert b.run() == 0
+    assert b.executor.envs.made() == 2  # eight runs played on one emulator per game
+    paths = [p for p in (b.dir / "runs").iterdir() if p.is_dir() and not p.name.startswith(".")]
+    assert len(paths) == 8
+    for p in paths:
+        result = verify(Recording(p))
+        assert result.ok, (p.name, result.detail)
+    fake_server.reset()

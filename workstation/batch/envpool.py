@@ -35,8 +35,8 @@ def _key(game, protocol, sound: bool) -> tuple:
 
 
 class EnvPool:
-    def __init__(self, per_game: int = PER_GAME) -> None:
-        self.per_game = per_game
+    def __init__(self, per_game: int | None = None) -> None:
+        self.per_game = per_game or PER_GAME
         self._cond = threading.Condition()
         self._free: dict[tuple, list] = defaultdict(list)
         self._made: dict[tuple, int] = defaultdict(int)
@@ -73,6 +73,11 @@ class EnvPool:
             self._pristine[id(env)] = env.unwrapped.ale.cloneState(include_rng=True)
             self._all.append(env)
         return env
+
+    def made(self) -> int:
+        """How many emulators this pool has made (closed ones too)."""
+        with self._cond:
+            return sum(self._made.values())
 
     def prefill(self, game, protocol, sound: bool = False) -> None:
         """Make one emulator for this game now (in the batch's thread, before its runs start)."""
