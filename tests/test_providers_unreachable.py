@@ -179,13 +179,22 @@ def test_cli_negative_max_failed_turns_is_bad_input(tmp_path):
     assert not any(tmp_path.iterdir())
 
 
+def _ctrl_c_as_a_terminal_gives_it() -> None:
+    """The child gets SIGINT as a shell in a terminal would give it: handled and unblocked. A child
+    inherits an ignored or blocked SIGINT from its parent, and the test process's state depends on
+    what ran in it before (threads and libraries of other tests); a user at a terminal has neither."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
 def test_cli_ctrl_c_during_a_60s_backoff_stops_at_once(fake, tmp_path):
     fake.push(Step("status", 429, {"retry-after": "60"}, {"error": {"message": "slow", "type": "rate_limit_error"}}))
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     env.update(KEYS)
     proc = subprocess.Popen([sys.executable, "-m", "workstation", "run", "--game", "breakout", "--agent", "compat:m",
                              "--base-url", fake.url("compat"), "--out", str(tmp_path)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            preexec_fn=_ctrl_c_as_a_terminal_gives_it)
     try:
         wait_until(lambda: len(fake.seen) >= 1, 120)
         time.sleep(0.3)  # inside the 60 s wait
