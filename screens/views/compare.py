@@ -30,6 +30,7 @@ from workstation.store.recording import RecordingError
 
 from screens.widgets.frame_view import FrameView
 from screens.widgets.score_plot import COLOURS, ScorePlot
+from screens.views.export_key import export_in_background
 
 PLAY_FRAMES = 3  # one action per tick
 PLAY_TICK_S = 0.1  # paper pace
@@ -339,19 +340,7 @@ class CompareScreen(Screen):
         """Export the runs side by side as one MP4 beside the first recording, in a thread."""
         from workstation.export.command import beside
 
-        out = beside(self.runs[0].path, "-compare.mp4")
-        self.notify(f"exporting {len(self.runs)} runs side by side to {out} ...")
-        self.run_worker(lambda: self._export(out), thread=True, group="export")
-
-    def _export(self, out: Path) -> None:
-        from workstation.export.command import export
-
-        try:
-            n, _, _ = export([r.path for r in self.runs], out)
-        except Exception as e:  # noqa: BLE001 - any failure is a notice, never a crash of the view
-            self.app.call_from_thread(self.notify, f"export failed: {e}", severity="error")
-            return
-        self.app.call_from_thread(self.notify, f"exported {n} frames of {len(self.runs)} runs to {out}")
+        export_in_background(self, [r.path for r in self.runs], beside(self.runs[0].path, "-compare.mp4"))
 
 
 def open_compare(app, paths: list[str | Path]) -> bool:

@@ -29,6 +29,7 @@ from workstation.store.series import RunSeries
 
 from screens.widgets.frame_view import FrameView
 from screens.messages import RunStats
+from screens.views.export_key import export_in_background
 from screens.widgets.plan_view import PlanView, end_note
 from screens.widgets.prompt_view import PromptView
 from screens.widgets.reply_view import ReplyView
@@ -268,16 +269,4 @@ class ReplayScreen(Screen):
         """Export the recording as an MP4 beside its directory, in a thread; a notice says where."""
         from workstation.export.command import beside
 
-        out = beside(self.rec.path)
-        self.notify(f"exporting to {out} ...")
-        self.run_worker(lambda: self._export(out), thread=True, group="export")
-
-    def _export(self, out) -> None:
-        from workstation.export.command import export
-
-        try:
-            n, _, _ = export([self.rec.path], out)
-        except Exception as e:  # noqa: BLE001 - any failure is a notice, never a crash of the view
-            self.app.call_from_thread(self.notify, f"export failed: {e}", severity="error")
-            return
-        self.app.call_from_thread(self.notify, f"exported {n} frames to {out}")
+        export_in_background(self, [self.rec.path], beside(self.rec.path))
