@@ -143,6 +143,7 @@ class TurnEngine:
                  writer: RecordingWriter | None = None, observers: list[Observer] | None = None,
                  max_cost: float | None = None, rewindable: bool = True, rules: int = RULES,
                  cancel: CancelToken | None = None, max_failed_turns: int = 3):
+        game = pack.game(game)  # the pack's words, offered actions and warm-up
         self.game = game
         self.protocol = protocol
         self.agent = agent
