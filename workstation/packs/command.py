@@ -30,8 +30,9 @@ def register(sub) -> None:
     s.add_argument("--game", required=True, metavar="G", help="game key, e.g. breakout")
     s.set_defaults(func=_show)
     d = ps.add_parser("diff", help="where two packs differ: action words, warm-up, text",
-                      description="Compare two packs: layout, each game's action words and warm-up, the template's "
-                      "strings and the guides. Exit 0 when they are the same, 1 when they differ.")
+                      description="Compare two packs: layout, how each plays every action word either teaches "
+                      "(an ALE action, or refused), each game's warm-up, the template's strings and the guides. "
+                      "Exit 0 when they are the same, 1 when they differ.")
     d.add_argument("a", metavar="A")
     d.add_argument("b", metavar="B")
     d.set_defaults(func=_diff)
@@ -111,13 +112,14 @@ def _diff(a) -> int:
         out.append(f"layout: {pa.layout} | {pb.layout}")
     for key in GAMES:
         ga, gb = pa.game(key), pb.game(key)
-        wa = {w: ga.action_name(i) for w, i in ga.aliases.items()}
-        wb = {w: gb.action_name(i) for w, i in gb.aliases.items()}
         if ga.matching != gb.matching:
             out.append(f"{key} matching: {ga.matching} | {gb.matching}")
-        for w in sorted(set(wa) | set(wb)):
-            if wa.get(w) != wb.get(w):
-                out.append(f"{key} word {w!r}: {wa.get(w, '-')} | {wb.get(w, '-')}")
+        for w in sorted(set(ga.aliases) | set(gb.aliases)):  # how each pack plays each word either one teaches
+            ia, ib = ga.vocabulary.lookup(w), gb.vocabulary.lookup(w)
+            if ia != ib:
+                na = "refused" if ia is None else ga.action_name(ia)
+                nb = "refused" if ib is None else gb.action_name(ib)
+                out.append(f"{key} word {w!r}: {na} | {nb}")
         if ga.warmup_seconds != gb.warmup_seconds:
             out.append(f"{key} warm-up: {ga.warmup_seconds:g} s | {gb.warmup_seconds:g} s")
         for variant in ("full", "short"):

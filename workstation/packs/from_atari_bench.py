@@ -191,6 +191,8 @@ def read_harness(root: Path) -> Harness:
     for key, game in GAMES.items():
         if key not in stems:
             h.unread.append(f"{key}.py (missing)")
+            h.words[key] = {"noop": "noop"}  # a game the checkout lacks can only idle
+            h.warmup[key] = game.warmup_seconds
             continue
         _read_game(root / PROMPTS / f"{key}.py", key, game.minimal_set, h)
     return h
