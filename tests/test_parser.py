@@ -36,7 +36,7 @@ def check_invariants(result: ParseResult, game, max_actions: int) -> None:
 def test_corpus_is_broad():
     assert len(CORPUS) >= 60
     assert len({c["game"] for c in CORPUS}) >= 6
-    assert {c["rule"] for c in CORPUS} == {None, *RULES}
+    assert {c["rule"] for c in CORPUS} == {None, *RULES} - {"no_thought_line"}  # that one: harness packs only
 
 
 @pytest.mark.parametrize("case", CORPUS, ids=[c["note"] for c in CORPUS])
@@ -204,7 +204,7 @@ def test_any_text_gives_a_legal_plan(text, game, max_actions):
 
 def _words(game) -> list[str]:
     """Surface forms a prompt could teach: canonical names and the game's aliases."""
-    return list(game.action_names) + list(game.aliases)
+    return list(game.action_names) + list(game.aliases)  # aliases: every word of the default pack
 
 
 @st.composite
@@ -213,7 +213,7 @@ def near_valid(draw):
     game = draw(st.sampled_from(GAME_LIST))
     max_actions = draw(st.integers(1, 10))
     words = draw(st.lists(st.sampled_from(_words(game)), min_size=1, max_size=max_actions))
-    expected = [game.vocabulary[normal_name(w)] for w in words]
+    expected = [game.vocabulary.lookup(w) for w in words]
     shaped = []
     for w in words:
         w = draw(st.sampled_from([w, w.upper(), w.title(), w.replace(" ", "_"), w.replace(" ", "-")]))

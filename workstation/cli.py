@@ -24,6 +24,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "workstation.session_command",
     "workstation.export.command",
     "workstation.qa.command",
+    "workstation.packs.command",
 )
 
 
@@ -116,6 +117,8 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("recording", metavar="RECORDING", help=rec_help)
     q.add_argument("--turn", type=int, required=True, metavar="N",
                    help="the turn, counted from 0 as in the recording and the TUI")
+    q.add_argument("--json", action="store_true",
+                   help="print the neutral request as JSON: messages of text and image parts (image = budget frame)")
 
     w = sub.add_parser("watch", help="watch an agent play live (TUI)", description="Watch an agent play live in "
                        "the TUI, with the exact prompt it was sent; --step holds before each prompt and reply.")
@@ -311,8 +314,11 @@ def _info(a: argparse.Namespace) -> int:
 
 
 def _request(a: argparse.Namespace) -> int:
-    from workstation.runs.request import dump_request
+    from workstation.runs.request import dump_request, request_json
 
+    if a.json:
+        print(json.dumps(request_json(_open(a.recording), a.turn), ensure_ascii=False))
+        return 0
     print(dump_request(_open(a.recording), a.turn))
     return 0
 

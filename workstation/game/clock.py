@@ -128,6 +128,7 @@ class GameClock:
         self.score = 0.0
         self.lives = 0
         self.lives_lost = 0
+        self.last_drop = 0
         self.episode = 0
         self._rgb: np.ndarray | None = None
         self._over = False
@@ -250,8 +251,8 @@ class GameClock:
         trunc = ale.game_truncated()
         lives = ale.lives()
         life_lost = lives < self.lives
-        if life_lost:
-            self.lives_lost += 1
+        self.last_drop = self.lives - lives if life_lost else 0  # lives gone on this frame (the harness counts them all)
+        self.lives_lost += self.last_drop
         self.lives = lives
         self.frame += 1
         self.score += reward

@@ -8,7 +8,9 @@ indices into the game's minimal action set (``full_action_space=False``).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+
+from workstation.game.vocabulary import GameWords, Vocabulary, builtin_text, harness_key, normal_name, parse_vocabulary
 
 # ALE meaning of each index of every game's minimal action set (ale-py 0.12.1).
 _ALL18 = (
@@ -35,7 +37,8 @@ class Game:
     warmup_seconds: int = 0
     height: int = 210
     in_paper: bool = True
-    aliases: dict[str, int] = field(default_factory=dict)  # game-specific words -> action id
+    aliases: dict[str, int] = field(default_factory=dict)  # every word a reply may use -> action id
+    matching: str = "normal"  # how replies match the words (workstation.game.vocabulary)
 
     @property
     def env_id(self) -> str:
@@ -43,7 +46,7 @@ class Game:
 
     @property
     def warmup_frames(self) -> int:
-        return FPS_PAPER * self.warmup_seconds
+        return int(round(FPS_PAPER * self.warmup_seconds))
 
     def action_name(self, action_id: int) -> str:
         """Lower-case ALE meaning of an action id (``upleftfire``)."""
@@ -55,118 +58,81 @@ class Game:
         return tuple(self.action_name(a) for a in self.allowed)
 
     @property
-    def vocabulary(self) -> dict[str, int]:
-        """Every word a reply may use for an allowed action -> action id.
+    def vocabulary(self) -> GameWords:
+        """The words a reply may use, with the lookup rule of ``matching``: ``.lookup(word)`` -> id or None.
 
-        Canonical names are the lower-case ALE meanings; aliases add the words
-        models use for this game ("serve", "punch", "fire up"). Keys are in the
-        parser's normal form (see ``normal_name``).
+        The words are data: the default pack's ``vocabulary.toml`` for the games of
+        this registry, a pack's own for the games ``PromptPack.game`` returns.
         """
-        vocab = {normal_name(self.action_name(a)): a for a in self.allowed}
-        for word, action in self.aliases.items():
-            vocab.setdefault(normal_name(word), action)
-        return vocab
+        words = self.__dict__.get("_words")
+        if words is None:
+            table: dict[str, int] = {}
+            form = normal_name if self.matching == "normal" else harness_key
+            for word, action in self.aliases.items():
+                table.setdefault(form(word), action)
+            words = GameWords(table, self.matching)
+            object.__setattr__(self, "_words", words)
+        return words
 
 
-_DIRECTIONS = ("up", "down", "left", "right")
-
-
-def normal_name(name: str) -> str:
-    """Normal form of an action word: lower case, no separators, compounds ordered.
-
-    ``"Up-Left"``, ``"left_up"``, ``"LEFTUP"`` and ``"up left"`` all become
-    ``"upleft"``; ``"fire right"`` becomes ``"rightfire"`` (ALE order is vertical,
-    horizontal, then fire). Words that are not direction compounds are returned
-    with separators removed (``"fire up"`` -> ``"fireup"`` unless it is a compound).
-    """
-    s = re.sub(r"[\s_\-'\"`*.+]+", "", name.strip().lower())
-    if not s:
-        return s
-    # Try to read s as a bag of direction words plus optional "fire".
-    rest, parts = s, []
-    while rest:
-        for word in ("fire", *_DIRECTIONS):
-            if rest.startswith(word):
-                parts.append(word)
-                rest = rest[len(word):]
-                break
-        else:
-            return s
-    if len(set(parts)) != len(parts):
-        return s
-    vertical = [p for p in parts if p in ("up", "down")]
-    horizontal = [p for p in parts if p in ("left", "right")]
-    if len(vertical) > 1 or len(horizontal) > 1:
-        return s
-    return "".join(vertical + horizontal + (["fire"] if "fire" in parts else []))
-
-
-def _g(key, ale, n_or_meanings, allowed, genre, skill, warmup=0, height=210, in_paper=True, **aliases):
+def _g(key, ale, n_or_meanings, allowed, genre, skill, warmup=0, height=210, in_paper=True):
     meanings = tuple(_ALL18[:n_or_meanings]) if isinstance(n_or_meanings, int) else tuple(n_or_meanings.split())
     return Game(
         key=key, ale_name=ale, minimal_set=meanings, allowed=tuple(allowed), genre=genre,
         skill=skill, warmup_seconds=warmup, height=height, in_paper=in_paper,
-        aliases={k.replace("_", " "): v for k, v in aliases.items()},
     )
 
 
 _FIRE_LR = "NOOP FIRE RIGHT LEFT RIGHTFIRE LEFTFIRE"
-_SHOOT = dict(shoot=1, shoot_right=4, shoot_left=5, stay=0, wait=0)
-_ALL18_ALIASES = dict(stay=0, wait=0, shoot=1)
 
 GAMES: dict[str, Game] = {g.key: g for g in [
     _g("air_raid", "AirRaid", _FIRE_LR, range(6), "Shooter", "aiming & avoidance",
-       height=250, **_SHOOT),
+       height=250),
     _g("assault", "Assault", "NOOP FIRE UP RIGHT LEFT RIGHTFIRE LEFTFIRE", (0, 2, 3, 4, 5, 6),
-       "Shooter", "aiming & avoidance", fire_up=2, shoot_up=2, fire=2, shoot=2,
-       shoot_right=5, shoot_left=6, stay=0, wait=0),
+       "Shooter", "aiming & avoidance"),
     _g("beam_rider", "BeamRider", "NOOP FIRE UP RIGHT LEFT UPRIGHT UPLEFT RIGHTFIRE LEFTFIRE",
-       (0, 1, 3, 4, 7, 8), "Shooter", "aiming & avoidance", warmup=8,
-       shoot=1, shoot_right=7, shoot_left=8, stay=0, wait=0),
-    _g("boxing", "Boxing", 18, range(18), "Sports", "rhythmic combat", punch=1, jab=1,
-       punch_up=10, punch_right=11, punch_left=12, punch_down=13, **{"stay": 0, "wait": 0}),
-    _g("breakout", "Breakout", "NOOP FIRE RIGHT LEFT", range(4), "Action", "rebound control",
-       serve=1, start=1, launch=1, stay=0, wait=0),
-    _g("demon_attack", "DemonAttack", _FIRE_LR, range(6), "Shooter", "aiming & avoidance",
-       **_SHOOT),
-    _g("fishing_derby", "FishingDerby", 18, range(18), "Sports", "depth targeting",
-       reel=1, reel_in=1, stay=0, wait=0),
-    _g("freeway", "Freeway", "NOOP UP DOWN", range(3), "Action", "gap identification",
-       forward=1, cross=1, back=2, stay=0, wait=0),
+       (0, 1, 3, 4, 7, 8), "Shooter", "aiming & avoidance", warmup=8),
+    _g("boxing", "Boxing", 18, range(18), "Sports", "rhythmic combat"),
+    _g("breakout", "Breakout", "NOOP FIRE RIGHT LEFT", range(4), "Action", "rebound control"),
+    _g("demon_attack", "DemonAttack", _FIRE_LR, range(6), "Shooter", "aiming & avoidance"),
+    _g("fishing_derby", "FishingDerby", 18, range(18), "Sports", "depth targeting"),
+    _g("freeway", "Freeway", "NOOP UP DOWN", range(3), "Action", "gap identification"),
     _g("gopher", "Gopher", "NOOP FIRE UP RIGHT LEFT UPFIRE RIGHTFIRE LEFTFIRE",
-       (0, 1, 3, 4, 6, 7), "Action", "reactive pathing", warmup=8,
-       bonk=1, fill=1, shovel=1, bonk_right=6, bonk_left=7, stay=0, wait=0),
-    _g("ice_hockey", "IceHockey", 18, range(18), "Sports", "puck control", in_paper=False,
-       **_ALL18_ALIASES),
+       (0, 1, 3, 4, 6, 7), "Action", "reactive pathing", warmup=8),
+    _g("ice_hockey", "IceHockey", 18, range(18), "Sports", "puck control", in_paper=False),
     _g("journey_escape", "JourneyEscape",
        "NOOP UP RIGHT LEFT DOWN UPRIGHT UPLEFT DOWNRIGHT DOWNLEFT RIGHTFIRE LEFTFIRE DOWNFIRE "
-       "UPRIGHTFIRE UPLEFTFIRE DOWNRIGHTFIRE DOWNLEFTFIRE", range(15), "Action",
-       "scrolling navigation", height=230, fast_right=9, fast_left=10, fast_down=11,
-       fast_upright=12, fast_upleft=13, fast_downright=14, stay=0, wait=0),
+       "UPRIGHTFIRE UPLEFTFIRE DOWNRIGHTFIRE DOWNLEFTFIRE", range(16), "Action",
+       "scrolling navigation", height=230),
     _g("laser_gates", "LaserGates", 18, range(18), "Shooter", "multi-task navigation",
-       height=250, **_ALL18_ALIASES),
+       height=250),
     _g("name_this_game", "NameThisGame", _FIRE_LR, range(6), "Shooter",
-       "precision interception", warmup=15, **_SHOOT),
+       "precision interception", warmup=15),
     _g("pacman", "Pacman", "NOOP UP RIGHT LEFT DOWN", range(5), "Maze", "route planning",
-       height=250, warmup=4, stay=0, wait=0),
+       height=250, warmup=4),
     _g("phoenix", "Phoenix", "NOOP FIRE RIGHT LEFT DOWN RIGHTFIRE LEFTFIRE DOWNFIRE", range(8),
-       "Shooter", "aiming & avoidance", shield=4, shield_fire=7, shoot=1, shoot_right=5, shoot_left=6,
-       stay=0, wait=0),
+       "Shooter", "aiming & avoidance"),
     _g("qbert", "Qbert", "NOOP FIRE UP RIGHT LEFT DOWN", (0, 2, 3, 4, 5), "Maze",
-       "route planning", warmup=4, hop_up_right=2, up_right=2, upright=2, hop_down_right=3,
-       down_right=3, downright=3, hop_up_left=4, up_left=4, upleft=4, hop_down_left=5,
-       down_left=5, downleft=5, stay=0, wait=0),
-    _g("riverraid", "Riverraid", 18, range(18), "Shooter", "scrolling navigation", warmup=2,
-       accelerate=2, speed_up=2, slow_down=5, brake=5, **_ALL18_ALIASES),
-    _g("robotank", "Robotank", 18, range(18), "Shooter", "first-person navigation",
-       forward=2, back=5, turn_left=4, turn_right=3, **_ALL18_ALIASES),
-    _g("seaquest", "Seaquest", 18, range(18), "Shooter", "multi-task navigation", warmup=4,
-       surface=2, dive=5, torpedo=1, **_ALL18_ALIASES),
-    _g("tennis", "Tennis", 18, range(10), "Sports", "predictive timing",
-       swing=1, serve=1, hit=1, stay=0, wait=0),
+       "route planning", warmup=4),
+    _g("riverraid", "Riverraid", 18, range(18), "Shooter", "scrolling navigation", warmup=2),
+    _g("robotank", "Robotank", 18, range(18), "Shooter", "first-person navigation"),
+    _g("seaquest", "Seaquest", 18, range(18), "Shooter", "multi-task navigation", warmup=4),
+    _g("tennis", "Tennis", 18, range(10), "Sports", "predictive timing"),
     _g("time_pilot", "TimePilot", "NOOP FIRE UP RIGHT LEFT DOWN UPFIRE RIGHTFIRE LEFTFIRE DOWNFIRE",
-       range(6), "Shooter", "360-degree navigation", warmup=4, stay=0, wait=0, shoot=1),
+       range(6), "Shooter", "360-degree navigation", warmup=4),
 ]}
+
+def _with_words(games: dict[str, Game], vocabulary: Vocabulary) -> dict[str, Game]:
+    """The games with the actions and words of ``vocabulary`` (the default pack's, at import)."""
+    out = {}
+    for key, g in games.items():
+        out[key] = replace(g, allowed=vocabulary.offered(key, g.minimal_set),
+                           aliases=vocabulary.ids(key, g.minimal_set), matching=vocabulary.matching)
+    return out
+
+
+MINIMAL_SETS = {k: g.minimal_set for k, g in GAMES.items()}
+GAMES = _with_words(GAMES, parse_vocabulary(builtin_text(), MINIMAL_SETS, "the default pack's vocabulary.toml"))
 
 _LOOKUP: dict[str, str] = {}
 for _game in GAMES.values():

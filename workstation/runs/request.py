@@ -8,7 +8,7 @@ from pathlib import Path
 from workstation.agents import PROVIDER_KINDS
 from workstation.game.games import get_game
 from workstation.turn.memory import clips_from_turns
-from workstation.turn.prompt import Prompt
+from workstation.turn.prompt import ImagePart, Prompt
 from workstation.turn.prompt_builder import PromptBuilder
 from workstation.turn.promptpack import PromptPackError, load_pack
 from workstation.game.protocol import Protocol
@@ -39,7 +39,7 @@ def rebuild_prompt(rec: Recording, turn: int) -> Prompt:
         pack = load_pack(pack_path if pack_path and Path(pack_path).is_dir() else None)
     except PromptPackError:
         pack = load_pack(None)
-    builder = PromptBuilder(game, protocol, pack, rec.frames)
+    builder = PromptBuilder(pack.game(game), protocol, pack, rec.frames)
     prompt = builder.build(clips_from_turns(turns[:turn]), t.start_frame)
     if ref.get("digest") and prompt.digest() != ref["digest"]:
         raise RecordingError(
@@ -67,3 +67,20 @@ def dump_request(rec: Recording, turn: int) -> str:
     )
     return header + "# this agent is not a model provider; the neutral prompt it was given:\n\n" + \
         prompt.render_text() + "\n\n# images:\n" + images
+
+
+def request_json(rec: Recording, turn: int) -> dict:
+    """The neutral request of ``turn`` as plain data (``workstation request --json``).
+
+    ``{"messages": [{"role": ..., "content": [{"type": "text", "text": ...},
+    {"type": "image", "frame": N}, ...]}, ...]}``; ``frame`` is the recording's
+    budget frame the image shows (0 = the first frame of the budget).
+    """
+    prompt = rebuild_prompt(rec, turn)
+    return {"messages": [
+        {"role": m.role, "content": [
+            {"type": "image", "frame": p.frame} if isinstance(p, ImagePart) else {"type": "text", "text": p.text}
+            for p in m.parts
+        ]}
+        for m in prompt.messages
+    ]}

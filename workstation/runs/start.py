@@ -106,8 +106,8 @@ def start_run(spec: RunSpec, observers: list[Observer] | None = None, plan_sourc
 
     ``rewindable=False`` (headless runs, batches) keeps no per-turn snapshots.
     """
-    game = get_game(spec.game)
     pack = load_pack(spec.prompts)
+    game = pack.game(get_game(spec.game))  # the pack's words and warm-up
     if agent is None:
         agent = make_agent(spec.agent, game, spec.seed, spec.provider_options, plan_source)
     manifest = manifest_for(game, spec.protocol, spec.seed, agent, pack)

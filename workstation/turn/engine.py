@@ -130,6 +130,7 @@ class _Pending:
     cur_reset: bool = False
     extra_reward: float = 0.0  # reward during latency NOOP frames
     extra_lost: int = 0
+    lives_dropped: int = 0  # lives lost in the turn's action frames, each drop counted by its size
 
     @property
     def noops_done(self) -> int:
@@ -142,6 +143,7 @@ class TurnEngine:
                  writer: RecordingWriter | None = None, observers: list[Observer] | None = None,
                  max_cost: float | None = None, rewindable: bool = True, rules: int = RULES,
                  cancel: CancelToken | None = None, max_failed_turns: int = 3):
+        game = pack.game(game)  # the pack's words, offered actions and warm-up
         self.game = game
         self.protocol = protocol
         self.agent = agent
@@ -360,11 +362,12 @@ class TurnEngine:
             r, lost, _ = self.clock.step_frame(0)
             p.noop_left -= 1
             p.extra_reward += r
-            p.extra_lost += int(lost)
+            p.extra_lost += self.clock.last_drop
             return self._emit(FrameStepped(self.turn, self.clock.frame, "noop", r, lost)) if self.observers else None
         i = len(p.steps)
         action = p.plan[i]
         r, lost, reset = self.clock.step_frame(action)
+        p.lives_dropped += self.clock.last_drop
         p.cur_reward += r
         p.cur_lost |= lost
         p.cur_reset |= reset
@@ -452,7 +455,7 @@ class TurnEngine:
             action_life_lost=[s.life_lost for s in p.steps],
             action_reset=[s.reset for s in p.steps],
             action_frames=[s.frame for s in p.steps],
-            lives_lost=sum(s.life_lost for s in p.steps) + p.extra_lost,
+            lives_lost=p.lives_dropped + p.extra_lost,
             noop_frames=p.noops_done,
             score=self.clock.score,
             lives=self.clock.lives,

@@ -37,6 +37,14 @@ Decisions, in the order they apply:
   names (``left, fire to hit it`` -> left, fire). Bare numbers are not action ids.
 - Any unknown name, an empty list, or more than ``max_actions`` actions makes
   the whole turn invalid: ``actions == [0]``, ``names == ["noop"]``.
+- Names match the game's words (``Game.vocabulary``, the prompt pack's data) by
+  their normal form: case, ``_``, ``-`` and spaces do not matter, and a compound of
+  directions and one of the suffixes fire, punch or shoot may be written in any
+  order (``leftup`` = ``upleft``, ``punch up`` = ``uppunch``, ``Fire-Right`` =
+  ``rightfire``); see ``workstation.game.vocabulary``.
+- A pack whose vocabulary says ``matching = "harness"`` is read by the public
+  harness's stricter rules instead (``workstation.turn.harness_parser``): one
+  ``thought:`` and the first ``move: [...]``, comma items only, no shorthand.
 - The thought is the text after every ``thought:`` (also ``thoughts``,
   ``thinking``, ``reasoning``, ``analysis``) label up to the next label line,
   joined; without a label, the text before the move line, keeping its last
@@ -53,6 +61,7 @@ import re
 from dataclasses import asdict, dataclass, field
 
 from workstation.game.games import Game, normal_name
+from workstation.game.vocabulary import GameWords
 
 FALLBACK_THOUGHT_CHARS = 500  # cap on a thought taken from unlabelled text
 LABELLED_THOUGHT_CHARS = 4000  # cap on a labelled thought
@@ -60,7 +69,8 @@ MAX_TOKENS = 100  # items beyond this are counted, not resolved or kept
 _MAX_TOKEN_CHARS = 64  # longer items are unknown without further analysis
 _MAX_LIST_LINES = 50  # lines a bracket list or bullet list may span
 
-RULES = ("empty_reply", "no_move_line", "empty_move_list", "unknown_action", "too_many_actions")
+RULES = ("empty_reply", "no_move_line", "empty_move_list", "unknown_action", "too_many_actions", "no_thought_line")
+# no_thought_line: only under a harness-matching pack (workstation.turn.harness_parser), which needs a thought
 
 
 @dataclass
@@ -112,18 +122,14 @@ _REPEAT_AFTER = re.compile(
 _REPEAT_BEFORE = re.compile(r"^(?P<n>\d{1,3})\s*(?:[x×*]|times?)?\s*(?P<name>[a-z][a-z _\-'\"]*)$", re.I)
 _REPEAT_WORD = re.compile(r"^(?P<name>[a-z][a-z _\-]*?)\s+(?P<w>once|twice|thrice)$", re.I)
 _WORD_COUNTS = {"once": 1, "twice": 2, "thrice": 3}
-_COMPOUND = re.compile(r"(?:up|down)?(?:left|right)?(?:fire)?")
+_COMPOUND = re.compile(r"(?:up|down)?(?:left|right)?(?:fire|punch|shoot)?")
 
 _normal = functools.lru_cache(maxsize=4096)(normal_name)
-_VOCABS: dict[int, tuple[Game, dict[str, int]]] = {}
 
 
-def _vocab(game: Game) -> dict[str, int]:
-    """The game's vocabulary, built once per Game object (it costs ~0.2 ms)."""
-    hit = _VOCABS.get(id(game))
-    if hit is None or hit[0] is not game:
-        hit = _VOCABS[id(game)] = (game, game.vocabulary)
-    return hit[1]
+def _vocab(game: Game) -> GameWords:
+    """The game's words (built once per Game object)."""
+    return game.vocabulary
 
 
 # --- resolving names ----------------------------------------------------------------
@@ -135,11 +141,11 @@ def _clean(token: str) -> str:
     return token.strip(_STRIP)
 
 
-def _lookup(word: str, vocab: dict[str, int]) -> int | None:
-    return vocab.get(_normal(_clean(word)))
+def _lookup(word: str, vocab: GameWords) -> int | None:
+    return vocab.lookup(_clean(word))
 
 
-def _resolve(token: str, vocab: dict[str, int]) -> Resolved | None:
+def _resolve(token: str, vocab: GameWords) -> Resolved | None:
     """One list item -> its actions, or None when it is not (only) action names."""
     t = _clean(token)
     if not t or len(t) > _MAX_TOKEN_CHARS:
@@ -147,6 +153,8 @@ def _resolve(token: str, vocab: dict[str, int]) -> Resolved | None:
     found = _lookup(t, vocab)
     if found is not None:
         return [(found, 1)]
+    if vocab.matching == "harness":
+        return None  # the harness reads one word per item, nothing more
     m = _REPEAT_AFTER.match(t) or _REPEAT_BEFORE.match(t)
     if m:
         n = int(m["n"] or m["m"])
@@ -168,7 +176,7 @@ def _resolve(token: str, vocab: dict[str, int]) -> Resolved | None:
     return out
 
 
-def _resolve_leading(token: str, vocab: dict[str, int]) -> Resolved | None:
+def _resolve_leading(token: str, vocab: GameWords) -> Resolved | None:
     """The names at the start of an item that goes on in prose ("fire to hit it")."""
     t = _clean(token)
     if _COMPOUND.fullmatch(_normal(t)):
@@ -259,13 +267,13 @@ class _Found:
     end: int  # last line the list used
 
 
-def _knows_any(items: Items, vocab: dict[str, int]) -> bool:
+def _knows_any(items: Items, vocab: GameWords) -> bool:
     return any(
         _resolve(t, vocab) or (tail and _resolve_leading(t, vocab)) for t, tail in items[:MAX_TOKENS]
     )
 
 
-def _find_moves(lines: list[str], vocab: dict[str, int]) -> _Found | None:
+def _find_moves(lines: list[str], vocab: GameWords) -> _Found | None:
     candidates: list[_Found] = []
     for i, line in enumerate(lines):
         low = line.lower()
@@ -277,6 +285,9 @@ def _find_moves(lines: list[str], vocab: dict[str, int]) -> _Found | None:
         rest = m["rest"]
         if not m["sep"]:
             stripped = rest.replace("`", "").strip()
+            item = _ITEM.match(line)
+            if stripped and _lookup(item["item"] if item else line, vocab) is not None:
+                continue  # an action word that starts with "move" ("move left" in Assault), not a label
             if stripped:
                 if not _opens(stripped):
                     items = _items_from_text(stripped)
@@ -302,7 +313,7 @@ def _find_moves(lines: list[str], vocab: dict[str, int]) -> _Found | None:
     return candidates[-1]
 
 
-def _bare_list(lines: list[str], vocab: dict[str, int]) -> _Found | None:
+def _bare_list(lines: list[str], vocab: GameWords) -> _Found | None:
     """A reply with no label whose last line is a [...] list or only action names,
     or that is one [...] list as a whole."""
     filled = [i for i, x in enumerate(lines) if x.strip()]
@@ -431,12 +442,29 @@ def _invalid(game: Game, thought: str, rule: str, errors: list[str], raw: list[s
     return ParseResult(thought, [game.action_name(0)], [0], False, errors, rule, raw)
 
 
+def _harness(text: str, game: Game, max_actions: int) -> ParseResult:
+    from workstation.turn.harness_parser import parse_harness
+
+    thought, words, ids, errors = parse_harness(text, game, max_actions)
+    if not errors:
+        return ParseResult(thought, [game.action_name(a) for a in ids], ids, True, [], None, words)
+    first = errors[0]
+    rule = ("no_thought_line" if first.startswith("no thought") else "no_move_line" if first.startswith("no move")
+            else "empty_move_list" if "empty" in first else "unknown_action" if any(
+                e.startswith("unknown") for e in errors) else "too_many_actions")
+    if not text.strip():
+        rule, errors = "empty_reply", ["empty reply: expected a thought line and a move line"]
+    return ParseResult(thought, [game.action_name(0)], [0], False, errors, rule, words)
+
+
 def parse_reply(text: str, game: Game, max_actions: int = 10) -> ParseResult:
     """Parse one model reply for `game`; never raises for a str (see the module doc)."""
     if not isinstance(text, str):
         raise TypeError(f"parse_reply needs the reply as str, not {type(text).__name__}")
     if max_actions < 1:
         raise ValueError(f"max_actions must be at least 1, got {max_actions}")
+    if game.matching == "harness":
+        return _harness(text, game, max_actions)
     vocab = _vocab(game)
     lines = _prepare(text)
     if not any(x.strip() for x in lines):

@@ -18,11 +18,19 @@ def _fmt_reward(r: float) -> str:
 
 
 class PromptBuilder:
-    def __init__(self, game: Game, protocol: Protocol, pack: PromptPack, frames: FrameSource | None = None):
+    def __init__(self, game: Game, protocol: Protocol, pack: PromptPack, frames: FrameSource | None = None,
+                 skill: str | None = None):
+        self._document = None
+        if pack.layout == "document":  # whole documents with images in place (workstation.turn.document_prompt)
+            from workstation.turn.document_prompt import DocumentBuilder
+
+            self._document = DocumentBuilder(game, protocol, pack, frames, skill)
+            self.game, self.protocol, self.pack, self._frames = game, protocol, pack, frames
+            return
         self.game = game
         self.protocol = protocol
         self.pack = pack
-        self.frames = frames
+        self._frames = frames
         example = ", ".join(game.action_names[: min(3, protocol.max_actions, len(game.action_names))])
         seconds = protocol.repeat / FPS_PAPER
         self.system_text = "\n\n".join([
@@ -85,7 +93,19 @@ class PromptBuilder:
         parts.append(TextPart("\n" + self.pack.render("closing")))
 
     # -- whole prompts ---------------------------------------------------
+    @property
+    def frames(self) -> FrameSource | None:
+        return self._frames
+
+    @frames.setter
+    def frames(self, value: FrameSource | None) -> None:
+        self._frames = value
+        if self._document is not None:
+            self._document.frames = value
+
     def build(self, clips: list[Clip], frame: int) -> Prompt:
+        if self._document is not None:
+            return self._document.build(clips, frame)
         if self.protocol.memory == "append":
             return self._append(clips, frame)
         latency_s = clips[-1].noop_frames / FPS_PAPER if clips and clips[-1].noop_frames else None
@@ -93,6 +113,8 @@ class PromptBuilder:
 
     def current_only(self, frame: int) -> Prompt:
         """The paper's temporal-misgrounding probe: instructions and the current frame only."""
+        if self._document is not None:
+            return self._document.current_only(frame)
         parts: list = []
         self._current(frame, parts, None)
         return Prompt([Message("system", [TextPart(self.system_text)]), Message("user", merge_parts(parts))], self.frames)

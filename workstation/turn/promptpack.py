@@ -7,6 +7,16 @@ games). The repository's ``prompts/`` directory is the default pack; a user
 points ``--prompts DIR`` at a copy they edited. A pack is validated completely
 when loaded, so a typo shows up as one clear line before any run starts, and
 its digest (a hash of its contents) becomes part of a run's identity.
+
+A pack also owns its action words: ``vocabulary.toml`` (see
+``workstation.game.vocabulary``) maps each game's words to ALE actions; a pack
+without one uses the default pack's. The digest covers the vocabulary only when
+it differs from the default pack's, so the default pack (and any pack with the
+default words) keeps the digest it had before vocabularies were data. An
+optional ``warmup.toml`` (``game_key = seconds``) sets the NOOP seconds after each
+reset; a value that differs from the game table is reported and used.
+``layout = "document"`` in ``template.toml`` makes it a document pack
+(``workstation.turn.document_pack``), the form ``prompts from-atari-bench`` writes.
 """
 
 from __future__ import annotations
@@ -18,7 +28,11 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from workstation.game.games import GAMES, Game, get_game
+from dataclasses import replace
+
+from workstation.game.games import GAMES, MINIMAL_SETS, Game, get_game
+from workstation.game.vocabulary import Vocabulary, VocabularyError, builtin_text, parse_vocabulary
+from workstation.turn.document_pack import check_document
 
 VARIANTS = ("full", "short")
 
@@ -60,6 +74,26 @@ class PromptPack:
     digest: str  # first 16 hex digits of sha256 over the pack's files, sorted by path
     strings: dict[str, str] = field(compare=False)
     guides: dict[tuple[str, str], str] = field(compare=False, repr=False)  # (key, variant) -> text
+    layout: str = "turns"  # "turns" (named pieces, the default) or "document" (whole documents)
+    vocabulary: Vocabulary | None = field(default=None, compare=False, repr=False)  # None: the default words
+    warmup: dict[str, float] = field(default_factory=dict, compare=False)  # game key -> seconds, when set
+
+    def game(self, game: Game | str) -> Game:
+        """The game as this pack plays it: its words, the actions they offer, its warm-up."""
+        g = game if isinstance(game, Game) else get_game(game)
+        g = GAMES.get(g.key, g)
+        changes: dict = {}
+        if self.vocabulary is not None:
+            changes = dict(allowed=self.vocabulary.offered(g.key, g.minimal_set),
+                           aliases=self.vocabulary.ids(g.key, g.minimal_set), matching=self.vocabulary.matching)
+        if g.key in self.warmup:
+            changes["warmup_seconds"] = self.warmup[g.key]
+        return replace(g, **changes) if changes else g
+
+    def warmup_notes(self) -> list[str]:
+        """One line per game whose warm-up in this pack differs from the game table."""
+        return [f"{key}: the pack's warm-up is {s:g} s, the game table's {GAMES[key].warmup_seconds:g} s; "
+                "the pack's is used" for key, s in sorted(self.warmup.items()) if s != GAMES[key].warmup_seconds]
 
     def guide(self, game: Game | str, variant: str = "full") -> str:
         """The guide text of a game (key, ALE name or Game), ``full`` or ``short``."""
@@ -145,20 +179,40 @@ def _read(path: Path, is_default: bool) -> PromptPack:
         data = tomllib.loads(texts["template.toml"])
     except tomllib.TOMLDecodeError as exc:
         raise PromptPackError(f"{where}: template.toml is not valid TOML ({exc}); fix the quoting there") from None
-    strings = _check_template(data, where)
+    layout = data.pop("layout", "turns")
+    if layout not in ("turns", "document"):
+        raise PromptPackError(f"{where}: template.toml layout = {layout!r} is unknown; use \"turns\" or \"document\"")
+    document = layout == "document"
+    strings = check_document(data, where, PromptPackError) if document else _check_template(data, where)
+
+    vocabulary = None
+    if (path / "vocabulary.toml").is_file():
+        vtext = _text(path / "vocabulary.toml", where)
+        try:
+            vocabulary = parse_vocabulary(vtext, MINIMAL_SETS, f"{where}: vocabulary.toml")
+        except VocabularyError as exc:
+            raise PromptPackError(str(exc)) from None
+        if vocabulary.canonical() != _builtin_vocabulary().canonical():
+            texts["vocabulary.toml"] = vocabulary.canonical()
+        else:
+            vocabulary = None  # the default words: the pack plays as the default does
+    warmup = _warmup(path, where, texts)
 
     guides: dict[tuple[str, str], str] = {}
     for key in GAMES:
         for variant in VARIANTS:
             rel = f"games/{key}.md" if variant == "full" else f"games/{key}.short.md"
             file = path / rel
+            if document and variant == "short" and not file.is_file():
+                guides[(key, variant)] = guides[(key, "full")]
+                continue
             if not file.is_file():
                 raise PromptPackError(
                     f"{where}: {rel} is missing; every game needs a {variant} guide ({_guide_files()})"
                 )
             texts[rel] = _text(file, where)
-            guide = texts[rel].strip()
-            if not guide:
+            guide = texts[rel] if document else texts[rel].strip()
+            if not guide.strip():
                 raise PromptPackError(f"{where}: {rel} is empty; write the {variant} guide for {key} there")
             guides[(key, variant)] = guide
 
@@ -171,7 +225,39 @@ def _read(path: Path, is_default: bool) -> PromptPack:
         digest=digest.hexdigest()[:16],
         strings=strings,
         guides=guides,
+        layout=layout,
+        vocabulary=vocabulary,
+        warmup=warmup,
     )
+
+
+_BUILTIN: list[Vocabulary] = []
+
+
+def _builtin_vocabulary() -> Vocabulary:
+    if not _BUILTIN:
+        _BUILTIN.append(parse_vocabulary(builtin_text(), MINIMAL_SETS, "the default pack's vocabulary.toml"))
+    return _BUILTIN[0]
+
+
+def _warmup(path: Path, where: str, texts: dict[str, str]) -> dict[str, float]:
+    file = path / "warmup.toml"
+    if not file.is_file():
+        return {}
+    text = _text(file, where)
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise PromptPackError(f"{where}: warmup.toml is not valid TOML ({exc}); write game_key = seconds") from None
+    out: dict[str, float] = {}
+    for key, value in data.items():
+        if key not in GAMES:
+            raise PromptPackError(f"{where}: warmup.toml names {key!r}, which is not a game key (`workstation games`)")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 600:
+            raise PromptPackError(f"{where}: warmup.toml {key} = {value!r}: give the seconds as a number 0..600")
+        out[key] = float(value) if value != int(value) else int(value)
+    texts["warmup.toml"] = "\n".join(f"{k}={v!r}" for k, v in sorted(out.items()))
+    return out
 
 
 def _check_template(data: dict, where: str) -> dict[str, str]:
@@ -229,7 +315,8 @@ def _text(file: Path, where: str) -> str:
 
 def _stamp(path: Path) -> tuple:
     """Size and mtime of every file a pack reads: changes when any of them does."""
-    files = [path / "template.toml", *sorted((path / "games").glob("*.md"))]
+    files = [path / "template.toml", path / "vocabulary.toml", path / "warmup.toml",
+             *sorted((path / "games").glob("*.md"))]
     out = []
     for f in files:
         try:

@@ -1,0 +1,143 @@
+"""`workstation prompts ...`: build a pack from the public harness, show a game's prompt, compare two packs."""
+
+from __future__ import annotations
+
+import difflib
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+from workstation.errors import UserError
+
+
+def register(sub) -> None:
+    p = sub.add_parser("prompts", help="prompt packs: build one from the AtariBench harness, show, diff",
+                       description="Prompt packs hold every word a model is sent and the action words it may "
+                       "answer with. PACK is a pack directory, or `default` for the built-in pack.")
+    ps = p.add_subparsers(dest="prompts_cmd", metavar="COMMAND", required=True)
+    f = ps.add_parser("from-atari-bench", help="build a pack with the paper's exact prompts from your harness checkout",
+                      description="Read the prompt modules of your own checkout of the public AtariBench harness "
+                      "(github.com/mignonjia/AtariBench) as data, never running them, and write a pack that "
+                      "reproduces its prompts, action words and warm-up; then run with --prompts PACK.")
+    f.add_argument("harness", metavar="HARNESS_DIR", help="the directory of the harness checkout")
+    f.add_argument("--out", required=True, metavar="PACK", help="the pack directory to write (must not exist, or be empty)")
+    f.set_defaults(func=_from_atari_bench)
+    s = ps.add_parser("show", help="print one game's first prompt and its action words",
+                      description="The first turn's prompt of a game as PACK writes it (images as markers), "
+                      "then the words it accepts and the actions they play, and the warm-up.")
+    s.add_argument("pack", metavar="PACK")
+    s.add_argument("--game", required=True, metavar="G", help="game key, e.g. breakout")
+    s.set_defaults(func=_show)
+    d = ps.add_parser("diff", help="where two packs differ: action words, warm-up, text",
+                      description="Compare two packs: layout, how each plays every action word either teaches "
+                      "(an ALE action, or refused), each game's warm-up, the template's strings and the guides. "
+                      "Exit 0 when they are the same, 1 when they differ.")
+    d.add_argument("a", metavar="A")
+    d.add_argument("b", metavar="B")
+    d.set_defaults(func=_diff)
+
+
+def _load(arg: str):
+    from workstation.turn.promptpack import load_pack
+
+    if arg == "default":
+        return load_pack(None)
+    path = Path(arg).expanduser()
+    if not path.is_dir():
+        raise UserError(f"{arg}: no such pack directory; give a pack directory or `default`")
+    return load_pack(path)
+
+
+def _from_atari_bench(a) -> int:
+    from workstation.packs.from_atari_bench import read_harness, write_pack
+    from workstation.turn.promptpack import PromptPackError, load_pack
+
+    root = Path(a.harness).expanduser()
+    out = Path(a.out).expanduser()
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise UserError(f"--out {a.out}: already exists and is not an empty directory; choose a new pack directory")
+    harness = read_harness(root)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".pack-", dir=out.parent))
+    try:
+        write_pack(harness, tmp, root.resolve())
+        pack = load_pack(tmp)  # checked in full before it is put where asked
+        if out.exists():
+            out.rmdir()
+        tmp.rename(out)
+    except PromptPackError as exc:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise UserError(f"the pack made from {root} does not load ({exc}); is the checkout complete?") from None
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    pack = load_pack(out)
+    n_words = sum(len(w) for w in harness.words.values())
+    print(f"wrote {out}: {len(harness.guides)} game guides, {n_words} action words, digest {pack.digest}")
+    print("could not read: " + "; ".join(harness.unread) if harness.unread else "could not read: nothing")
+    for note in pack.warmup_notes():
+        print(f"warm-up {note}")
+    print(f"play with it: workstation run --game breakout --prompts {out} ...")
+    return 0
+
+
+def _show(a) -> int:
+    from workstation.game.games import get_game
+    from workstation.game.protocol import Protocol
+    from workstation.turn.prompt_builder import PromptBuilder
+
+    pack = _load(a.pack)
+    game = pack.game(get_game(a.game))
+    prompt = PromptBuilder(game, Protocol(), pack).build([], 0)
+    print(f"# {game.key} in pack {pack.name} ({pack.path}, digest {pack.digest}, layout {pack.layout})")
+    print(prompt.render_text())
+    print(f"\n# action words ({game.matching} matching): word -> action (id)")
+    for word, action in game.aliases.items():
+        print(f"  {word} -> {game.action_name(action)} ({action})")
+    print(f"# offered actions: {', '.join(game.action_names)}")
+    print(f"# warm-up: {game.warmup_seconds:g} s")
+    for note in pack.warmup_notes():
+        if note.startswith(game.key + ":"):
+            print(f"# {note}")
+    return 0
+
+
+def _diff(a) -> int:
+    from workstation.game.games import GAMES
+
+    pa, pb = _load(a.a), _load(a.b)
+    out: list[str] = []
+    if pa.layout != pb.layout:
+        out.append(f"layout: {pa.layout} | {pb.layout}")
+    for key in GAMES:
+        ga, gb = pa.game(key), pb.game(key)
+        if ga.matching != gb.matching:
+            out.append(f"{key} matching: {ga.matching} | {gb.matching}")
+        for w in sorted(set(ga.aliases) | set(gb.aliases)):  # how each pack plays each word either one teaches
+            ia, ib = ga.vocabulary.lookup(w), gb.vocabulary.lookup(w)
+            if ia != ib:
+                na = "refused" if ia is None else ga.action_name(ia)
+                nb = "refused" if ib is None else gb.action_name(ib)
+                out.append(f"{key} word {w!r}: {na} | {nb}")
+        if ga.warmup_seconds != gb.warmup_seconds:
+            out.append(f"{key} warm-up: {ga.warmup_seconds:g} s | {gb.warmup_seconds:g} s")
+        for variant in ("full", "short"):
+            if pa.guide(key, variant) != pb.guide(key, variant):
+                out.append(f"{key} {variant} guide: differs")
+    for key in sorted(set(pa.strings) | set(pb.strings)):
+        sa, sb = pa.strings.get(key), pb.strings.get(key)
+        if sa == sb:
+            continue
+        if sa is None or sb is None:
+            out.append(f"template {key}: {'only in ' + a.b if sa is None else 'only in ' + a.a}")
+            continue
+        out.append(f"template {key}:")
+        for line in list(difflib.unified_diff(sa.splitlines(), sb.splitlines(), lineterm="", n=0))[2:12]:
+            out.append("  " + line)
+    if not out:
+        print(f"{a.a} and {a.b} are the same (digests {pa.digest}, {pb.digest})")
+        return 0
+    print(f"# {a.a} (digest {pa.digest}) | {a.b} (digest {pb.digest})")
+    sys.stdout.write("\n".join(out) + "\n")
+    return 1
