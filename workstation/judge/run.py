@@ -125,7 +125,8 @@ def ask(agent, prompt, ctx, jp: JudgePrompt) -> dict:
 
 
 def _meta(job: JudgeJob, samples: list[Sample]) -> dict:
-    return {"format": FORMAT, "judge": job.judge, "prompt": {"name": job.prompt.name, "digest": job.prompt.digest,
+    options = job.options.to_json() if job.options is not None else None
+    return {"format": FORMAT, "judge": job.judge, "options": options, "prompt": {"name": job.prompt.name, "digest": job.prompt.digest,
             "path": job.prompt.path}, "sources": job.sources, "turns": job.turns, "gap": job.gap, "seed": job.seed,
             "samples": [s.to_json() for s in samples], "calibration": job.calibration}
 
