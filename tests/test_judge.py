@@ -300,3 +300,49 @@ def test_bad_input_is_one_line_exit_2(argv, message, batch_dir, tmp_path):
     assert message in r.stderr
     v = tmp_path / "o" / "verdicts.jsonl"
     assert not v.exists() or not v.read_text().strip()
+
+
+def test_requery_asks_the_player_with_full_history_and_current_frame_only(batch_dir, judge_fake, tmp_path, capsys):
+    from tests.judge_helpers import model_of
+
+    judge = ScriptedJudge()
+    judge_fake.responder = judge
+    out = tmp_path / "j"
+    assert judge_cli(batch_dir, judge_fake, out) == 0
+    failures = [v for v in lines(out / "verdicts.jsonl") if v["failure"]]
+    judge_fake.seen.clear()
+    assert main(["judge", "requery", str(out)]) == 0  # the players answer at the URL their runs used
+    played = [s.body for s in judge_fake.seen if model_of(s) in MODELS]
+    assert len(played) == 2 * len(failures)
+    images = [sum(1 for m in b["messages"] if isinstance(m["content"], list)
+                  for c in m["content"] if c["type"] == "image_url") for b in played]
+    assert images[1::2] == [1] * len(failures)  # asked in turn: full history, then the current frame only
+    assert max(images[0::2]) > 1
+    asked = [s.body for s in judge_fake.seen if model_of(s) == JUDGE]
+    assert len(asked) == 2 * len(failures)
+    assert all(m.lower() not in json.dumps(b).lower() for b in asked for m in MODELS)
+    got = lines(out / "requery.jsonl")
+    assert {(x["run_id"], x["turn"]) for x in got} == {(v["run_id"], v["turn"]) for v in failures}
+    result = json.loads((out / "requery.json").read_text())
+    pairs = {}
+    for x in got:
+        pairs.setdefault((x["run_id"], x["turn"]), {})[x["condition"]] = x["failure"]
+    b = sum(1 for p in pairs.values() if p["full"] and not p["current"])
+    c = sum(1 for p in pairs.values() if p["current"] and not p["full"])
+    assert result["pairs"] == len(failures) and (result["mcnemar"]["b"], result["mcnemar"]["c"]) == (b, c)
+    assert "exact McNemar" in capsys.readouterr().out or b + c == 0
+    n = len(judge_fake.seen)
+    assert main(["judge", "requery", str(out)]) == 0 and len(judge_fake.seen) == n  # resumed: nothing asked again
+
+
+def test_requery_tally_gives_the_papers_figures():
+    from workstation.judge.requery import tally
+
+    rows = []
+    for i, (full, cur) in enumerate([(True, False)] * 10 + [(False, True)] * 2 + [(True, True)] * 5):
+        rows += [{"run_id": "r", "turn": i, "condition": "full", "parsed": True, "failure": full},
+                 {"run_id": "r", "turn": i, "condition": "current", "parsed": True, "failure": cur}]
+    rows.append({"run_id": "r", "turn": 99, "condition": "full", "parsed": False, "failure": None})
+    t = tally(rows)
+    assert t["pairs"] == 17 and t["errors_full"] == 15 and t["errors_current"] == 7
+    assert round(t["mcnemar"]["p"], 4) == 0.0386 and round(t["mcnemar"]["odds_ratio"], 2) == 0.2

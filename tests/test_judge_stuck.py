@@ -1,0 +1,65 @@
+"""workstation judge stuck: stretches found from the RAM on real Breakout recordings built to stall."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.agents_for_tests import ScriptedAgent
+from workstation.cli import main
+from workstation.game.protocol import Protocol
+from workstation.judge.stuck import report, stalled_turns, stretches
+from workstation.runs.start import RunSpec, start_run
+from workstation.store.recording import Recording
+
+
+def play(out: Path, replies: list[str], frames: int, seed: int) -> Path:
+    agent = ScriptedAgent(replies)  # replies by turn, the last one repeated
+    e = start_run(RunSpec(game="breakout", out=str(out), seed=seed, protocol=Protocol(frames=frames)), agent=agent)
+    e.run()
+    e.close()
+    return Path(e.writer.path)
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    root = tmp_path_factory.mktemp("stuck")
+    never = play(root / "never", ["thought: waiting for the ball\nmove: [noop]"], 90, 0)  # 30 turns, never serves
+    aware = play(root / "aware", ["thought: I seem stuck, nothing happens\nmove: [noop]"], 90, 1)
+    recover = play(root / "recover", ["thought: wait\nmove: [noop]"] * 12 + ["thought: go\nmove: [fire, left, left, left]"],
+                   90, 2)
+    moving = play(root / "moving", ["thought: sweep\nmove: [fire, left, left]", "thought: back\nmove: [right, right]"] * 20,
+                  90, 3)
+    return {"never": never, "aware": aware, "recover": recover, "moving": moving, "root": root}
+
+
+def test_a_breakout_that_never_serves_is_one_unaware_unrecovered_stretch(runs):
+    rec = Recording(runs["never"])
+    assert all(m == "position" for m in stalled_turns(rec))
+    (s,) = stretches(rec, 8)
+    assert (s.first_turn, s.last_turn, s.turns) == (0, 29, 30) and s.frames == 90
+    assert not s.aware and not s.recovered and s.rule == "position"
+
+
+def test_awareness_follows_the_word_rule_and_recovery_the_turn_after(runs):
+    (s,) = stretches(Recording(runs["aware"]), 8)
+    assert s.aware and s.cue.lower() == "stuck"
+    (r,) = stretches(Recording(runs["recover"]), 8)
+    assert r.turns == 12 and r.recovered and not r.aware
+    assert stretches(Recording(runs["recover"]), 13) == []  # shorter than N is not stuck
+    assert stretches(Recording(runs["moving"]), 4) == []  # the paddle moves every turn
+
+
+def test_the_report_per_setting_and_the_cli(runs, capsys):
+    result = report([str(runs["root"])], 8)
+    s = result["settings"]["scripted|frames=90"]
+    assert s["runs"] == 4 and s["stretches"] == 3 and s["aware"] == 1 and s["unaware"] == 2
+    assert s["recovery_rate"] == pytest.approx(1 / 3)
+    assert s["stuck_share"] == pytest.approx((90 + 90 + 36) / (4 * 90))
+    assert main(["judge", "stuck", str(runs["root"]), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["settings"]["scripted|frames=90"]["stretches"] == 3
+    assert main(["judge", "stuck", str(runs["root"])]) == 0
+    assert "stretches/run" in capsys.readouterr().out
