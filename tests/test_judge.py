@@ -346,3 +346,31 @@ def test_requery_tally_gives_the_papers_figures():
     t = tally(rows)
     assert t["pairs"] == 17 and t["errors_full"] == 15 and t["errors_current"] == 7
     assert round(t["mcnemar"]["p"], 4) == 0.0386 and round(t["mcnemar"]["odds_ratio"], 2) == 0.2
+
+
+def test_calibrate_scores_the_judge_on_a_qa_set_first_and_records_it(batch_dir, judge_fake, tmp_path):
+    from tests.fake_provider import Step, sent_messages
+    from tests.judge_helpers import model_of
+    from workstation.qa.qset import read_set
+
+    assert main(["qa", "gen", "--recordings", str(batch_dir / "runs"), "--out", str(tmp_path / "set"),
+                 "--per-game", "4"]) == 0
+    qs = read_set(tmp_path / "set")
+    verdicts = ScriptedJudge()
+
+    def respond(seen):
+        text = "".join(t for _, parts in sent_messages(seen) for kind, t in parts if kind == "text")
+        if model_of(seen) == JUDGE and "Choices:" in text:
+            q = next(q for q in qs if q["question"] in text and all(f"Frame at {f['t']}:" in text for f in q["frames"]))
+            wrong = q["id"] == qs[0]["id"]  # one question answered wrong
+            return Step(text=next(c for c in q["choices"] if c != q["answer"]) if wrong else q["answer"])
+        return verdicts(seen)
+
+    judge_fake.responder = respond
+    out = tmp_path / "j"
+    assert judge_cli(batch_dir, judge_fake, out, "--calibrate", str(tmp_path / "set")) == 0
+    s = json.loads((out / "summary.json").read_text())
+    assert s["calibration"]["answers"] == len(qs)
+    assert s["calibration"]["accuracy"] == pytest.approx((len(qs) - 1) / len(qs))
+    assert json.loads((out / "judge.json").read_text())["calibration"] == s["calibration"]
+    assert (out / "calibration" / "answers.jsonl").is_file()
