@@ -67,6 +67,7 @@ VERDICTS = [
     {"failure": True, "category": "decision", "subtype": "timing", "evidence": "It moved late.", "text_cue_followed": False},
     {"failure": True, "category": "exploration", "subtype": "loop", "evidence": "Same plan again.", "text_cue_followed": True},
     {"failure": True, "category": "rule", "subtype": "serve", "evidence": "Thinks fire moves.", "text_cue_followed": None},
+    {"failure": True, "category": "decision/control", "subtype": "late", "evidence": "Too late.", "text_cue_followed": False},
 ]
 
 

@@ -72,11 +72,15 @@ def test_judges_the_median_run_per_cell_blinded_and_records_the_answers(batch_di
         assert v["parsed"] and v["usage"]["output_tokens"] > 0
     assert [(v["run_id"], v["turn"]) for v in verdicts] == [(s["run_id"], t) for s in meta["samples"] for t in s["turns"]]
     summary = json.loads((out / "summary.json").read_text())
-    counted = Counter((v["setting"], v["category"]) for v in verdicts if v["failure"])
-    for st, cats in summary["counts"].items():
-        assert set(cats) == set(CATEGORIES)
-        for c, n in cats.items():
-            assert n == counted[(st, c)]
+    counted: dict = {}
+    for v in verdicts:
+        if v["failure"]:
+            counted.setdefault(v["setting"], Counter())[v["category"]] += 1
+    assert summary["counts"] == {st: dict(c) for st, c in counted.items()}  # as the judge wrote them
+    assert any(v["category"] == "decision/control" and v["group"] == "decision" for v in verdicts)
+    for st, cats in summary["categories"].items():  # the five, spellings folded
+        assert list(cats) == list(CATEGORIES)
+        assert cats == {c: sum(1 for v in verdicts if v["setting"] == st and v["group"] == c) for c in CATEGORIES}
     assert summary["turns_judged"] == 10 and summary["unparsed"] == 0
     assert summary["failures"] == sum(1 for v in verdicts if v["failure"])
     # blinded: no judge request names a model that played (the players wrote their names in their thoughts)
@@ -85,7 +89,18 @@ def test_judges_the_median_run_per_cell_blinded_and_records_the_answers(batch_di
         assert all(m.lower() not in text for m in MODELS)
         assert "alpha" not in text and "beta" not in text
         assert body["model"] == JUDGE
-    assert "the player, ball falls left" in json.dumps(judge.bodies[0])
+    assert "I am [name withheld], ball falls left" in json.dumps(judge.bodies[0])
+    from io import BytesIO
+
+    from PIL import Image
+
+    from tests.fake_provider import sent_messages
+    seen = [s for s in judge_fake.seen if s.body.get("model") == JUDGE]
+    pngs = [v for s in seen[:2] for _, parts in sent_messages(s) for kind, v in parts if kind == "image"]
+    assert len(pngs) > 10
+    for png in pngs:  # no names in image metadata: the frames carry no text chunks at all
+        img = Image.open(BytesIO(png))
+        assert not getattr(img, "text", {}) and not {k for k in img.info if k not in ("transparency", "dpi")}
     # resumable: a second run asks nothing and changes nothing
     before = (out / "verdicts.jsonl").read_bytes()
     assert judge_cli(batch_dir, judge_fake, out) == 0
@@ -185,7 +200,7 @@ def test_spaced_turns_are_seeded_spaced_and_not_chosen_by_reward():
     ('{"failure": true, "category": "vision", "evidence": "x"}', "unknown category"),
     ('{"failure": true, "category": null, "evidence": "x"}', "needs a category"),
     ('{"failure": false, "category": "rule", "evidence": "x"}', "failure is false"),
-    ('{"failure": true, "category": "rule"}', "evidence is missing"),
+    ('{"failure": true, "category": "rule", "evidence": 3}', "evidence must be text"),
     ('{"failure": true, "category": "rule", "evidence": "x", "text_cue_followed": "no"}', "text_cue_followed"),
     ('{"failure": true, "category": "rule", "evidence": "x"', "does not parse"),
 ])
@@ -197,7 +212,8 @@ def test_the_verdict_parser_refuses_what_it_cannot_read(text, problem):
 def test_the_verdict_parser_reads_fenced_and_aliased_answers():
     v = parse_verdict('Here it is:\n```json\n{"failure": true, "category": "Decision/Control", "subtype": "late",'
                       ' "evidence": "moved late", "text_cue_followed": false}\n```')
-    assert (v.failure, v.category, v.subtype, v.text_cue_followed) == (True, "decision", "late", False)
+    assert (v.failure, v.category, v.group, v.subtype, v.text_cue_followed) == (True, "decision/control", "decision",
+                                                                                "late", False)
     v = parse_verdict('{"failure": false, "category": "none", "subtype": null, "evidence": ""}')
     assert v.category is None and v.text_cue_followed is None
 

@@ -139,9 +139,9 @@ def _judge_sections(inp: Inputs, out: list[str], needs: list) -> None:
     for _, s in inp.judges:
         for st, per in s["per_setting"].items():
             n = per["failures"]
+            cats = s["categories"][st]
             rows.append([st, str(per["turns_judged"]), str(n),
-                         *(f"{s['counts'][st][c]} ({100 * s['counts'][st][c] / n:.0f}%)" if n else "0"
-                           for c in CATEGORIES)])
+                         *(f"{cats[c]} ({100 * cats[c] / n:.0f}%)" if n else "0" for c in CATEGORIES)])
     out += _table(["setting", "judged", "failures", *CATEGORIES], rows, True) + [""]
     for _, s in inp.judges:
         t, cal = s.get("truth") or {}, s.get("calibration") or {}
@@ -192,7 +192,7 @@ def write_pngs(inp: Inputs, directory: str) -> list[Path]:
         written += write_plots(inp.batch, directory)[:1]
     if inp.judges:
         plt = _pyplot()
-        rows = [(st, s["counts"][st]) for _, s in inp.judges for st in s["counts"]]
+        rows = [(st, s["categories"][st]) for _, s in inp.judges for st in s["categories"]]
         fig, ax = plt.subplots(figsize=(2 + 1.2 * len(rows), 3.5))
         bottom = [0] * len(rows)
         for c in CATEGORIES:

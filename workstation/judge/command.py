@@ -147,7 +147,7 @@ def table(summary: dict) -> str:
     rows = [head]
     for st, p in summary["per_setting"].items():
         rows.append([st, str(p["turns_judged"]), str(p["failures"]), str(p["unparsed"]),
-                     *(str(summary["counts"][st][c]) for c in CATEGORIES)])
+                     *(str(summary["categories"][st][c]) for c in CATEGORIES)])
     widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
     t = summary["truth"]

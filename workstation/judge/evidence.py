@@ -5,8 +5,8 @@ them (rebuilt from the recording by ``workstation.runs.request``), its reply (th
 actions executed, then the screen after each action with the game's feedback. Images are the
 recording's own frames, sent as data with no name (PNGs carry no text chunks). Blinding: every
 text part passes through ``Blinder``, which replaces each model name and agent spec of the runs
-being judged (and a setting's label in the player's own words) with a neutral word; ``check``
-then refuses a request whose text still names one, so a leak is an error, never a request.
+being judged (and a setting's label in the player's own words) with ``NEUTRAL``; ``check``
+then refuses evidence whose text still names one, so a leak is an error, never a request.
 """
 
 from __future__ import annotations
@@ -14,15 +14,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from workstation.errors import UserError
 from workstation.judge.verdict import JudgePrompt
 from workstation.store.recording import Recording
 from workstation.turn.prompt import ImagePart, Message, Prompt, TextPart, merge_parts, timestamp
 
-NEUTRAL = "the player"
+NEUTRAL = "[name withheld]"
 
 
-class BlindingError(RuntimeError):
-    """A judge request would have named a model or setting (a bug: nothing is sent)."""
+class BlindingError(UserError):
+    """A judge request would still name a model (nothing is sent)."""
 
 
 @dataclass
@@ -57,11 +58,12 @@ class Blinder:
             text = re.sub(rf"(?<!\w){re.escape(w)}(?!\w)", NEUTRAL, text, flags=re.IGNORECASE)
         return text
 
-    def check(self, prompt: Prompt) -> None:
-        body = prompt.render_text().lower()
+    def check(self, parts: list) -> None:
+        """Refuse evidence (the parts taken from the recording) that still names a model."""
+        body = "".join(p.text for p in parts if isinstance(p, TextPart)).lower().replace(NEUTRAL, " ")
         for w in self.names:
             if w.lower() in body:
-                raise BlindingError("a judge request still names a model; nothing was sent")
+                raise BlindingError(f"a judge request would still name the model {w!r}; nothing was sent")
 
 
 def _feedback(reward: float, life_lost: bool, reset: bool) -> str:
@@ -133,10 +135,9 @@ def judge_request(rec: Recording, turn: int, jp: JudgePrompt, blind: Blinder, *,
         parts += reply_parts(reply[0], reply[1], None, "", blind)
         parts += followed_parts(rec, turn, "What the game did next under the plan the player first gave "
                                            "(for context: this reply was not played)")
+    blind.check(parts)
     parts.append(TextPart(jp.question))
-    out = Prompt([Message("system", [TextPart(jp.system)]), Message("user", merge_parts(parts))], rec.frames)
-    blind.check(out)
-    return out
+    return Prompt([Message("system", [TextPart(jp.system)]), Message("user", merge_parts(parts))], rec.frames)
 
 
 def with_retry_note(prompt: Prompt, jp: JudgePrompt, previous: str, problem: str) -> Prompt:

@@ -119,7 +119,7 @@ def ask(agent, prompt, ctx, jp: JudgePrompt) -> dict:
         return {**v.to_json(), "parsed": True, "raw": reply.text, "usage": usage,
                 "cost_usd": round(cost, 8) if priced and usage else None, "calls": calls,
                 "retried": attempt == 1}
-    return {"failure": None, "category": None, "subtype": None, "evidence": None, "text_cue_followed": None,
+    return {"failure": None, "category": None, "group": None, "subtype": None, "evidence": None, "text_cue_followed": None,
             "parsed": False, "problem": problem, "raw": raws[-1] if raws else None, "raw_first": raws[0] if raws else None,
             "usage": usage, "cost_usd": round(cost, 8) if priced and usage else None, "calls": calls, "retried": True}
 
@@ -214,7 +214,8 @@ def judge_turn(agent, rec: Recording, s: Sample, turn: int, jp: JudgePrompt, bli
 
 def summarise(verdicts: list[dict], job: JudgeJob, samples: list[Sample], complete: bool, stopped: str | None) -> dict:
     settings = sorted({v["setting"] for v in verdicts} | {s.run.setting for s in samples})
-    counts = {st: {c: 0 for c in CATEGORIES} for st in settings}
+    counts: dict[str, Counter] = {st: Counter() for st in settings}  # category as the judge wrote it
+    groups = {st: {c: 0 for c in CATEGORIES} for st in settings}  # the five, zeros included
     per: dict[str, Counter] = {st: Counter() for st in settings}
     truth = Counter()
     usage, cost = None, 0.0
@@ -227,6 +228,7 @@ def summarise(verdicts: list[dict], job: JudgeJob, samples: list[Sample], comple
         elif v.get("failure"):
             p["failures"] += 1
             counts[st][v["category"]] += 1
+            groups[st][v.get("group") or v["category"]] += 1
         if v.get("text_cue_followed") is not None:
             p["text_cue_asked"] += 1
             p["text_cue_followed"] += bool(v["text_cue_followed"])
@@ -239,7 +241,8 @@ def summarise(verdicts: list[dict], job: JudgeJob, samples: list[Sample], comple
         "format": FORMAT, "judge": job.judge, "prompt_digest": job.prompt.digest, "complete": complete,
         "stopped": stopped, "turns_judged": len(verdicts),
         "failures": sum(p["failures"] for p in per.values()), "unparsed": sum(p["unparsed"] for p in per.values()),
-        "counts": counts, "per_setting": {st: {k: per[st][k] for k in keys} for st in settings},
+        "counts": {st: dict(sorted(c.items())) for st, c in counts.items()}, "categories": groups,
+        "per_setting": {st: {k: per[st][k] for k in keys} for st in settings},
         "truth": {"true": truth["true"], "false": truth["false"], "unknown": truth["unknown"],
                   "agreement_rate": None if not checked else round(truth["true"] / checked, 4)},
         "usage": usage or add_usage(None, None), "cost_usd": round(cost, 6), "calibration": job.calibration,

@@ -1,8 +1,9 @@
 """The judge's prompt (a data file with a digest) and the checked reader of its JSON verdicts.
 
-A verdict is one JSON object: ``failure`` (bool), ``category`` (one of CATEGORIES, or null when
-there is no failure), ``subtype`` (text or null), ``evidence`` (text) and ``text_cue_followed``
-(bool or null, the over-reliance question). ``parse_verdict`` accepts the object bare, in a
+A verdict is one JSON object: ``failure`` (bool), ``category`` (one of CATEGORIES or a spelling
+in ALIASES, or null when there is no failure), ``subtype`` (text or null), ``evidence`` (text or
+null) and ``text_cue_followed`` (bool or null, the over-reliance question). The category is kept
+as the judge wrote it (lower case, spaces tidied) and ``group`` names which of the five it is. ``parse_verdict`` accepts the object bare, in a
 ```json fence or after a sentence, and nothing looser: a key of the wrong type, a category it
 does not know, or a category given for no failure is a ``VerdictError`` naming the problem, and
 the caller asks once more, then records the reply as unparsed. Nothing is ever guessed.
@@ -62,13 +63,18 @@ def load_judge_prompt(path: str | Path | None = None) -> JudgePrompt:
 @dataclass(frozen=True)
 class Verdict:
     failure: bool
-    category: str | None
+    category: str | None  # as the judge wrote it
     subtype: str | None
-    evidence: str
+    evidence: str | None
     text_cue_followed: bool | None
 
+    @property
+    def group(self) -> str | None:
+        """Which of the five categories it is."""
+        return None if self.category is None else ALIASES.get(self.category, self.category)
+
     def to_json(self) -> dict:
-        return {"failure": self.failure, "category": self.category, "subtype": self.subtype,
+        return {"failure": self.failure, "category": self.category, "group": self.group, "subtype": self.subtype,
                 "evidence": self.evidence, "text_cue_followed": self.text_cue_followed}
 
 
@@ -93,8 +99,7 @@ def _category(value) -> str | None:
     name = " ".join(value.strip().lower().split())
     if name in NULLS:
         return None
-    name = ALIASES.get(name, name)
-    if name not in CATEGORIES:
+    if ALIASES.get(name, name) not in CATEGORIES:
         raise VerdictError(f"unknown category {value!r} (one of {', '.join(CATEGORIES)})")
     return name
 
@@ -117,9 +122,10 @@ def parse_verdict(text: str | None) -> Verdict:
     if isinstance(subtype, str) and subtype.strip().lower() in NULLS:
         subtype = None
     evidence = obj.get("evidence")
-    if not isinstance(evidence, str):
-        raise VerdictError("evidence must be text" if "evidence" in obj else "the key evidence is missing")
+    if evidence is not None and not isinstance(evidence, str):
+        raise VerdictError("evidence must be text")
     cue = obj.get("text_cue_followed")
     if cue is not None and not isinstance(cue, bool):
         raise VerdictError("text_cue_followed must be true, false or null")
-    return Verdict(failure, category, subtype.strip() if isinstance(subtype, str) else None, evidence.strip(), cue)
+    return Verdict(failure, category, subtype.strip() if isinstance(subtype, str) else None,
+                   evidence.strip() if isinstance(evidence, str) else None, cue)
