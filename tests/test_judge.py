@@ -302,12 +302,23 @@ BAD = [
     (["judge", "stuck", "{tmp}/missing"], "no such batch directory"),
     (["judge", "stuck", "{batch}", "--min-turns", "1"], "--min-turns must be at least 2"),
     (["judge", "{batch}", "--turns", "x"], "invalid int value"),
+    (["judge", "{batch}", "--judge", "compat:j", "--base-url", "http://127.0.0.1:9/v1", "--out", "{batch}"],
+     "holds a batch"),
+    (["judge", "{batch}", "--judge", "compat:j", "--base-url", "http://127.0.0.1:9/v1", "--out", "{tmp}/notes.csv"],
+     "is a file"),
+    (["judge", "{batch}", "--judge", "compat:j", "--base-url", "http://127.0.0.1:9/v1", "--out", "{tmp}/o",
+      "--max-cost", "-1"], "--max-cost must be 0 or more"),
+    (["judge", "{batch}", "--judge", "compat:j", "--base-url", "http://127.0.0.1:9/v1", "--out", "{tmp}/prev"],
+     "a different judge or prompt needs another --out"),
 ]
 
 
 @pytest.mark.parametrize("argv, message", BAD, ids=[" ".join(a[1:3]) + f" #{i}" for i, (a, _) in enumerate(BAD)])
 def test_bad_input_is_one_line_exit_2(argv, message, batch_dir, tmp_path):
     (tmp_path / "notes.csv").write_text("a,b\n1,2\n")
+    (tmp_path / "prev").mkdir()
+    (tmp_path / "prev" / "judge.json").write_text(json.dumps({"format": "atari-workstation-judge/1",
+                                                             "judge": "compat:other", "prompt": {"digest": "x"}}))
     args = [a.replace("{batch}", str(batch_dir)).replace("{tmp}", str(tmp_path)) for a in argv]
     r = subprocess.run([sys.executable, "-m", "workstation", *args], capture_output=True, text=True, cwd=ROOT,
                        timeout=60, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)})
@@ -390,3 +401,28 @@ def test_calibrate_scores_the_judge_on_a_qa_set_first_and_records_it(batch_dir, 
     assert s["calibration"]["accuracy"] == pytest.approx((len(qs) - 1) / len(qs))
     assert json.loads((out / "judge.json").read_text())["calibration"] == s["calibration"]
     assert (out / "calibration" / "answers.jsonl").is_file()
+
+
+def test_report_paper_lays_out_what_the_data_allows_and_lists_the_rest(batch_dir, judge_fake, tmp_path, capsys):
+    judge_fake.responder = ScriptedJudge()
+    out = tmp_path / "j"
+    assert judge_cli(batch_dir, judge_fake, out, "--groups", "alpha/beta") == 0
+    assert main(["judge", "requery", str(out)]) == 0
+    assert main(["judge", "stuck", str(batch_dir), "--json"]) == 0
+    capsys.readouterr()
+    stuck = tmp_path / "stuck.json"
+    assert main(["judge", "stuck", str(batch_dir), "--json"]) == 0
+    stuck.write_text(capsys.readouterr().out)
+    md = tmp_path / "paper.md"
+    assert main(["report", str(batch_dir), str(out), str(stuck), "--paper", "--baseline", "alpha", "--md", str(md)]) == 0
+    text = md.read_text()
+    for heading in ("Fig. 3", "Fig. 4", "Failure categories per model", "Fig. 14", "Table 9", "Stuck stretches"):
+        assert f"## {heading}" in text, heading
+    s = json.loads((out / "summary.json").read_text())
+    row = next(x for x in text.splitlines() if x.startswith("| alpha | 5 |"))
+    assert f"| {s['per_setting']['alpha']['failures']} |" in row
+    not_drawn = text.split("## Not drawn")[1]
+    assert "Table 2: QA accuracy: needs" in not_drawn and "Ablation: Feedback on vs off: needs" in not_drawn
+    assert "## Table 2" not in text  # missing data is listed, never drawn empty
+    assert main(["report", str(out), "--paper"]) == 0  # a judge directory alone: the batch tables are listed
+    assert "Fig. 3 rank heatmap: needs a batch directory" in capsys.readouterr().out

@@ -132,8 +132,15 @@ def _meta(job: JudgeJob, samples: list[Sample]) -> dict:
 
 
 def check_meta(out: Path, judge: str, digest: str) -> dict | None:
+    """What an earlier judging in ``out`` was (None for a new directory); UserError when ``out`` is
+    something else (a file, a recording, a batch, another judging) that must not be written into."""
+    if out.exists() and not out.is_dir():
+        raise UserError(f"--out {out} is a file; name a directory for the verdicts")
     path = out / META
     if not path.is_file():
+        for name, what in (("manifest.json", "a recording"), ("results.csv", "a batch"), (SUMMARY, "another result")):
+            if (out / name).exists():
+                raise UserError(f"--out {out} holds {what} ({name}); name a new directory for the verdicts")
         return None
     try:
         old = json.loads(path.read_text(encoding="utf-8"))
@@ -149,8 +156,6 @@ def check_meta(out: Path, judge: str, digest: str) -> dict | None:
 
 def run_judge(job: JudgeJob) -> dict:
     out = job.out
-    if out.exists() and not out.is_dir():
-        raise UserError(f"--out {out} is a file; name a directory")
     old = check_meta(out, job.judge, job.prompt.digest)
     runs = read_sources(job.sources)
     if not runs:
