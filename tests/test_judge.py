@@ -120,6 +120,16 @@ def test_a_killed_judge_resumes_where_it_stopped(batch_dir, judge_fake, tmp_path
     assert len(verdicts) == 10 and len({(v["run_id"], v["turn"]) for v in verdicts}) == 10
 
 
+def test_concurrent_judging_records_every_turn_once(batch_dir, judge_fake, tmp_path):
+    judge = ScriptedJudge([json.dumps(VERDICTS[0])])
+    judge_fake.responder = judge
+    out = tmp_path / "j"
+    assert judge_cli(batch_dir, judge_fake, out, "--concurrency", "4") == 0
+    verdicts = lines(out / "verdicts.jsonl")
+    assert len(verdicts) == 10 == len(judge.given) and len({(v["run_id"], v["turn"]) for v in verdicts}) == 10
+    assert json.loads((out / "summary.json").read_text())["categories"]["alpha"]["perception"] == 5
+
+
 def test_a_malformed_verdict_is_retried_once_then_recorded_unparsed(batch_dir, judge_fake, tmp_path):
     good = json.dumps(VERDICTS[0])
     # turn 1: bad then good; turn 2: bad twice; the rest good
@@ -302,6 +312,7 @@ BAD = [
     (["judge", "stuck", "{tmp}/missing"], "no such batch directory"),
     (["judge", "stuck", "{batch}", "--min-turns", "1"], "--min-turns must be at least 2"),
     (["judge", "{batch}", "--turns", "x"], "invalid int value"),
+    (["judge", "{batch}", "--judge", "compat:j", "--out", "{tmp}/o", "--concurrency", "0"], "--concurrency must be"),
     (["judge", "{batch}", "--judge", "compat:j", "--base-url", "http://127.0.0.1:9/v1", "--out", "{batch}"],
      "holds a batch"),
     (["judge", "{batch}", "--judge", "compat:j", "--base-url", "http://127.0.0.1:9/v1", "--out", "{tmp}/notes.csv"],

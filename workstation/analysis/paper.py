@@ -87,7 +87,7 @@ def sections(inp: Inputs) -> tuple[list[str], list[tuple[str, str]]]:
         rows.append(["**average**", *[_f(r.average_rank[s][0]) for s in settings]])
         out += _table(["game", *settings], rows, True) + [""]
         out += ["## Fig. 4: separability per game and criteria matrix", ""]
-        mark = lambda s, i: "n/a" if (i + 1) in s.lacking else ("yes" if s.criteria[i] else "no")  # noqa: E731
+        mark = lambda s, i: "n/a" if (i + 1) in s.lacking else ("yes" if s.criteria[i] else "no")
         rows = [[g, _f(s.d_best), _f(s.d_quartile), _f(s.eta2, 3), mark(s, 0), mark(s, 1), mark(s, 2), s.label]
                 for g, s in ((g, r.separability[g]) for g in games)]
         out += _table(["game", "d best vs baseline", "d top vs bottom", "eta^2", "(1)", "(2)", "(3)", "label"],
@@ -104,7 +104,7 @@ def sections(inp: Inputs) -> tuple[list[str], list[tuple[str, str]]]:
             out += _table(["values", "game", "n", "mean diff", "95% CI", "verdict"], rows, True) + [""]
     if inp.evals:
         out += ["## Table 2: QA accuracy per model", ""]
-        cell = lambda s, k: "-" if s["accuracy"].get(k) is None else f"{100 * s['accuracy'][k]:.1f}"  # noqa: E731
+        cell = lambda s, k: "-" if s["accuracy"].get(k) is None else f"{100 * s['accuracy'][k]:.1f}"
         rows = [[s.get("agent", "?"), *(cell(s, k) for k in ("perception", "motion", "decision", "overall"))]
                 for s in inp.evals]
         out += _table(["model", "Perception", "Motion", "Decision", "Overall"], rows, True) + [""]

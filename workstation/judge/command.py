@@ -38,6 +38,8 @@ def register(sub) -> None:
     p.add_argument("--gap", type=int, default=5, metavar="N", help="least distance between them in turns (default 5)")
     p.add_argument("--seed", type=int, default=0, help="seed of the turn sampling (default 0)")
     p.add_argument("--max-cost", type=float, default=None, metavar="USD", help="stop asking past this judge spend")
+    p.add_argument("--concurrency", type=int, default=1, metavar="N",
+                   help="turns in flight at once (default 1: in order; more may pass --max-cost by N-1 calls)")
     p.add_argument("--calibrate", metavar="QA_SET", help="first score the judge on this QA set (qa eval) and record it")
     p.add_argument("--calibrate-repeats", type=int, default=1, metavar="N", help="repeats per question (default 1)")
     p.add_argument("--judge-prompt", metavar="FILE", help="the judge's prompt file (default the packaged one)")
@@ -76,6 +78,8 @@ def _check_counts(a: argparse.Namespace) -> None:
         raise UserError(f"--max-cost must be 0 or more dollars (got {a.max_cost})")
     if a.min_turns < 2:
         raise UserError(f"--min-turns must be at least 2 (got {a.min_turns})")
+    if a.concurrency < 1:
+        raise UserError(f"--concurrency must be at least 1 (got {a.concurrency})")
     if a.calibrate_repeats < 1:
         raise UserError(f"--calibrate-repeats must be at least 1 (got {a.calibrate_repeats})")
 
@@ -111,7 +115,8 @@ def _judge(a: argparse.Namespace) -> int:
     make_judge_agent(a.judge, options).close()  # a bad spec or key is one line before anything is read
     calibration = _calibrate(a, out, options) if a.calibrate else None
     job = JudgeJob(sources=a.source, judge=a.judge, out=out, prompt=jp, options=options, turns=a.turns, gap=a.gap,
-                   seed=a.seed, max_cost=a.max_cost, groups=groups, calibration=calibration)
+                   seed=a.seed, max_cost=a.max_cost, groups=groups, calibration=calibration,
+                   concurrency=a.concurrency)
     summary = run_judge(job)
     print(out)
     print(table(summary))
@@ -134,7 +139,7 @@ def _calibrate(a: argparse.Namespace, out: Path, options) -> dict:
     if not qa.is_dir():
         raise UserError(f"--calibrate {qa}: no such QA set directory (make one with `workstation qa gen`)")
     s = run_eval(qa, a.judge, out / "calibration", repeats=a.calibrate_repeats, provider_options=options,
-                 max_cost=a.max_cost)
+                 max_cost=a.max_cost, concurrency=a.concurrency)
     return {"set": str(qa), "set_digest": s.get("set_digest"), "accuracy": s["accuracy"]["overall"],
             "answers": s["answers"], "complete": s["complete"], "by_group": {k: s["accuracy"][k] for k in
                                                                              ("perception", "motion", "decision")}}

@@ -17,7 +17,14 @@ from dataclasses import dataclass
 from workstation.errors import UserError
 from workstation.judge.verdict import JudgePrompt
 from workstation.store.recording import Recording
-from workstation.turn.prompt import ImagePart, Message, Prompt, TextPart, merge_parts, timestamp
+from workstation.turn.prompt import (
+    ImagePart,
+    Message,
+    Prompt,
+    TextPart,
+    merge_parts,
+    timestamp,
+)
 
 NEUTRAL = "[name withheld]"
 
@@ -32,7 +39,7 @@ class Blinder:
     labels: tuple[str, ...] = ()  # setting labels: replaced in the player's own words
 
     @classmethod
-    def for_runs(cls, recs: list[Recording], labels: list[str]) -> "Blinder":
+    def for_runs(cls, recs: list[Recording], labels: list[str]) -> Blinder:
         names: set[str] = set()
         for rec in recs:
             agent = rec.manifest_record.agent

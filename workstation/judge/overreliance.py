@@ -19,7 +19,7 @@ def parse_groups(text: str) -> tuple[list[str], list[str]]:
     if not sep or not a or not b:
         raise UserError(f"--groups {text!r}: write two groups of setting labels as A,B/C,D")
     if set(a) & set(b):
-        raise UserError(f"--groups {text!r}: {sorted(set(a) & set(b))[0]} is in both groups")
+        raise UserError(f"--groups {text!r}: {min(set(a) & set(b))} is in both groups")
     return a, b
 
 

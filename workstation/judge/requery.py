@@ -17,7 +17,15 @@ from pathlib import Path
 
 from workstation.errors import UserError
 from workstation.judge.evidence import Blinder, judge_request
-from workstation.judge.run import META, VERDICTS, _append, ask, make_judge_agent, read_lines, write_json
+from workstation.judge.run import (
+    META,
+    VERDICTS,
+    _append,
+    ask,
+    make_judge_agent,
+    read_lines,
+    write_json,
+)
 from workstation.judge.stats import mcnemar_exact
 from workstation.judge.verdict import load_judge_prompt
 from workstation.store.recording import Recording
@@ -27,7 +35,11 @@ CONDITIONS = ("full", "current")
 
 
 def _players():
-    from workstation.providers import ProviderConfigError, make_provider_agent, options_from_description
+    from workstation.providers import (
+        ProviderConfigError,
+        make_provider_agent,
+        options_from_description,
+    )
 
     made: dict = {}
 

@@ -12,16 +12,23 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from workstation.errors import UserError
 from workstation.judge.evidence import Blinder, judge_request, with_retry_note
 from workstation.judge.sample import Sample, choose, read_sources
-from workstation.judge.verdict import CATEGORIES, JudgePrompt, VerdictError, parse_verdict
-from workstation.store.records import add_usage
+from workstation.judge.verdict import (
+    CATEGORIES,
+    JudgePrompt,
+    VerdictError,
+    parse_verdict,
+)
 from workstation.store.recording import Recording
+from workstation.store.records import add_usage
 
 FORMAT = "atari-workstation-judge/1"
 META, VERDICTS, SUMMARY = "judge.json", "verdicts.jsonl", "summary.json"
@@ -40,6 +47,7 @@ class JudgeJob:
     max_cost: float | None = None
     groups: tuple[list[str], list[str]] | None = None
     calibration: dict | None = None
+    concurrency: int = 1  # turns in flight at once (1: asked in order, the cap exact)
     progress: object = None  # callable(done, total) or None
     notes: list[str] = field(default_factory=list)
 
@@ -74,7 +82,11 @@ def _append(path: Path):
 def make_judge_agent(spec: str, options):
     """The judge as a provider agent; UserError for a spec that is no model or cannot be made."""
     from workstation.agents import AgentSpecError, parse_agent
-    from workstation.providers import ProviderConfigError, ProviderOptions, make_provider_agent
+    from workstation.providers import (
+        ProviderConfigError,
+        ProviderOptions,
+        make_provider_agent,
+    )
 
     try:
         ref = parse_agent(spec)
@@ -170,30 +182,56 @@ def run_judge(job: JudgeJob) -> dict:
     done = {(v["run_id"], v["turn"]): v for v in read_lines(out / VERDICTS)}
     todo = [(s, t) for s in samples for t in s.turns if (s.run.run_id, t) not in done]
     spent = sum(v.get("cost_usd") or 0.0 for v in done.values())
-    stopped = None
+    state = {"spent": spent, "stopped": None, "asked": 0}
     if todo:
         recs = {s.run.run_id: Recording(s.run.path) for s in samples}
         blind = Blinder.for_runs(list(recs.values()), [s.run.setting for s in samples])
-        agent = make_judge_agent(job.judge, job.options)
-        sink = _append(out / VERDICTS)
-        try:
-            for n, (s, t) in enumerate(todo):
-                if job.max_cost is not None and spent >= job.max_cost:
-                    stopped = "max cost"
-                    break
-                line = judge_turn(agent, recs[s.run.run_id], s, t, job.prompt, blind)
-                spent += line.get("cost_usd") or 0.0
+        lock = threading.Lock()
+        local = threading.local()
+        made: list = []
+
+        def agent():  # one judge agent per thread, as `qa eval` does
+            a = getattr(local, "agent", None)
+            if a is None:
+                a = local.agent = make_judge_agent(job.judge, job.options)
+                with lock:
+                    made.append(a)
+            return a
+
+        def one(item) -> None:
+            s, t = item
+            with lock:
+                if job.max_cost is not None and state["spent"] >= job.max_cost:
+                    state["stopped"] = "max cost"
+                    return
+            line = judge_turn(agent(), recs[s.run.run_id], s, t, job.prompt, blind)
+            with lock:
+                state["spent"] += line.get("cost_usd") or 0.0
+                state["asked"] += 1
                 if line.get("error"):
                     job.notes.append(f"{s.run.run_id} turn {t}: {line['error']}")
-                    continue
+                    return
                 sink.write(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n")
                 sink.flush()
                 done[(s.run.run_id, t)] = line
                 if job.progress:
-                    job.progress(n + 1, len(todo))
+                    job.progress(state["asked"], len(todo))
+
+        sink = _append(out / VERDICTS)
+        try:
+            if job.concurrency <= 1:
+                for item in todo:
+                    one(item)
+                    if state["stopped"]:
+                        break
+            else:
+                with ThreadPoolExecutor(max_workers=job.concurrency) as pool:
+                    list(pool.map(one, todo))
         finally:
             sink.close()
-            agent.close()
+            for a in made:
+                a.close()
+    stopped = state["stopped"]
     wanted = {(s.run.run_id, t) for s in samples for t in s.turns}
     summary = summarise(list(done.values()), job, samples, complete=wanted <= set(done), stopped=stopped)
     write_json(out / SUMMARY, summary)

@@ -204,7 +204,7 @@ def choose(runs: list[RunRef], turns: int = 5, gap: int = 5, seed: int = 0) -> l
     for r in runs:
         cells.setdefault((r.setting, r.game), []).append(r)
     out = []
-    for (setting, game), members in cells.items():
+    for members in cells.values():
         eligible, excluded = [], []
         for r in members:
             if not r.complete:
