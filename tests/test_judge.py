@@ -224,6 +224,8 @@ def test_the_verdict_parser_reads_fenced_and_aliased_answers():
                       ' "evidence": "moved late", "text_cue_followed": false}\n```')
     assert (v.failure, v.category, v.group, v.subtype, v.text_cue_followed) == (True, "decision/control", "decision",
                                                                                 "late", False)
+    v = parse_verdict('{"observable_failure": true, "category": "rule", "evidence": "x"}')
+    assert v.failure and v.category == "rule" and v.subtype is None
     v = parse_verdict('{"failure": false, "category": "none", "subtype": null, "evidence": ""}')
     assert v.category is None and v.text_cue_followed is None
 

@@ -24,6 +24,7 @@ CATEGORIES = ("perception", "spatiotemporal", "decision", "exploration", "rule")
 ALIASES = {"decision/control": "decision", "decision-control": "decision", "control": "decision",
            "spatio-temporal": "spatiotemporal", "spatio temporal": "spatiotemporal"}
 NULLS = ("", "none", "null", "n/a")
+FAILURE_KEYS = ("failure", "observable_failure", "failure_observable")  # the first one present is read
 DEFAULT_PROMPT = Path(__file__).with_name("judge_prompt.toml")
 PROMPT_KEYS = ("system", "question", "retry")
 
@@ -108,9 +109,10 @@ def parse_verdict(text: str | None) -> Verdict:
     if not text or not text.strip():
         raise VerdictError("the reply is empty")
     obj = _object(text)
-    failure = obj.get("failure")
+    key = next((k for k in FAILURE_KEYS if k in obj), "failure")
+    failure = obj.get(key)
     if not isinstance(failure, bool):
-        raise VerdictError("failure must be true or false" if "failure" in obj else "the key failure is missing")
+        raise VerdictError(f"{key} must be true or false" if key in obj else "the key failure is missing")
     category = _category(obj.get("category"))
     if failure and category is None:
         raise VerdictError("a failure needs a category")
