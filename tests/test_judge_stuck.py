@@ -62,3 +62,24 @@ def test_the_report_per_setting_and_the_cli(runs, capsys):
     assert json.loads(capsys.readouterr().out)["settings"]["scripted|frames=90"]["stretches"] == 3
     assert main(["judge", "stuck", str(runs["root"])]) == 0
     assert "stretches/run" in capsys.readouterr().out
+
+
+def test_the_open_screen_marks_stuck_stretches_on_the_timeline(runs):
+    from argparse import Namespace
+
+    from screens.app import make_app
+    from screens.widgets.timeline import Timeline
+    from tests.tui_helpers import run_async
+
+    @run_async
+    async def check(path, stuck_frames):
+        app = make_app("open", Namespace(recording=str(path)))
+        async with app.run_test(size=(120, 40)) as pilot:
+            await pilot.press("end")
+            timeline = app.screen.query_one(Timeline)
+            assert int(timeline.stuck.sum()) == stuck_frames
+            lives_row = timeline.render().plain.split("\n")[1]
+            assert ("≈" in lives_row) == (stuck_frames > 0)
+
+    check(runs["never"], 91)  # frames 0..90: the whole run
+    check(runs["moving"], 0)

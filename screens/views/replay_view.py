@@ -50,6 +50,23 @@ def _verdicts(rec: Recording) -> dict[int, dict]:
         return {}
 
 
+def _stuck_mask(rec: Recording, n: int):
+    """Per frame: inside a stuck stretch of the run (an all-false mask when it has none or cannot tell)."""
+    import numpy as np
+
+    from workstation.judge.stuck import DEFAULT_MIN_TURNS, stretches
+
+    mask = np.zeros(n, bool)
+    try:
+        found = stretches(rec, DEFAULT_MIN_TURNS)
+    except (OSError, ValueError, IndexError, RecordingError, FrameStoreError):
+        return mask
+    turns = {t.turn: t for t in rec.turn_records}
+    for s in found:
+        mask[turns[s.first_turn].start_frame:min(n, turns[s.last_turn].end_frame + 1)] = True
+    return mask
+
+
 class ReplayScreen(Screen):
     """A recording, turn by turn and frame by frame."""
 
@@ -126,7 +143,10 @@ class ReplayScreen(Screen):
             self._show_turn(turn)
         if turn >= 0:
             self.query_one(PlanView).mark(self.series.actions_done(turn, self.frame))
-        self.query_one(Timeline).show_series(self.series.frames, self.frame, known=self.n_frames - 1)
+        timeline = self.query_one(Timeline)
+        if timeline.stuck is None:
+            timeline.stuck = _stuck_mask(self.rec, len(self.series.frames.rewards))
+        timeline.show_series(self.series.frames, self.frame, known=self.n_frames - 1)
         self.query_one(StatsBar).show_stats(self._stats())
         self._status()
 

@@ -26,6 +26,7 @@ import numpy as np
 from workstation.judge.sample import RunRef, read_sources
 from workstation.store.recording import Recording
 
+DEFAULT_MIN_TURNS = 8
 AWARE = re.compile(
     r"\bstuck\b|\bnot (?:moving|progressing|changing|working)\b|\b(?:isn't|is not|hasn't|has not|didn't|did not|"
     r"doesn't|does not) (?:move|moved|moving|change|changed|work|worked|respond|progress)\b|\bno progress\b|"
@@ -126,7 +127,7 @@ def _spearman(xs: list[float], ys: list[float]) -> float | None:
     return float(spearmanr(xs, ys).statistic)
 
 
-def report(sources: list[str], min_turns: int = 8) -> dict:
+def report(sources: list[str], min_turns: int = DEFAULT_MIN_TURNS) -> dict:
     runs: list[RunRef] = read_sources(sources)
     per: dict[str, dict] = {}
     found = []
