@@ -172,7 +172,13 @@ def test_sampling_picks_the_run_closest_to_the_median_and_skips_changed_runs(bat
     import dataclasses
     import shutil
 
-    runs = [r for r in read_sources([str(batch_dir)]) if r.setting == "alpha"]
+    every = read_sources([str(batch_dir)])
+    key = lambda refs: sorted((r.run_id, r.setting, str(r.path)) for r in refs)  # noqa: E731
+    assert key(read_sources([str(batch_dir / "results.csv")])) == key(every)  # a results CSV finds the same runs
+    bare = read_sources([str(p) for p in (batch_dir / "runs").iterdir() if p.is_dir()])
+    assert {r.run_id for r in bare} == {r.run_id for r in every}
+    assert {r.setting for r in bare} == {f"compat:{m}|frames=250" for m in MODELS}  # spec + what differs
+    runs = [r for r in every if r.setting == "alpha"]
     scores = {0: 3.0, 1: 5.0, 2: 9.0}  # median 5 -> seed 1
     runs = [dataclasses.replace(r, score=scores[r.seed]) for r in runs]
     assert choose(runs)[0].run.seed == 1

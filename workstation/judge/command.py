@@ -117,6 +117,7 @@ def _judge(a: argparse.Namespace) -> int:
     job = JudgeJob(sources=a.source, judge=a.judge, out=out, prompt=jp, options=options, turns=a.turns, gap=a.gap,
                    seed=a.seed, max_cost=a.max_cost, groups=groups, calibration=calibration,
                    concurrency=a.concurrency)
+    job.progress = _progress
     summary = run_judge(job)
     print(out)
     print(table(summary))
@@ -130,6 +131,12 @@ def _judge(a: argparse.Namespace) -> int:
         sys.stderr.write("workstation: some turns got no reply from the judge; run the same command again\n")
         return 1
     return 0
+
+
+def _progress(done: int, total: int) -> None:
+    """A line on stderr every 10 turns and at the last, so a long judging can be followed in a log."""
+    if done % 10 == 0 or done == total:
+        sys.stderr.write(f"workstation: judge: {done}/{total} turns asked\n")
 
 
 def _calibrate(a: argparse.Namespace, out: Path, options) -> dict:
