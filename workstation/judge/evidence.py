@@ -133,7 +133,8 @@ def judge_request(rec: Recording, turn: int, jp: JudgePrompt, blind: Blinder, *,
 
     t = rec.turn_records[turn]
     shown = prompt if prompt is not None else rebuild_prompt(rec, turn)
-    parts = shown_parts(shown, blind)
+    parts = [TextPart(f"=== The turn under review: turn {turn}, from {timestamp(t.start_frame)} ===\n\n"),
+             *shown_parts(shown, blind)]
     if reply is None:
         note = "" if t.valid else f"The reply could not be played ({t.rule}); the game idled instead."
         parts += reply_parts(t.thought, t.planned, t.actions, note, blind)
@@ -143,7 +144,7 @@ def judge_request(rec: Recording, turn: int, jp: JudgePrompt, blind: Blinder, *,
         parts += followed_parts(rec, turn, "What the game did next under the plan the player first gave "
                                            "(for context: this reply was not played)")
     blind.check(parts)
-    parts.append(TextPart(jp.question))
+    parts.append(TextPart("=== Your verdict ===\n" + jp.question))
     return Prompt([Message("system", [TextPart(jp.system)]), Message("user", merge_parts(parts))], rec.frames)
 
 
