@@ -443,5 +443,7 @@ def test_report_paper_lays_out_what_the_data_allows_and_lists_the_rest(batch_dir
     not_drawn = text.split("## Not drawn")[1]
     assert "Table 2: QA accuracy: needs" in not_drawn and "Ablation: Feedback on vs off: needs" in not_drawn
     assert "## Table 2" not in text  # missing data is listed, never drawn empty
+    assert main(["report", str(batch_dir), "--paper", "--baseline", "alpha"]) == 0  # stuck read from the batch
+    assert "## Stuck stretches" in capsys.readouterr().out
     assert main(["report", str(out), "--paper"]) == 0  # a judge directory alone: the batch tables are listed
     assert "Fig. 3 rank heatmap: needs a batch directory" in capsys.readouterr().out

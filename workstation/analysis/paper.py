@@ -4,7 +4,8 @@ Each PATH is one of: a batch directory or results CSV (scores: Fig. 3's rank hea
 separability and criteria, the ablation tables), a ``qa eval`` directory (Table 2), a judge
 directory from ``workstation judge`` (failure categories per model, appendix D.2; the re-query
 study, Fig. 14, once ``judge requery`` ran; text over-reliance, Table 9, when --groups was given),
-or a stuck report written by ``workstation judge stuck SOURCE --json > FILE``. A table whose data
+or a stuck report written by ``workstation judge stuck SOURCE --json > FILE`` (without one, the
+batch's own recordings are read for it). A table whose data
 is missing is listed under "Not drawn" with what it needs, never drawn empty. Markdown always;
 PNGs (the rank heatmap, failure-category bars) with ``--plots DIR`` where matplotlib is installed.
 """
@@ -29,6 +30,7 @@ class Inputs:
     evals: list[dict] = field(default_factory=list)
     judges: list[tuple[Path, dict]] = field(default_factory=list)
     stuck: list[dict] = field(default_factory=list)
+    batch_path: str | None = None
 
 
 def _json(path: Path) -> dict | None:
@@ -64,7 +66,21 @@ def gather(paths: list[str], baseline: str = "random", bootstrap_seed: int = 0) 
             if got.batch is not None:
                 raise UserError(f"{p}: a second batch; --paper lays out one batch (plus eval, judge and stuck results)")
             got.batch = report.build(load_results(text), baseline=baseline, bootstrap_seed=bootstrap_seed)
+            got.batch_path = text
+    if got.batch is not None and not got.stuck:
+        got.stuck.append(_stuck_of(got.batch_path))
     return got
+
+
+def _stuck_of(path: str) -> dict:
+    """The stuck report of a batch's recordings (``workstation judge stuck``), or an empty one without them."""
+    from workstation.analysis.table import resolve
+    from workstation.judge.stuck import report
+
+    _, batch_dir = resolve(path)
+    if batch_dir is None or not (batch_dir / "runs").is_dir():
+        return {"min_turns": None, "settings": {}, "stretches": []}
+    return report([str(batch_dir)])
 
 
 def _missing(needs: list[tuple[str, str]], title: str, what: str) -> None:
@@ -111,7 +127,7 @@ def sections(inp: Inputs) -> tuple[list[str], list[tuple[str, str]]]:
     else:
         _missing(needs, "Table 2: QA accuracy", "one or more `workstation qa eval` result directories")
     _judge_sections(inp, out, needs)
-    if inp.stuck:
+    if any(rep["settings"] for rep in inp.stuck):
         out += ["## Stuck stretches per setting (RAM, no judge)", ""]
         rows = []
         for rep in inp.stuck:
@@ -123,7 +139,8 @@ def sections(inp: Inputs) -> tuple[list[str], list[tuple[str, str]]]:
         out += _table(["setting", "runs", "stretches/run", "frames stuck", "aware", "unaware", "recovered",
                        "rho(stuck, score)"], rows, True) + [""]
     else:
-        _missing(needs, "Stuck stretches", "a stuck report: `workstation judge stuck BATCH --json > stuck.json`")
+        _missing(needs, "Stuck stretches", "a batch directory with its recordings, or a stuck report "
+                                           "(`workstation judge stuck SOURCE --json > stuck.json`)")
     if needs:
         out += ["## Not drawn", ""] + [f"- {t}: needs {w}" for t, w in needs] + [""]
     return out, needs
