@@ -193,8 +193,9 @@ def _judge_sections(inp: Inputs, out: list[str], needs: list) -> None:
         out += _table(["setting", "followed a contradicted text cue"], rows, True) + [""]
         for _, o in over:
             a, b, p = o["group_a"], o["group_b"], o["fisher"]["p"]
-            out += [f"{', '.join(a['settings'])}: {a['followed']}/{a['asked']} vs {', '.join(b['settings'])}: "
-                    f"{b['followed']}/{b['asked']}; Fisher's exact p = {'-' if p is None else f'{p:.4f}'}", ""]
+            line = (f"{', '.join(a['settings'])}: {a['followed']}/{a['asked']} vs {', '.join(b['settings'])}: "
+                    f"{b['followed']}/{b['asked']}; Fisher's exact p = {'-' if p is None else f'{p:.4f}'}")
+            out += [line, ""]
     else:
         _missing(needs, "Table 9 text over-reliance", "`workstation judge ... --groups A,B/C,D` (or "
                                                       "`judge overreliance DIR --groups ...`)")

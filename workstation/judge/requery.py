@@ -84,6 +84,8 @@ def _ask_player(agent, prompt, rec: Recording, turn: int) -> dict:
 
 def run_requery(d: Path, judge: str | None = None, options=None, model_base_url: str | None = None,
                 max_cost: float | None = None) -> dict:
+    from workstation.calls import TurnContext
+    from workstation.game.games import get_game
     from workstation.runs.request import prompt_builder, rebuild_prompt
 
     meta = json.loads((d / META).read_text(encoding="utf-8"))
@@ -123,9 +125,6 @@ def run_requery(d: Path, judge: str | None = None, options=None, model_base_url:
                 if got.get("error"):
                     continue
                 req = judge_request(rec, turn, jp, blind, prompt=prompt, reply=(got["thought"], got["plan"]))
-                from workstation.calls import TurnContext
-                from workstation.game.games import get_game
-
                 verdict = ask(judge_agent, req, TurnContext(get_game(v["game"]), turn, 1, 0), jp)
                 spent += verdict.get("cost_usd") or 0.0
                 if verdict.get("error"):
