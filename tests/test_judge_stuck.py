@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.fake_provider import fake_server  # noqa: F401
+
 from tests.agents_for_tests import ScriptedAgent
 from workstation.cli import main
 from workstation.game.protocol import Protocol
@@ -83,3 +85,32 @@ def test_the_open_screen_marks_stuck_stretches_on_the_timeline(runs):
 
     check(runs["never"], 91)  # frames 0..90: the whole run
     check(runs["moving"], 0)
+
+
+def test_with_a_judge_the_judge_decides_awareness_and_the_words_decide_when_it_is_unreadable(runs, fake_server, capsys):  # noqa: F811
+    from tests.fake_provider import Step
+    from workstation.judge.stuck_judge import read_yes_no
+
+    assert (read_yes_no("Yes."), read_yes_no(" no, it did not"), read_yes_no("maybe")) == (True, False, None)
+    answers = iter(["Yes.", "perhaps", "no"])
+    asked = []
+
+    def respond(seen):
+        asked.append(seen.body)
+        return Step(text=next(answers))
+
+    fake_server.reset()
+    fake_server.responder = respond
+    try:
+        assert main(["judge", "stuck", str(runs["never"]), str(runs["aware"]), str(runs["recover"]), "--json",
+                     "--judge", "compat:j", "--base-url", fake_server.url("compat")]) == 0
+    finally:
+        fake_server.reset()
+    result = json.loads(capsys.readouterr().out)
+    by_run = {s["run_id"]: s for s in result["stretches"]}
+    never, aware, recover = (by_run[Recording(runs[k]).manifest_record.run_id] for k in ("never", "aware", "recover"))
+    assert (never["aware"], never["aware_by"]) == (True, "judge")  # the words say nothing; the judge said yes
+    assert (aware["aware"], aware["aware_by"]) == (True, "words")  # "perhaps": unreadable, the words decide
+    assert (recover["aware"], recover["aware_by"]) == (False, "judge")
+    assert len(asked) == 3 and "waiting for the ball" in json.dumps(asked[0])
+    assert result["judge"]["calls"] == 3

@@ -53,7 +53,7 @@ def register(sub) -> None:
     r = p.add_argument_group("judge requery DIR")
     r.add_argument("--model-base-url", default=None, metavar="URL",
                    help="where the model that played answers now (default the URL its runs used)")
-    s = p.add_argument_group("judge stuck SOURCE...")
+    s = p.add_argument_group("judge stuck SOURCE... (with --judge, the judge decides which stretches are aware)")
     s.add_argument("--min-turns", type=int, default=8, metavar="N", help="least live turns of a stuck stretch (default 8)")
     s.add_argument("--json", action="store_true", help="print the stuck report as JSON")
     p.set_defaults(func=run)
@@ -235,6 +235,22 @@ def _stuck(a: argparse.Namespace, sources: list[str]) -> int:
 
     if not sources:
         raise UserError("judge stuck needs SOURCE...: batch directories, results CSVs or recordings")
-    result = report(sources, a.min_turns)
+    ask = None
+    if a.judge:
+        from workstation.judge.run import make_judge_agent
+        from workstation.judge.stuck_judge import StuckJudge
+        from workstation.judge.verdict import load_judge_prompt
+
+        jp = load_judge_prompt(a.judge_prompt)
+        if not jp.stuck:
+            raise UserError(f"{jp.path} has no stuck question; add one (see the packaged judge prompt)")
+        ask = StuckJudge(make_judge_agent(a.judge, _options(a)), jp, [])
+    try:
+        result = report(sources, a.min_turns, ask)
+    finally:
+        if ask is not None:
+            ask.agent.close()
+    if ask is not None:
+        result["judge"] = {"spec": a.judge, "calls": ask.usage_calls, "cost_usd": round(ask.cost_usd, 6)}
     print(json.dumps(result, indent=1) if a.json else stuck_table(result))
     return 0

@@ -9,7 +9,8 @@ A **stuck stretch** is a run of at least ``min_turns`` consecutive stalled turns
 needs a RAM map; games without one have only the second). It is **aware** when a thought of the
 model in it matches ``AWARE`` (words saying it is stuck or not progressing: "stuck", "nothing
 happens", "not moving", "no progress", "same position", "try something else", ...), else
-**unaware**. It is **recovered** when a turn of the same game follows it (the run went on and
+**unaware**; when a judge is given (``judge stuck --judge SPEC``) the judge reads the thoughts and
+answers instead, and the word rule decides only where its answer is unreadable (``aware_by``). It is **recovered** when a turn of the same game follows it (the run went on and
 something changed) rather than the run or the game ending in it.
 
 Per setting: stuck stretches per run, the share of frames in stretches, aware and unaware
@@ -46,6 +47,7 @@ class Stretch:
     aware: bool
     recovered: bool
     cue: str  # the words that made it aware ("" if unaware)
+    aware_by: str = "words"  # words | judge
 
 
 def _player_positions(rec: Recording):
@@ -95,7 +97,8 @@ def stalled_turns(rec: Recording) -> list[str | None]:
     return out
 
 
-def stretches(rec: Recording, min_turns: int) -> list[Stretch]:
+def stretches(rec: Recording, min_turns: int, ask=None) -> list[Stretch]:
+    """The stuck stretches of a run; ``ask(rec, thoughts)`` -> True | False | None is the judge, if any."""
     turns = rec.turn_records
     marks = stalled_turns(rec)
     out = []
@@ -110,11 +113,13 @@ def stretches(rec: Recording, min_turns: int) -> list[Stretch]:
         if j - i + 1 >= min_turns:
             thoughts = " ".join(t.thought for t in turns[i:j + 1])
             m = AWARE.search(thoughts)
+            said = ask(rec, [t.thought for t in turns[i:j + 1]]) if ask is not None else None
             recovered = j + 1 < len(turns) and not turns[j].reset
             rule = "position" if marks[i:j + 1].count("position") >= marks[i:j + 1].count("repeat") else "repeat"
+            aware = (m is not None) if said is None else said
             out.append(Stretch(rec.manifest_record.run_id or "", turns[i].turn, turns[j].turn, j - i + 1,
-                               turns[j].end_frame - turns[i].start_frame, rule, m is not None, recovered,
-                               m.group(0) if m else ""))
+                               turns[j].end_frame - turns[i].start_frame, rule, aware, recovered,
+                               m.group(0) if m else "", "words" if said is None else "judge"))
         i = j + 1
     return out
 
@@ -127,13 +132,13 @@ def _spearman(xs: list[float], ys: list[float]) -> float | None:
     return float(spearmanr(xs, ys).statistic)
 
 
-def report(sources: list[str], min_turns: int = DEFAULT_MIN_TURNS) -> dict:
+def report(sources: list[str], min_turns: int = DEFAULT_MIN_TURNS, ask=None) -> dict:
     runs: list[RunRef] = read_sources(sources)
     per: dict[str, dict] = {}
     found = []
     for r in runs:
         rec = Recording(r.path)
-        st = stretches(rec, min_turns)
+        st = stretches(rec, min_turns, ask)
         total = max(rec.turn_records[-1].end_frame if rec.turn_records else 0, 1)
         share = sum(s.frames for s in st) / total
         found += [{"setting": r.setting, "game": r.game, **asdict(s)} for s in st]

@@ -41,6 +41,7 @@ class JudgePrompt:
     retry: str
     digest: str
     path: str
+    stuck: str = ""  # the stuck-awareness question ({turns}, {thoughts}); "" when the file has none
 
 
 def load_judge_prompt(path: str | Path | None = None) -> JudgePrompt:
@@ -57,8 +58,9 @@ def load_judge_prompt(path: str | Path | None = None) -> JudgePrompt:
         raise UserError(f"{p}: the judge prompt needs text for {', '.join(missing)}; see {DEFAULT_PROMPT}")
     if "{problem}" not in data["retry"]:
         raise UserError(f"{p}: the retry text must contain {{problem}} (where the reason goes)")
+    stuck = data.get("stuck") if isinstance(data.get("stuck"), str) else ""
     return JudgePrompt(str(data.get("name") or p.stem), data["system"].strip(), data["question"].strip(),
-                       data["retry"].strip(), hashlib.sha256(raw).hexdigest()[:16], str(p))
+                       data["retry"].strip(), hashlib.sha256(raw).hexdigest()[:16], str(p), stuck.strip())
 
 
 @dataclass(frozen=True)
