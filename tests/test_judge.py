@@ -105,6 +105,11 @@ def test_judges_the_median_run_per_cell_blinded_and_records_the_answers(batch_di
     before = (out / "verdicts.jsonl").read_bytes()
     assert judge_cli(batch_dir, judge_fake, out) == 0
     assert len(judge.given) == 10 and (out / "verdicts.jsonl").read_bytes() == before
+    with pytest.raises(Exception, match="was sampled with --turns 5 --gap 5 --seed 0"):
+        from workstation.judge.run import JudgeJob, run_judge
+        from workstation.judge.verdict import load_judge_prompt
+
+        run_judge(JudgeJob([str(batch_dir)], f"compat:{JUDGE}", out, load_judge_prompt(), seed=1))
 
 
 def test_a_killed_judge_resumes_where_it_stopped(batch_dir, judge_fake, tmp_path):

@@ -131,16 +131,18 @@ def ask(agent, prompt, ctx, jp: JudgePrompt) -> dict:
         return {**v.to_json(), "parsed": True, "raw": reply.text, "usage": usage,
                 "cost_usd": round(cost, 8) if priced and usage else None, "calls": calls,
                 "retried": attempt == 1}
-    return {"failure": None, "category": None, "group": None, "subtype": None, "evidence": None, "text_cue_followed": None,
-            "parsed": False, "problem": problem, "raw": raws[-1] if raws else None, "raw_first": raws[0] if raws else None,
-            "usage": usage, "cost_usd": round(cost, 8) if priced and usage else None, "calls": calls, "retried": True}
+    return {"failure": None, "category": None, "group": None, "subtype": None, "evidence": None,
+            "text_cue_followed": None, "parsed": False, "problem": problem, "raw": raws[-1] if raws else None,
+            "raw_first": raws[0] if raws else None, "usage": usage,
+            "cost_usd": round(cost, 8) if priced and usage else None, "calls": calls, "retried": True}
 
 
 def _meta(job: JudgeJob, samples: list[Sample]) -> dict:
     options = job.options.to_json() if job.options is not None else None
-    return {"format": FORMAT, "judge": job.judge, "options": options, "prompt": {"name": job.prompt.name, "digest": job.prompt.digest,
-            "path": job.prompt.path}, "sources": job.sources, "turns": job.turns, "gap": job.gap, "seed": job.seed,
-            "samples": [s.to_json() for s in samples], "calibration": job.calibration}
+    prompt = {"name": job.prompt.name, "digest": job.prompt.digest, "path": job.prompt.path}
+    return {"format": FORMAT, "judge": job.judge, "options": options, "prompt": prompt, "sources": job.sources,
+            "turns": job.turns, "gap": job.gap, "seed": job.seed, "samples": [s.to_json() for s in samples],
+            "calibration": job.calibration}
 
 
 def check_meta(out: Path, judge: str, digest: str) -> dict | None:
@@ -169,6 +171,12 @@ def check_meta(out: Path, judge: str, digest: str) -> dict | None:
 def run_judge(job: JudgeJob) -> dict:
     out = job.out
     old = check_meta(out, job.judge, job.prompt.digest)
+    if old:
+        was = {k: old.get(k) for k in ("turns", "gap", "seed")}
+        now = {"turns": job.turns, "gap": job.gap, "seed": job.seed}
+        if was != now:
+            flags = " ".join(f"--{k} {v}" for k, v in was.items())
+            raise UserError(f"{out} was sampled with {flags}; resume with the same or choose another --out")
     runs = read_sources(job.sources)
     if not runs:
         raise UserError("the sources hold no runs")
