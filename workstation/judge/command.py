@@ -111,7 +111,7 @@ def _judge(a: argparse.Namespace) -> int:
     out = Path(a.out)
     from workstation.judge.run import check_meta, make_judge_agent
 
-    check_meta(out, a.judge, jp.digest)
+    check_meta(out, a.judge, jp.digest, {"turns": a.turns, "gap": a.gap, "seed": a.seed})
     make_judge_agent(a.judge, options).close()  # a bad spec or key is one line before anything is read
     calibration = _calibrate(a, out, options) if a.calibrate else None
     job = JudgeJob(sources=a.source, judge=a.judge, out=out, prompt=jp, options=options, turns=a.turns, gap=a.gap,

@@ -145,7 +145,7 @@ def _meta(job: JudgeJob, samples: list[Sample]) -> dict:
             "calibration": job.calibration}
 
 
-def check_meta(out: Path, judge: str, digest: str) -> dict | None:
+def check_meta(out: Path, judge: str, digest: str, sampling: dict | None = None) -> dict | None:
     """What an earlier judging in ``out`` was (None for a new directory); UserError when ``out`` is
     something else (a file, a recording, a batch, another judging) that must not be written into."""
     if out.exists() and not out.is_dir():
@@ -165,18 +165,15 @@ def check_meta(out: Path, judge: str, digest: str) -> dict | None:
     if old.get("judge") != judge or (old.get("prompt") or {}).get("digest") != digest:
         raise UserError(f"{out} holds verdicts of {old.get('judge')} with prompt {(old.get('prompt') or {}).get('digest')}; "
                         "a different judge or prompt needs another --out")
+    if sampling is not None and {k: old.get(k) for k in sampling} != sampling:
+        flags = " ".join(f"--{k} {old.get(k)}" for k in sampling)
+        raise UserError(f"{out} was sampled with {flags}; resume with the same or choose another --out")
     return old
 
 
 def run_judge(job: JudgeJob) -> dict:
     out = job.out
-    old = check_meta(out, job.judge, job.prompt.digest)
-    if old:
-        was = {k: old.get(k) for k in ("turns", "gap", "seed")}
-        now = {"turns": job.turns, "gap": job.gap, "seed": job.seed}
-        if was != now:
-            flags = " ".join(f"--{k} {v}" for k, v in was.items())
-            raise UserError(f"{out} was sampled with {flags}; resume with the same or choose another --out")
+    old = check_meta(out, job.judge, job.prompt.digest, {"turns": job.turns, "gap": job.gap, "seed": job.seed})
     runs = read_sources(job.sources)
     if not runs:
         raise UserError("the sources hold no runs")
