@@ -84,6 +84,8 @@ class FakeProvider:
     def __init__(self) -> None:
         self.script: deque[Step] = deque()
         self.seen: list[Seen] = []
+        # scripted-reply mode: when the script is empty, ``responder(seen)`` gives the Step (None: a normal reply)
+        self.responder = None
         self.stop = threading.Event()
         self._lock = threading.Lock()
         handler = type("Handler", (_Handler,), {"fake": self})
@@ -104,12 +106,17 @@ class FakeProvider:
     def next_step(self, seen: Seen) -> Step:
         with self._lock:
             self.seen.append(seen)
-            return self.script.popleft() if self.script else Step()
+            if self.script:
+                return self.script.popleft()
+            responder = self.responder
+        step = responder(seen) if responder is not None else None
+        return step if step is not None else Step()
 
     def reset(self) -> None:
         with self._lock:
             self.script.clear()
             self.seen.clear()
+            self.responder = None
 
     def close(self) -> None:
         self.stop.set()

@@ -25,6 +25,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "workstation.export.command",
     "workstation.qa.command",
     "workstation.packs.command",
+    "workstation.judge.command",
 )
 
 

@@ -41,6 +41,32 @@ PLAY_FRAMES = 3  # frames per playback tick: one action
 PLAY_TICK_S = 0.1  # paper pace: 0.1 s per action
 
 
+def _verdicts(rec: Recording) -> dict[int, dict]:
+    from workstation.judge.lookup import verdicts_for
+
+    try:
+        return verdicts_for(rec.path, rec.manifest_record.run_id)
+    except (OSError, ValueError, RecordingError):
+        return {}
+
+
+def _stuck_mask(rec: Recording, n: int):
+    """Per frame: inside a stuck stretch of the run (an all-false mask when it has none or cannot tell)."""
+    import numpy as np
+
+    from workstation.judge.stuck import DEFAULT_MIN_TURNS, stretches
+
+    mask = np.zeros(n, bool)
+    try:
+        found = stretches(rec, DEFAULT_MIN_TURNS)
+    except (OSError, ValueError, IndexError, RecordingError, FrameStoreError):
+        return mask
+    turns = {t.turn: t for t in rec.turn_records}
+    for s in found:
+        mask[turns[s.first_turn].start_frame:min(n, turns[s.last_turn].end_frame + 1)] = True
+    return mask
+
+
 class ReplayScreen(Screen):
     """A recording, turn by turn and frame by frame."""
 
@@ -56,6 +82,8 @@ class ReplayScreen(Screen):
         Binding("e", "export", "Export MP4", show=False),
         Binding("m", "mark", "Mark frame", show=False),
         Binding("n", "to_qa", "To QA set", show=False),
+        Binding("j", "judged(1)", "Next judged failure", show=False),
+        Binding("k", "judged(-1)", "Prev judged failure", show=False),
         Binding("escape", "back", "Back"),
         Binding("q", "app.quit", "Quit"),
     ]
@@ -76,6 +104,7 @@ class ReplayScreen(Screen):
         self.series = RunSeries.from_turns(self.turns, rec.manifest_record, self.n_frames)
         self.budget = self.series.budget
         self.damage = rec.damage()
+        self.verdicts = _verdicts(rec)  # turn -> the judge's verdict, from judge directories nearby
 
     def compose(self):
         m = self.rec.manifest_record
@@ -114,7 +143,10 @@ class ReplayScreen(Screen):
             self._show_turn(turn)
         if turn >= 0:
             self.query_one(PlanView).mark(self.series.actions_done(turn, self.frame))
-        self.query_one(Timeline).show_series(self.series.frames, self.frame, known=self.n_frames - 1)
+        timeline = self.query_one(Timeline)
+        if timeline.stuck is None:
+            timeline.stuck = _stuck_mask(self.rec, len(self.series.frames.rewards))
+        timeline.show_series(self.series.frames, self.frame, known=self.n_frames - 1)
         self.query_one(StatsBar).show_stats(self._stats())
         self._status()
 
@@ -136,6 +168,10 @@ class ReplayScreen(Screen):
         plan.show_plan(t.shown_plan, overridden=t.overridden, valid=t.valid, errors=list(t.errors),
                        dropped=len(t.dropped) if t.shown_plan == list(t.planned) else 0,
                        note=end_note(t.to_json()))
+        if turn in self.verdicts:
+            from workstation.judge.lookup import describe
+
+            reply.set_note(describe(self.verdicts[turn]))
 
     def _show_prompt(self, turn: int, t: TurnRecord) -> None:
         view = self.query_one(PromptView)
@@ -216,6 +252,15 @@ class ReplayScreen(Screen):
             self.action_play()
             return
         self.goto(self.frame + PLAY_FRAMES)
+
+    def action_judged(self, delta: int) -> None:
+        """Jump to the next (or previous) turn the judge found a failure in."""
+        failed = sorted(t for t, v in self.verdicts.items() if v.get("failure") and 0 <= t < len(self.turns))
+        ahead = [t for t in failed if (t > self.turn if delta > 0 else t < self.turn)]
+        if not ahead:
+            self.notify("no judged failure that way" if failed else "no judged failures for this run")
+            return
+        self.goto(self.turns[ahead[0] if delta > 0 else ahead[-1]].start_frame)
 
     def action_back(self) -> None:
         blur_or_leave(self, self.can_go_back)

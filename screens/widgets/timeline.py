@@ -2,7 +2,8 @@
 
 Three rows: a sparkline of the reward gained in each bucket (green up, red for
 a loss of points), a mark where a life was lost (✖) or a game ended (■), and a
-cursor at the current frame. Frames not played yet are drawn as dots.
+cursor at the current frame. Frames not played yet are drawn as dots. Frames in a
+stuck stretch (``workstation.judge.stuck``), when given, are drawn as ≈ on the lives row.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ class Timeline(Widget):
         self.resets = np.zeros(1, dtype=bool)
         self.current = 0
         self.known = 0
+        self.stuck: np.ndarray | None = None  # per frame: inside a stuck stretch (None: not known)
 
     def set_data(self, rewards: np.ndarray, losses: np.ndarray, current: int, known: int | None = None,
                  resets: np.ndarray | None = None) -> None:
@@ -59,6 +61,8 @@ class Timeline(Widget):
         sums = buckets(self.rewards, width)  # the same cells FrameSeries.cells gives a headless reader
         lost = buckets(self.losses.astype(np.int64), width) > 0
         ended = buckets(self.resets.astype(np.int64), width) > 0 if len(self.resets) == n else np.zeros(width, bool)
+        stuck = (buckets(self.stuck.astype(np.int64), width) > 0 if self.stuck is not None and len(self.stuck) == n
+                 else np.zeros(width, bool))
         peak = float(np.abs(sums).max()) or 1.0
         reward_row = Text("reward ", style="dim", no_wrap=True)
         loss_row = Text("lives  ", style="dim", no_wrap=True)
@@ -75,6 +79,8 @@ class Timeline(Widget):
                 reward_row.append(BARS[level], style="bold green" if r > 0 else "bold red")
             if ended[i]:
                 loss_row.append("■", style="bold magenta")  # a game ended (and a new one began) here
+            elif stuck[i] and not lost[i]:
+                loss_row.append("≈", style="bold yellow")  # stuck: no progress here
             else:
                 loss_row.append("✖" if lost[i] else "─", style="bold red" if lost[i] else "grey42")
         cursor = Text(" " * GUTTER, no_wrap=True)

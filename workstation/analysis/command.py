@@ -16,6 +16,8 @@ def register(sub) -> None:
     p.add_argument("--md", default=None, metavar="FILE", help="also write the report as Markdown")
     p.add_argument("--plots", default=None, metavar="DIR", help="write rank_heatmap.png and scores.png (needs matplotlib)")
     p.add_argument("--bootstrap-seed", type=int, default=0, metavar="N", help="seed of the ablation bootstrap (default 0)")
+    p.add_argument("--paper", action="store_true", help="the paper's tables and figures from a batch plus any "
+                   "qa eval, judge and stuck results (Markdown; PNGs with --plots); see workstation/analysis/paper.py")
     p.set_defaults(func=run)
 
 
@@ -25,6 +27,11 @@ def run(args: argparse.Namespace) -> int:
     from workstation.errors import UserError
     from workstation.qa import report as qa_report
 
+    if args.paper:
+        from workstation.analysis.paper import paper
+
+        print(paper(args.results, args.md, args.plots, args.baseline, args.bootstrap_seed), end="")
+        return 0
     evals = [qa_report.is_eval_dir(p) for p in args.results]
     if any(evals):
         if not all(evals):

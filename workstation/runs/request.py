@@ -29,6 +29,19 @@ def rebuild_prompt(rec: Recording, turn: int) -> Prompt:
     ref = t.prompt
     if "messages" in ref:
         return Prompt.from_json(ref["messages"], rec.frames, edited=t.variant == "edited")
+    builder = prompt_builder(rec)
+    prompt = builder.build(clips_from_turns(turns[:turn]), t.start_frame)
+    if ref.get("digest") and prompt.digest() != ref["digest"]:
+        raise RecordingError(
+            f"{rec.path}: turn {turn}'s prompt cannot be rebuilt exactly (prompt pack {builder.pack.digest} differs "
+            f"from the recorded {rec.manifest_record.prompt_pack.get('digest')}); point the manifest's prompt pack "
+            "path at the original"
+        )
+    return prompt
+
+
+def prompt_builder(rec: Recording) -> PromptBuilder:
+    """The builder that made the recording's prompts: its game, protocol and prompt pack, over its frames."""
     m = rec.manifest_record
     if m.game is None or not isinstance(m.protocol, dict):
         raise RecordingError(f"{rec.path}: the manifest names no game or protocol; the prompt cannot be rebuilt")
@@ -39,14 +52,7 @@ def rebuild_prompt(rec: Recording, turn: int) -> Prompt:
         pack = load_pack(pack_path if pack_path and Path(pack_path).is_dir() else None)
     except PromptPackError:
         pack = load_pack(None)
-    builder = PromptBuilder(pack.game(game), protocol, pack, rec.frames)
-    prompt = builder.build(clips_from_turns(turns[:turn]), t.start_frame)
-    if ref.get("digest") and prompt.digest() != ref["digest"]:
-        raise RecordingError(
-            f"{rec.path}: turn {turn}'s prompt cannot be rebuilt exactly (prompt pack {pack.digest} differs from the "
-            f"recorded {m.prompt_pack.get('digest')}); point the manifest's prompt pack path at the original"
-        )
-    return prompt
+    return PromptBuilder(pack.game(game), protocol, pack, rec.frames)
 
 
 def dump_request(rec: Recording, turn: int) -> str:

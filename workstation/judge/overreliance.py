@@ -1,0 +1,39 @@
+"""Text-history over-reliance (the paper's Table 9): how often a setting's model followed an earlier
+text cue that the current frames contradicted, and Fisher's exact test between two groups of settings.
+
+The judge answers ``text_cue_followed`` on every verdict; a setting's count is the verdicts with
+true out of the verdicts that answered. ``--groups A,B/C,D`` names the two groups (setting labels,
+comma-separated, the groups split by a slash); each group's counts are pooled.
+"""
+
+from __future__ import annotations
+
+from workstation.errors import UserError
+from workstation.judge.stats import fisher_exact
+
+
+def parse_groups(text: str) -> tuple[list[str], list[str]]:
+    left, sep, right = (text or "").partition("/")
+    a = [s.strip() for s in left.split(",") if s.strip()]
+    b = [s.strip() for s in right.split(",") if s.strip()]
+    if not sep or not a or not b:
+        raise UserError(f"--groups {text!r}: write two groups of setting labels as A,B/C,D")
+    if set(a) & set(b):
+        raise UserError(f"--groups {text!r}: {min(set(a) & set(b))} is in both groups")
+    return a, b
+
+
+def compare_groups(per_setting: dict, a: list[str], b: list[str]) -> dict:
+    """Pooled counts per group and the test between them (per_setting from a judge summary)."""
+    unknown = [s for s in a + b if s not in per_setting]
+    if unknown:
+        raise UserError(f"--groups: no judged setting {unknown[0]!r}; the settings are "
+                        f"{', '.join(sorted(per_setting)) or 'none'}")
+
+    def pooled(names):
+        k = sum(per_setting[s].get("text_cue_followed", 0) for s in names)
+        n = sum(per_setting[s].get("text_cue_asked", 0) for s in names)
+        return {"settings": names, "followed": k, "asked": n, "share": None if n == 0 else k / n}
+
+    ga, gb = pooled(a), pooled(b)
+    return {"group_a": ga, "group_b": gb, "fisher": fisher_exact(ga["followed"], ga["asked"], gb["followed"], gb["asked"])}
