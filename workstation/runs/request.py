@@ -39,7 +39,12 @@ def rebuild_prompt(rec: Recording, turn: int) -> Prompt:
         pack = load_pack(pack_path if pack_path and Path(pack_path).is_dir() else None)
     except PromptPackError:
         pack = load_pack(None)
-    builder = PromptBuilder(game, protocol, pack, rec.frames)
+    skill = (rec.manifest.get("skill") or {}).get("text")
+    if skill:  # the slot the run was made with, as recorded
+        from dataclasses import replace
+
+        pack = replace(pack, skill_slot=rec.manifest["skill"].get("slot") or pack.skill_slot)
+    builder = PromptBuilder(game, protocol, pack, rec.frames, skill=skill)
     prompt = builder.build(clips_from_turns(turns[:turn]), t.start_frame)
     if ref.get("digest") and prompt.digest() != ref["digest"]:
         raise RecordingError(

@@ -18,11 +18,13 @@ def _fmt_reward(r: float) -> str:
 
 
 class PromptBuilder:
-    def __init__(self, game: Game, protocol: Protocol, pack: PromptPack, frames: FrameSource | None = None):
+    def __init__(self, game: Game, protocol: Protocol, pack: PromptPack, frames: FrameSource | None = None,
+                 skill: str | None = None):
         self.game = game
         self.protocol = protocol
         self.pack = pack
         self.frames = frames
+        self.skill = skill  # a skill from improvement rounds: placed by the pack's skill slot
         example = ", ".join(game.action_names[: min(3, protocol.max_actions, len(game.action_names))])
         seconds = protocol.repeat / FPS_PAPER
         self.system_text = "\n\n".join([
@@ -31,6 +33,7 @@ class PromptBuilder:
                 actions=", ".join(game.action_names), max_actions=protocol.max_actions,
                 action_seconds=f"{seconds:g}", budget_seconds=f"{protocol.frames / FPS_PAPER:g}",
             ),
+            *([pack.render_skill(game, skill)] if skill else []),
             pack.render("reply_format", max_actions=protocol.max_actions, example=f"[{example}]"),
         ])
         self._feedback_cache: dict[tuple, str] = {}
