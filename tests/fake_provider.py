@@ -60,9 +60,9 @@ class Step:
     tool_calls: list[dict] | None = None  # [{"name", "arguments": {...}, "id"?}]: calls instead of (or with) text
 
 
-def tool_step(name: str, text: str = "", **arguments: Any) -> Step:
-    """A step that answers with one tool call (and ``text`` before it, if any)."""
-    return Step(text=text, tool_calls=[{"name": name, "arguments": arguments}])
+def tool_step(name: str, say: str = "", **arguments: Any) -> Step:
+    """A step that answers with one tool call (and the text ``say`` before it, if any)."""
+    return Step(text=say, tool_calls=[{"name": name, "arguments": arguments}])
 
 
 def _calls(step: Step) -> list[dict]:

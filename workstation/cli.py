@@ -24,6 +24,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "workstation.session_command",
     "workstation.export.command",
     "workstation.qa.command",
+    "workstation.idc.command",
 )
 
 
