@@ -235,3 +235,43 @@ def test_bad_specs_and_places(fake, tmp_path):
     r = subprocess.run([*CLI, *idc_args(fake, out)], cwd=ROOT, capture_output=True, text=True, timeout=120, env=env)
     assert r.returncode == 2 and "another game" in r.stderr, r.stderr
     assert json.loads((out / "curve.json").read_text())["identity"] == {"game": "pong"}
+
+
+def test_a_round_below_half_the_best_rolls_back_to_the_best_skill(fake, tmp_path, capsys):
+    up = Step(text=PLAYER)
+    noop = Step(text="thought: wait\nmove: [" + ", ".join(["noop"] * 10) + "]")
+    fake.push(*[up] * 40, *[noop] * 40, *[up] * 40)  # 20 turns an episode at 600 frames
+    fake.push_tools(*reflection_script(SKILLS[0]))
+    out = tmp_path / "idc"
+    args = idc_args(fake, out, "--frames", "600")
+    assert main(args) == 0, capsys.readouterr()
+    curve = json.loads((out / "curve.json").read_text())
+    r0, r1, r2 = curve["rounds"]
+    assert r0["score_mean"] > r1["score_mean"] and r0["normalised"] > 0
+    assert C.rolls_back(r1["normalised"], r0["normalised"])
+    assert r1["rolled_back"] and r1["reflection"]["status"] == "skipped" and "best" in r1["reflection"]["why"]
+    assert not r0["rolled_back"] and not r2["rolled_back"]
+    assert r1["skill"] == SKILLS[0] and r2["skill"] is None  # m* was round 0's no skill
+    assert curve["best_round"] in (0, 2) and curve["rounds"][curve["best_round"]]["skill"] is None
+    assert "rolled back" in C.table_text(curve)
+    assert len([s for s in fake.seen if s.offers_tools]) == 4  # no reflection after the dropped round
+
+
+@pytest.mark.parametrize("score,best,rolls", [(0.4, 1.0, True), (0.5, 1.0, False), (1.0, 1.0, False),
+                                              (-1.6, -1.0, True), (-1.4, -1.0, False), (-0.1, 0.0, True),
+                                              (0.0, 0.0, False), (2.0, 1.0, False)])
+def test_the_rollback_rule(score, best, rolls):
+    assert C.rolls_back(score, best) is rolls
+
+
+def test_transfer_gain_and_the_curve_statistics():
+    assert C.transfer_gain(12.0, 8.0) == (4.0, 50.0)
+    assert C.transfer_gain(-6.0, -8.0) == (2.0, 25.0)
+    assert C.transfer_gain(3.0, 0.0) == (3.0, None)
+    m, se = C.mean_se([1.0, 3.0])
+    assert m == 2.0 and se == pytest.approx(1.0)
+    assert C.mean_se([]) == (None, None) and C.mean_se([5.0]) == (5.0, 0.0)
+    curve = {"rounds": [{"round": 0, "score_mean": 2.0, "normalised": 1.0},
+                        {"round": 1, "score_mean": 5.0, "normalised": 4.0},
+                        {"round": 2, "score_mean": 3.0, "normalised": 2.0}], "best_round": 1}
+    assert C.best_vs_final(curve) == {"best_round": 1, "final_round": 2, "gap": 2.0, "gap_normalised": 2.0}

@@ -107,7 +107,7 @@ def table_text(curve: dict) -> str:
             note.append("best")
         if r.get("rolled_back"):
             note.append("rolled back: next round plays the best skill")
-        if r.get("reflection", {}).get("status") not in (None, "submitted"):
+        if r.get("reflection", {}).get("status") not in (None, "submitted", "skipped"):
             note.append(f"kept previous skill ({r['reflection']['status']})")
         lines.append(f"{r['round']:>5}  {skill:<9} {_num(r.get('score_mean')):>8} {_num(r.get('score_se')):>7} "
                      f"{_num(r.get('normalised')):>8}  {'; '.join(note)}")

@@ -170,9 +170,26 @@ def reflect(agent: Any, bench: Workbench, brief: str, budget: int, log: Reflecti
             parts = [TextPart(result.text)] + [ImagePart(box.add(png), "tool image") for png in result.images]
             prompt.messages.append(Message("tool", parts, answers=call, is_error=result.is_error))
         if bench.skill is not None:
+            if len(reply.tool_calls) > 1:
+                _close(agent, prompt, out, cancel)
             return end("submitted", "the reflector submitted a skill")
         if bench.rejections >= VALIDATION_TRIES:
             return end("rejected", f"the validator rejected {bench.rejections} skills; the previous skill stays")
+
+
+def _close(agent: Any, prompt: Prompt, out: Reflection, cancel: CancelToken | None) -> None:
+    """One last request when the reply that submitted the skill made other calls too: the reflector sees
+    every result it asked for (calls in its answer are recorded, not run)."""
+    try:
+        reply = agent.act(prompt, None, cancel=cancel)
+    except FatalAgentError as e:
+        out.events.append({"kind": "closing", "t": time.time(), "error": str(e)})
+        return
+    out.requests += 1
+    _spend(out, reply)
+    out.events.append({"kind": "closing", "t": time.time(), "text": reply.text, "error": reply.error,
+                       "tool_calls": [c.to_json() for c in reply.tool_calls],
+                       "usage": reply.usage.to_json() if reply.usage else None, "cost_usd": reply.cost_usd})
 
 
 __all__ = ["ImageBox", "Reflection", "make_validator", "reflect"]
