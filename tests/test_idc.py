@@ -275,3 +275,25 @@ def test_transfer_gain_and_the_curve_statistics():
                         {"round": 1, "score_mean": 5.0, "normalised": 4.0},
                         {"round": 2, "score_mean": 3.0, "normalised": 2.0}], "best_round": 1}
     assert C.best_vs_final(curve) == {"best_round": 1, "final_round": 2, "gap": 2.0, "gap_normalised": 2.0}
+
+
+def test_report_shows_the_curve_gap_and_transfer(tmp_path):
+    out = tmp_path / "idc"
+    out.mkdir()
+    curve = {"game": "freeway", "player": "compat:p", "reflector": "compat:r", "random_mean": 0.0,
+             "best_round": 1, "rounds": [
+                 {"round": 0, "skill": None, "skill_round": None, "score_mean": 1.0, "score_se": 0.5,
+                  "normalised": 1.0, "rolled_back": False, "episodes": []},
+                 {"round": 1, "skill": "s", "skill_round": 1, "score_mean": 4.0, "score_se": 0.5,
+                  "normalised": 4.0, "rolled_back": False, "episodes": []},
+                 {"round": 2, "skill": "t", "skill_round": 2, "score_mean": 1.5, "score_se": 0.5,
+                  "normalised": 1.5, "rolled_back": True, "episodes": []}],
+             "transfer": [{"mode": 1, "difficulty": 0, "no_skill_mean": 2.0, "best_mean": 3.0, "gain": 1.0,
+                           "gain_pct": 50.0}]}
+    C.save(out, curve)
+    r = subprocess.run([*CLI, "report", str(out), "--json", str(tmp_path / "r.json")], cwd=ROOT, capture_output=True,
+                       text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert r.returncode == 0, r.stderr
+    assert "best round 1 vs final round 2: gap 2.50" in r.stdout and "rolled back" in r.stdout
+    assert "mode=1,difficulty=0" in r.stdout and "50.0%" in r.stdout
+    assert json.loads((tmp_path / "r.json").read_text())["best_vs_final"]["gap"] == 2.5
