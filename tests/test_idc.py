@@ -297,3 +297,12 @@ def test_report_shows_the_curve_gap_and_transfer(tmp_path):
     assert "best round 1 vs final round 2: gap 2.50" in r.stdout and "rolled back" in r.stdout
     assert "mode=1,difficulty=0" in r.stdout and "50.0%" in r.stdout
     assert json.loads((tmp_path / "r.json").read_text())["best_vs_final"]["gap"] == 2.5
+
+
+@pytest.mark.parametrize("args,needle", [(["idc", "--view", "nowhere"], "no IDC there"),
+                                         (["idc", "--game", "freeway"], "idc needs --player, --out")])
+def test_view_and_missing_flags_are_one_line_exit_2(tmp_path, args, needle):
+    r = subprocess.run([*CLI, *args], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                       env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert r.returncode == 2 and needle in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert "Traceback" not in r.stderr

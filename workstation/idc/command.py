@@ -21,14 +21,16 @@ def register(sub) -> None:
                        "scoring below half the best (normalised against random play) makes the next round play the "
                        "best skill. Episodes are batch runs under DIR/round_R/runs/; DIR/curve.json holds the curve. "
                        "Running the same command again resumes. See docs/idc.md.")
-    p.add_argument("--game", required=True, metavar="GAME", help=RUN_SETTING["game"].help)
-    p.add_argument("--player", required=True, metavar="SPEC", help="the model that plays (openai:M, compat:M, ...)")
+    p.add_argument("--game", metavar="GAME", help=RUN_SETTING["game"].help + " (required)")
+    p.add_argument("--player", metavar="SPEC", help="the model that plays (openai:M, compat:M, ...; required)")
     p.add_argument("--reflector", metavar="SPEC", help="the model that reflects (default: the player's)")
     p.add_argument("--validator", metavar="SPEC", help="a judge model that checks each skill (optional; 5 "
                    "rejections keep the previous skill)")
     p.add_argument("--rounds", type=int, default=3, metavar="R", help=f"rounds after round 0, 1..{MAX_ROUNDS} (default 3)")
     p.add_argument("--episodes", type=int, default=5, metavar="K", help=f"episodes a round, 1..{MAX_EPISODES} (default 5)")
-    p.add_argument("--out", required=True, metavar="DIR", help="the IDC's directory (resumed when it holds one)")
+    p.add_argument("--out", metavar="DIR", help="the IDC's directory (resumed when it holds one; required)")
+    p.add_argument("--view", metavar="DIR", help="open an IDC directory in the TUI: the curve, each round's skill, "
+                   "diff, diagnosis and notebook, its episodes (nothing is played)")
     add_argument(p, RUN_SETTING["seed"], help="the first episode seed (default 0); every episode gets its own")
     p.add_argument("--concurrency", type=int, default=8, metavar="N", help="episodes at once (default 8)")
     p.add_argument("--tool-calls", type=int, default=30, metavar="N",
@@ -111,6 +113,16 @@ def _check_keys(cfg) -> None:
 def run(a: argparse.Namespace) -> int:
     from workstation.idc.rounds import Idc
 
+    if a.view:
+        from workstation.cli import open_tui
+        from workstation.idc.curve import load
+
+        if load(Path(a.view)) is None:
+            raise UserError(f"--view {a.view}: no IDC there (curve.json); run `workstation idc ... --out DIR` first")
+        return open_tui("idc", out=a.view)
+    missing = [f"--{n}" for n in ("game", "player", "out") if not getattr(a, n)]
+    if missing:
+        raise UserError(f"idc needs {', '.join(missing)} (or --view DIR to look at one)")
     cfg = make_config(a)
     idc = Idc(cfg, log=lambda line: print(line, flush=True))
     previous = {}
