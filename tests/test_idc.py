@@ -161,7 +161,8 @@ def test_resume_after_kill_plays_each_episode_once(fake, tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr
     curve = json.loads((out / "curve.json").read_text())
     assert [len(x["episodes"]) for x in curve["rounds"]] == [2, 2, 2]
-    assert str(first.relative_to(out)) in [e["recording"] for e in curve["rounds"][0]["episodes"]]
+    assert str(first.resolve()) in [e["recording"] for e in curve["rounds"][0]["episodes"]]
+    assert str(first.relative_to(out)) in [e["in_dir"] for e in curve["rounds"][0]["episodes"]]
     players = [s for s in fake.seen if not s.offers_tools]
     assert len(players) == 3 * 5  # episode 1 of round 0 and both of rounds 1, 2: 3 turns each, none replayed
     assert (runs / ".incomplete").is_dir()  # the killed episode's partial recording is kept aside

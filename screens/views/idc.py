@@ -155,7 +155,7 @@ class IdcScreen(Screen[None]):
         detail.update(Text(self.detail_text(r)))
         for e in r.get("episodes", []):
             episodes.add_row(str(e.get("seed")), _num(e.get("score")), str(e.get("run_id") or "")[:8],
-                             str(e.get("recording")), key=str(e.get("recording")))
+                             str(e.get("in_dir") or e.get("recording")), key=str(e.get("recording")))
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         if event.data_table.id == "rounds":

@@ -275,7 +275,8 @@ class Idc:
         entry = {"round": r, "skill": skill, "skill_round": skill_round, "skill_file": skill_file,
                  "score_mean": m, "score_se": se, "normalised": C.normalised(m, curve["random_mean"]),
                  "episodes": [{"run_id": row["run_id"], "score": row["score"], "seed": row["seed"],
-                               "recording": os.path.relpath(row["path"], self.out), "cost_usd": row.get("cost_usd")}
+                               "recording": str(Path(row["path"]).resolve()),
+                               "in_dir": os.path.relpath(row["path"], self.out), "cost_usd": row.get("cost_usd")}
                               for row in rows],
                  "rolled_back": False, "diagnosis": None}
         if r < len(curve["rounds"]):
@@ -390,7 +391,8 @@ class Idc:
                 "no_skill_mean": none_m, "no_skill_se": none_se, "best_mean": best_m, "best_se": best_se,
                 "gain": gain, "gain_pct": pct, "note": None if best["skill"] else "the best round played no skill",
                 "episodes": [{"arm": x["setting"], "run_id": x["run_id"], "score": x["score"], "seed": x["seed"],
-                              "recording": os.path.relpath(x["path"], self.out)} for x in rows],
+                              "recording": str(Path(x["path"]).resolve()),
+                              "in_dir": os.path.relpath(x["path"], self.out)} for x in rows],
                 "cost_usd": sum(x.get("cost_usd") or 0.0 for x in rows)})
             C.save(self.out, curve)
         return 0

@@ -105,10 +105,11 @@ class OpenAIChat:
                         if on_text:
                             on_text(delta)
                     for tc in (choice.delta.tool_calls or []) if choice.delta else []:
-                        slot = calls.setdefault(tc.index if tc.index is not None else len(calls),
+                        index = getattr(tc, "index", None)
+                        slot = calls.setdefault(index if index is not None else len(calls),
                                                 {"id": None, "name": "", "args": []})
-                        slot["id"] = tc.id or slot["id"]
-                        if tc.function is not None:
+                        slot["id"] = getattr(tc, "id", None) or slot["id"]
+                        if getattr(tc, "function", None) is not None:
                             slot["name"] += tc.function.name or ""
                             slot["args"].append(tc.function.arguments or "")
                     finish = choice.finish_reason or finish
