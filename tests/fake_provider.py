@@ -368,6 +368,14 @@ def _anthropic_events(step: Step, model: str) -> Iterator[tuple[str, dict]]:
     yield "message_start", {"type": "message_start", "message": {
         "id": "msg_fake1", "type": "message", "role": "assistant", "model": model, "content": [],
         "stop_reason": None, "stop_sequence": None, "usage": start_usage}}
+    if step.tool_calls:  # a thinking block before the calls, which must come back with them
+        yield "content_block_start", {"type": "content_block_start", "index": 99,
+                                      "content_block": {"type": "thinking", "thinking": "", "signature": ""}}
+        yield "content_block_delta", {"type": "content_block_delta", "index": 99,
+                                      "delta": {"type": "thinking_delta", "thinking": "which tool?"}}
+        yield "content_block_delta", {"type": "content_block_delta", "index": 99,
+                                      "delta": {"type": "signature_delta", "signature": "sig-anthropic"}}
+        yield "content_block_stop", {"type": "content_block_stop", "index": 99}
     yield "content_block_start", {"type": "content_block_start", "index": 0,
                                   "content_block": {"type": "text", "text": ""}}
     for piece in _pieces(step):

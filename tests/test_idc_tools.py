@@ -75,6 +75,11 @@ def test_the_tool_loop_on_each_provider(provider, agents, fake, round_root):  # 
     assert rec in back[0] and '"game": "freeway"' in back[1] and "frame 0" in back[2]
     assert "manifest.json" in back[3] and "notebook saved" in back[4]
     assert images_in(last) >= 1  # read_image's frame went back as an image
+    if provider == "anthropic":  # thinking blocks go back with the calls they led to
+        first = next(m for m in last.body["messages"] if m["role"] == "assistant")
+        assert first["content"][0] == {"type": "thinking", "thinking": "which tool?", "signature": "sig-anthropic"}
+    if provider == "gemini":  # and Gemini's thought signatures
+        assert "thoughtSignature" in str(last.body["contents"])
     kinds = [e["kind"] for e in out.events]
     assert kinds.count("tool") == 7 and kinds.count("reply") == 7
 

@@ -94,7 +94,9 @@ class AnthropicMessages:
         messages: list[dict] = []
         for m in conversation(prompt):
             if m.role == "assistant":
-                content = [{"type": "text", "text": m.text() or EMPTY_REPLY}] if m.text() or not m.tool_calls else []
+                content = [dict(b) for b in (m.tool_calls[0].meta.get("thinking") or [])] if m.tool_calls else []
+                if m.text() or not m.tool_calls:  # thinking blocks must come back with the calls they led to
+                    content.append({"type": "text", "text": m.text() or EMPTY_REPLY})
                 content += [{"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments}
                             for c in m.tool_calls]
                 messages.append({"role": "assistant", "content": content})
@@ -151,6 +153,7 @@ class AnthropicMessages:
         stream = self.client.messages.create(**known, extra_body=extra or None)
         text: list[str] = []
         uses: dict[int, dict] = {}  # block index -> id, name and input pieces of a tool_use block
+        thoughts: dict[int, dict] = {}  # block index -> a thinking block (sent back with tool calls)
         start = stop = request_id = model = None
         output = thinking = 0
         done = False
@@ -159,6 +162,19 @@ class AnthropicMessages:
                 kind = getattr(event, "type", "")
                 if kind == "message_start":
                     start, request_id, model = event.message.usage, event.message.id, event.message.model
+                elif kind == "content_block_start" and getattr(event.content_block, "type", "") in (
+                        "thinking", "redacted_thinking"):
+                    block = event.content_block
+                    thoughts[event.index] = ({"type": "thinking", "thinking": getattr(block, "thinking", "") or "",
+                                              "signature": getattr(block, "signature", "") or ""}
+                                             if block.type == "thinking" else
+                                             {"type": "redacted_thinking", "data": getattr(block, "data", "")})
+                elif kind == "content_block_delta" and event.index in thoughts:
+                    delta = event.delta
+                    if getattr(delta, "type", "") == "thinking_delta":
+                        thoughts[event.index]["thinking"] += delta.thinking or ""
+                    elif getattr(delta, "type", "") == "signature_delta":
+                        thoughts[event.index]["signature"] += delta.signature or ""
                 elif kind == "content_block_start" and getattr(event.content_block, "type", "") == "tool_use":
                     block = event.content_block
                     uses[event.index] = {"id": block.id, "name": block.name, "json": [],
@@ -193,6 +209,8 @@ class AnthropicMessages:
         for _, use in sorted(uses.items()):
             args, error = parse_arguments("".join(use["json"]) or use["input"])
             calls.append(ToolCall(use["id"], use["name"], args, error))
+        if calls and thoughts:
+            calls[0].meta["thinking"] = [b for _, b in sorted(thoughts.items())]
         return Completion(full, usage, stop, request_id, model,
                           judge(full, stop == "refusal", stop == "max_tokens", bool(calls)), calls)
 
