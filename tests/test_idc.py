@@ -88,11 +88,15 @@ def test_two_rounds_play_reflect_and_carry_the_skill(fake, tmp_path, capsys):
     assert [e["call"]["name"] for e in t["events"] if e["kind"] == "tool"] == \
         ["list_dir", "write_notebook", "submit_diagnosis", "submit_skill"]
     assert rounds[0]["diagnosis"] == "the chicken stops in lane 3"
-    for r in rounds:
-        for e in r["episodes"]:
-            v = subprocess.run([*CLI, "verify", str(out / e["recording"])], cwd=ROOT, capture_output=True,
-                               text=True, timeout=120)
-            assert v.returncode == 0 and v.stdout.startswith("OK"), v.stdout + v.stderr
+    from workstation.runs.verify import verify
+    from workstation.store.recording import Recording
+
+    episodes = [e for r in rounds for e in r["episodes"]]
+    v = subprocess.run([*CLI, "verify", episodes[-1]["recording"]], cwd=ROOT, capture_output=True, text=True,
+                       timeout=120)
+    assert v.returncode == 0 and v.stdout.startswith("OK"), v.stdout + v.stderr
+    for e in episodes:
+        assert verify(Recording(Path(e["recording"]))).ok, e
     # the run ids differ by skill, and a run without a skill keeps its id
     manifest = json.loads((out / rounds[1]["episodes"][0]["recording"] / "manifest.json").read_text())
     assert manifest["skill"]["text"] == SKILLS[0]

@@ -124,7 +124,7 @@ def make_validator(agent: Any, title: str, log: Reflection):
 
 
 def reflect(agent: Any, bench: Workbench, brief: str, budget: int, log: Reflection | None = None,
-            cancel: CancelToken | None = None) -> Reflection:
+            cancel: CancelToken | None = None, max_cost: float | None = None) -> Reflection:
     """Run the tool loop until a skill is submitted or the budget runs out (``log`` may hold validator calls)."""
     out = log or Reflection("no_skill", "")
     box = ImageBox()
@@ -155,6 +155,9 @@ def reflect(agent: Any, bench: Workbench, brief: str, budget: int, log: Reflecti
                            "tool_calls": [c.to_json() for c in reply.tool_calls], "error": reply.error,
                            "usage": reply.usage.to_json() if reply.usage else None, "cost_usd": reply.cost_usd,
                            "finish_reason": reply.finish_reason})
+        if max_cost is not None and out.cost_usd >= max_cost:
+            return end("failed", f"the reflection reached the IDC's cost cap (${out.cost_usd:.4f} of the "
+                                 f"${max_cost:.4f} left); the previous skill stays")
         if reply.error and not reply.tool_calls:
             return end("failed", f"the reflector gave no usable reply ({reply.error}); the previous skill stays")
         prompt.messages.append(Message("assistant", [TextPart(reply.text)] if reply.text else [],

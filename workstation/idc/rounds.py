@@ -317,7 +317,10 @@ class Idc:
             bench.validate = make_validator(validator, display_title(self.cfg.base.game), log)
         self.log(f"round {r}: the reflector studies the round")
         try:
-            out = reflect(agent, bench, self._brief(curve, entry, current, notebook), self.cfg.tool_calls, log)
+            spent = self._spent(curve) or 0.0
+            left = None if self.cfg.max_cost is None else self.cfg.max_cost - spent
+            out = reflect(agent, bench, self._brief(curve, entry, current, notebook), self.cfg.tool_calls, log,
+                          max_cost=left)
         finally:
             for a in (agent, validator):
                 if a is not None and hasattr(a, "close"):
