@@ -21,6 +21,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from workstation.calls import CancelToken
 from workstation.errors import UserError
 from workstation.idc import curve as C
 from workstation.idc.reflector import Reflection, make_validator, reflect
@@ -117,6 +118,7 @@ class Idc:
         self._make_agent = make_agent
         self.batch = None  # the batch under way (a signal handler stops it)
         self.stopping: str | None = None
+        self.cancel = CancelToken()  # ends a reflection's call under way when the IDC is stopped
         self._lock_fd: int | None = None
         self.curve: dict = {"rounds": []}
 
@@ -132,6 +134,7 @@ class Idc:
 
     def request_stop(self, reason: str) -> None:
         self.stopping = reason
+        self.cancel.cancel(f"the IDC stopped ({reason})")
         if self.batch is not None:
             self.batch.request_stop(reason)
 
@@ -194,9 +197,8 @@ class Idc:
             if r == cfg.rounds:
                 break
             if "reflection" not in entry:
-                if self._spent(curve) is None:
+                if self._spent(curve) is None or not self._reflect(curve, entry, current, best):
                     return 1
-                self._reflect(curve, entry, current, best)
                 C.save(self.out, curve)
             if entry["rolled_back"]:
                 current, current_from = best["skill"], best["skill_round"]
@@ -297,7 +299,8 @@ class Idc:
         except ProviderConfigError as e:
             raise UserError(str(e)) from None
 
-    def _reflect(self, curve: dict, entry: dict, current: str | None, best: dict) -> None:
+    def _reflect(self, curve: dict, entry: dict, current: str | None, best: dict) -> bool:
+        """Reflect on round ``entry`` (or skip it after a rollback); False when the IDC was stopped meanwhile."""
         r = entry["round"]
         if entry["rolled_back"]:
             entry["reflection"] = {"status": "skipped", "why": (
@@ -305,7 +308,7 @@ class Idc:
                 f"{best['normalised']:.2f} (round {best['round']}); round {r + 1} plays the best skill "
                 f"and the reflector goes on from it")}
             entry["next_skill"] = best["skill"]
-            return
+            return True
         notebook = self._notebook(curve)
         bench = Workbench(self.out / f"round_{r}" / "runs", notebook=notebook, skill_max_chars=SKILL_MAX_CHARS)
         log = Reflection("no_skill", "")
@@ -320,11 +323,14 @@ class Idc:
             spent = self._spent(curve) or 0.0
             left = None if self.cfg.max_cost is None else self.cfg.max_cost - spent
             out = reflect(agent, bench, self._brief(curve, entry, current, notebook), self.cfg.tool_calls, log,
-                          max_cost=left)
+                          cancel=self.cancel, max_cost=left)
         finally:
             for a in (agent, validator):
                 if a is not None and hasattr(a, "close"):
                     a.close()
+        if self.stopping:  # not a finished reflection: the next run of the command reflects again
+            self.log(f"stopped during round {r}'s reflection ({self.stopping}); run the same command to resume")
+            return False
         name = f"reflections/round_{r}.json"
         transcript = {"round": r, "reflector": self.cfg.reflector, "validator": self.cfg.validator,
                       **out.account(), "skill": out.skill, "diagnosis": out.diagnosis, "notebook": out.notebook,
@@ -336,6 +342,7 @@ class Idc:
         entry["next_skill"] = out.skill if out.status == "submitted" else current
         self._write_notebook(curve)
         self.log(f"round {r}: reflection {out.status} ({out.why}; {out.tool_calls} tool calls, ${out.cost_usd:.4f})")
+        return True
 
     def _notebook(self, curve: dict) -> str:
         for e in reversed(curve["rounds"]):
@@ -359,8 +366,8 @@ class Idc:
         for e in curve["rounds"]:
             lines.append(f"- round {e['round']}: mean {e['score_mean']:.2f} over {len(e['episodes'])} episodes"
                          + (" (no skill)" if e["skill"] is None else ""))
-        lines.append(f"This round's recordings (paths for the tools; each holds manifest.json, turns.jsonl, "
-                     f"summary.json and its frames):")
+        lines.append("This round's recordings (paths for the tools; each holds manifest.json, turns.jsonl, "
+                     "summary.json and its frames):")
         for ep in entry["episodes"]:
             lines.append(f"- {Path(ep['recording']).name}: score {ep['score']}, seed {ep['seed']}")
         lines.append("The skill the player had this round:\n" + (current or "(none)"))
