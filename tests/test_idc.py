@@ -222,11 +222,8 @@ def test_bad_input_is_one_line_exit_2(fake, tmp_path, extra, needle):
 def test_bad_specs_and_places(fake, tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     (tmp_path / "file").write_text("x")
-    (tmp_path / "busy").mkdir()
-    (tmp_path / "busy" / "other.txt").write_text("x")
     cases = [
         (["--out", str(tmp_path / "file")], "not a directory"),
-        (["--out", str(tmp_path / "busy")], "no IDC"),
         (["--player", "random"], "need a model"),
         (["--reflector", "nope:x"], "--reflector"),
         (["--game", "nogame"], "nogame"),

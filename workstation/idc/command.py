@@ -81,8 +81,6 @@ def make_config(a: argparse.Namespace):
                             "gemini:M)")
     out = Path(a.out)
     check_out(out)
-    if out.exists() and any(out.iterdir()) and not (out / "curve.json").is_file():
-        raise UserError(f"--out {out} holds other files but no IDC (curve.json); choose an empty or new directory")
     base = spec_from_args(a, agent=a.player)
     base = base.with_values(out=str(out))
     preflight(base)
