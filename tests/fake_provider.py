@@ -9,6 +9,12 @@ empty), so a test can inject faults one request at a time: an error status
 with headers, a hang past the client timeout, a dropped connection, malformed
 JSON, an empty, truncated or blocked reply. Every request is recorded in
 ``seen``. The real SDKs talk to it over real HTTP; nothing is mocked.
+
+Tool calling: a ``Step`` with ``tool_calls`` answers with those calls in each
+format's own shape (Chat ``tool_calls``, Responses ``function_call`` items,
+Anthropic ``tool_use`` blocks, Gemini ``functionCall`` parts). Requests that
+offer tools take their steps from ``tool_script`` when it holds any, so a test
+can script a tool-using model and a plain player on one server.
 """
 
 from __future__ import annotations
@@ -51,6 +57,18 @@ class Step:
     text: str = DEFAULT_TEXT
     usage: FakeUsage = field(default_factory=FakeUsage)
     hang_s: float = 5.0
+    tool_calls: list[dict] | None = None  # [{"name", "arguments": {...}, "id"?}]: calls instead of (or with) text
+
+
+def tool_step(name: str, say: str = "", **arguments: Any) -> Step:
+    """A step that answers with one tool call (and the text ``say`` before it, if any)."""
+    return Step(text=say, tool_calls=[{"name": name, "arguments": arguments}])
+
+
+def _calls(step: Step) -> list[dict]:
+    """The step's tool calls, each with an id."""
+    return [{"id": c.get("id") or f"call_{n}_{c['name']}", "name": c["name"], "arguments": c.get("arguments") or {}}
+            for n, c in enumerate(step.tool_calls or [])]
 
 
 @dataclass
@@ -64,6 +82,13 @@ class Seen:
     @property
     def api(self) -> str:
         return _api_of(self.path)
+
+    @property
+    def offers_tools(self) -> bool:
+        b = self.body if isinstance(self.body, dict) else {}
+        if self.api == "gemini":
+            return bool(b.get("tools") or (b.get("config") or {}).get("tools"))
+        return bool(b.get("tools"))
 
 
 def _api_of(path: str) -> str:
@@ -83,6 +108,7 @@ class FakeProvider:
 
     def __init__(self) -> None:
         self.script: deque[Step] = deque()
+        self.tool_script: deque[Step] = deque()  # steps for requests that offer tools (when any are left)
         self.seen: list[Seen] = []
         # scripted-reply mode: when the script is empty, ``responder(seen)`` gives the Step (None: a normal reply)
         self.responder = None
@@ -103,9 +129,15 @@ class FakeProvider:
         root = f"http://127.0.0.1:{self.port}"
         return f"{root}/v1" if provider in ("openai", "compat") else root
 
+    def push_tools(self, *steps: Step) -> None:
+        with self._lock:
+            self.tool_script.extend(steps)
+
     def next_step(self, seen: Seen) -> Step:
         with self._lock:
             self.seen.append(seen)
+            if self.tool_script and seen.offers_tools:
+                return self.tool_script.popleft()
             if self.script:
                 return self.script.popleft()
             responder = self.responder
@@ -115,6 +147,7 @@ class FakeProvider:
     def reset(self) -> None:
         with self._lock:
             self.script.clear()
+            self.tool_script.clear()
             self.seen.clear()
             self.responder = None
 
@@ -243,11 +276,12 @@ def _responses_final(step: Step, model: str) -> dict:
     elif step.kind == "blocked":
         status, incomplete = "incomplete", {"reason": "content_filter"}
     content = [{"type": "output_text", "text": text, "annotations": []}] if text else []
+    output = [{"type": "message", "id": "msg_1", "role": "assistant", "status": "completed", "content": content}]
+    output += [{"type": "function_call", "id": f"fc_{n}", "call_id": c["id"], "name": c["name"],
+                "arguments": json.dumps(c["arguments"]), "status": "completed"} for n, c in enumerate(_calls(step))]
     return {
         "id": "resp_fake1", "object": "response", "created_at": 1, "model": model, "status": status,
-        "incomplete_details": incomplete,
-        "output": [{"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
-                    "content": content}],
+        "incomplete_details": incomplete, "output": output,
         "usage": _responses_usage(step.usage),
     }
 
@@ -277,14 +311,19 @@ def _chat_usage(u: FakeUsage) -> dict:
 
 
 def _chat_finish(step: Step) -> str:
+    if step.tool_calls and step.kind == "ok":
+        return "tool_calls"
     return {"truncated": "length", "blocked": "content_filter"}.get(step.kind, "stop")
 
 
 def _chat_plain(step: Step, model: str) -> dict:
+    message: dict = {"role": "assistant", "content": "".join(_pieces(step))}
+    if step.tool_calls:
+        message["tool_calls"] = [{"id": c["id"], "type": "function", "function": {
+            "name": c["name"], "arguments": json.dumps(c["arguments"])}} for c in _calls(step)]
     return {
         "id": "chatcmpl-fake1", "object": "chat.completion", "created": 1, "model": model,
-        "choices": [{"index": 0, "finish_reason": _chat_finish(step),
-                     "message": {"role": "assistant", "content": "".join(_pieces(step))}}],
+        "choices": [{"index": 0, "finish_reason": _chat_finish(step), "message": message}],
         "usage": _chat_usage(step.usage),
     }
 
@@ -295,6 +334,13 @@ def _chat_events(step: Step, model: str) -> Iterator[tuple[str, dict]]:
                                     "finish_reason": None}]}
     for piece in _pieces(step):
         yield "", {**head, "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}]}
+    for n, c in enumerate(_calls(step)):
+        args = json.dumps(c["arguments"])
+        half = len(args) // 2
+        yield "", {**head, "choices": [{"index": 0, "finish_reason": None, "delta": {"tool_calls": [
+            {"index": n, "id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": args[:half]}}]}}]}
+        yield "", {**head, "choices": [{"index": 0, "finish_reason": None, "delta": {"tool_calls": [
+            {"index": n, "function": {"arguments": args[half:]}}]}}]}
     yield "", {**head, "choices": [{"index": 0, "delta": {}, "finish_reason": _chat_finish(step)}]}
     yield "", {**head, "choices": [], "usage": _chat_usage(step.usage)}
 
@@ -302,6 +348,8 @@ def _chat_events(step: Step, model: str) -> Iterator[tuple[str, dict]]:
 # ---- Anthropic Messages ----------------------------------------------------
 
 def _anthropic_stop(step: Step) -> str:
+    if step.tool_calls and step.kind == "ok":
+        return "tool_use"
     return {"truncated": "max_tokens", "blocked": "refusal"}.get(step.kind, "end_turn")
 
 
@@ -313,8 +361,10 @@ def _anthropic_usage(u: FakeUsage) -> dict:
 
 def _anthropic_plain(step: Step, model: str) -> dict:
     text = "".join(_pieces(step))
+    content = [{"type": "text", "text": text}] if text else []
+    content += [{"type": "tool_use", "id": c["id"], "name": c["name"], "input": c["arguments"]} for c in _calls(step)]
     return {"id": "msg_fake1", "type": "message", "role": "assistant", "model": model,
-            "content": [{"type": "text", "text": text}] if text else [],
+            "content": content,
             "stop_reason": _anthropic_stop(step), "stop_sequence": None,
             "usage": _anthropic_usage(step.usage)}
 
@@ -325,12 +375,29 @@ def _anthropic_events(step: Step, model: str) -> Iterator[tuple[str, dict]]:
     yield "message_start", {"type": "message_start", "message": {
         "id": "msg_fake1", "type": "message", "role": "assistant", "model": model, "content": [],
         "stop_reason": None, "stop_sequence": None, "usage": start_usage}}
+    if step.tool_calls:  # a thinking block before the calls, which must come back with them
+        yield "content_block_start", {"type": "content_block_start", "index": 99,
+                                      "content_block": {"type": "thinking", "thinking": "", "signature": ""}}
+        yield "content_block_delta", {"type": "content_block_delta", "index": 99,
+                                      "delta": {"type": "thinking_delta", "thinking": "which tool?"}}
+        yield "content_block_delta", {"type": "content_block_delta", "index": 99,
+                                      "delta": {"type": "signature_delta", "signature": "sig-anthropic"}}
+        yield "content_block_stop", {"type": "content_block_stop", "index": 99}
     yield "content_block_start", {"type": "content_block_start", "index": 0,
                                   "content_block": {"type": "text", "text": ""}}
     for piece in _pieces(step):
         yield "content_block_delta", {"type": "content_block_delta", "index": 0,
                                       "delta": {"type": "text_delta", "text": piece}}
     yield "content_block_stop", {"type": "content_block_stop", "index": 0}
+    for n, c in enumerate(_calls(step), start=1):
+        args = json.dumps(c["arguments"])
+        half = len(args) // 2
+        yield "content_block_start", {"type": "content_block_start", "index": n, "content_block": {
+            "type": "tool_use", "id": c["id"], "name": c["name"], "input": {}}}
+        for piece in (args[:half], args[half:]):
+            yield "content_block_delta", {"type": "content_block_delta", "index": n,
+                                          "delta": {"type": "input_json_delta", "partial_json": piece}}
+        yield "content_block_stop", {"type": "content_block_stop", "index": n}
     yield "message_delta", {"type": "message_delta",
                             "delta": {"stop_reason": _anthropic_stop(step), "stop_sequence": None},
                             "usage": {"output_tokens": step.usage.output,
@@ -360,9 +427,17 @@ def _gemini_finish(step: Step) -> str:
     return {"truncated": "MAX_TOKENS", "blocked": "SAFETY"}.get(step.kind, "STOP")
 
 
+def _gemini_calls(step: Step) -> list[dict]:
+    import base64
+
+    return [{"functionCall": {"name": c["name"], "args": c["arguments"], "id": c["id"]},
+             "thoughtSignature": base64.b64encode(f"sig-{c['id']}".encode()).decode()} for c in _calls(step)]
+
+
 def _gemini_plain(step: Step, model: str) -> dict:
     text = "".join(_pieces(step))
-    return _gemini_chunk([{"text": text}] if text else [], _gemini_finish(step), _gemini_usage(step.usage), model)
+    return _gemini_chunk(([{"text": text}] if text else []) + _gemini_calls(step), _gemini_finish(step),
+                         _gemini_usage(step.usage), model)
 
 
 def _gemini_events(step: Step, model: str) -> Iterator[tuple[str, dict]]:
@@ -370,6 +445,8 @@ def _gemini_events(step: Step, model: str) -> Iterator[tuple[str, dict]]:
     yield "", _gemini_chunk([{"text": "looking at the ball", "thought": True}], None, None, model)
     for piece in pieces:
         yield "", _gemini_chunk([{"text": piece}], None, None, model)
+    if step.tool_calls:
+        yield "", _gemini_chunk(_gemini_calls(step), None, None, model)
     yield "", _gemini_chunk([], _gemini_finish(step), _gemini_usage(step.usage), model)
 
 

@@ -68,6 +68,70 @@ class Attempt:
         return dict(self.__dict__)
 
 
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool offered to a model: its name, what it does, and its arguments as a JSON schema object."""
+
+    name: str
+    description: str
+    parameters: dict = field(default_factory=lambda: {"type": "object", "properties": {}})
+
+
+@dataclass
+class ToolCall:
+    """One call a model asked for, the same whatever the wire format.
+
+    ``arguments`` is the parsed JSON object (``{}`` when the model sent none);
+    ``error`` says why its arguments could not be read (the call is still
+    answered, with that error). ``meta`` keeps what a provider needs to see again
+    in the next request (Gemini's thought signature).
+    """
+
+    id: str
+    name: str
+    arguments: dict = field(default_factory=dict)
+    error: str | None = None
+    meta: dict = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        d = {"id": self.id, "name": self.name, "arguments": self.arguments}
+        if self.error:
+            d["error"] = self.error
+        return d
+
+
+@dataclass
+class ToolResult:
+    """What a tool gave back for one call: text, PNG images, and whether it failed."""
+
+    call_id: str
+    name: str
+    text: str
+    images: list[bytes] = field(default_factory=list)
+    is_error: bool = False
+
+    def to_json(self) -> dict:
+        return {"call_id": self.call_id, "name": self.name, "text": self.text, "images": len(self.images),
+                "is_error": self.is_error}
+
+
+def parse_arguments(raw: str | dict | None) -> tuple[dict, str | None]:
+    """A tool call's arguments as a dict, and the problem when they are not a JSON object."""
+    import json
+
+    if raw is None or raw == "":
+        return {}, None
+    if isinstance(raw, dict):
+        return dict(raw), None
+    try:
+        value = json.loads(raw)
+    except ValueError as e:
+        return {}, f"the arguments are not valid JSON ({e.msg} at character {e.pos})"
+    if not isinstance(value, dict):
+        return {}, f"the arguments must be a JSON object, not {type(value).__name__}"
+    return value, None
+
+
 @dataclass
 class Reply:
     text: str
@@ -80,6 +144,7 @@ class Reply:
     model: str | None = None
     request_id: str | None = None
     cancelled: bool = False  # the caller cancelled the call; ``error`` says "cancelled: <why>"
+    tool_calls: list[ToolCall] = field(default_factory=list)  # calls asked for, when tools were offered
 
     @classmethod
     def cancelled_reply(cls, reason: str | None, **fields: Any) -> "Reply":
@@ -231,6 +296,6 @@ def call_agent(agent: Any, prompt: Any, ctx: TurnContext, on_text: OnText | None
 
 __all__ = [
     "CANCELLED", "Attempt", "CallCancelled", "CallStopped", "CancelToken", "Deadline", "DeadlinePassed",
-    "FatalAgentError", "NO_DEADLINE", "OnText", "Reply", "TurnContext", "Usage",
-    "call_agent", "pause", "takes_cancel",
+    "FatalAgentError", "NO_DEADLINE", "OnText", "Reply", "ToolCall", "ToolResult", "ToolSpec", "TurnContext",
+    "Usage", "call_agent", "parse_arguments", "pause", "takes_cancel",
 ]

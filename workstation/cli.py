@@ -26,6 +26,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "workstation.qa.command",
     "workstation.packs.command",
     "workstation.judge.command",
+    "workstation.idc.command",
 )
 
 
@@ -338,6 +339,10 @@ def open_tui(screen: str, **launch) -> int:
             from screens.views.qa_curate import run_curator
 
             return run_curator(**launch)
+        if screen == "idc":
+            from screens.views.idc import run_idc_view
+
+            return run_idc_view(**launch)
         from screens.app import Launch, run_app
     except ImportError as e:  # pragma: no cover - textual is a declared dependency
         raise UserError(f"the TUI cannot start ({e}); reinstall with `pip install -e .`") from e

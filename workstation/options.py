@@ -80,7 +80,10 @@ RUN_SETTINGS: tuple[Setting, ...] = (
             choices=MODES),
     Setting("pace", str, None, "paper: 0.1 s per action (900 frames in 30 s); native: the Atari's 60 Hz",
             choices=PACES),
+    Setting("skill", str, None, "a skill for the player's prompt (its text; a Path is read as its file), as "
+            "improvement rounds write them", metavar="TEXT", cli=False, form=False),
 )
+SKILL_MAX_CHARS = 4_800  # about 1,200 tokens at 4 characters a token (the paper's cap on a skill)
 RUN_SETTING = {s.name: s for s in RUN_SETTINGS}
 ALL_SETTINGS = {**SETTING, **RUN_SETTING}
 MODEL_ONLY = GENERATION_KEYS + TRANSPORT_KEYS
@@ -146,6 +149,7 @@ class RunSpec:
     transport: Transport = field(default_factory=Transport)
     mode: str | None = None  # human play only
     pace: str | None = None  # human play only
+    skill: str | None = None  # the skill text the player's prompt carries (None: no skill; the run id is as before)
 
     def __post_init__(self) -> None:
         try:
@@ -164,6 +168,7 @@ class RunSpec:
                 raise SpecError(name, why)
         if isinstance(self.max_cost, int):
             object.__setattr__(self, "max_cost", float(self.max_cost))
+        self._check_skill()
         if self.max_cost is not None and not self.max_cost > 0:
             raise SpecError("max_cost", f"--max-cost must be more than 0 dollars (got {self.max_cost:g})")
         if not str(self.out).strip():
@@ -195,6 +200,27 @@ class RunSpec:
                 raise SpecError(name, f"{flag(name)} must be {' or '.join(shown)} (got {value!r})")
         if ref.is_model:
             self._check_provider()
+
+    def _check_skill(self) -> None:
+        skill = self.skill
+        if isinstance(skill, Path):
+            try:
+                skill = skill.expanduser().read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as e:
+                why = getattr(e, "strerror", None) or "not UTF-8 text"
+                raise SpecError("skill", f"cannot read the skill file {self.skill} ({why}); give a UTF-8 text file")\
+                    from None
+        if skill is None:
+            return
+        if not isinstance(skill, str):
+            raise SpecError("skill", f"a skill is text (got {type(skill).__name__})")
+        skill = skill.strip()
+        if not skill:
+            raise SpecError("skill", "the skill is empty; give its text, or no skill at all")
+        if len(skill) > SKILL_MAX_CHARS:
+            raise SpecError("skill", f"the skill is {len(skill)} characters; at most {SKILL_MAX_CHARS} "
+                                     "(about 1,200 tokens) go in a prompt: shorten it")
+        object.__setattr__(self, "skill", skill)
 
     def _option(self, name: str) -> Any:
         return getattr(self.generation if name in GENERATION_KEYS else self.transport, name)
@@ -244,7 +270,16 @@ class RunSpec:
             from workstation.turn.promptpack import load_pack
 
             pack_digest = load_pack(self.prompts).digest
-        return run_identity(get_game(self.game), self.protocol, self.seed, self.agent_identity(), pack_digest)
+        return run_identity(get_game(self.game), self.protocol, self.seed, self.agent_identity(), pack_digest,
+                            self.skill_digest())
+
+    def skill_digest(self) -> str | None:
+        """The skill's part of the run id: its text with the pack's skill slot (None without a skill)."""
+        if self.skill is None:
+            return None
+        from workstation.turn.promptpack import load_pack, skill_digest
+
+        return skill_digest(load_pack(self.prompts), self.skill)
 
     # -- JSON ------------------------------------------------------------------
     def to_json(self) -> dict:
@@ -253,7 +288,7 @@ class RunSpec:
             "prompts": self.prompts, "out": self.out, "max_cost": self.max_cost,
             "generation": {k: getattr(self.generation, k) for k in GENERATION_KEYS},
             "transport": {k: getattr(self.transport, k) for k in TRANSPORT_KEYS},
-            "mode": self.mode, "pace": self.pace,
+            "mode": self.mode, "pace": self.pace, **({"skill": self.skill} if self.skill is not None else {}),
         }
 
     @classmethod
@@ -330,8 +365,12 @@ def spec_from_values(values: dict[str, Any]) -> RunSpec:
     return RunSpec(protocol=protocol, generation=gen, transport=trans, **v)
 
 
-def run_identity(game, protocol: Protocol, seed: int, agent_desc: dict, pack_digest: str) -> str:
+def run_identity(game, protocol: Protocol, seed: int, agent_desc: dict, pack_digest: str,
+                 skill_digest: str | None = None) -> str:
     """Hash of what determines the outcome, so a re-run finds finished work.
+
+    A skill (``skill_digest``) counts only when there is one, so every run made
+    without a skill keeps the id it always had.
 
     The agent counts by its spec and generation settings only: transport
     (base URL, timeout, retries), SDK version and prices do not change a run.
@@ -340,7 +379,10 @@ def run_identity(game, protocol: Protocol, seed: int, agent_desc: dict, pack_dig
     options = agent_desc.get("options") or {}
     agent = {"spec": agent_desc.get("spec"), "mode": agent_desc.get("mode"), "pace": agent_desc.get("pace"),
              **{k: options.get(k) for k in GENERATION_KEYS}}
-    blob = json.dumps([game.key, protocol.to_json(), seed, agent, pack_digest], sort_keys=True, default=str)
+    parts: list = [game.key, protocol.to_json(), seed, agent, pack_digest]
+    if skill_digest is not None:
+        parts.append({"skill": skill_digest})
+    blob = json.dumps(parts, sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 

@@ -32,6 +32,10 @@ def run(args: argparse.Namespace) -> int:
 
         print(paper(args.results, args.md, args.plots, args.baseline, args.bootstrap_seed), end="")
         return 0
+    from workstation.idc.report import is_idc_dir, report as idc_report
+
+    if len(args.results) == 1 and is_idc_dir(args.results[0]):  # an IDC directory: its curve and transfer
+        return idc_report(args.results[0], args.json, args.md)
     evals = [qa_report.is_eval_dir(p) for p in args.results]
     if any(evals):
         if not all(evals):

@@ -13,10 +13,10 @@ from __future__ import annotations
 import base64
 import hashlib
 import inspect
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Protocol
 
-from workstation.calls import OnText, Usage
+from workstation.calls import OnText, ToolCall, Usage
 from workstation.turn.prompt import ImagePart, Message, Prompt, TextPart
 from workstation.providers.spec import ProviderOptions
 
@@ -36,17 +36,26 @@ class Completion:
     request_id: str | None = None
     model: str | None = None
     problem: str | None = None  # "blocked" | "truncated" | "empty" when the text is unusable
+    tool_calls: list[ToolCall] = field(default_factory=list)  # what the model asked to call
 
 
-def judge(text: str, blocked: bool, truncated: bool) -> str | None:
-    """The problem with a finished reply, if any (blocked before truncated before empty)."""
+def judge(text: str, blocked: bool, truncated: bool, calls: bool = False) -> str | None:
+    """The problem with a finished reply, if any (blocked before truncated before empty).
+
+    A reply that asks for tool calls is usable without text.
+    """
     if blocked:
         return "blocked"
     if truncated:
         return "truncated"
-    if not text.strip():
+    if not text.strip() and not calls:
         return "empty"
     return None
+
+
+def tool_call_id(n: int) -> str:
+    """An id for a call whose provider gave none (Gemini before 3): unique within the reply."""
+    return f"call_{n}"
 
 
 class Adapter(Protocol):

@@ -147,7 +147,7 @@ class ProviderAgent:
         usage = _total(billed)
         return Reply(text=done.text, usage=usage, latency_s=last[-1][1], cost_usd=self._cost(usage, done),
                      attempts=attempts, finish_reason=done.finish_reason, model=done.model or self.adapter.model,
-                     request_id=done.request_id)
+                     request_id=done.request_id, tool_calls=list(done.tool_calls))
 
     def _complete(self, body: dict, on_text: OnText | None, cancel: CancelToken | None,
                   deadline: Deadline | None) -> Completion:

@@ -10,6 +10,10 @@ second lets the next call read this one (four marks at most are allowed).
 adaptively, steered by ``output_config.effort`` (low .. max; xhigh from 4.7).
 Older models take a fixed thinking budget. Thinking tokens count toward
 ``max_tokens``, which the API requires, so a default is always sent.
+
+Tools go as ``tools`` with an ``input_schema``; the model's calls are
+``tool_use`` blocks (their input streamed as JSON pieces), and the results go
+back in the next user turn as ``tool_result`` blocks (text and images).
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from __future__ import annotations
 import base64
 import re
 
-from workstation.calls import OnText, Usage
+from workstation.calls import OnText, ToolCall, Usage, parse_arguments
 from workstation.turn.prompt import Prompt
 from workstation.providers.adapter import (Completion, ImageEncoder, conversation, judge, parts,
                                            split_kwargs, system_text)
@@ -90,12 +94,29 @@ class AnthropicMessages:
         messages: list[dict] = []
         for m in conversation(prompt):
             if m.role == "assistant":
-                messages.append({"role": "assistant", "content": [{"type": "text", "text": m.text() or EMPTY_REPLY}]})
+                content = [dict(b) for b in (m.tool_calls[0].meta.get("thinking") or [])] if m.tool_calls else []
+                if m.text() or not m.tool_calls:  # thinking blocks must come back with the calls they led to
+                    content.append({"type": "text", "text": m.text() or EMPTY_REPLY})
+                content += [{"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments}
+                            for c in m.tool_calls]
+                messages.append({"role": "assistant", "content": content})
                 continue
             blocks = [{"type": "text", "text": v} if kind == "text"
                       else {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": image(v)}}
                       for kind, v in parts(prompt, m)]
+            if m.role == "tool" and m.answers is not None:
+                block = {"type": "tool_result", "tool_use_id": m.answers.id, "content": blocks}
+                if m.is_error:
+                    block["is_error"] = True
+                last = messages[-1] if messages else None
+                if last is not None and last["role"] == "user" and last.get("_results"):
+                    last["content"].append(block)  # the results of one reply share a user turn
+                else:
+                    messages.append({"role": "user", "content": [block], "_results": True})
+                continue
             messages.append({"role": "user", "content": blocks})
+        for msg in messages:
+            msg.pop("_results", None)
         users = [msg for msg in messages if msg["role"] == "user" and msg["content"]]
         if len(users) > 1:  # a real multi-turn chat: cache up to the previous and the current turn
             for msg in users[-2:]:
@@ -105,6 +126,9 @@ class AnthropicMessages:
         if instructions:
             body["system"] = [{"type": "text", "text": instructions, "cache_control": dict(_CACHE)}]
         body["messages"] = messages
+        if prompt.tools:
+            body["tools"] = [{"name": t.name, "description": t.description, "input_schema": t.parameters}
+                             for t in prompt.tools]
         for name in ("thinking", "output_config"):
             if name in self.fields:
                 body[name] = self.fields[name]
@@ -128,6 +152,8 @@ class AnthropicMessages:
         known, extra = split_kwargs(self.client.messages.create, body)
         stream = self.client.messages.create(**known, extra_body=extra or None)
         text: list[str] = []
+        uses: dict[int, dict] = {}  # block index -> id, name and input pieces of a tool_use block
+        thoughts: dict[int, dict] = {}  # block index -> a thinking block (sent back with tool calls)
         start = stop = request_id = model = None
         output = thinking = 0
         done = False
@@ -136,6 +162,26 @@ class AnthropicMessages:
                 kind = getattr(event, "type", "")
                 if kind == "message_start":
                     start, request_id, model = event.message.usage, event.message.id, event.message.model
+                elif kind == "content_block_start" and getattr(event.content_block, "type", "") in (
+                        "thinking", "redacted_thinking"):
+                    block = event.content_block
+                    thoughts[event.index] = ({"type": "thinking", "thinking": getattr(block, "thinking", "") or "",
+                                              "signature": getattr(block, "signature", "") or ""}
+                                             if block.type == "thinking" else
+                                             {"type": "redacted_thinking", "data": getattr(block, "data", "")})
+                elif kind == "content_block_delta" and event.index in thoughts:
+                    delta = event.delta
+                    if getattr(delta, "type", "") == "thinking_delta":
+                        thoughts[event.index]["thinking"] += delta.thinking or ""
+                    elif getattr(delta, "type", "") == "signature_delta":
+                        thoughts[event.index]["signature"] += delta.signature or ""
+                elif kind == "content_block_start" and getattr(event.content_block, "type", "") == "tool_use":
+                    block = event.content_block
+                    uses[event.index] = {"id": block.id, "name": block.name, "json": [],
+                                         "input": getattr(block, "input", None) or {}}
+                elif kind == "content_block_delta" and getattr(event.delta, "type", "") == "input_json_delta":
+                    if event.index in uses:
+                        uses[event.index]["json"].append(event.delta.partial_json or "")
                 elif kind == "content_block_delta" and getattr(event.delta, "type", "") == "text_delta":
                     text.append(event.delta.text)
                     if on_text:
@@ -159,8 +205,14 @@ class AnthropicMessages:
                           cache_write_tokens=start.cache_creation_input_tokens or 0,
                           output_tokens=output, reasoning_tokens=thinking)
         full = "".join(text)
+        calls = []
+        for _, use in sorted(uses.items()):
+            args, error = parse_arguments("".join(use["json"]) or use["input"])
+            calls.append(ToolCall(use["id"], use["name"], args, error))
+        if calls and thoughts:
+            calls[0].meta["thinking"] = [b for _, b in sorted(thoughts.items())]
         return Completion(full, usage, stop, request_id, model,
-                          judge(full, stop == "refusal", stop == "max_tokens"))
+                          judge(full, stop == "refusal", stop == "max_tokens", bool(calls)), calls)
 
     def close(self) -> None:
         if self.client is not None:

@@ -6,15 +6,21 @@ the system instruction. Caching is implicit on Google's side. ``--effort`` maps
 to ``thinking_level`` on Gemini 3 and later and to ``thinking_budget`` on 2.5.
 Usage quirks: the prompt count includes cached tokens (subtracted) and the
 candidate count excludes thoughts (added to output).
+
+Tools go as ``config.tools`` function declarations; the model's calls are
+``function_call`` parts (with the thought signature Gemini 3 wants to see again),
+and each result goes back in a user turn as a ``function_response`` part, its
+images as ``inline_data`` parts after it.
 """
 
 from __future__ import annotations
 
 import re
 
-from workstation.calls import OnText, Usage
+from workstation.calls import OnText, ToolCall, Usage
 from workstation.turn.prompt import Prompt
-from workstation.providers.adapter import Completion, ImageEncoder, conversation, judge, parts, system_text
+from workstation.providers.adapter import (Completion, ImageEncoder, conversation, judge, parts, system_text,
+                                           tool_call_id)
 from workstation.providers.retry import ProviderError
 from workstation.providers.spec import ProviderConfigError, ProviderOptions
 
@@ -69,7 +75,30 @@ class Gemini:
             role = "model" if m.role == "assistant" else "user"
             items = [{"text": v} if kind == "text" else {"inline_data": {"mime_type": "image/png", "data": image(v)}}
                      for kind, v in parts(prompt, m)]
+            if m.role == "assistant" and m.tool_calls:
+                for c in m.tool_calls:
+                    part: dict = {"function_call": {"name": c.name, "args": c.arguments}}
+                    if not c.meta.get("made_up_id"):
+                        part["function_call"]["id"] = c.id
+                    if c.meta.get("thought_signature"):
+                        part["thought_signature"] = c.meta["thought_signature"]
+                    items.append(part)
+            if m.role == "tool" and m.answers is not None:
+                text = "".join(p["text"] for p in items if "text" in p)
+                answer: dict = {"name": m.answers.name,
+                                "response": {"error" if m.is_error else "result": text}}
+                if not m.answers.meta.get("made_up_id"):
+                    answer["id"] = m.answers.id
+                items = [{"function_response": answer}, *[p for p in items if "inline_data" in p]]
+                last = contents[-1] if contents else None
+                if last is not None and last.get("_results"):
+                    last["parts"].extend(items)  # the results of one reply share a user turn
+                    continue
+                contents.append({"role": "user", "parts": items, "_results": True})
+                continue
             contents.append({"role": role, "parts": items or [{"text": ""}]})
+        for c in contents:
+            c.pop("_results", None)
         config: dict = {}
         instructions = system_text(prompt)
         if instructions:
@@ -80,6 +109,10 @@ class Gemini:
             config["max_output_tokens"] = self.options.max_output_tokens
         if self.thinking is not None:
             config["thinking_config"] = self.thinking
+        if prompt.tools:
+            config["tools"] = [{"function_declarations": [
+                {"name": t.name, "description": t.description, "parameters": t.parameters} for t in prompt.tools]}]
+            config["automatic_function_calling"] = {"disable": True}
         return {"model": self.model, "contents": contents, "config": config}
 
     def endpoint(self) -> tuple[str, dict[str, str]]:
@@ -96,6 +129,7 @@ class Gemini:
 
     def complete(self, body: dict, on_text: OnText | None) -> Completion:
         text: list[str] = []
+        calls: list[ToolCall] = []
         finish = usage = request_id = model = None
         blocked = False
         for chunk in self.client.models.generate_content_stream(**body):
@@ -107,7 +141,14 @@ class Gemini:
                 usage = gemini_usage(chunk.usage_metadata)
             for cand in (chunk.candidates or [])[:1]:
                 for part in (cand.content.parts if cand.content and cand.content.parts else []):
-                    if part.text and not part.thought:
+                    if part.function_call is not None:
+                        fc = part.function_call
+                        meta = {"thought_signature": part.thought_signature} if part.thought_signature else {}
+                        if not fc.id:
+                            meta["made_up_id"] = True  # Gemini before 3 names no id: none goes back
+                        calls.append(ToolCall(fc.id or tool_call_id(len(calls)), fc.name or "", dict(fc.args or {}),
+                                              None, meta))
+                    elif part.text and not part.thought:
                         text.append(part.text)
                         if on_text:
                             on_text(part.text)
@@ -117,7 +158,7 @@ class Gemini:
             raise ProviderError("transient", "the reply stream ended before a finish reason")
         full = "".join(text)
         return Completion(full, usage, finish, request_id, model,
-                          judge(full, blocked or finish in BLOCKED, finish == "MAX_TOKENS"))
+                          judge(full, blocked or finish in BLOCKED, finish == "MAX_TOKENS", bool(calls)), calls)
 
     def close(self) -> None:
         if self.client is not None:

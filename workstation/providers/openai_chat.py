@@ -5,11 +5,18 @@ For vLLM, Ollama, llama.cpp's server, Together and the like, reached with
 turns are ``text`` and ``image_url`` parts (PNG data URLs) in prompt order.
 ``--effort`` is passed as ``reasoning_effort`` and left to the server.
 Streaming asks for a final usage chunk; a server that sends none gives no usage.
+
+Tools go as ``tools`` of type ``function``; the model's calls come back as
+``tool_calls`` deltas (arguments streamed in pieces, joined by index), and each
+result goes back as a ``role: "tool"`` message naming its ``tool_call_id``. A
+tool message carries text only, so a result's images follow in a user message.
 """
 
 from __future__ import annotations
 
-from workstation.calls import OnText
+import json
+
+from workstation.calls import OnText, ToolCall, parse_arguments
 from workstation.turn.prompt import Prompt
 from workstation.providers.adapter import (Completion, ImageEncoder, conversation, judge, parts,
                                            png_data_url, split_kwargs, system_text)
@@ -37,13 +44,29 @@ class OpenAIChat:
             messages.append({"role": "system", "content": instructions})
         for m in conversation(prompt):
             if m.role == "assistant":
-                messages.append({"role": "assistant", "content": m.text()})
+                msg: dict = {"role": "assistant", "content": m.text()}
+                if m.tool_calls:
+                    msg["content"] = m.text() or None
+                    msg["tool_calls"] = [{"id": c.id, "type": "function", "function": {
+                        "name": c.name, "arguments": json.dumps(c.arguments)}} for c in m.tool_calls]
+                messages.append(msg)
                 continue
             content = [{"type": "text", "text": v} if kind == "text"
                        else {"type": "image_url", "image_url": {"url": image(v)}}
                        for kind, v in parts(prompt, m)]
+            if m.role == "tool" and m.answers is not None:
+                text = "".join(c["text"] for c in content if c["type"] == "text")
+                messages.append({"role": "tool", "tool_call_id": m.answers.id, "content": text})
+                images = [c for c in content if c["type"] != "text"]
+                if images:
+                    messages.append({"role": "user", "content": [
+                        {"type": "text", "text": f"The images {m.answers.name} returned:"}, *images]})
+                continue
             messages.append({"role": "user", "content": content})
         body: dict = {"model": self.model, "messages": messages}
+        if prompt.tools:
+            body["tools"] = [{"type": "function", "function": {"name": t.name, "description": t.description,
+                                                               "parameters": t.parameters}} for t in prompt.tools]
         if self.options.effort is not None:
             body["reasoning_effort"] = self.options.effort
         if self.options.max_output_tokens is not None:
@@ -69,6 +92,7 @@ class OpenAIChat:
         known, extra = split_kwargs(self.client.chat.completions.create, body)
         stream = self.client.chat.completions.create(**known, extra_body=extra or None)
         text: list[str] = []
+        calls: dict[int, dict] = {}  # index -> id, name and the argument pieces so far
         finish = usage = request_id = model = None
         with stream:
             for chunk in stream:
@@ -80,6 +104,14 @@ class OpenAIChat:
                         text.append(delta)
                         if on_text:
                             on_text(delta)
+                    for tc in (choice.delta.tool_calls or []) if choice.delta else []:
+                        index = getattr(tc, "index", None)
+                        slot = calls.setdefault(index if index is not None else len(calls),
+                                                {"id": None, "name": "", "args": []})
+                        slot["id"] = getattr(tc, "id", None) or slot["id"]
+                        if getattr(tc, "function", None) is not None:
+                            slot["name"] += tc.function.name or ""
+                            slot["args"].append(tc.function.arguments or "")
                     finish = choice.finish_reason or finish
                 if chunk.usage is not None:
                     u = chunk.usage
@@ -90,8 +122,12 @@ class OpenAIChat:
         if finish is None:
             raise ProviderError("transient", "the reply stream ended before a finish reason")
         full = "".join(text)
+        tool_calls = []
+        for n, slot in sorted(calls.items()):
+            args, error = parse_arguments("".join(slot["args"]))
+            tool_calls.append(ToolCall(slot["id"] or f"call_{n}", slot["name"], args, error))
         return Completion(full, usage, finish, request_id, model,
-                          judge(full, finish == "content_filter", finish == "length"))
+                          judge(full, finish == "content_filter", finish == "length", bool(tool_calls)), tool_calls)
 
     def close(self) -> None:
         if self.client is not None:

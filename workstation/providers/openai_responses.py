@@ -5,13 +5,18 @@ Instructions go in ``instructions``; user turns are ``input_text`` and
 assistant messages. ``--effort`` becomes ``reasoning.effort``. Caching is
 automatic on OpenAI's side. Usage counts cached and cache-written tokens inside
 ``input_tokens``: we subtract them so ``input_tokens`` means uncached input.
+
+Tools go as ``tools`` of type ``function``; the model's calls are the
+``function_call`` items of the finished response, sent back as they were, each
+followed by its ``function_call_output`` (text, or text and images as input items).
 """
 
 from __future__ import annotations
 
+import json
 import re
 
-from workstation.calls import OnText, Usage
+from workstation.calls import OnText, ToolCall, Usage, parse_arguments
 from workstation.turn.prompt import Prompt
 from workstation.providers.adapter import (Completion, ImageEncoder, conversation, judge, parts,
                                            png_data_url, split_kwargs, system_text)
@@ -63,13 +68,24 @@ class OpenAIResponses:
         items = []
         for m in conversation(prompt):
             if m.role == "assistant":
-                items.append({"role": "assistant", "content": m.text()})
+                if m.text() or not m.tool_calls:
+                    items.append({"role": "assistant", "content": m.text()})
+                items.extend({"type": "function_call", "call_id": c.id, "name": c.name,
+                              "arguments": json.dumps(c.arguments)} for c in m.tool_calls)
                 continue
             content = [{"type": "input_text", "text": v} if kind == "text"
                        else {"type": "input_image", "image_url": image(v), "detail": "auto"}
                        for kind, v in parts(prompt, m)]
+            if m.role == "tool" and m.answers is not None:
+                only_text = all(c["type"] == "input_text" for c in content)
+                output = "".join(c["text"] for c in content) if only_text else content
+                items.append({"type": "function_call_output", "call_id": m.answers.id, "output": output})
+                continue
             items.append({"role": "user", "content": content})
         body["input"] = items
+        if prompt.tools:
+            body["tools"] = [{"type": "function", "name": t.name, "description": t.description,
+                              "parameters": t.parameters, "strict": False} for t in prompt.tools]
         if self.options.effort is not None:
             body["reasoning"] = {"effort": self.options.effort}
         if self.options.max_output_tokens is not None:
@@ -123,8 +139,13 @@ class OpenAIResponses:
                                  getattr(details, "cache_write_tokens", 0) or 0, u.output_tokens,
                                  getattr(out, "reasoning_tokens", 0) or 0)
         blocked = refused or reason == "content_filter"
+        calls = []
+        for item in getattr(final, "output", None) or []:
+            if getattr(item, "type", "") == "function_call":
+                args, error = parse_arguments(item.arguments)
+                calls.append(ToolCall(item.call_id or item.id or f"call_{len(calls)}", item.name, args, error))
         return Completion(full, usage, reason or final.status, final.id, final.model,
-                          judge(full, blocked, reason == "max_output_tokens"))
+                          judge(full, blocked, reason == "max_output_tokens", bool(calls)), calls)
 
     def close(self) -> None:
         if self.client is not None:

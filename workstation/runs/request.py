@@ -52,7 +52,12 @@ def prompt_builder(rec: Recording) -> PromptBuilder:
         pack = load_pack(pack_path if pack_path and Path(pack_path).is_dir() else None)
     except PromptPackError:
         pack = load_pack(None)
-    return PromptBuilder(pack.game(game), protocol, pack, rec.frames)
+    skill = (rec.manifest.get("skill") or {}).get("text")
+    if skill:  # the slot the run was made with, as recorded
+        from dataclasses import replace
+
+        pack = replace(pack, skill_slot=rec.manifest["skill"].get("slot") or pack.skill_slot)
+    return PromptBuilder(pack.game(game), protocol, pack, rec.frames, skill=skill)
 
 
 def dump_request(rec: Recording, turn: int) -> str:

@@ -72,12 +72,16 @@ def new_run_dir(out: Path, game: Game, agent_spec: str, seed: int, run_id: str |
     raise RecordingError(f"{out} already holds 100000 runs named {name}; choose another --out")
 
 
-def manifest_for(game: Game, protocol: Protocol, seed: int, agent, pack, parent: dict | None = None) -> dict:
+def manifest_for(game: Game, protocol: Protocol, seed: int, agent, pack, parent: dict | None = None,
+                 skill: str | None = None) -> dict:
+    from workstation.turn.promptpack import skill_digest
+
     desc = agent.describe()
+    digest = skill_digest(pack, skill) if skill else None
     m = {
         "format": FORMAT,
         "rules": RULES,  # the game-over rule (workstation.game.clock); verify re-executes under it
-        "run_id": run_identity(game, protocol, seed, desc, pack.digest),
+        "run_id": run_identity(game, protocol, seed, desc, pack.digest, digest),
         "game": game.key,
         "env_id": game.env_id,
         "in_paper": game.in_paper,
@@ -95,6 +99,8 @@ def manifest_for(game: Game, protocol: Protocol, seed: int, agent, pack, parent:
     if protocol.start.kind == "fixed":
         m["seed_note"] = ("sticky actions off and a fixed start: every seed starts from the same state; "
                           "the seed labels a repeat and seeds the agent only")
+    if skill:  # only runs with a skill carry one (the prompt is rebuilt from it)
+        m["skill"] = {"digest": digest, "text": skill, "slot": pack.skill_slot}
     if parent:
         m["parent"] = parent
     return m
@@ -110,10 +116,11 @@ def start_run(spec: RunSpec, observers: list[Observer] | None = None, plan_sourc
     game = pack.game(get_game(spec.game))  # the pack's words and warm-up
     if agent is None:
         agent = make_agent(spec.agent, game, spec.seed, spec.provider_options, plan_source)
-    manifest = manifest_for(game, spec.protocol, spec.seed, agent, pack)
+    manifest = manifest_for(game, spec.protocol, spec.seed, agent, pack, skill=spec.skill)
     path = new_run_dir(Path(spec.out), game, spec.agent, spec.seed, run_id=manifest["run_id"])
     writer = RecordingWriter(path, manifest, game.height)
-    return TurnEngine(game, spec.protocol, agent, spec.seed, pack, writer, observers, spec.max_cost, rewindable)
+    return TurnEngine(game, spec.protocol, agent, spec.seed, pack, writer, observers, spec.max_cost, rewindable,
+                      skill=spec.skill)
 
 
 def branch_run(engine: TurnEngine, turn: int, out: Path | None = None) -> Path:

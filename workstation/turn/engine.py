@@ -142,7 +142,7 @@ class TurnEngine:
     def __init__(self, game: Game, protocol: Protocol, agent: Agent, seed: int, pack: PromptPack,
                  writer: RecordingWriter | None = None, observers: list[Observer] | None = None,
                  max_cost: float | None = None, rewindable: bool = True, rules: int = RULES,
-                 cancel: CancelToken | None = None, max_failed_turns: int = 3):
+                 cancel: CancelToken | None = None, max_failed_turns: int = 3, skill: str | None = None):
         game = pack.game(game)  # the pack's words, offered actions and warm-up
         self.game = game
         self.protocol = protocol
@@ -157,7 +157,7 @@ class TurnEngine:
         self._stopped_call: dict | None = None  # the call a cancel or a fatal failure ended (summary)
         self.rewindable = rewindable  # keep a snapshot per turn (about 110 KB each) for rewind
         self.clock = GameClock(game, protocol, seed, sink=writer.add_frame if writer else None, rules=rules)
-        self.builder = PromptBuilder(game, protocol, pack, writer.frames if writer else None)
+        self.builder = PromptBuilder(game, protocol, pack, writer.frames if writer else None, skill=skill)
         self.clips: list[Clip] = []
         self.phase = Phase.READY
         self.turn = 0

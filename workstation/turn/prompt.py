@@ -15,6 +15,7 @@ from typing import Literal, Protocol, Union
 
 import numpy as np
 
+from workstation.calls import ToolCall, ToolSpec
 from workstation.game.games import FPS_PAPER
 
 
@@ -54,8 +55,14 @@ Part = Union[TextPart, ImagePart]
 
 @dataclass
 class Message:
-    role: Literal["system", "user", "assistant"]
+    """One message. With tools: an assistant message lists the ``tool_calls`` it made, and a
+    ``tool`` message answers one of them (``answers``), its parts the result's text and images."""
+
+    role: Literal["system", "user", "assistant", "tool"]
     parts: list[Part] = field(default_factory=list)
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    answers: ToolCall | None = None  # role "tool": the call this result is for
+    is_error: bool = False  # role "tool": the tool failed
 
     def text(self) -> str:
         return "".join(p.text for p in self.parts if isinstance(p, TextPart))
@@ -74,6 +81,7 @@ class Prompt:
     messages: list[Message]
     frames: FrameSource | None = None
     edited: bool = False  # True when a person changed the text in step mode
+    tools: list[ToolSpec] = field(default_factory=list)  # tools the model may call (none for a player)
 
     @property
     def images(self) -> list[ImagePart]:

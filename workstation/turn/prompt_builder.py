@@ -21,6 +21,7 @@ class PromptBuilder:
     def __init__(self, game: Game, protocol: Protocol, pack: PromptPack, frames: FrameSource | None = None,
                  skill: str | None = None):
         self._document = None
+        self.skill = skill  # a skill from improvement rounds: placed by the pack's skill slot
         if pack.layout == "document":  # whole documents with images in place (workstation.turn.document_prompt)
             from workstation.turn.document_prompt import DocumentBuilder
 
@@ -39,6 +40,7 @@ class PromptBuilder:
                 actions=", ".join(game.action_names), max_actions=protocol.max_actions,
                 action_seconds=f"{seconds:g}", budget_seconds=f"{protocol.frames / FPS_PAPER:g}",
             ),
+            *([pack.render_skill(game, skill)] if skill else []),
             pack.render("reply_format", max_actions=protocol.max_actions, example=f"[{example}]"),
         ])
         self._feedback_cache: dict[tuple, str] = {}

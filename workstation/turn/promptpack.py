@@ -17,6 +17,11 @@ optional ``warmup.toml`` (``game_key = seconds``) sets the NOOP seconds after ea
 reset; a value that differs from the game table is reported and used.
 ``layout = "document"`` in ``template.toml`` makes it a document pack
 (``workstation.turn.document_pack``), the form ``prompts from-atari-bench`` writes.
+The skill slot: an optional ``[skill]`` table at the end of ``template.toml``
+whose ``slot`` string (placeholders ``{title}``, ``{skill}``) says how a skill
+sits in the player's instructions. It is left out of the pack's digest, so
+adding it changed no run id; it counts in the run id of a run that has a skill
+(``skill_digest``). A pack without one gets ``DEFAULT_SKILL_SLOT``.
 """
 
 from __future__ import annotations
@@ -57,6 +62,10 @@ TEMPLATE_KEYS: dict[str, frozenset[str]] = {
     "closing": frozenset(),
 }
 
+SKILL_TABLE = "skill"
+SKILL_PLACEHOLDERS = frozenset({"title", "skill"})
+DEFAULT_SKILL_SLOT = "A skill for {title}, written from earlier play of this game; use it where it helps:\n{skill}"
+
 # Display names where splitting the ALE name at capitals is not the real title.
 _TITLES = {"Pacman": "Pac-Man", "Qbert": "Q*bert", "Riverraid": "River Raid", "Robotank": "Robot Tank"}
 
@@ -77,6 +86,7 @@ class PromptPack:
     layout: str = "turns"  # "turns" (named pieces, the default) or "document" (whole documents)
     vocabulary: Vocabulary | None = field(default=None, compare=False, repr=False)  # None: the default words
     warmup: dict[str, float] = field(default_factory=dict, compare=False)  # game key -> seconds, when set
+    skill_slot: str = field(default=DEFAULT_SKILL_SLOT, compare=False)  # where a skill goes ([skill] slot)
 
     def game(self, game: Game | str) -> Game:
         """The game as this pack plays it: its words, the actions they offer, its warm-up."""
@@ -94,6 +104,11 @@ class PromptPack:
         """One line per game whose warm-up in this pack differs from the game table."""
         return [f"{key}: the pack's warm-up is {s:g} s, the game table's {GAMES[key].warmup_seconds:g} s; "
                 "the pack's is used" for key, s in sorted(self.warmup.items()) if s != GAMES[key].warmup_seconds]
+
+
+    def render_skill(self, game: Game, skill: str) -> str:
+        """The skill as the player's instructions carry it."""
+        return self.skill_slot.replace("{title}", display_title(game)).replace("{skill}", skill.strip())
 
     def guide(self, game: Game | str, variant: str = "full") -> str:
         """The guide text of a game (key, ALE name or Game), ``full`` or ``short``."""
@@ -179,6 +194,7 @@ def _read(path: Path, is_default: bool) -> PromptPack:
         data = tomllib.loads(texts["template.toml"])
     except tomllib.TOMLDecodeError as exc:
         raise PromptPackError(f"{where}: template.toml is not valid TOML ({exc}); fix the quoting there") from None
+    skill_slot = _skill_slot(data.pop(SKILL_TABLE, None), where)
     layout = data.pop("layout", "turns")
     if layout not in ("turns", "document"):
         raise PromptPackError(f"{where}: template.toml layout = {layout!r} is unknown; use \"turns\" or \"document\"")
@@ -216,6 +232,7 @@ def _read(path: Path, is_default: bool) -> PromptPack:
                 raise PromptPackError(f"{where}: {rel} is empty; write the {variant} guide for {key} there")
             guides[(key, variant)] = guide
 
+    texts["template.toml"] = without_table(texts["template.toml"], SKILL_TABLE)
     digest = hashlib.sha256()
     for rel in sorted(texts):
         digest.update(rel.encode() + b"\0" + texts[rel].encode() + b"\0")
@@ -228,6 +245,7 @@ def _read(path: Path, is_default: bool) -> PromptPack:
         layout=layout,
         vocabulary=vocabulary,
         warmup=warmup,
+        skill_slot=skill_slot,
     )
 
 
@@ -258,6 +276,45 @@ def _warmup(path: Path, where: str, texts: dict[str, str]) -> dict[str, float]:
         out[key] = float(value) if value != int(value) else int(value)
     texts["warmup.toml"] = "\n".join(f"{k}={v!r}" for k, v in sorted(out.items()))
     return out
+
+
+def skill_digest(pack: PromptPack, skill: str) -> str:
+    """What a skill adds to a run id: the skill's text and the slot that places it."""
+    return hashlib.sha256(pack.skill_slot.encode() + b"\0" + skill.strip().encode()).hexdigest()[:16]
+
+
+def without_table(text: str, name: str) -> str:
+    """``text`` without the TOML table ``[name]`` (its header line to the next table or the end)."""
+    lines = text.splitlines(keepends=True)
+    start = next((i for i, line in enumerate(lines) if line.strip() == f"[{name}]"), None)
+    if start is None:
+        return text
+    end = next((i for i in range(start + 1, len(lines)) if re.match(r"^\[[^\]]+\]\s*$", lines[i])), len(lines))
+    while start > 0 and not lines[start - 1].strip():  # the blank lines that set it apart go with it
+        start -= 1
+    return "".join(lines[:start] + lines[end:])
+
+
+def _skill_slot(table, where: str) -> str:
+    if table is None:
+        return DEFAULT_SKILL_SLOT
+    if not isinstance(table, dict):
+        raise PromptPackError(f"{where}: template.toml key 'skill' is the skill slot's table; write it as [skill] "
+                              "with slot = \"...{skill}...\"")
+    unknown = sorted(set(table) - {"slot"})
+    if unknown:
+        raise PromptPackError(f"{where}: template.toml has unknown key {unknown[0]!r} in its [skill] table, which "
+                              "holds only slot; put the turn's keys above [skill]")
+    if not isinstance(table.get("slot"), str):
+        raise PromptPackError(f"{where}: template.toml's [skill] table needs slot = \"...{{skill}}...\" (a string)")
+    try:
+        used = _placeholders(table["slot"])
+    except ValueError as exc:
+        raise PromptPackError(f"{where}: template.toml [skill] slot is not a valid format string ({exc})") from None
+    if used - SKILL_PLACEHOLDERS or "skill" not in used:
+        raise PromptPackError(f"{where}: template.toml [skill] slot must use {{skill}} and may use {{title}} "
+                              f"(it uses {_names(used)})")
+    return table["slot"].strip().replace("{{", "{").replace("}}", "}")
 
 
 def _check_template(data: dict, where: str) -> dict[str, str]:

@@ -1,0 +1,341 @@
+"""Improvement rounds (``workstation idc``) end to end against the fake provider: real SDKs, real ALE, real files."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.fake_provider import KEYS, Step, fake_server, tool_step  # noqa: F401
+from workstation.cli import main
+from workstation.idc import curve as C
+
+ROOT = Path(__file__).resolve().parents[1]
+CLI = [sys.executable, "-m", "workstation"]
+PLAYER = "thought: cross the road\nmove: [" + ", ".join(["up"] * 10) + "]"  # 30 frames a turn: 3 turns in 90
+SKILLS = ["SKILL-ONE: hold up and wait for gaps.", "SKILL-TWO: time crossings between cars."]
+NOTE = "NOTEBOOK-PRIVATE: lanes 3 and 7 are fast."
+
+
+def reflection_script(skill: str, note: str = NOTE) -> list[Step]:
+    return [tool_step("list_dir", path="."), tool_step("write_notebook", text=note),
+            tool_step("submit_diagnosis", diagnosis="the chicken stops in lane 3"),
+            tool_step("submit_skill", skill=skill)]
+
+
+@pytest.fixture
+def fake(fake_server, monkeypatch):  # noqa: F811
+    fake_server.reset()
+    for k, v in KEYS.items():
+        monkeypatch.setenv(k, v)
+    yield fake_server
+    fake_server.reset()
+
+
+def idc_args(fake, out: Path, *extra: str) -> list[str]:
+    return ["idc", "--game", "freeway", "--player", "compat:p", "--reflector", "compat:r",
+            "--base-url", fake.url("compat"), "--rounds", "2", "--episodes", "2", "--frames", "90",
+            "--out", str(out), *extra]
+
+
+def player_text(seen) -> str:
+    return json.dumps(seen.body["messages"])
+
+
+def test_two_rounds_play_reflect_and_carry_the_skill(fake, tmp_path, capsys):
+    fake.push(*[Step(text=PLAYER)] * 200)
+    fake.push_tools(*reflection_script(SKILLS[0]), *reflection_script(SKILLS[1], NOTE + " v2"))
+    out = tmp_path / "idc"
+    assert main(idc_args(fake, out)) == 0, capsys.readouterr()
+    curve = json.loads((out / "curve.json").read_text())
+    rounds = curve["rounds"]
+    assert [r["round"] for r in rounds] == [0, 1, 2] and all(len(r["episodes"]) == 2 for r in rounds)
+    assert rounds[0]["skill"] is None and rounds[1]["skill"] == SKILLS[0] and rounds[2]["skill"] == SKILLS[1]
+    seeds = [e["seed"] for r in rounds for e in r["episodes"]]
+    assert len(set(seeds)) == 6
+    from workstation.idc.rounds import noop_start
+
+    assert len({noop_start(s, 30) for s in seeds}) == 6  # every episode its own start
+    players = [s for s in fake.seen if not s.offers_tools]
+    reflectors = [s for s in fake.seen if s.offers_tools]
+    assert len(reflectors) == 8 and len(players) == 3 * 2 * 3  # 3 rounds, 2 episodes, 3 turns each
+    # the skill reaches every player prompt after the first reflection and none before; the notebook none
+    first_reflection = fake.seen.index(reflectors[0])
+    for i, s in enumerate(fake.seen):
+        if s.offers_tools:
+            continue
+        text = player_text(s)
+        assert "NOTEBOOK-PRIVATE" not in text
+        assert (SKILLS[0] in text or SKILLS[1] in text) == (i > first_reflection)
+    # tool results go back to the reflector, as role "tool" messages naming their call
+    second = reflectors[1].body["messages"]
+    tool_msgs = [m for m in second if m["role"] == "tool"]
+    assert tool_msgs and tool_msgs[0]["tool_call_id"] and tool_msgs[0]["content"].startswith(".:\nfreeway-")
+    # outputs
+    assert (out / "skills" / "round_1.md").read_text().strip() == SKILLS[0]
+    assert (out / "skills" / "round_2.md").read_text().strip() == SKILLS[1]
+    notebook = (out / "notebook.md").read_text()
+    assert "After round 0" in notebook and "After round 1" in notebook and "v2" in notebook
+    t = json.loads((out / "reflections" / "round_0.json").read_text())
+    assert t["status"] == "submitted" and t["tool_calls"] == 4 and t["usage"]["output_tokens"] > 0
+    assert [e["call"]["name"] for e in t["events"] if e["kind"] == "tool"] == \
+        ["list_dir", "write_notebook", "submit_diagnosis", "submit_skill"]
+    assert rounds[0]["diagnosis"] == "the chicken stops in lane 3"
+    from workstation.runs.verify import verify
+    from workstation.store.recording import Recording
+
+    episodes = [e for r in rounds for e in r["episodes"]]
+    v = subprocess.run([*CLI, "verify", episodes[-1]["recording"]], cwd=ROOT, capture_output=True, text=True,
+                       timeout=120)
+    assert v.returncode == 0 and v.stdout.startswith("OK"), v.stdout + v.stderr
+    for e in episodes:
+        assert verify(Recording(Path(e["recording"]))).ok, e
+    # the run ids differ by skill, and a run without a skill keeps its id
+    manifest = json.loads((out / rounds[1]["episodes"][0]["recording"] / "manifest.json").read_text())
+    assert manifest["skill"]["text"] == SKILLS[0]
+    from workstation.runs.request import rebuild_prompt
+
+    rebuilt = rebuild_prompt(Recording(Path(rounds[1]["episodes"][0]["recording"])), 1)  # digest-checked
+    assert SKILLS[0] in rebuilt.render_text()
+    m0 = json.loads((out / rounds[0]["episodes"][0]["recording"] / "manifest.json").read_text())
+    assert "skill" not in m0
+    # a second run of the same command replays nothing
+    n = len(fake.seen)
+    assert main(idc_args(fake, out)) == 0
+    assert len(fake.seen) == n
+    assert "round" in C.table_text(curve)
+
+
+def test_a_reflector_that_never_submits_keeps_the_previous_skill(fake, tmp_path, capsys):
+    fake.push(*[Step(text=PLAYER)] * 200)
+    fake.push_tools(*reflection_script(SKILLS[0]), *[tool_step("list_dir", path=".")] * 3,
+                    Step(text="I will not use tools"), *[tool_step("read_text", path="../../curve.json")] * 3)
+    out = tmp_path / "idc"
+    assert main(idc_args(fake, out, "--tool-calls", "6")) == 0, capsys.readouterr()
+    curve = json.loads((out / "curve.json").read_text())
+    r1 = curve["rounds"][1]
+    assert r1["reflection"]["status"] == "no_skill" and "budget of 6" in r1["reflection"]["why"]
+    assert curve["rounds"][2]["skill"] == SKILLS[0]  # the previous skill stays
+    t = json.loads((out / r1["reflection"]["transcript"]).read_text())
+    outside = [e for e in t["events"] if e["kind"] == "tool" and e["call"]["name"] == "read_text"]
+    assert outside and all(e["result"]["is_error"] and "outside" in e["result"]["text"] for e in outside)
+
+
+def test_a_validator_that_rejects_five_times_keeps_the_previous_skill(fake, tmp_path, capsys):
+    fake.push(*[Step(text=PLAYER)] * 200)
+    reject = [Step(text="REJECT: frame-timed script")] * 5
+    fake.push_tools(*reflection_script(SKILLS[0])[:3], tool_step("submit_skill", skill="at 1.2s press up"),
+                    *[tool_step("submit_skill", skill=f"try {i}") for i in range(4)])
+    # the validator's calls offer no tools: they take the plain script, after the player's first round
+    out = tmp_path / "idc"
+    args = idc_args(fake, out, "--validator", "compat:judge", "--rounds", "1")
+    fake.script.clear()
+    fake.push(*[Step(text=PLAYER)] * 6, *reject, *[Step(text=PLAYER)] * 100)
+    assert main(args) == 0, capsys.readouterr()
+    curve = json.loads((out / "curve.json").read_text())
+    r0 = curve["rounds"][0]
+    assert r0["reflection"]["status"] == "rejected" and r0["reflection"]["rejections"] == 5
+    assert curve["rounds"][1]["skill"] is None
+
+
+def test_resume_after_kill_plays_each_episode_once(fake, tmp_path):
+    out = tmp_path / "idc"
+    fake.push(*[Step(text=PLAYER)] * 3, Step(kind="hang", hang_s=60))  # episode 0 finishes; episode 1 hangs
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([*CLI, *idc_args(fake, out, "--concurrency", "1", "--timeout", "120")], cwd=ROOT,
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        end = time.monotonic() + 120
+        runs = out / "round_0" / "runs"
+        while not (runs.is_dir() and len(list(runs.glob("*/summary.json"))) == 1 and len(fake.seen) >= 4):
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < end, "episode 0 never finished"
+            time.sleep(0.05)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    first = next(runs.glob("*/summary.json")).parent
+    fake.reset()
+    fake.push(*[Step(text=PLAYER)] * 200)
+    fake.push_tools(*reflection_script(SKILLS[0]), *reflection_script(SKILLS[1]))
+    r = subprocess.run([*CLI, *idc_args(fake, out)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    curve = json.loads((out / "curve.json").read_text())
+    assert [len(x["episodes"]) for x in curve["rounds"]] == [2, 2, 2]
+    assert str(first.resolve()) in [e["recording"] for e in curve["rounds"][0]["episodes"]]
+    assert str(first.relative_to(out)) in [e["in_dir"] for e in curve["rounds"][0]["episodes"]]
+    players = [s for s in fake.seen if not s.offers_tools]
+    assert len(players) == 3 * 5  # episode 1 of round 0 and both of rounds 1, 2: 3 turns each, none replayed
+    assert (runs / ".incomplete").is_dir()  # the killed episode's partial recording is kept aside
+
+
+def test_transfer_plays_best_and_no_skill_on_a_held_out_variant(fake, tmp_path, capsys):
+    fake.push(*[Step(text=PLAYER)] * 300)
+    fake.push_tools(*reflection_script(SKILLS[0]))
+    out = tmp_path / "idc"
+    assert main(idc_args(fake, out, "--rounds", "1", "--transfer", "mode=1,difficulty=1")) == 0, capsys.readouterr()
+    curve = json.loads((out / "curve.json").read_text())
+    (t,) = curve["transfer"]
+    assert (t["mode"], t["difficulty"]) == (1, 1)
+    arms = {e["arm"] for e in t["episodes"]}
+    best = curve["best_round"]
+    assert arms == ({"no-skill", "best-skill"} if best == 1 else {"no-skill"})
+    for e in t["episodes"]:
+        m = json.loads((out / e["recording"] / "manifest.json").read_text())
+        assert m["protocol"]["game_mode"] == 1 and m["protocol"]["game_difficulty"] == 1
+    gain, pct = C.transfer_gain(t["best_mean"], t["no_skill_mean"])
+    assert t["gain"] == gain and t["gain_pct"] == pct
+    text = C.table_text(curve)
+    assert "mode=1,difficulty=1" in text and "transfer" in text
+
+
+BAD = [
+    (["--rounds", "0"], "--rounds must be 1..20"),
+    (["--rounds", "21"], "--rounds must be 1..20"),
+    (["--episodes", "0"], "--episodes must be 1..50"),
+    (["--episodes", "51"], "--episodes must be 1..50"),
+    (["--tool-calls", "0"], "--tool-calls"),
+    (["--transfer", "mode=99"], "offers modes"),
+    (["--transfer", "level=2"], "mode=M,difficulty=D"),
+    (["--max-cost", "-1"], "--max-cost"),
+    (["--frames", "0"], "--frames"),
+    (["--start", "noops:x"], "--start"),
+    (["--concurrency", "0"], "--concurrency"),
+]
+
+
+@pytest.mark.parametrize("extra,needle", BAD, ids=[" ".join(b[0]) for b in BAD])
+def test_bad_input_is_one_line_exit_2(fake, tmp_path, extra, needle):
+    out = tmp_path / "idc"
+    r = subprocess.run([*CLI, *idc_args(fake, out, *extra)], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                       env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert r.returncode == 2 and needle in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert "Traceback" not in r.stderr and not (out / "round_0").exists()
+
+
+def test_bad_specs_and_places(fake, tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    (tmp_path / "file").write_text("x")
+    cases = [
+        (["--out", str(tmp_path / "file")], "not a directory"),
+        (["--player", "random"], "need a model"),
+        (["--reflector", "nope:x"], "--reflector"),
+        (["--game", "nogame"], "nogame"),
+    ]
+    for extra, needle in cases:
+        r = subprocess.run([*CLI, *idc_args(fake, tmp_path / "idc", *extra)], cwd=ROOT, capture_output=True,
+                           text=True, timeout=120, env=env)
+        assert r.returncode == 2 and needle in r.stderr and len(r.stderr.strip().splitlines()) == 1, (extra, r.stderr)
+        assert "Traceback" not in r.stderr
+    # an IDC directory resumed with other settings is refused, and nothing in it changes
+    out = tmp_path / "idc"
+    out.mkdir()
+    (out / "curve.json").write_text(json.dumps({"rounds": [], "identity": {"game": "pong"}}))
+    r = subprocess.run([*CLI, *idc_args(fake, out)], cwd=ROOT, capture_output=True, text=True, timeout=120, env=env)
+    assert r.returncode == 2 and "another game" in r.stderr, r.stderr
+    assert json.loads((out / "curve.json").read_text())["identity"] == {"game": "pong"}
+
+
+def test_a_round_below_half_the_best_rolls_back_to_the_best_skill(fake, tmp_path, capsys):
+    up = Step(text=PLAYER)
+    noop = Step(text="thought: wait\nmove: [" + ", ".join(["noop"] * 10) + "]")
+    fake.push(*[up] * 40, *[noop] * 40, *[up] * 40)  # 20 turns an episode at 600 frames
+    fake.push_tools(*reflection_script(SKILLS[0]))
+    out = tmp_path / "idc"
+    args = idc_args(fake, out, "--frames", "600")
+    assert main(args) == 0, capsys.readouterr()
+    curve = json.loads((out / "curve.json").read_text())
+    r0, r1, r2 = curve["rounds"]
+    assert r0["score_mean"] > r1["score_mean"] and r0["normalised"] > 0
+    assert C.rolls_back(r1["normalised"], r0["normalised"])
+    assert r1["rolled_back"] and r1["reflection"]["status"] == "skipped" and "best" in r1["reflection"]["why"]
+    assert not r0["rolled_back"] and not r2["rolled_back"]
+    assert r1["skill"] == SKILLS[0] and r2["skill"] is None  # m* was round 0's no skill
+    assert curve["best_round"] in (0, 2) and curve["rounds"][curve["best_round"]]["skill"] is None
+    assert "rolled back" in C.table_text(curve)
+    assert len([s for s in fake.seen if s.offers_tools]) == 4  # no reflection after the dropped round
+
+
+@pytest.mark.parametrize("score,best,rolls", [(0.4, 1.0, True), (0.5, 1.0, False), (1.0, 1.0, False),
+                                              (-1.6, -1.0, True), (-1.4, -1.0, False), (-0.1, 0.0, True),
+                                              (0.0, 0.0, False), (2.0, 1.0, False)])
+def test_the_rollback_rule(score, best, rolls):
+    assert C.rolls_back(score, best) is rolls
+
+
+def test_transfer_gain_and_the_curve_statistics():
+    assert C.transfer_gain(12.0, 8.0) == (4.0, 50.0)
+    assert C.transfer_gain(-6.0, -8.0) == (2.0, 25.0)
+    assert C.transfer_gain(3.0, 0.0) == (3.0, None)
+    m, se = C.mean_se([1.0, 3.0])
+    assert m == 2.0 and se == pytest.approx(1.0)
+    assert C.mean_se([]) == (None, None) and C.mean_se([5.0]) == (5.0, 0.0)
+    curve = {"rounds": [{"round": 0, "score_mean": 2.0, "normalised": 1.0},
+                        {"round": 1, "score_mean": 5.0, "normalised": 4.0},
+                        {"round": 2, "score_mean": 3.0, "normalised": 2.0}], "best_round": 1}
+    assert C.best_vs_final(curve) == {"best_round": 1, "final_round": 2, "gap": 2.0, "gap_normalised": 2.0}
+
+
+def test_report_shows_the_curve_gap_and_transfer(tmp_path):
+    out = tmp_path / "idc"
+    out.mkdir()
+    curve = {"game": "freeway", "player": "compat:p", "reflector": "compat:r", "random_mean": 0.0,
+             "best_round": 1, "rounds": [
+                 {"round": 0, "skill": None, "skill_round": None, "score_mean": 1.0, "score_se": 0.5,
+                  "normalised": 1.0, "rolled_back": False, "episodes": []},
+                 {"round": 1, "skill": "s", "skill_round": 1, "score_mean": 4.0, "score_se": 0.5,
+                  "normalised": 4.0, "rolled_back": False, "episodes": []},
+                 {"round": 2, "skill": "t", "skill_round": 2, "score_mean": 1.5, "score_se": 0.5,
+                  "normalised": 1.5, "rolled_back": True, "episodes": []}],
+             "transfer": [{"mode": 1, "difficulty": 0, "no_skill_mean": 2.0, "best_mean": 3.0, "gain": 1.0,
+                           "gain_pct": 50.0}]}
+    C.save(out, curve)
+    r = subprocess.run([*CLI, "report", str(out), "--json", str(tmp_path / "r.json")], cwd=ROOT, capture_output=True,
+                       text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert r.returncode == 0, r.stderr
+    assert "best round 1 vs final round 2: gap 2.50" in r.stdout and "rolled back" in r.stdout
+    assert "mode=1,difficulty=0" in r.stdout and "50.0%" in r.stdout
+    assert json.loads((tmp_path / "r.json").read_text())["best_vs_final"]["gap"] == 2.5
+
+
+@pytest.mark.parametrize("args,needle", [(["idc", "--view", "nowhere"], "no IDC there"),
+                                         (["idc", "--game", "freeway"], "idc needs --player, --out")])
+def test_view_and_missing_flags_are_one_line_exit_2(tmp_path, args, needle):
+    r = subprocess.run([*CLI, *args], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                       env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert r.returncode == 2 and needle in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_ctrl_c_during_a_reflection_records_no_reflection_and_resumes(fake, tmp_path):
+    out = tmp_path / "idc"
+    fake.push(*[Step(text=PLAYER)] * 200)
+    fake.push_tools(tool_step("list_dir", path="."), Step(kind="hang", hang_s=60))
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([*CLI, *idc_args(fake, out, "--rounds", "1", "--timeout", "120")], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    end = time.monotonic() + 120
+    while len([s for s in fake.seen if s.offers_tools]) < 2:
+        assert proc.poll() is None and time.monotonic() < end, proc.communicate()
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 1 and "stopped during round 0's reflection" in stdout, stdout + stderr
+    assert "Traceback" not in stderr
+    curve = json.loads((out / "curve.json").read_text())
+    assert len(curve["rounds"]) == 1 and "reflection" not in curve["rounds"][0]
+    fake.reset()
+    fake.push(*[Step(text=PLAYER)] * 200)
+    fake.push_tools(*reflection_script(SKILLS[0]))
+    r = subprocess.run([*CLI, *idc_args(fake, out, "--rounds", "1")], cwd=ROOT, env=env, capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    curve = json.loads((out / "curve.json").read_text())
+    assert curve["rounds"][1]["skill"] == SKILLS[0]
+    assert len([s for s in fake.seen if not s.offers_tools]) == 2 * 3  # round 0 was not played again

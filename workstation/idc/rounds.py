@@ -1,0 +1,426 @@
+"""The round driver: play K episodes a round through the batch runner, reflect, roll back, transfer.
+
+``Idc(config).run()`` plays round 0 with no skill, then for each later round
+the skill the reflector wrote after the one before (or, after a round scoring
+below half the best, the best skill m*). Every round is a batch directory
+``DIR/round_R/`` (recordings under ``runs/``, named by run id, the skill in the
+run spec); ``DIR/curve.json`` is rewritten after every round and every
+reflection, so a killed IDC resumes where it stopped: a round in the curve is
+never played again, and a round under way resumes at its first episode that has
+no complete recording (the batch runner's resume).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from workstation.calls import CancelToken
+from workstation.errors import UserError
+from workstation.idc import curve as C
+from workstation.idc.reflector import Reflection, make_validator, reflect
+from workstation.idc.tools import Workbench
+from workstation.options import SKILL_MAX_CHARS, RunSpec
+
+MAX_ROUNDS = 20
+MAX_EPISODES = 50
+LOCK = ".idc.lock"
+DISTINCT_TRIES = 10_000  # seeds tried to give every episode its own start
+
+
+@dataclass
+class IdcConfig:
+    base: RunSpec  # the player's run spec (protocol, generation, transport); seed, out and skill set per episode
+    reflector: str
+    out: Path
+    rounds: int = 3
+    episodes: int = 5
+    validator: str | None = None
+    concurrency: int = 8
+    max_cost: float | None = None
+    tool_calls: int = 30
+    transfer: list[tuple[int | None, int | None]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.rounds <= MAX_ROUNDS:
+            raise UserError(f"--rounds must be 1..{MAX_ROUNDS} (got {self.rounds}): the rounds after round 0")
+        if not 1 <= self.episodes <= MAX_EPISODES:
+            raise UserError(f"--episodes must be 1..{MAX_EPISODES} (got {self.episodes}): episodes per round")
+        if self.concurrency < 1:
+            raise UserError(f"--concurrency must be at least 1 (got {self.concurrency})")
+        if not 1 <= self.tool_calls <= 500:
+            raise UserError(f"--tool-calls must be 1..500 (got {self.tool_calls}): the reflector's budget a round")
+        if self.max_cost is not None and not self.max_cost > 0:
+            raise UserError(f"--max-cost must be more than 0 dollars (got {self.max_cost:g})")
+        self.out = Path(self.out)
+
+    def identity(self) -> dict:
+        """What a resumed IDC must share with the one that made DIR."""
+        b = self.base
+        return {"game": b.game, "player": b.agent, "reflector": self.reflector, "validator": self.validator,
+                "episodes": self.episodes, "seed": b.seed, "protocol": b.protocol.to_json(), "prompts": b.prompts,
+                "generation": b.to_json()["generation"]}
+
+
+def noop_start(seed: int, most: int) -> int:
+    """The NOOP frames a ``noops:N`` start plays for ``seed`` (the clock's own draw)."""
+    return int(np.random.default_rng(seed).integers(0, most + 1))
+
+
+def episode_seeds(first: int, start, count: int) -> list[int]:
+    """``count`` distinct seeds from ``first`` on; with ``noops:N`` starts, seeds whose starts differ
+    (while there are starts left: N + 1 of them)."""
+    if start.kind != "noops":
+        return list(range(first, first + count))
+    most = int(start.value)
+    seeds: list[int] = []
+    used: set[int] = set()
+    s = first
+    while len(seeds) < count:
+        n = noop_start(s, most)
+        if n not in used or len(used) > most or s - first > DISTINCT_TRIES:
+            seeds.append(s)
+            used.add(n)
+        s += 1
+    return seeds
+
+
+def random_scores(base: RunSpec, seeds: list[int]) -> list[float]:
+    """The random baseline on the same starts and budget (played in memory: nothing recorded)."""
+    from workstation.agents import make_agent
+    from workstation.game.games import get_game
+    from workstation.turn.engine import TurnEngine
+    from workstation.turn.promptpack import load_pack
+
+    game, pack = get_game(base.game), load_pack(base.prompts)
+    scores = []
+    for s in seeds:
+        engine = TurnEngine(game, base.protocol, make_agent("random", game, s), s, pack, rewindable=False)
+        try:
+            scores.append(float(engine.run().get("total_reward") or 0.0))
+        finally:
+            engine.close()
+    return scores
+
+
+class Idc:
+    def __init__(self, config: IdcConfig, log: Callable[[str], None] = print,
+                 make_agent: Callable[[str], Any] | None = None) -> None:
+        self.cfg = config
+        self.out = config.out
+        self.log = log
+        self._make_agent = make_agent
+        self.batch = None  # the batch under way (a signal handler stops it)
+        self.stopping: str | None = None
+        self.cancel = CancelToken()  # ends a reflection's call under way when the IDC is stopped
+        self._lock_fd: int | None = None
+        self.curve: dict = {"rounds": []}
+
+    # -- the whole run ---------------------------------------------------------
+    def run(self) -> int:
+        self.out.mkdir(parents=True, exist_ok=True)
+        self._lock()
+        try:
+            return self._run()
+        finally:
+            if self._lock_fd is not None:
+                os.close(self._lock_fd)
+
+    def request_stop(self, reason: str) -> None:
+        self.stopping = reason
+        self.cancel.cancel(f"the IDC stopped ({reason})")
+        if self.batch is not None:
+            self.batch.request_stop(reason)
+
+    def _lock(self) -> None:
+        fd = os.open(self.out / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise UserError(f"another IDC is running in {self.out}; wait for it or choose another --out") from None
+        self._lock_fd = fd
+
+    def _start_curve(self) -> dict:
+        cfg = self.cfg
+        curve = C.load(self.out)
+        ident = cfg.identity()
+        if curve is not None and curve.get("identity") != ident:
+            old = curve.get("identity") or {}
+            diff = next((k for k in ident if old.get(k) != ident[k]), "settings")
+            raise UserError(f"{self.out} holds an IDC with another {diff} ({old.get(diff)!r}, not {ident[diff]!r}); "
+                            "resume it with its own settings or choose another --out")
+        if curve is None:
+            curve = {"game": cfg.base.game, "player": cfg.base.agent, "reflector": cfg.reflector,
+                     "validator": cfg.validator, "identity": ident, "rounds": [], "best_round": None,
+                     "transfer": []}
+        curve["rounds_planned"] = cfg.rounds
+        seeds = episode_seeds(cfg.base.seed, cfg.base.protocol.start, (cfg.rounds + 1) * cfg.episodes)
+        curve["seeds"] = [seeds[r * cfg.episodes:(r + 1) * cfg.episodes] for r in range(cfg.rounds + 1)]
+        if curve.get("random_mean") is None:
+            scores = random_scores(cfg.base, curve["seeds"][0])
+            curve["random_mean"], curve["random_scores"] = C.mean_se(scores)[0], scores
+        return curve
+
+    def _run(self) -> int:
+        cfg = self.cfg
+        curve = self.curve = self._start_curve()
+        C.save(self.out, curve)
+        current: str | None = None  # the skill the next round plays
+        current_from: int | None = None  # the round that first played it
+        best = {"round": None, "normalised": None, "skill": None, "skill_round": None}
+        for r in range(cfg.rounds + 1):
+            entry = curve["rounds"][r] if r < len(curve["rounds"]) else None
+            if entry is None or entry.get("score_mean") is None:
+                entry = self._play_round(curve, r, current, current_from)
+                if entry is None:
+                    return 1
+            n = entry["normalised"]
+            if r == 0:
+                best.update(round=0, normalised=n, skill=None, skill_round=None)
+                entry["rolled_back"] = False
+            elif C.rolls_back(n, best["normalised"]):
+                entry["rolled_back"] = True
+            else:
+                entry["rolled_back"] = False
+                if n > best["normalised"]:
+                    best.update(round=r, normalised=n, skill=entry["skill"], skill_round=entry["skill_round"])
+            curve["best_round"] = best["round"]
+            curve["best_vs_final"] = C.best_vs_final(curve)
+            C.save(self.out, curve)
+            if r == cfg.rounds:
+                break
+            if "reflection" not in entry:
+                if self._spent(curve) is None or not self._reflect(curve, entry, current, best):
+                    return 1
+                C.save(self.out, curve)
+            if entry["rolled_back"]:
+                current, current_from = best["skill"], best["skill_round"]
+            elif entry["reflection"].get("status") == "submitted":
+                current, current_from = entry["next_skill"], r + 1
+        code = self._transfers(curve, best)
+        C.save(self.out, curve)
+        self.log(C.table_text(curve))
+        return code
+
+    # -- money -----------------------------------------------------------------------
+    def _spent(self, curve: dict) -> float | None:
+        """Dollars spent so far; None (and a line saying so) once --max-cost is reached."""
+        total = sum(e.get("cost_usd") or 0.0 for r in curve["rounds"] for e in r.get("episodes", []))
+        total += sum((r.get("reflection") or {}).get("cost_usd") or 0.0 for r in curve["rounds"])
+        total += sum(t.get("cost_usd") or 0.0 for t in curve.get("transfer", []))
+        if self.cfg.max_cost is not None and total >= self.cfg.max_cost:
+            self.log(f"stopped: the IDC spent ${total:.4f} of --max-cost ${self.cfg.max_cost:g}; "
+                     "raise it and run the same command to go on")
+            return None
+        return total
+
+    # -- playing -------------------------------------------------------------------------
+    def _batch(self, name: str, arms: list[tuple[str, RunSpec, list[int]]]) -> list[dict] | None:
+        """Play ``arms`` (label, spec, seeds) as one batch in DIR/name; the rows, or None if it did not finish."""
+        from workstation.batch import results
+        from workstation.batch.grid import Cell, Grid, Setting
+        from workstation.batch.progress import PlainLog
+        from workstation.batch.runner import Batch
+
+        spent = self._spent(self.curve)
+        if spent is None or self.stopping:
+            return None
+        root = self.out / name
+        cells = []
+        for label, spec, seeds in arms:
+            for s in seeds:
+                ep = replace(spec, seed=s, out=str(results.runs_dir(root)))
+                cells.append(Cell(label, label, ep.game, s, ep.agent, {}, {}, {}, {}, ep))
+        all_seeds = sorted({c.seed for c in cells})
+        grid = Grid(name.replace("/", "-"), [self.cfg.base.game], all_seeds,
+                    [Setting(label, spec.agent, {}) for label, spec, _ in arms], {}, {}, cells,
+                    source=str(root / "idc"))
+        cap = None if self.cfg.max_cost is None else self.cfg.max_cost - spent
+        batch = Batch(grid, root, concurrency=self.cfg.concurrency, max_cost=cap)
+        self.batch = batch
+        batch.prepare()
+        if self.stopping:
+            batch.request_stop(self.stopping)
+        log = PlainLog(_Lines(self.log), every_s=5.0)
+        code = batch.run(tick=log.tick)
+        self.batch = None
+        rows = results.collect(root, batch.cells)
+        if code != 0:
+            bad = [r for r in rows if not r.get("complete")]
+            why = (bad[0].get("stopped") if bad else None) or self.stopping or "a run did not finish"
+            self.log(f"stopped in {name}: {len(rows) - len(bad)} of {len(batch.cells)} episodes complete ({why}); "
+                     "run the same command to resume")
+            return None
+        return rows
+
+    def _play_round(self, curve: dict, r: int, skill: str | None, skill_round: int | None) -> dict | None:
+        seeds = curve["seeds"][r]
+        skill_file = None
+        if skill is not None:
+            skill_file = f"skills/round_{r}.md"
+            C.write_text(self.out / skill_file, skill + "\n")
+        spec = replace(self.cfg.base, skill=skill)
+        self.log(f"round {r}: {len(seeds)} episodes, " + ("no skill" if skill is None else
+                                                         f"the skill first played in round {skill_round}"))
+        rows = self._batch(f"round_{r}", [("skill" if skill else "no-skill", spec, seeds)])
+        if rows is None:
+            return None
+        scores = [float(row["score"] or 0.0) for row in rows]
+        m, se = C.mean_se(scores)
+        entry = {"round": r, "skill": skill, "skill_round": skill_round, "skill_file": skill_file,
+                 "score_mean": m, "score_se": se, "normalised": C.normalised(m, curve["random_mean"]),
+                 "episodes": [{"run_id": row["run_id"], "score": row["score"], "seed": row["seed"],
+                               "recording": str(Path(row["path"]).resolve()),
+                               "in_dir": os.path.relpath(row["path"], self.out), "cost_usd": row.get("cost_usd")}
+                              for row in rows],
+                 "rolled_back": False, "diagnosis": None}
+        if r < len(curve["rounds"]):
+            curve["rounds"][r] = entry
+        else:
+            curve["rounds"].append(entry)
+        self.log(f"round {r}: mean {m:.2f} (se {se:.2f}, normalised {entry['normalised']:.2f})")
+        return entry
+
+    # -- reflecting ------------------------------------------------------------------------
+    def _agent(self, spec: str):
+        if self._make_agent is not None:
+            return self._make_agent(spec)
+        from workstation.providers import ProviderConfigError, make_provider_agent
+
+        try:
+            return make_provider_agent(spec, self.cfg.base.provider_options)
+        except ProviderConfigError as e:
+            raise UserError(str(e)) from None
+
+    def _reflect(self, curve: dict, entry: dict, current: str | None, best: dict) -> bool:
+        """Reflect on round ``entry`` (or skip it after a rollback); False when the IDC was stopped meanwhile."""
+        r = entry["round"]
+        if entry["rolled_back"]:
+            entry["reflection"] = {"status": "skipped", "why": (
+                f"round {r} scored {entry['normalised']:.2f} (normalised), below half of the best "
+                f"{best['normalised']:.2f} (round {best['round']}); round {r + 1} plays the best skill "
+                f"and the reflector goes on from it")}
+            entry["next_skill"] = best["skill"]
+            return True
+        notebook = self._notebook(curve)
+        bench = Workbench(self.out / f"round_{r}" / "runs", notebook=notebook, skill_max_chars=SKILL_MAX_CHARS)
+        log = Reflection("no_skill", "")
+        agent = self._agent(self.cfg.reflector)
+        validator = self._agent(self.cfg.validator) if self.cfg.validator else None
+        if validator is not None:
+            from workstation.turn.promptpack import display_title
+
+            bench.validate = make_validator(validator, display_title(self.cfg.base.game), log)
+        self.log(f"round {r}: the reflector studies the round")
+        try:
+            spent = self._spent(curve) or 0.0
+            left = None if self.cfg.max_cost is None else self.cfg.max_cost - spent
+            out = reflect(agent, bench, self._brief(curve, entry, current, notebook), self.cfg.tool_calls, log,
+                          cancel=self.cancel, max_cost=left)
+        finally:
+            for a in (agent, validator):
+                if a is not None and hasattr(a, "close"):
+                    a.close()
+        if self.stopping:  # not a finished reflection: the next run of the command reflects again
+            self.log(f"stopped during round {r}'s reflection ({self.stopping}); run the same command to resume")
+            return False
+        name = f"reflections/round_{r}.json"
+        transcript = {"round": r, "reflector": self.cfg.reflector, "validator": self.cfg.validator,
+                      **out.account(), "skill": out.skill, "diagnosis": out.diagnosis, "notebook": out.notebook,
+                      "events": out.events}
+        C.write_text(self.out / name, json.dumps(transcript, indent=1, default=str) + "\n")
+        entry["reflection"] = {**out.account(), "transcript": name}
+        entry["diagnosis"] = out.diagnosis
+        entry["notebook"] = out.notebook if out.notebook_written else notebook
+        entry["next_skill"] = out.skill if out.status == "submitted" else current
+        self._write_notebook(curve)
+        self.log(f"round {r}: reflection {out.status} ({out.why}; {out.tool_calls} tool calls, ${out.cost_usd:.4f})")
+        return True
+
+    def _notebook(self, curve: dict) -> str:
+        for e in reversed(curve["rounds"]):
+            if e.get("notebook"):
+                return e["notebook"]
+        return ""
+
+    def _write_notebook(self, curve: dict) -> None:
+        parts = ["# The reflector's notebook (the player never sees it)\n"]
+        for e in curve["rounds"]:
+            if "notebook" in e:
+                parts.append(f"## After round {e['round']}\n\n{e['notebook'] or '(empty)'}\n")
+        C.write_text(self.out / "notebook.md", "\n".join(parts))
+
+    def _brief(self, curve: dict, entry: dict, current: str | None, notebook: str) -> str:
+        from workstation.turn.promptpack import display_title
+
+        r = entry["round"]
+        lines = [f"Game: {display_title(self.cfg.base.game)}. Round {r} of the player {self.cfg.base.agent} is over.",
+                 f"Random play scores {curve['random_mean']:.2f} on these starts.", "Scores so far:"]
+        for e in curve["rounds"]:
+            lines.append(f"- round {e['round']}: mean {e['score_mean']:.2f} over {len(e['episodes'])} episodes"
+                         + (" (no skill)" if e["skill"] is None else ""))
+        lines.append("This round's recordings (paths for the tools; each holds manifest.json, turns.jsonl, "
+                     "summary.json and its frames):")
+        for ep in entry["episodes"]:
+            lines.append(f"- {Path(ep['recording']).name}: score {ep['score']}, seed {ep['seed']}")
+        lines.append("The skill the player had this round:\n" + (current or "(none)"))
+        lines.append("Your notebook:\n" + (notebook or "(empty)"))
+        return "\n".join(lines)
+
+    # -- transfer ------------------------------------------------------------------------
+    def _transfers(self, curve: dict, best: dict) -> int:
+        done = {(t["mode"], t["difficulty"]) for t in curve.get("transfer", [])}
+        for mode, difficulty in self.cfg.transfer:
+            if (mode, difficulty) in done:
+                continue
+            base = replace(self.cfg.base, protocol=replace(self.cfg.base.protocol, game_mode=mode,
+                                                           game_difficulty=difficulty))
+            seeds = curve["seeds"][0]
+            arms = [("no-skill", base, seeds)]
+            if best["skill"] is not None:
+                arms.append(("best-skill", replace(base, skill=best["skill"]), seeds))
+            name = f"transfer/mode{mode if mode is not None else '-'}-difficulty{difficulty if difficulty is not None else '-'}"
+            self.log(f"transfer mode={mode} difficulty={difficulty}: the best skill (round {best['round']}) "
+                     "and no skill")
+            rows = self._batch(name, arms)
+            if rows is None:
+                return 1
+            by = {label: [float(x["score"] or 0.0) for x in rows if x["setting"] == label] for label, _, _ in arms}
+            none_m, none_se = C.mean_se(by["no-skill"])
+            best_m, best_se = C.mean_se(by.get("best-skill") or by["no-skill"])
+            gain, pct = C.transfer_gain(best_m, none_m)
+            curve["transfer"].append({
+                "mode": mode, "difficulty": difficulty, "best_round": best["round"],
+                "no_skill_mean": none_m, "no_skill_se": none_se, "best_mean": best_m, "best_se": best_se,
+                "gain": gain, "gain_pct": pct, "note": None if best["skill"] else "the best round played no skill",
+                "episodes": [{"arm": x["setting"], "run_id": x["run_id"], "score": x["score"], "seed": x["seed"],
+                              "recording": str(Path(x["path"]).resolve()),
+                              "in_dir": os.path.relpath(x["path"], self.out)} for x in rows],
+                "cost_usd": sum(x.get("cost_usd") or 0.0 for x in rows)})
+            C.save(self.out, curve)
+        return 0
+
+
+class _Lines:
+    """A text stream over a log function (the batch's progress lines)."""
+
+    def __init__(self, log: Callable[[str], None]) -> None:
+        self._log = log
+
+    def write(self, text: str) -> None:
+        for line in text.splitlines():
+            if line.strip():
+                self._log(line)
+
+    def flush(self) -> None:
+        pass
+
+
+__all__ = ["Idc", "IdcConfig", "MAX_EPISODES", "MAX_ROUNDS", "episode_seeds", "noop_start", "random_scores"]
