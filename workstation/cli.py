@@ -24,6 +24,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "workstation.session_command",
     "workstation.export.command",
     "workstation.qa.command",
+    "workstation.arena.command",
 )
 
 
@@ -267,6 +268,8 @@ def _verify(a: argparse.Namespace) -> int:
     from workstation.runs.verify import verify
 
     rec = _open(a.recording)
+    if rec.manifest.get("kind") == "match":  # a two-player match has its own rule (workstation.arena.verify)
+        from workstation.arena.verify import verify_match as verify
     if a.quick:
         from workstation.store.integrity import quick_verdict
 
