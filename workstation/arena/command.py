@@ -139,6 +139,8 @@ def run_arena(a: argparse.Namespace) -> int:
             raise UserError("--players is needed to play: name two or more agents, e.g. --players random,openai:M")
         players = [s.strip() for s in a.players.split(",") if s.strip()]
         play_arena(a, players)
-    report = arena_report(a.out, a.game, bootstrap=a.bootstrap)
+    if a.bootstrap < 0:
+        raise UserError(f"--bootstrap must be 0 or more (got {a.bootstrap})")
+    report = arena_report(a.out, a.game, a.bootstrap)
     print(json.dumps(report, indent=1) if a.json else render_report(report))
     return 0

@@ -61,9 +61,20 @@ def _backend() -> str:
         return "multi-agent-ale-py"
 
 
-def start_match(spec: MatchSpec, observers: list[MatchObserver] | None = None, plan_source: Any = None,
-                person_ok: bool = False, agents: tuple[Agent, Agent] | None = None) -> MatchEngine:
-    """Check the spec, make both agents, the recording and the engine (not started)."""
+@dataclass
+class Prepared:
+    """A match ready to start: its game, words, agents and run id (nothing written yet)."""
+
+    tp: Any
+    pack: Any
+    text: Any
+    agents: tuple[Agent, Agent]
+    run_id: str
+
+
+def prepare_match(spec: MatchSpec, plan_source: Any = None, person_ok: bool = False,
+                  agents: tuple[Agent, Agent] | None = None) -> Prepared:
+    """Check the spec and make both agents; the run id is known before anything is played."""
     tp = get_two_player_game(spec.game)
     check_players(spec.specs, person_ok=person_ok or agents is not None)
     if spec.protocol.clock != "paused":
@@ -77,7 +88,16 @@ def start_match(spec: MatchSpec, observers: list[MatchObserver] | None = None, p
         agents = (make_side_agent(spec.p1, tp, spec.seed, 1, spec.provider_options[0], plan_source),
                   make_side_agent(spec.p2, tp, spec.seed, 2, spec.provider_options[1], plan_source))
     descs = [a.describe() for a in agents]
-    run_id = match_identity(tp.key, spec.protocol, spec.seed, descs, text.digest)
+    return Prepared(tp, pack, text, agents, match_identity(tp.key, spec.protocol, spec.seed, descs, text.digest))
+
+
+def start_match(spec: MatchSpec, observers: list[MatchObserver] | None = None, plan_source: Any = None,
+                person_ok: bool = False, agents: tuple[Agent, Agent] | None = None,
+                prepared: Prepared | None = None) -> MatchEngine:
+    """Check the spec, make both agents, the recording and the engine (not started)."""
+    p = prepared or prepare_match(spec, plan_source, person_ok, agents)
+    tp, pack, text, agents, run_id = p.tp, p.pack, p.text, p.agents, p.run_id
+    descs = [a.describe() for a in agents]
     manifest = {
         "format": FORMAT, "kind": KIND, "rules": RULES, "run_id": run_id, "game": tp.key,
         "env_id": f"multi-agent-ale/{tp.rom}", "in_paper": False, "seed": spec.seed,
