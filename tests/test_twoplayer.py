@@ -20,7 +20,11 @@ from workstation.arena.start import MatchSpec, start_match
 from workstation.arena.verify import verify_match
 from workstation.cli import main
 from workstation.game.protocol import Protocol
-from workstation.game.twoplayer import TWO_PLAYER_GAMES, TwoPlayerClock, get_two_player_game
+from workstation.game.twoplayer import (
+    TWO_PLAYER_GAMES,
+    TwoPlayerClock,
+    get_two_player_game,
+)
 from workstation.store.recording import Recording
 from workstation.turn.promptpack import load_pack
 
@@ -170,7 +174,7 @@ def test_a_model_plays_a_side_through_the_fake_provider(fake_server: FakeProvide
     env.update(KEYS, PYTHONPATH=str(ROOT))
     r = subprocess.run([sys.executable, "-m", "workstation", "match", "--game", "boxing", "--p1", SPECS["compat"],
                         "--p2", "random", "--base-url", fake_server.url("compat"), "--frames", "30",
-                        "--out", str(tmp_path)], capture_output=True, text=True, timeout=120, env=env)
+                        "--out", str(tmp_path)], capture_output=True, text=True, timeout=120, env=env, check=False)
     assert r.returncode == 0, r.stderr
     rec = Recording(Path(r.stdout.splitlines()[0]))
     first = rec.turns[0]["players"][0]
@@ -188,8 +192,8 @@ def test_every_two_player_game_has_its_side_texts():
 
 
 BAD = [
-    (["match", "--game", "breakout", "--p1", "random", "--p2", "random"], "one-player game here; the two-player "
-                                                                          "games are boxing"),
+    (["match", "--game", "breakout", "--p1", "random", "--p2", "random"],
+     "one-player game here; the two-player games are boxing"),
     (["match", "--game", "nosuch", "--p1", "random", "--p2", "random"], "the two-player games are"),
     (["match", "--game", "boxing", "--p1", "human", "--p2", "human"], "two people need a window"),
     (["match", "--game", "boxing", "--p1", "human", "--p2", "random"], "workstation play --game G --vs"),
@@ -212,3 +216,14 @@ def test_bad_match_input_is_one_line_exit_2(argv, needle, tmp_path, capsys):
     assert code == 2 and needle in err and "Traceback" not in err, err
     assert len(err.strip().splitlines()) == 1
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
+def test_the_start_is_the_same_in_every_emulator_even_for_seed_0():
+    # the emulator's own seed 0 gives a varying start (about 1 reset in 20); match seeds never pass it
+    tp = get_two_player_game("boxing")
+    starts = set()
+    for seed in (0, 0, 0, 1, 2**32 - 1):
+        for _ in range(12):
+            clock = TwoPlayerClock(tp, Protocol(), seed)
+            starts.add(clock.ram().tobytes())
+    assert len(starts) == 1

@@ -133,6 +133,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_argument(pl, RUN_SETTING["mode"], default="realtime")
     add_argument(pl, RUN_SETTING["pace"], default="paper")
     pl.add_argument("--window", action="store_true", help="play in a pygame window (needs a display)")
+    pl.add_argument("--vs", metavar="SPEC", help="play a two-player game against this agent (workstation.arena)")
+    pl.add_argument("--side", type=int, default=1, metavar="1|2", help="with --vs: the side you play (default 1)")
+    add_argument(pl, RUN_SETTING["base_url"])  # --vs compat:MODEL on a server of your own
     add_protocol_arguments(pl)
 
     o = sub.add_parser("open", help="replay a recording in the TUI",
@@ -330,6 +333,10 @@ def open_tui(screen: str, **launch) -> int:
             from screens.views.batch import run_batch_screen
 
             return run_batch_screen(**launch)
+        if screen == "match":
+            from screens.views.match import run_match_screen
+
+            return run_match_screen(**launch)
         if screen == "qa_curate":
             from screens.views.qa_curate import run_curator
 
@@ -342,6 +349,10 @@ def open_tui(screen: str, **launch) -> int:
 
 def _tui(which: list[str], a: argparse.Namespace) -> int:
     screen = which[0]
+    if screen == "play" and getattr(a, "vs", None):  # a person against a model: a two-player match
+        from workstation.arena.command import play_vs
+
+        return open_tui("match", **play_vs(a))
     spec = _spec(a, agent="human" if screen == "play" else None) if screen in ("watch", "play") else None
     return open_tui(screen, spec=spec, recording=getattr(a, "recording", None),
                     step=bool(getattr(a, "step", False)), window=bool(getattr(a, "window", False)))

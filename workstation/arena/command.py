@@ -17,7 +17,12 @@ def _two_player_help() -> str:
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    from workstation.options import RUN_SETTING, add_argument, add_model_arguments, add_protocol_arguments
+    from workstation.options import (
+        RUN_SETTING,
+        add_argument,
+        add_model_arguments,
+        add_protocol_arguments,
+    )
 
     p.add_argument("--game", required=True, metavar="GAME", help=_two_player_help())
     add_argument(p, RUN_SETTING["out"])
@@ -58,7 +63,7 @@ def register(sub: Any) -> None:
 
 def protocol_from_args(a: argparse.Namespace) -> Any:
     """The protocol the flags describe (ProtocolError names the flag)."""
-    from workstation.game.protocol import SETTINGS, Protocol, ProtocolError, StartOption
+    from workstation.game.protocol import SETTINGS, Protocol, StartOption
 
     values: dict[str, Any] = {}
     for s in SETTINGS:
@@ -72,10 +77,7 @@ def protocol_from_args(a: argparse.Namespace) -> Any:
         if s.type is StartOption and isinstance(value, str):
             value = StartOption.parse(value)
         values[s.name] = value
-    try:
-        return Protocol(**values)
-    except ProtocolError:
-        raise
+    return Protocol(**values)  # ProtocolError names the flag
 
 
 def provider_options(a: argparse.Namespace, spec: str) -> Any:
@@ -95,10 +97,11 @@ def match_spec(a: argparse.Namespace, p1: str, p2: str, seed: int) -> Any:
         raise UserError(str(e)) from None
     if seed < 0:
         raise UserError(f"--seed must be 0 or more (got {seed})")
-    if a.max_cost is not None and not a.max_cost > 0:
-        raise UserError(f"--max-cost must be more than 0 dollars (got {a.max_cost:g})")
+    max_cost = getattr(a, "max_cost", None)  # `play --vs` has none
+    if max_cost is not None and not max_cost > 0:
+        raise UserError(f"--max-cost must be more than 0 dollars (got {max_cost:g})")
     check_out(a.out)
-    return MatchSpec(a.game, p1, p2, seed, protocol_from_args(a), a.out, a.prompts, a.max_cost,
+    return MatchSpec(a.game, p1, p2, seed, protocol_from_args(a), a.out, a.prompts, max_cost,
                      (provider_options(a, p1), provider_options(a, p2)))
 
 
@@ -144,3 +147,29 @@ def run_arena(a: argparse.Namespace) -> int:
     report = arena_report(a.out, a.game, a.bootstrap)
     print(json.dumps(report, indent=1) if a.json else render_report(report))
     return 0
+
+
+def play_vs(a: argparse.Namespace) -> dict[str, Any]:
+    """`workstation play --game G --vs SPEC [--side 1|2]`: the checked match for the TUI's match screen."""
+    from workstation.arena.players import check_players
+    from workstation.arena.start import prepare_match
+
+    if a.side not in (1, 2):
+        raise UserError(f"--side {a.side}: there are sides 1 and 2; pick the one you play")
+    from workstation.agents import AgentSpecError, parse_agent
+
+    try:
+        if parse_agent(a.vs).kind == "human":
+            raise UserError("--vs human: two people need a window to play in (the terminal has one keyboard focus); "
+                            "play against an agent, e.g. --vs random")
+    except AgentSpecError as e:
+        raise UserError(f"--vs: {e}") from None
+    specs = ("human", a.vs) if a.side == 1 else (a.vs, "human")
+    check_players(specs, window=False, person_ok=True)
+    if a.window:
+        raise UserError("--window with --vs: the match plays in the terminal for now; leave --window out")
+    spec = match_spec(a, specs[0], specs[1], a.seed)
+    prep = prepare_match(spec, plan_source=lambda ctx: None, person_ok=True)  # every check, nothing written
+    for agent in prep.agents:
+        agent.close()
+    return {"spec": spec, "person": a.side, "mode": a.mode or "paused", "pace": a.pace or "paper"}

@@ -11,15 +11,16 @@ runs do); the new game's first frame is a budget frame of its own.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from workstation.agents.base import Agent, FatalAgentError, Reply, TurnContext, Usage
 from workstation.arena.sides import MatchText, SidePromptBuilder, side_pack
 from workstation.calls import CancelToken, call_agent
-from workstation.game.twoplayer import SIDES, TwoPlayerClock, TwoPlayerGame
 from workstation.game.protocol import Protocol
+from workstation.game.twoplayer import SIDES, TwoPlayerClock, TwoPlayerGame
 from workstation.store.recording import RecordingWriter
 from workstation.turn.memory import Clip, Step
 from workstation.turn.parser import ParseResult, parse_reply
@@ -37,6 +38,7 @@ class MatchEvent:
 
 
 MatchObserver = Callable[[MatchEvent], Any]
+LiveSource = Callable[[int], str]  # real time: the action name a person holds at lockstep slot i
 
 
 @dataclass
@@ -50,6 +52,7 @@ class Player:
     priced: bool = True
     calls: int = 0
     invalid_turns: int = 0
+    live: LiveSource | None = None  # a person steering in real time: asked per action, not per turn
 
 
 def ask(player: Player, prompt: Prompt, ctx: TurnContext, cancel: CancelToken) -> tuple[Reply, str | None]:
@@ -65,7 +68,7 @@ class MatchEngine:
     def __init__(self, tp: TwoPlayerGame, protocol: Protocol, agents: tuple[Agent, Agent], seed: int,
                  pack: PromptPack, text: MatchText, writer: RecordingWriter | None = None,
                  observers: list[MatchObserver] | None = None, max_cost: float | None = None,
-                 cancel: CancelToken | None = None) -> None:
+                 cancel: CancelToken | None = None, live: dict[int, LiveSource] | None = None) -> None:
         if protocol.clock != "paused":
             raise ValueError("two-player matches run on the paused clock")
         self.tp, self.game, self.protocol, self.seed = tp, tp.game, protocol, seed
@@ -79,6 +82,8 @@ class MatchEngine:
             Player(side, agent, SidePromptBuilder(tp.game, protocol, side_pack(pack, text, side), text, side,
                                                   tp.team, frames))
             for side, agent in zip(SIDES, agents))
+        for side, source in (live or {}).items():
+            self.players[side - 1].live = source
         self.turn = 0
         self.summary: dict[str, Any] | None = None
         self.stopped: str | None = None
@@ -129,8 +134,9 @@ class MatchEngine:
             prompts.append(p.builder.build(p.clips, start))
         self._emit(MatchEvent(self.turn, "prompts", {"prompts": prompts}))
         ctx = TurnContext(self.game, self.turn, self.protocol.max_actions, start)
-        futures = [self._pool.submit(ask, p, pr, ctx, self.cancel) for p, pr in zip(self.players, prompts)]
-        answers = [f.result() for f in futures]
+        futures = [None if p.live else self._pool.submit(ask, p, pr, ctx, self.cancel)
+                   for p, pr in zip(self.players, prompts)]
+        answers = [(Reply(""), None) if f is None else f.result() for f in futures]
         for p, (reply, _) in zip(self.players, answers):
             self._account(p, reply)
         stop = next((why for _, why in answers if why), None)
@@ -140,7 +146,8 @@ class MatchEngine:
         parses = [self._parse(reply) for reply, _ in answers]
         self._emit(MatchEvent(self.turn, "replies", {"replies": [r for r, _ in answers],
                                                      "plans": [p.names for p in parses]}))
-        self._play(start, prompts, [r for r, _ in answers], parses)
+        replies = [r for r, _ in answers]
+        self._play(start, prompts, replies, parses)
 
     def _account(self, p: Player, reply: Reply) -> None:
         p.calls += len(reply.attempts) or (1 if reply.usage is not None else 0)
@@ -158,13 +165,17 @@ class MatchEngine:
         return parse
 
     def _play(self, start: int, prompts: list[Prompt], replies: list[Reply], parses: list[ParseResult]) -> None:
-        plans = [list(p.actions) for p in parses]
+        live = [p.live for p in self.players]
+        plans = [[] if live[k] else list(parses[k].actions) for k in (0, 1)]
         steps: list[list[Step]] = [[], []]
         frames_after: list[int] = []
         padded = [0, 0]
-        for i in range(max(len(plans[0]), len(plans[1]))):
+        for i in range(max([len(plans[k]) for k in (0, 1) if not live[k]] or [1])):
             if self.clock.done:
                 break
+            for k, source in enumerate(live):
+                if source is not None:  # the person's held keys at this slot
+                    plans[k].append(self.game.vocabulary.get(source(i), 0))
             acts = [plan[i] if i < len(plan) else None for plan in plans]
             out = self.clock.act(acts[0], acts[1])
             for k in (0, 1):
@@ -176,6 +187,11 @@ class MatchEngine:
             self._emit(MatchEvent(self.turn, "action", {"index": i, "frame": self.clock.frame,
                                                         "actions": [s[-1].action for s in steps],
                                                         "scores": list(self.clock.scores)}))
+        for k, source in enumerate(live):
+            if source is not None:  # a real-time turn is recorded as the plan the person played
+                names = [self.game.action_name(a) for a in plans[k]] or ["noop"]
+                replies[k] = Reply(f"thought: human (real time)\nmove: [{', '.join(names)}]")
+                parses[k] = self._parse(replies[k])
         self._record(start, prompts, replies, parses, steps, frames_after, padded)
 
     def _record(self, start: int, prompts: list[Prompt], replies: list[Reply], parses: list[ParseResult],

@@ -6,7 +6,14 @@ import math
 from pathlib import Path
 from typing import Any
 
-from workstation.arena.ratings import Result, bootstrap, bradley_terry, non_transitive, win_rates, wins_matrix
+from workstation.arena.ratings import (
+    Result,
+    bootstrap,
+    bradley_terry,
+    non_transitive,
+    win_rates,
+    wins_matrix,
+)
 from workstation.errors import UserError
 from workstation.store.recording import Recording, RecordingError, find_recordings
 

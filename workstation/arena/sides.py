@@ -64,7 +64,7 @@ def load_match_text(pack: PromptPack, key: str) -> MatchText:
             raise PromptPackError(f"{template}: key {k!r} is missing or not text (placeholders: "
                                   f"{', '.join(sorted(allowed))})")
     sections: dict[str, str] = {}
-    for m in re.finditer(r"^## +(.+?)\s*\n(.*?)(?=^## |\Z)", g_text, re.M | re.S):
+    for m in re.finditer(r"^## +(.+?)\s*\n(.*?)(?=^## |\Z)", g_text, re.MULTILINE | re.DOTALL):
         sections[m.group(1).strip().lower()] = m.group(2).strip()
     missing = [s for s in SECTIONS if not sections.get(s)]
     if missing:

@@ -93,7 +93,7 @@ def prepare_match(spec: MatchSpec, plan_source: Any = None, person_ok: bool = Fa
 
 def start_match(spec: MatchSpec, observers: list[MatchObserver] | None = None, plan_source: Any = None,
                 person_ok: bool = False, agents: tuple[Agent, Agent] | None = None,
-                prepared: Prepared | None = None) -> MatchEngine:
+                prepared: Prepared | None = None, live: dict[int, Any] | None = None) -> MatchEngine:
     """Check the spec, make both agents, the recording and the engine (not started)."""
     p = prepared or prepare_match(spec, plan_source, person_ok, agents)
     tp, pack, text, agents, run_id = p.tp, p.pack, p.text, p.agents, p.run_id
@@ -116,7 +116,8 @@ def start_match(spec: MatchSpec, observers: list[MatchObserver] | None = None, p
     writer: RecordingWriter | None = None
     try:
         writer = RecordingWriter(path, manifest, tp.game.height)
-        return MatchEngine(tp, spec.protocol, agents, spec.seed, pack, text, writer, observers, spec.max_cost)
+        return MatchEngine(tp, spec.protocol, agents, spec.seed, pack, text, writer, observers, spec.max_cost,
+                           live=live)
     except BaseException:
         if writer is not None and not writer.closed:
             writer.abort({"stopped": "the match could not start"})
