@@ -66,8 +66,8 @@ def test_a_rock_paper_scissors_cycle_is_flagged_and_rated_level():
 def test_bootstrap_is_seeded_and_holds_the_estimate():
     results = _results([(0, 1, 6, 2), (1, 2, 5, 3), (0, 2, 4, 1)])
     s = bradley_terry(wins_matrix(results, 3))
-    lo, hi = bootstrap(results, 3, resamples=200)
-    lo2, hi2 = bootstrap(results, 3, resamples=200)
+    lo, hi = bootstrap(results, 3, resamples=60)
+    lo2, hi2 = bootstrap(results, 3, resamples=60)
     assert np.array_equal(lo, lo2) and np.array_equal(hi, hi2)
     assert np.all(lo <= s + 1e-9) and np.all(s <= hi + 1e-9) and np.all(hi > lo)
 

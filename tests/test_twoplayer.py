@@ -23,6 +23,7 @@ from workstation.game.protocol import Protocol
 from workstation.game.twoplayer import (
     TWO_PLAYER_GAMES,
     TwoPlayerClock,
+    emulator_seed,
     get_two_player_game,
 )
 from workstation.store.recording import Recording
@@ -219,11 +220,8 @@ def test_bad_match_input_is_one_line_exit_2(argv, needle, tmp_path, capsys):
 
 
 def test_the_start_is_the_same_in_every_emulator_even_for_seed_0():
-    # the emulator's own seed 0 gives a varying start (about 1 reset in 20); match seeds never pass it
+    # the emulator's own seed 0 gives a varying start (about 1 reset in 20): a match seed never becomes it
+    assert [emulator_seed(s) for s in (0, 1, 2**31 - 2, 2**32 - 1)] == [1, 2, 2**31 - 1, 2]
     tp = get_two_player_game("boxing")
-    starts = set()
-    for seed in (0, 0, 0, 1, 2**32 - 1):
-        for _ in range(12):
-            clock = TwoPlayerClock(tp, Protocol(), seed)
-            starts.add(clock.ram().tobytes())
-    assert len(starts) == 1
+    starts = {TwoPlayerClock(tp, Protocol(), seed).ram().tobytes() for seed in (0, 0, 1, 7, 2**32 - 1)}
+    assert len(starts) == 1  # and every seed starts the same (sticky actions off)
