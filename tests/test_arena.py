@@ -140,3 +140,22 @@ def test_bad_arena_input_is_one_line_exit_2(argv, needle, tmp_path, capsys):
     err = capsys.readouterr().err
     assert code == 2 and needle in err and "Traceback" not in err, err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_a_co_operative_game_reports_the_team_score(tmp_path, capsys):
+    src = start_match(MatchSpec("mario_bros", "random", "random", 2, Protocol(frames=30), str(tmp_path / "src")))
+    src.run()
+    src.close()
+    s = src.summary
+    assert s["result"] == "team" and s["winner"] is None
+    assert s["team_score"] == sum(p["score"] for p in s["players"])
+    argv = ["arena", "--game", "mario_bros", "--players", f"random,replay:{src.writer.path}", "--frames", "30",
+            "--out", str(tmp_path / "arena")]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "co-operative: the team's score" in out and "Bradley-Terry" not in out
+    assert main([*argv, "--report", "--json"]) == 0
+    import json
+
+    r = json.loads(capsys.readouterr().out)
+    assert r["team"] and r["teams"][0]["matches"] == 2 and "ratings" not in r

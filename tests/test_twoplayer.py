@@ -204,6 +204,9 @@ BAD = [
     (["match", "--game", "boxing", "--p1", "random", "--p2", "random", "--seed", "-1"], "--seed must be 0"),
     (["match", "--game", "boxing", "--p1", "random", "--p2", "random", "--frames", "0"], "--frames must be"),
     (["match", "--game", "boxing", "--p1", "random"], "--p2"),
+    (["match", "--game", "pong", "--p1", "random", "--p2", "random", "--game-mode", "1"],
+     "--game-mode 1: pong's two-player modes are 3, 4"),
+    (["match", "--game", "boxing", "--p1", "random", "--p2", "random", "--p3", "random"], "unrecognized arguments"),
 ]
 
 

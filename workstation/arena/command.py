@@ -88,20 +88,24 @@ def provider_options(a: argparse.Namespace, spec: str) -> Any:
 
 def match_spec(a: argparse.Namespace, p1: str, p2: str, seed: int) -> Any:
     from workstation.arena.start import MatchSpec
-    from workstation.game.twoplayer import TwoPlayerGameError, get_two_player_game
+    from workstation.game.twoplayer import TwoPlayerGameError, get_two_player_game, variant_problem
     from workstation.options import check_out
 
     try:
-        get_two_player_game(a.game)
+        tp = get_two_player_game(a.game)
     except TwoPlayerGameError as e:
         raise UserError(str(e)) from None
+    protocol = protocol_from_args(a)
+    why = variant_problem(tp, protocol)  # before anything is written
+    if why:
+        raise UserError(why)
     if seed < 0:
         raise UserError(f"--seed must be 0 or more (got {seed})")
     max_cost = getattr(a, "max_cost", None)  # `play --vs` has none
     if max_cost is not None and not max_cost > 0:
         raise UserError(f"--max-cost must be more than 0 dollars (got {max_cost:g})")
     check_out(a.out)
-    return MatchSpec(a.game, p1, p2, seed, protocol_from_args(a), a.out, a.prompts, max_cost,
+    return MatchSpec(a.game, p1, p2, seed, protocol, a.out, a.prompts, max_cost,
                      (provider_options(a, p1), provider_options(a, p2)))
 
 

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from workstation.errors import UserError
 from workstation.game.games import _ALL18, GAMES, Game
 from workstation.game.protocol import Protocol
 
@@ -30,8 +31,8 @@ Pair = tuple[int, int]
 SIDES = (1, 2)
 
 
-class TwoPlayerGameError(ValueError):
-    """A game the two-player backend does not offer (the message names the ones it does)."""
+class TwoPlayerGameError(UserError, ValueError):
+    """A game or variant the two-player backend does not offer (the message names the ones it does)."""
 
 
 @dataclass(frozen=True)
@@ -108,9 +109,10 @@ def make_ale(tp: TwoPlayerGame, protocol: Protocol, seed: int) -> Any:
     ale.setFloat(b"repeat_action_probability", protocol.start.repeat_action_probability)
     ale.loadROM(str(roms.get_rom_path(tp.rom)))
     modes = [int(m) for m in ale.getAvailableModes(2)]
+    why = variant_problem(tp, protocol, (tuple(modes), tuple(int(d) for d in ale.getAvailableDifficulties())))
+    if why:
+        raise TwoPlayerGameError(why)
     mode = protocol.game_mode if protocol.game_mode is not None else modes[0]
-    if mode not in modes:
-        raise TwoPlayerGameError(f"--game-mode {mode}: {tp.key}'s two-player modes are {', '.join(map(str, modes))}")
     ale.setMode(mode)
     if protocol.game_difficulty is not None:
         ale.setDifficulty(protocol.game_difficulty)
@@ -118,6 +120,26 @@ def make_ale(tp: TwoPlayerGame, protocol: Protocol, seed: int) -> Any:
     if ale.numPlayersActive() != 2:
         raise TwoPlayerGameError(f"{tp.key} mode {mode} is not a two-player mode")
     return ale
+
+
+def variants(tp: TwoPlayerGame) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """(two-player modes, difficulties) the game's ROM offers (the ROM is read; nothing is played)."""
+    ale = make_ale(tp, Protocol(), 0)
+    return tuple(int(m) for m in ale.getAvailableModes(2)), tuple(int(d) for d in ale.getAvailableDifficulties())
+
+
+def variant_problem(tp: TwoPlayerGame, protocol: Protocol,
+                    offered: tuple[tuple[int, ...], tuple[int, ...]] | None = None) -> str | None:
+    """Why ``--game-mode`` / ``--game-difficulty`` do not exist for this game's two players, or None."""
+    if protocol.game_mode is None and protocol.game_difficulty is None:
+        return None
+    modes, difficulties = offered or variants(tp)
+    if protocol.game_mode is not None and protocol.game_mode not in modes:
+        return f"--game-mode {protocol.game_mode}: {tp.key}'s two-player modes are {', '.join(map(str, modes))}"
+    if protocol.game_difficulty is not None and protocol.game_difficulty not in difficulties:
+        return (f"--game-difficulty {protocol.game_difficulty}: {tp.key} offers difficulties "
+                f"{', '.join(map(str, difficulties))}")
+    return None
 
 
 @dataclass
