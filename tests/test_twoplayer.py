@@ -228,3 +228,19 @@ def test_the_start_is_the_same_in_every_emulator_even_for_seed_0():
     tp = get_two_player_game("boxing")
     starts = {TwoPlayerClock(tp, Protocol(), seed).ram().tobytes() for seed in (0, 0, 1, 7, 2**32 - 1)}
     assert len(starts) == 1  # and every seed starts the same (sticky actions off)
+
+
+class Failing(Script):
+    def act(self, prompt, ctx, on_text=None) -> Reply:
+        return Reply("", error="HTTP 500 after 3 tries")
+
+
+def test_a_side_whose_calls_keep_failing_stops_the_match_after_three_turns():
+    tp = get_two_player_game("pong")
+    pack = load_pack(None)
+    engine = MatchEngine(tp, Protocol(frames=300), (Script(["left"]), Failing([])), 0, pack,
+                         load_match_text(pack, tp.key))
+    s = engine.run()
+    engine.close()
+    assert s["turns"] == 3 and not s["complete"] and s["stopped"].startswith("side 2: 3 turns in a row lost")
+    assert s["players"][1]["failed_turns"] == 3 and s["players"][0]["failed_turns"] == 0

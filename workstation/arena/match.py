@@ -53,6 +53,8 @@ class Player:
     calls: int = 0
     invalid_turns: int = 0
     live: LiveSource | None = None  # a person steering in real time: asked per action, not per turn
+    failed_turns: int = 0  # turns lost to provider errors (no usable reply after every retry)
+    failed_in_a_row: int = 0
 
 
 def ask(player: Player, prompt: Prompt, ctx: TurnContext, cancel: CancelToken) -> tuple[Reply, str | None]:
@@ -68,13 +70,15 @@ class MatchEngine:
     def __init__(self, tp: TwoPlayerGame, protocol: Protocol, agents: tuple[Agent, Agent], seed: int,
                  pack: PromptPack, text: MatchText, writer: RecordingWriter | None = None,
                  observers: list[MatchObserver] | None = None, max_cost: float | None = None,
-                 cancel: CancelToken | None = None, live: dict[int, LiveSource] | None = None) -> None:
+                 cancel: CancelToken | None = None, live: dict[int, LiveSource] | None = None,
+                 max_failed_turns: int = 3) -> None:
         if protocol.clock != "paused":
             raise ValueError("two-player matches run on the paused clock")
         self.tp, self.game, self.protocol, self.seed = tp, tp.game, protocol, seed
         self.writer = writer
         self.observers: list[MatchObserver] = list(observers or [])
         self.max_cost = max_cost
+        self.max_failed_turns = max_failed_turns  # stop after this many turns in a row a side lost to errors
         self.cancel = cancel or CancelToken()
         self.clock = TwoPlayerClock(tp, protocol, seed, sink=writer.add_frame if writer else None)
         frames = writer.frames if writer else None
@@ -206,6 +210,9 @@ class MatchEngine:
             p.clips.append(clip)
             valid = parse.valid and reply.error is None
             p.invalid_turns += int(not valid)
+            lost = reply.error is not None and not reply.cancelled
+            p.failed_turns += int(lost)
+            p.failed_in_a_row = p.failed_in_a_row + 1 if lost else 0
             played = len(st) - padded[k]
             sides.append({
                 "side": p.side, "raw": reply.text, "thought": parse.thought, "planned": parse.names,
@@ -234,8 +241,14 @@ class MatchEngine:
         self.turn += 1
         self._emit(MatchEvent(record["turn"], "turn", {"record": record}))
         cost = sum(p.cost_usd for p in self.players)
+        failing = next((p for p in self.players if self.max_failed_turns
+                        and p.failed_in_a_row >= self.max_failed_turns), None)
         if self.max_cost is not None and cost >= self.max_cost:
             self.finish(f"cost cap reached: ${cost:.4f} >= --max-cost ${self.max_cost:g}")
+        elif failing is not None:
+            last = sides[failing.side - 1]["error"]
+            self.finish(f"side {failing.side}: {failing.failed_in_a_row} turns in a row lost to provider errors; "
+                        f"last: {last}")
         elif self.clock.done:
             self.finish()
 
@@ -256,6 +269,7 @@ class MatchEngine:
         priced = all(p.priced for p in self.players)
         players = [{"side": p.side, "agent": getattr(p.agent, "spec", "?"), "score": self.clock.scores[p.side - 1],
                     "lives_lost": self.clock.lives_lost[p.side - 1], "invalid_turns": p.invalid_turns,
+                    "failed_turns": p.failed_turns,
                     "calls": p.calls, "usage": p.usage.to_json(),
                     "cost_usd": round(p.cost_usd, 6) if p.priced else None} for p in self.players]
         s1, s2 = self.clock.scores
