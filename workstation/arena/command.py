@@ -88,7 +88,11 @@ def provider_options(a: argparse.Namespace, spec: str) -> Any:
 
 def match_spec(a: argparse.Namespace, p1: str, p2: str, seed: int) -> Any:
     from workstation.arena.start import MatchSpec
-    from workstation.game.twoplayer import TwoPlayerGameError, get_two_player_game, variant_problem
+    from workstation.game.twoplayer import (
+        TwoPlayerGameError,
+        get_two_player_game,
+        variant_problem,
+    )
     from workstation.options import check_out
 
     try:
