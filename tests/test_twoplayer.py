@@ -165,6 +165,8 @@ def test_match_cli_verify_and_summary(tmp_path, capsys):
     assert "side 1 (random)" in out[1]
     assert main(["verify", str(rec)]) == 0
     assert capsys.readouterr().out.startswith("OK: 61 frames identical")
+    assert main(["info", str(rec)]) == 0
+    assert "players    side 1 random" in capsys.readouterr().out
     summary = json.loads((rec / "summary.json").read_text())
     assert {"side", "agent", "score", "lives_lost"} <= set(summary["players"][0]) and "winner" in summary
 
@@ -204,6 +206,8 @@ BAD = [
     (["match", "--game", "boxing", "--p1", "random", "--p2", "random", "--seed", "-1"], "--seed must be 0"),
     (["match", "--game", "boxing", "--p1", "random", "--p2", "random", "--frames", "0"], "--frames must be"),
     (["match", "--game", "boxing", "--p1", "random"], "--p2"),
+    (["match", "--game", "boxing", "--p1", "random", "--p2", "random", "--effort", "low"],
+     "--effort applies to model agents, and neither side is one"),
     (["match", "--game", "pong", "--p1", "random", "--p2", "random", "--game-mode", "1"],
      "--game-mode 1: pong's two-player modes are 3, 4"),
     (["match", "--game", "boxing", "--p1", "random", "--p2", "random", "--p3", "random"], "unrecognized arguments"),

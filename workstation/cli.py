@@ -310,6 +310,9 @@ def _info(a: argparse.Namespace) -> int:
     if m.parent is not None:
         print(f"branch of  {m.parent.get('path')} at turn {m.parent.get('turn')}")
     print(f"result     {_summary_line(s, damage and rec.problems()[0])}")
+    if rec.manifest.get("kind") == "match" and s.get("players"):  # score= above is side 1's
+        print("players    " + ", ".join(f"side {p['side']} {p['agent']} {p['score']:g}" for p in s["players"])
+              + f"; {s.get('result', '')}")
     print(f"size       {rec.size_bytes() / 1e6:.2f} MB, {len(rec.frames)} frames")
     if damage:
         sys.stderr.write(f"workstation: {damage}\n")

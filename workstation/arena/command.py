@@ -105,6 +105,14 @@ def match_spec(a: argparse.Namespace, p1: str, p2: str, seed: int) -> Any:
         raise UserError(why)
     if seed < 0:
         raise UserError(f"--seed must be 0 or more (got {seed})")
+    from workstation.agents.registry import is_model
+    from workstation.options import GENERATION_KEYS, TRANSPORT_KEYS
+
+    if not (is_model(p1) or is_model(p2)):
+        given = next((k for k in (*GENERATION_KEYS, *TRANSPORT_KEYS) if getattr(a, k, None) is not None), None)
+        if given:
+            flag = "--" + given.replace("_", "-")
+            raise UserError(f"{flag} applies to model agents, and neither side is one (e.g. --p2 openai:MODEL)")
     max_cost = getattr(a, "max_cost", None)  # `play --vs` has none
     if max_cost is not None and not max_cost > 0:
         raise UserError(f"--max-cost must be more than 0 dollars (got {max_cost:g})")
