@@ -106,3 +106,29 @@ def test_bad_play_vs_is_one_line_exit_2(argv, needle, tmp_path, capsys):
         code = e.code
     err = capsys.readouterr().err
     assert code == 2 and needle in err and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+
+
+@run_async
+async def test_play_vs_command_line_opens_the_match_app(tmp_path):
+    from screens.views.match import match_app
+    from workstation.arena.command import play_vs
+    from workstation.cli import build_parser
+
+    args = build_parser().parse_args(["play", "--game", "pong", "--vs", "random", "--side", "2", "--mode", "paused",
+                                      "--frames", "9", "--out", str(tmp_path)])
+    launch = play_vs(args)
+    assert launch["person"] == 2 and launch["spec"].specs == ("random", "human") and launch["mode"] == "paused"
+    assert not any(tmp_path.iterdir())  # checked, nothing written yet
+    app = match_app(launch["spec"], launch["person"], launch["mode"], "instant")
+    async with app.run_test(size=(200, 60)) as pilot:
+        await wait_until(pilot, lambda: getattr(app.screen, "awaiting_plan", False), what="the plan prompt")
+        screen = app.screen
+        while screen.summary is None:
+            await pilot.press("left")
+            await pilot.press("enter")
+            await wait_until(pilot, lambda: screen.awaiting_plan or screen.summary is not None, what="a turn")
+        await wait_until(pilot, lambda: screen.summary is not None, what="the end")
+        assert "result: complete" in str(screen.query_one("#match-banner").render())
+        await pilot.press("escape")
+    rec = Recording(screen.recording)
+    assert rec.complete and [t["players"][1]["planned"] for t in rec.turns][0] == ["left"]

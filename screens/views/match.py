@@ -245,11 +245,16 @@ class MatchScreen(Screen):
         q.update(f"your plan {len(self.queue.items)}/{self.queue.max_actions}: {items}\n{state}")
 
 
-def run_match_screen(spec: MatchSpec, person: int, mode: str, pace: str) -> int:
-    """`workstation play --vs`: the app on the match screen; leaving the screen ends it."""
+def match_app(spec: MatchSpec, person: int, mode: str, pace: str, pacer: Any = None) -> Any:
+    """The app on the match screen; leaving the screen ends it."""
     from screens.app import Launch, WorkstationApp
 
-    app = WorkstationApp(lambda: MatchScreen(spec, person, mode, pace, can_go_back=False),
-                         Launch("home", out=spec.out))
+    return WorkstationApp(lambda: MatchScreen(spec, person, mode, pace, pacer=pacer, can_go_back=False),
+                          Launch("home", out=spec.out))
+
+
+def run_match_screen(spec: MatchSpec, person: int, mode: str, pace: str) -> int:
+    """`workstation play --vs`: run the match app; returns the exit status."""
+    app = match_app(spec, person, mode, pace)
     app.run()
-    return app.return_code or 0
+    return int(app.return_code or 0)
