@@ -131,4 +131,4 @@ async def test_play_vs_command_line_opens_the_match_app(tmp_path):
         assert "result: complete" in str(screen.query_one("#match-banner").render())
         await pilot.press("escape")
     rec = Recording(screen.recording)
-    assert rec.complete and [t["players"][1]["planned"] for t in rec.turns][0] == ["left"]
+    assert rec.complete and rec.turns[0]["players"][1]["planned"] == ["left"]
