@@ -248,3 +248,21 @@ def test_a_side_whose_calls_keep_failing_stops_the_match_after_three_turns():
     engine.close()
     assert s["turns"] == 3 and not s["complete"] and s["stopped"].startswith("side 2: 3 turns in a row lost")
     assert s["players"][1]["failed_turns"] == 3 and s["players"][0]["failed_turns"] == 0
+
+
+def test_a_match_interrupted_mid_turn_keeps_a_recording_that_verifies(tmp_path):
+    engine = start_match(MatchSpec("pong", "random", "random", 1, Protocol(frames=300), str(tmp_path)))
+
+    def interrupt(ev) -> None:
+        if ev.kind == "action" and ev.turn == 2:
+            raise KeyboardInterrupt
+
+    engine.observers.append(interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        engine.run()
+    engine.close()
+    rec = Recording(engine.writer.path)
+    assert rec.summary["complete"] is False and rec.summary["stopped"].startswith("KeyboardInterrupt")
+    assert len(rec.turns) == 2
+    res = verify_match(rec)
+    assert res.ok and res.unchecked_frames == 3 and res.turns_checked == 2
