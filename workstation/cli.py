@@ -27,6 +27,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "workstation.packs.command",
     "workstation.judge.command",
     "workstation.idc.command",
+    "workstation.arena.command",
 )
 
 
@@ -137,6 +138,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_argument(pl, RUN_SETTING["mode"], default="realtime")
     add_argument(pl, RUN_SETTING["pace"], default="paper")
     pl.add_argument("--window", action="store_true", help="play in a pygame window (needs a display)")
+    pl.add_argument("--vs", metavar="SPEC", help="play a two-player game against this agent (workstation.arena)")
+    pl.add_argument("--side", type=int, default=1, metavar="1|2", help="with --vs: the side you play (default 1)")
+    add_argument(pl, RUN_SETTING["base_url"])  # --vs compat:MODEL on a server of your own
     add_protocol_arguments(pl)
 
     o = sub.add_parser("open", help="replay a recording in the TUI",
@@ -272,6 +276,8 @@ def _verify(a: argparse.Namespace) -> int:
     from workstation.runs.verify import verify
 
     rec = _open(a.recording)
+    if rec.manifest.get("kind") == "match":  # a two-player match has its own rule (workstation.arena.verify)
+        from workstation.arena.verify import verify_match as verify
     if a.quick:
         from workstation.store.integrity import quick_verdict
 
@@ -309,6 +315,9 @@ def _info(a: argparse.Namespace) -> int:
     if m.parent is not None:
         print(f"branch of  {m.parent.get('path')} at turn {m.parent.get('turn')}")
     print(f"result     {_summary_line(s, damage and rec.problems()[0])}")
+    if rec.manifest.get("kind") == "match" and s.get("players"):  # score= above is side 1's
+        print("players    " + ", ".join(f"side {p['side']} {p['agent']} {p['score']:g}" for p in s["players"])
+              + f"; {s.get('result', '')}")
     print(f"size       {rec.size_bytes() / 1e6:.2f} MB, {len(rec.frames)} frames")
     if damage:
         sys.stderr.write(f"workstation: {damage}\n")
@@ -335,6 +344,10 @@ def open_tui(screen: str, **launch) -> int:
             from screens.views.batch import run_batch_screen
 
             return run_batch_screen(**launch)
+        if screen == "match":
+            from screens.views.match import run_match_screen
+
+            return run_match_screen(**launch)
         if screen == "qa_curate":
             from screens.views.qa_curate import run_curator
 
@@ -351,6 +364,10 @@ def open_tui(screen: str, **launch) -> int:
 
 def _tui(which: list[str], a: argparse.Namespace) -> int:
     screen = which[0]
+    if screen == "play" and getattr(a, "vs", None):  # a person against a model: a two-player match
+        from workstation.arena.command import play_vs
+
+        return open_tui("match", **play_vs(a))
     spec = _spec(a, agent="human" if screen == "play" else None) if screen in ("watch", "play") else None
     return open_tui(screen, spec=spec, recording=getattr(a, "recording", None),
                     step=bool(getattr(a, "step", False)), window=bool(getattr(a, "window", False)))

@@ -1,0 +1,161 @@
+"""The arena: pairings on both sides, resume, Bradley-Terry figures against hand computations, bad input."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from workstation.arena.arena import pairings
+from workstation.arena.ratings import (
+    Result,
+    bootstrap,
+    bradley_terry,
+    non_transitive,
+    win_rates,
+    wins_matrix,
+)
+from workstation.arena.start import MatchSpec, start_match
+from workstation.cli import main
+from workstation.game.protocol import Protocol
+
+
+def _results(pairs: list[tuple[int, int, int, int]]) -> list[Result]:
+    """(a, b, wins of a, wins of b) -> one Result per game."""
+    out = []
+    for a, b, wa, wb in pairs:
+        out += [Result(a, b, 1.0)] * wa + [Result(a, b, 0.0)] * wb
+    return out
+
+
+def test_two_players_three_wins_in_four_is_ln3_apart():
+    s = bradley_terry(wins_matrix(_results([(0, 1, 3, 1)]), 2))
+    # P(A beats B) = 3/4 = 1/(1+exp(-(sA-sB)))  =>  sA - sB = ln 3, mean 0
+    assert s == pytest.approx([math.log(3) / 2, -math.log(3) / 2], abs=1e-6)
+
+
+def test_a_chain_decomposes_into_its_pairs():
+    # A-B 3:1 and B-C 3:1, A and C never meet: each link is ln 3 by itself
+    s = bradley_terry(wins_matrix(_results([(0, 1, 3, 1), (1, 2, 3, 1)]), 3))
+    assert s == pytest.approx([math.log(3), 0.0, -math.log(3)], abs=1e-6)
+
+
+def test_the_fit_meets_the_score_equations_and_draws_count_half():
+    results = _results([(0, 1, 2, 1), (0, 2, 3, 1), (1, 2, 1, 1)]) + [Result(1, 2, 0.5)] * 2
+    w = wins_matrix(results, 3)
+    assert w[1, 2] == 2.0 and w[2, 1] == 2.0
+    s = bradley_terry(w)
+    n = w + w.T
+    p = 1 / (1 + np.exp(s[None, :] - s[:, None]))
+    np.fill_diagonal(p, 0)
+    assert w.sum(axis=1) == pytest.approx((n * p).sum(axis=1), abs=1e-6)  # wins = expected wins, for each player
+
+
+def test_a_rock_paper_scissors_cycle_is_flagged_and_rated_level():
+    results = _results([(0, 1, 2, 1), (1, 2, 2, 1), (2, 0, 2, 1)])
+    w = wins_matrix(results, 3)
+    assert bradley_terry(w) == pytest.approx([0, 0, 0], abs=1e-6)
+    rate = win_rates(w)
+    assert rate[0, 1] == pytest.approx(2 / 3) and np.isnan(rate[0, 0])
+    assert non_transitive(rate) == [(0, 1, 2)]
+    assert non_transitive(win_rates(wins_matrix(_results([(0, 1, 2, 1), (1, 2, 2, 1), (0, 2, 2, 1)]), 3))) == []
+
+
+def test_bootstrap_is_seeded_and_holds_the_estimate():
+    results = _results([(0, 1, 6, 2), (1, 2, 5, 3), (0, 2, 4, 1)])
+    s = bradley_terry(wins_matrix(results, 3))
+    lo, hi = bootstrap(results, 3, resamples=60)
+    lo2, hi2 = bootstrap(results, 3, resamples=60)
+    assert np.array_equal(lo, lo2) and np.array_equal(hi, hi2)
+    assert np.all(lo <= s + 1e-9) and np.all(s <= hi + 1e-9) and np.all(hi > lo)
+
+
+def test_pairings_play_each_pair_on_both_sides():
+    got = [(p.p1, p.p2, p.seed) for p in pairings(["a", "b", "c"], 2)]
+    assert len(got) == 3 * 2 * 2 and ("a", "b", 0) in got and ("b", "a", 0) in got and ("c", "b", 1) in got
+    assert len(set(got)) == len(got)
+
+
+@pytest.fixture(scope="module")
+def source(tmp_path_factory) -> Path:
+    """A short match whose side-1 actions a replay player plays back: a second, deterministic player."""
+    out = tmp_path_factory.mktemp("src")
+    engine = start_match(MatchSpec("pong", "random", "random", 5, Protocol(frames=30), str(out)))
+    engine.run()
+    engine.close()
+    return engine.writer.path
+
+
+def _arena(tmp_path: Path, source: Path, *extra: str) -> list[str]:
+    return ["arena", "--game", "pong", "--players", f"random,replay:{source}", "--frames", "30",
+            "--out", str(tmp_path), "--bootstrap", "20", *extra]
+
+
+def test_arena_resumes_without_replaying_a_finished_match(tmp_path, source, capsys):
+    assert main(_arena(tmp_path, source, "--seeds", "2", "--max-matches", "3")) == 0
+    err = capsys.readouterr().err
+    assert "4 matches, 0 already finished, 3 to play now, 1 left for later" in err
+    first = sorted(p.name for p in tmp_path.iterdir())
+    assert len(first) == 3
+    assert main(_arena(tmp_path, source, "--seeds", "2")) == 0
+    out, err = capsys.readouterr()
+    assert "1 to play now" in err and "3 already finished" in err
+    assert main(_arena(tmp_path, source, "--seeds", "2")) == 0
+    out, err = capsys.readouterr()
+    assert "4 already finished, 0 to play now" in err
+    assert len(list(tmp_path.iterdir())) == 4 and set(first) <= {p.name for p in tmp_path.iterdir()}
+    assert "Bradley-Terry" in out and "win rate" in out and "4 games" in out
+
+
+def test_arena_report_only_reads(tmp_path, source, capsys):
+    assert main(_arena(tmp_path, source, "--seeds", "1")) == 0
+    capsys.readouterr()
+    assert main(["arena", "--game", "pong", "--report", "--out", str(tmp_path), "--json"]) == 0
+    import json
+
+    r = json.loads(capsys.readouterr().out)
+    assert r["matches"] == 2 and len(r["ratings"]) == 2 and r["win_rate"][0][0] is None
+
+
+BAD = [
+    (["arena", "--game", "pong", "--players", "random"], "two or more agents"),
+    (["arena", "--game", "pong", "--players", "random,random"], "names random twice"),
+    (["arena", "--game", "pong", "--players", "random,human"], "a person cannot play a whole arena"),
+    (["arena", "--game", "pong", "--players", "random,bogus"], "unknown agent"),
+    (["arena", "--game", "pong", "--players", "random,replay:/nope", "--seeds", "0"], "--seeds must be 1"),
+    (["arena", "--game", "breakout", "--players", "random,replay:/x"], "the two-player games are"),
+    (["arena", "--game", "pong", "--report"], "holds no finished pong matches"),
+    (["arena", "--game", "pong"], "--players is needed"),
+]
+
+
+@pytest.mark.parametrize("argv,needle", BAD, ids=[f"arena-bad-{i}" for i in range(len(BAD))])
+def test_bad_arena_input_is_one_line_exit_2(argv, needle, tmp_path, capsys):
+    try:
+        code = main([*argv, "--out", str(tmp_path / "out")])
+    except SystemExit as e:
+        code = e.code
+    err = capsys.readouterr().err
+    assert code == 2 and needle in err and "Traceback" not in err, err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_a_co_operative_game_reports_the_team_score(tmp_path, capsys):
+    src = start_match(MatchSpec("mario_bros", "random", "random", 2, Protocol(frames=30), str(tmp_path / "src")))
+    src.run()
+    src.close()
+    s = src.summary
+    assert s["result"] == "team" and s["winner"] is None
+    assert s["team_score"] == sum(p["score"] for p in s["players"])
+    argv = ["arena", "--game", "mario_bros", "--players", f"random,replay:{src.writer.path}", "--frames", "30",
+            "--out", str(tmp_path / "arena")]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "co-operative: the team's score" in out and "Bradley-Terry" not in out
+    assert main([*argv, "--report", "--json"]) == 0
+    import json
+
+    r = json.loads(capsys.readouterr().out)
+    assert r["team"] and r["teams"][0]["matches"] == 2 and "ratings" not in r

@@ -1,0 +1,140 @@
+"""Every pairing of a few players, on both sides, for N seeds: resumable, limited, under a cost guard.
+
+A match is finished when its directory holds a complete recording with the same
+run id (the same game, protocol, seed, the two agents on the same sides and the
+same words): such a match is never played again, so an interrupted arena picks
+up where it stopped. ``--max-matches`` caps the new matches of one call,
+``--workers`` plays that many at once, and ``--max-cost`` is the dollars the
+whole call may spend: refused before anything starts when the paper-based
+estimate is above it (unless --yes), and each match runs with what is left.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from itertools import combinations
+from typing import Any
+
+from workstation.agents import parse_agent
+from workstation.agents.registry import AgentSpecError
+from workstation.arena.report import finished_matches
+from workstation.errors import UserError
+
+# the paper's footprint (Gemini 3.1 Pro, 200 runs of 900 frames): ~140 calls a run, ~5.0k input and
+# ~718 output tokens (thinking included) a call; each side of a match makes about as many as a run
+CALLS_PER_900, INPUT_PER_CALL, OUTPUT_PER_CALL = 27_938 / 200, 140.8e6 / 27_938, (2.85e6 + 17.2e6) / 27_938
+
+
+@dataclass(frozen=True)
+class Pairing:
+    p1: str
+    p2: str
+    seed: int
+
+
+def pairings(players: list[str], seeds: int) -> list[Pairing]:
+    """Each pair on both sides (A as side 1 against B, then B as side 1 against A), for seeds 0..N-1."""
+    return [Pairing(x, y, s) for a, b in combinations(players, 2) for s in range(seeds) for x, y in ((a, b), (b, a))]
+
+
+def check_arena_players(players: list[str], seeds: int) -> None:
+    if len(players) < 2:
+        raise UserError(f"--players needs two or more agents, comma-separated (got {len(players)})")
+    dup = next((p for p in players if players.count(p) > 1), None)
+    if dup:
+        raise UserError(f"--players names {dup} twice; name each agent once (both sides are played anyway)")
+    for p in players:
+        try:
+            ref = parse_agent(p)
+        except AgentSpecError as e:
+            raise UserError(f"--players: {e}") from None
+        if ref.kind == "human":
+            raise UserError("--players: a person cannot play a whole arena; use `workstation play --vs SPEC`")
+    if seeds < 1:
+        raise UserError(f"--seeds must be 1 or more (got {seeds})")
+
+
+def estimate_cost(player: str, protocol: Any) -> float | None:
+    """Dollars one side of one match may cost (paper footprint); 0 for built-in agents, None unpriced."""
+    ref = parse_agent(player)
+    if not ref.is_model:
+        return 0.0
+    from workstation.calls import Usage
+    from workstation.providers.pricing import default_prices
+    from workstation.providers.spec import parse_spec
+
+    provider, model = parse_spec(player)
+    price = default_prices().lookup(provider, model)
+    if price is None:
+        return None
+    calls = CALLS_PER_900 * protocol.frames / 900
+    return float(calls * price.cost(Usage(input_tokens=round(INPUT_PER_CALL), output_tokens=round(OUTPUT_PER_CALL))))
+
+
+def play_arena(a: argparse.Namespace, players: list[str]) -> dict[str, int]:
+    from workstation.arena.command import match_spec
+    from workstation.arena.start import prepare_match, start_match
+
+    check_arena_players(players, a.seeds)
+    if a.max_matches is not None and a.max_matches < 0:
+        raise UserError(f"--max-matches must be 0 or more (got {a.max_matches})")
+    if a.workers < 1:
+        raise UserError(f"--workers must be 1 or more (got {a.workers})")
+    specs = [match_spec(a, p.p1, p.p2, p.seed) for p in pairings(players, a.seeds)]
+    done_ids = {m["run_id"] for m in finished_matches(a.out)}
+    todo = []
+    for spec in specs:
+        prep = prepare_match(spec)
+        if prep.run_id in done_ids:
+            for agent in prep.agents:
+                agent.close()
+            continue
+        todo.append((spec, prep))
+    skipped, later = len(specs) - len(todo), 0
+    if a.max_matches is not None:
+        later = max(0, len(todo) - a.max_matches)
+        for _, prep in todo[a.max_matches:]:
+            for agent in prep.agents:
+                agent.close()
+        todo = todo[: a.max_matches]
+    costs = [estimate_cost(s.p1, s.protocol) for s, _ in todo] + [estimate_cost(s.p2, s.protocol) for s, _ in todo]
+    known = sum(c for c in costs if c is not None)
+    if a.max_cost is not None and known > a.max_cost and not a.yes:
+        raise UserError(f"the {len(todo)} matches to play may cost about ${known:.2f} (the paper's footprint), more "
+                        f"than --max-cost ${a.max_cost:g}; raise it, play fewer (--max-matches), or pass --yes "
+                        "(the cap still stops the arena)")
+    sys.stderr.write(f"arena: {len(specs)} matches, {skipped} already finished, {len(todo)} to play now"
+                     + (f", {later} left for later (--max-matches)" if later else "")
+                     + (f", estimated ${known:.2f}" if known else "") + "\n")
+    spent = [0.0]
+    lock = threading.Lock()
+    counts = {"played": 0, "skipped": skipped, "stopped": 0, "later": later}
+
+    def one(item: tuple[Any, Any]) -> None:
+        spec, prep = item
+        with lock:
+            left = None if a.max_cost is None else a.max_cost - spent[0]
+        if left is not None and left <= 0:
+            counts["stopped"] += 1
+            return
+        from dataclasses import replace
+
+        engine = start_match(replace(spec, max_cost=left), prepared=prep)
+        try:
+            s = engine.run()
+        finally:
+            engine.close()
+        with lock:
+            spent[0] += s.get("cost_usd") or 0.0
+            counts["played"] += 1
+            p1, p2 = s["players"]
+            sys.stderr.write(f"  [{counts['played']}/{len(todo)}] seed {s['seed']}: {p1['agent']} {p1['score']:g} - "
+                             f"{p2['score']:g} {p2['agent']}{'' if s['complete'] else ' (stopped)'}\n")
+
+    with ThreadPoolExecutor(max_workers=a.workers) as pool:
+        list(pool.map(one, todo))
+    return counts

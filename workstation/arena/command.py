@@ -1,0 +1,191 @@
+"""`workstation match` (one two-player match, headless) and `workstation arena` (every pairing)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from workstation.errors import UserError
+
+
+def _two_player_help() -> str:
+    from workstation.game.twoplayer import two_player_keys
+
+    return f"a two-player game: {two_player_keys()}"
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    from workstation.options import (
+        RUN_SETTING,
+        add_argument,
+        add_model_arguments,
+        add_protocol_arguments,
+    )
+
+    p.add_argument("--game", required=True, metavar="GAME", help=_two_player_help())
+    add_argument(p, RUN_SETTING["out"])
+    add_protocol_arguments(p)
+    add_model_arguments(p)
+
+
+def register(sub: Any) -> None:
+    from workstation.agents.registry import SPEC_HELP
+
+    m = sub.add_parser("match", help="play one two-player match headless (model against model, or baselines)",
+                       description="Play one two-player match: both plans collected each turn, then played in "
+                       "lockstep (a shorter plan padded with NOOP). Prints the recording's path and the result.")
+    _common(m)
+    m.add_argument("--p1", required=True, metavar="SPEC", help=f"side 1's agent: {SPEC_HELP}")
+    m.add_argument("--p2", required=True, metavar="SPEC", help="side 2's agent (the same kinds)")
+    m.add_argument("--seed", type=int, default=0, metavar="N", help="match seed; each side's agent is seeded "
+                   "from it and its side (default 0)")
+    m.add_argument("--quiet", action="store_true", help="print only the recording path")
+    m.set_defaults(func=run_match)
+
+    a = sub.add_parser("arena", help="every pairing of several players in a two-player game, both sides",
+                       description="Play every pairing of the players on both sides for N seeds (resumable: a "
+                       "finished match is not played again), then print the win-rate table and Bradley-Terry "
+                       "ratings. --report only reports what DIR holds.")
+    _common(a)
+    a.add_argument("--players", required=False, metavar="A,B,C", help="comma-separated agent specs (2 or more)")
+    a.add_argument("--seeds", type=int, default=1, metavar="N", help="seeds 0..N-1 per pairing and side (default 1)")
+    a.add_argument("--max-matches", type=int, default=None, metavar="N", help="play at most N new matches, then stop")
+    a.add_argument("--workers", type=int, default=1, metavar="N", help="matches at once (default 1)")
+    a.add_argument("--report", action="store_true", help="play nothing: report the matches DIR holds")
+    a.add_argument("--bootstrap", type=int, default=1000, metavar="N", help="bootstrap resamples for the "
+                   "rating intervals (default 1000)")
+    a.add_argument("--json", action="store_true", help="print the report as JSON")
+    a.add_argument("--yes", action="store_true", help="start even if the cost guard's estimate is above --max-cost")
+    a.set_defaults(func=run_arena)
+
+
+def protocol_from_args(a: argparse.Namespace) -> Any:
+    """The protocol the flags describe (ProtocolError names the flag)."""
+    from workstation.game.protocol import SETTINGS, Protocol, StartOption
+
+    values: dict[str, Any] = {}
+    for s in SETTINGS:
+        if not s.cli:
+            continue
+        value = getattr(a, s.name, None)
+        if s.name == "feedback" and hasattr(a, "no_feedback"):
+            value = not a.no_feedback
+        if value is None:
+            continue
+        if s.type is StartOption and isinstance(value, str):
+            value = StartOption.parse(value)
+        values[s.name] = value
+    return Protocol(**values)  # ProtocolError names the flag
+
+
+def provider_options(a: argparse.Namespace, spec: str) -> Any:
+    from workstation.options import provider_options_from_args
+
+    return provider_options_from_args(argparse.Namespace(**{**vars(a), "agent": spec}))
+
+
+def match_spec(a: argparse.Namespace, p1: str, p2: str, seed: int) -> Any:
+    from workstation.arena.start import MatchSpec
+    from workstation.game.twoplayer import (
+        TwoPlayerGameError,
+        get_two_player_game,
+        variant_problem,
+    )
+    from workstation.options import check_out
+
+    try:
+        tp = get_two_player_game(a.game)
+    except TwoPlayerGameError as e:
+        raise UserError(str(e)) from None
+    protocol = protocol_from_args(a)
+    why = variant_problem(tp, protocol)  # before anything is written
+    if why:
+        raise UserError(why)
+    if seed < 0:
+        raise UserError(f"--seed must be 0 or more (got {seed})")
+    from workstation.agents.registry import is_model
+    from workstation.options import GENERATION_KEYS, TRANSPORT_KEYS
+
+    if not (is_model(p1) or is_model(p2)):
+        given = next((k for k in (*GENERATION_KEYS, *TRANSPORT_KEYS) if getattr(a, k, None) is not None), None)
+        if given:
+            flag = "--" + given.replace("_", "-")
+            raise UserError(f"{flag} applies to model agents, and neither side is one (e.g. --p2 openai:MODEL)")
+    max_cost = getattr(a, "max_cost", None)  # `play --vs` has none
+    if max_cost is not None and not max_cost > 0:
+        raise UserError(f"--max-cost must be more than 0 dollars (got {max_cost:g})")
+    check_out(a.out)
+    return MatchSpec(a.game, p1, p2, seed, protocol, a.out, a.prompts, max_cost,
+                     (provider_options(a, p1), provider_options(a, p2)))
+
+
+def run_match(a: argparse.Namespace) -> int:
+    from workstation.arena.players import check_players
+    from workstation.arena.start import start_match
+
+    check_players((a.p1, a.p2))
+    spec = match_spec(a, a.p1, a.p2, a.seed)
+    engine = start_match(spec)
+    try:
+        summary = engine.run()
+    finally:
+        engine.close()
+    path = engine.writer.path if engine.writer else None
+    print(path)
+    if not a.quiet:
+        print(result_line(summary))
+    if summary.get("stopped"):
+        sys.stderr.write(f"workstation: match stopped: {summary['stopped']}\n")
+        return 1
+    return 0
+
+
+def result_line(s: dict[str, Any]) -> str:
+    p1, p2 = s["players"]
+    scores = f"side 1 ({p1['agent']}) {p1['score']:g}, side 2 ({p2['agent']}) {p2['score']:g}"
+    tail = f"team {s['team_score']:g}" if "team_score" in s else s["result"]
+    return f"{s['game']} seed {s['seed']}: {scores}; {tail}; {s['frames']} frames, {s['turns']} turns"
+
+
+def run_arena(a: argparse.Namespace) -> int:
+    from workstation.arena.arena import play_arena
+    from workstation.arena.report import arena_report, render_report
+
+    if not a.report:
+        if not a.players:
+            raise UserError("--players is needed to play: name two or more agents, e.g. --players random,openai:M")
+        players = [s.strip() for s in a.players.split(",") if s.strip()]
+        play_arena(a, players)
+    if a.bootstrap < 0:
+        raise UserError(f"--bootstrap must be 0 or more (got {a.bootstrap})")
+    report = arena_report(a.out, a.game, a.bootstrap)
+    print(json.dumps(report, indent=1) if a.json else render_report(report))
+    return 0
+
+
+def play_vs(a: argparse.Namespace) -> dict[str, Any]:
+    """`workstation play --game G --vs SPEC [--side 1|2]`: the checked match for the TUI's match screen."""
+    from workstation.arena.players import check_players
+    from workstation.arena.start import prepare_match
+
+    if a.side not in (1, 2):
+        raise UserError(f"--side {a.side}: there are sides 1 and 2; pick the one you play")
+    from workstation.agents import AgentSpecError, parse_agent
+
+    try:
+        if parse_agent(a.vs).kind == "human":
+            raise UserError("--vs human: two people need a window to play in (the terminal has one keyboard focus); "
+                            "play against an agent, e.g. --vs random")
+    except AgentSpecError as e:
+        raise UserError(f"--vs: {e}") from None
+    specs = ("human", a.vs) if a.side == 1 else (a.vs, "human")
+    check_players(specs, window=False, person_ok=True)
+    if a.window:
+        raise UserError("--window with --vs: the match plays in the terminal for now; leave --window out")
+    spec = match_spec(a, specs[0], specs[1], a.seed)
+    prep = prepare_match(spec, plan_source=lambda ctx: None, person_ok=True)  # every check, nothing written
+    for agent in prep.agents:
+        agent.close()
+    return {"spec": spec, "person": a.side, "mode": a.mode or "paused", "pace": a.pace or "paper"}
