@@ -179,7 +179,7 @@ class Manifest(_Record):
 
     SPEC: ClassVar = {
         "format": ("str", False), "rules": ("int", True), "run_id": ("str", True), "game": ("str", True), "env_id": ("str", True),
-        "in_paper": ("bool", True), "seed": ("int", True), "protocol": ("any", False), "agent": ("dict", False),
+        "in_paper": ("bool", True), "seed": ("int", True), "protocol": ("dict", False), "agent": ("dict", False),
         "prompt_pack": ("dict", False), "versions": ("dict", False), "created": ("str", True),
         "frame_shape": ("list", False), "clock": ("str", True), "seed_note": ("str", True),
         "parent": ("dict", True), "branch": ("dict", True),
