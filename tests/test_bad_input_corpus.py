@@ -262,11 +262,6 @@ CASES += [
     Case("batch:concurrency-zero", ["batch", "{w}/grid.toml", "--out", "{w}/b2", "--concurrency", "0"]),
     Case("batch:max-cost-negative", ["batch", "{w}/grid.toml", "--out", "{w}/b2", "--max-cost", "-1"]),
     Case("batch:every-zero", ["batch", "{w}/grid.toml", "--out", "{w}/b2", "--plain", "--every", "0"]),
-    Case("batch:watch-without-terminal", ["batch", "{w}/grid.toml", "--out", "{w}/b2", "--watch"], says="terminal"),
-    Case("batch:damaged-run-in-runs", ["batch", "{w}/g.toml", "--out", "{w}/batch"],
-         lambda w: (shutil.copy(w / "batch" / "grid.toml", w / "g.toml"),
-                    [set_json(str(p.relative_to(w) / "manifest.json"), protocol="x")(w)
-                     for p in (w / "batch" / "runs").iterdir() if p.is_dir()]), DAMAGED + (0,)),
 ]
 
 # -- report --------------------------------------------------------------------------------------------------
