@@ -172,7 +172,13 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_BAD_INPUT
     except Exception as e:  # noqa: BLE001 - map known user errors to one line
         from workstation.errors import user_error_types
+        from workstation.store.framestore import FrameStoreError
+        from workstation.store.recording import DamagedRecording
 
+        if isinstance(e, (DamagedRecording, FrameStoreError)):  # as `verify` says of damage: exit 1
+            text = str(e) if "damaged" in str(e) else f"damaged recording: {e}"
+            sys.stderr.write(f"workstation: error: {_one_line(text)}\n")
+            return 1
         if isinstance(e, user_error_types()):
             sys.stderr.write(f"workstation: error: {e}\n")
             return EXIT_BAD_INPUT
@@ -181,7 +187,30 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(e, RecordingWriteError):  # the run stopped; its recording says so where it could
             sys.stderr.write(f"workstation: error: {e}\n")
             return 1
+        if isinstance(e, OSError) and e.filename is not None:
+            # the user's file system said no (a directory where a file should be, a file where a directory
+            # should be, no permission, a name too long, a full disk): one line naming the path. An OSError
+            # without a path is not the user's doing and keeps its traceback.
+            sys.stderr.write(f"workstation: error: {os_error_line(e)}\n")
+            return EXIT_BAD_INPUT
         raise
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def os_error_line(e: OSError) -> str:
+    """One line for an OSError about a path: what the system said, the path, and what to do."""
+    import errno
+
+    where = f"{e.filename}" + (f" -> {e.filename2}" if getattr(e, "filename2", None) else "")
+    hint = {errno.EACCES: "check its permissions", errno.EPERM: "check its permissions",
+            errno.EISDIR: "it is a directory; give a file", errno.ENOTDIR: "a part of the path is a file; give a "
+            "directory", errno.ENAMETOOLONG: "use a shorter name", errno.ENOSPC: "free some space",
+            errno.EROFS: "choose a writable place", errno.EEXIST: "it already exists; choose another name",
+            errno.ELOOP: "a link there points to itself", errno.ENOENT: "check the path"}.get(e.errno, "check the path")
+    return _one_line(f"cannot use {where}: {e.strerror or e} ({hint})")
 
 
 def _dispatch(a: argparse.Namespace) -> int:
@@ -284,6 +313,12 @@ def _verify(a: argparse.Namespace) -> int:
         ok, line = quick_verdict(rec)
         print(line)
         return 0 if ok else 1
+    damage = rec.problems()
+    if damage:  # a file differs from its digest: re-executing would compare against something else than was written
+        from workstation.store.integrity import quick_verdict
+
+        print(quick_verdict(rec)[1])
+        return 1
     res = verify(rec)
     if res.ok:
         note = (f"; the last {res.unchecked_frames} frames belong to a turn the killed run never recorded"
@@ -302,6 +337,8 @@ def _info(a: argparse.Namespace) -> int:
     if a.json:
         print(json.dumps({"manifest": rec.manifest, "summary": s, "size_bytes": rec.size_bytes(),
                           "damage": damage}, indent=2))
+        if damage:
+            sys.stderr.write(f"workstation: {damage}\n")
         return 1 if damage else 0
     m = rec.manifest_record  # typed: a field of the wrong type was already one line
     from workstation.game.protocol import Protocol
@@ -327,18 +364,42 @@ def _info(a: argparse.Namespace) -> int:
 def _request(a: argparse.Namespace) -> int:
     from workstation.runs.request import dump_request, request_json
 
+    rec = _open(a.recording).require_sound()
     if a.json:
-        print(json.dumps(request_json(_open(a.recording), a.turn), ensure_ascii=False))
+        print(json.dumps(request_json(rec, a.turn), ensure_ascii=False))
         return 0
-    print(dump_request(_open(a.recording), a.turn))
+    print(dump_request(rec, a.turn))
     return 0
+
+
+def require_terminal(what: str) -> None:
+    """Refuse (one line, exit 2) to open a screen when stdin or stdout is not a terminal: a piped or
+    redirected TUI would play on with nobody at the keys (a human baseline of NOOPs) or print escapes."""
+    def tty(stream) -> bool:
+        try:
+            return bool(stream is not None and stream.isatty())
+        except (ValueError, OSError):  # closed or detached
+            return False
+
+    missing = [name for name, stream in (("stdin", sys.stdin), ("stdout", sys.stdout)) if not tty(stream)]
+    if missing:
+        raise UserError(f"`workstation {what}` opens the TUI and needs a terminal, but {' and '.join(missing)} "
+                        f"{'is' if len(missing) == 1 else 'are'} not one; run it in a terminal, not piped or redirected")
+
+
+SCREEN_COMMANDS = {"batch": "batch --watch", "qa_curate": "qa curate"}
 
 
 def open_tui(screen: str, **launch) -> int:
     """The one hand-off from the headless side to the TUI, imported only here and only now:
     every command that opens a screen (watch, play, open, compare, session, batch --watch,
     qa curate)
-    comes through it. ``launch`` are the fields of ``screens.app.Launch``."""
+    comes through it, and is refused without a terminal. ``launch`` are the fields of ``screens.app.Launch``."""
+    require_terminal(SCREEN_COMMANDS.get(screen, screen))
+    return _launch(screen, **launch)
+
+
+def _launch(screen: str, **launch) -> int:
     try:
         if screen == "batch":
             from screens.views.batch import run_batch_screen

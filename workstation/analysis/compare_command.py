@@ -24,7 +24,14 @@ def run(args: argparse.Namespace) -> int:
     if not 2 <= len(args.recordings) <= MAX_RUNS:
         raise UserError(f"compare takes 2 to {MAX_RUNS} recordings, not {len(args.recordings)}")
     if args.text:
-        c = Comparison.of(args.recordings)
+        from workstation.store.recording import Recording, RecordingError
+
+        c = Comparison.of(args.recordings)  # bad input (a missing recording, two games) is one line, exit 2
+        for path in args.recordings:  # a damaged one is refused as `verify` refuses it: exit 1
+            try:
+                Recording(path).require_sound()
+            finally:
+                pass
         print(c.start)
         print(c.divergence_text())
         print(c.table_text())

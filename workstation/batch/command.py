@@ -75,6 +75,9 @@ def make_batch(a: argparse.Namespace):
         check_out(out)
     except UserError as e:
         raise UserError(str(e)) from None
+    from workstation.batch.resume import check_batch_dir
+
+    check_batch_dir(out, grid)  # another grid's batch, or a file where one should be: refused, nothing written
     return Batch(grid, out, concurrency=a.concurrency, max_cost=a.max_cost, executor=a.executor,
                  ray_address=a.ray_address)
 

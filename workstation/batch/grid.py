@@ -22,6 +22,9 @@ and the checked ``RunSpec``). Nothing is written and nothing runs. Every error i
     [limits]                            # concurrent runs per provider
     openai = 4
 
+A grid is bounded: at most ``MAX_CELLS`` (100 000) runs, counted before anything is expanded (a
+``seeds = "0..4294967295"`` is refused in one line, ``--dry-run`` too); split a bigger study into grids.
+
 Expanded labels say what varies: ``gpt-5.4-mini|feedback=false|max_actions=5`` (only the
 protocol keys given as lists of two or more values appear).
 """
@@ -43,6 +46,12 @@ SETTING_KEYS = ("label", "spec") + OPTION_KEYS
 ALE_KEYS = ("mode", "difficulty")  # the game variant: the protocol's game_mode / game_difficulty
 ALE_FIELDS = {"mode": "game_mode", "difficulty": "game_difficulty"}
 ALE_KEY_OF = {v: k for k, v in ALE_FIELDS.items()}
+MAX_CELLS = 100_000  # runs in one grid; counted before the grid is expanded
+
+
+def _too_many(n: int) -> str:
+    return (f"the grid has {n:,} cells (runs), past the cap of {MAX_CELLS:,} a grid may hold; split it into "
+            "several grids (fewer seeds, games or protocol values)")
 
 
 class GridError(UserError):
@@ -166,6 +175,11 @@ def parse_grid(text: str, source: str = "<grid>", out: str | None = None) -> Gri
         raise w.error(("name",), f"{name!r} must be a name of letters, digits, '.', '_' or '-' (it names batches/<name>/)")
     grid = Grid(name, _games(data["games"], w), _seeds(data["seeds"], w), _settings(data["settings"], w),
                 _axes(data.get("protocol", {}), w), _limits(data.get("limits", {}), w), source=source)
+    n = len(grid.games) * len(grid.seeds) * len(grid.settings)
+    for values in grid.axes.values():
+        n *= len(values)
+    if n > MAX_CELLS:
+        raise GridError(f"{source}: {_too_many(n)}", "seeds")
     grid.cells = _expand(grid, w, out)
     return grid
 
@@ -200,8 +214,15 @@ def _seeds(value: Any, w: _Where) -> list[int]:
         m = re.fullmatch(r"\s*(\d+)\s*\.\.\s*(\d+)\s*", value)
         if not m or int(m.group(1)) > int(m.group(2)):
             raise w.error(("seeds",), f"{value!r} must be a range A..B with A <= B (e.g. \"0..9\") or a list of seeds")
-        seeds = list(range(int(m.group(1)), int(m.group(2)) + 1))
+        lo, hi = int(m.group(1)), int(m.group(2))
+        if hi > SEED_MAX:
+            raise w.error(("seeds",), f"{value!r}: {hi} is not a seed (an integer 0..{SEED_MAX})")
+        if hi - lo + 1 > MAX_CELLS:  # counted, never listed
+            raise w.error(("seeds",), f"{value!r}: {_too_many(hi - lo + 1)}")
+        seeds = list(range(lo, hi + 1))
     elif isinstance(value, list) and value:
+        if len(value) > MAX_CELLS:
+            raise w.error(("seeds",), _too_many(len(value)))
         seeds = value
     else:
         raise w.error(("seeds",), f"{value!r} must be a list of seeds such as [0, 1, 2] or a range such as \"0..9\"")

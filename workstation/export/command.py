@@ -85,7 +85,10 @@ def export(paths: list, out: Path, pace: str = "paper", start: int | None = None
     overlays = OVERLAYS if overlays is None else overlays
     if len(paths) > 4:
         raise UserError(f"--compare takes up to 3 more recordings (4 runs side by side); got {len(paths)} runs")
-    recs = [Recording(Path(p)) for p in paths]
+    recs = [Recording(Path(p)).require_sound() for p in paths]  # a damaged recording is refused (exit 1)
+    games = [r.manifest_record.game for r in recs]
+    if len(set(games)) > 1:
+        raise UserError(f"--compare puts runs of one game side by side; these are of {', '.join(dict.fromkeys(map(str, games)))}")
     start, stop = frame_range(recs, start, stop)
     tmp = out.with_name(f".{out.name}.{os.getpid()}.part{ext}")
     try:

@@ -231,6 +231,8 @@ class Protocol:
 
     @classmethod
     def from_json(cls, d: dict) -> "Protocol":
+        if not isinstance(d, dict):
+            raise ProtocolError(f"the protocol is {type(d).__name__}, not an object of settings")
         known = {f.name for f in fields(cls)}
         kw = {k: v for k, v in d.items() if k in known}
         if "start" in kw:

@@ -96,6 +96,7 @@ def open_scenes(dirs: list[str]) -> tuple[list[Scene], list[str]]:
             rec = Recording(p)
         except RecordingError as e:
             raise UserError(str(e)) from None
+        rec.require_sound()  # damaged frames or RAM would give questions with wrong answers: refused, exit 1
         game = rec.manifest.get("game")
         if game not in supported:
             skipped.append(f"{p}: no RAM map for {game}")

@@ -125,6 +125,11 @@ class Index:
             raise RecordingError(f"{self.root} is a file, not a directory of recordings")
         if not self.root.is_dir():
             raise RecordingError(f"no recordings at {self.root}: the directory does not exist")
+        try:
+            with os.scandir(self.root):
+                pass
+        except OSError as e:
+            raise RecordingError(f"cannot read the directory {self.root} ({e.strerror or e})") from None
         self.cache = cache
         self.read_count = 0  # recordings read from their files in the last listing (the rest came from the index)
 

@@ -46,14 +46,17 @@ def digest_problems(directory: Path, files: dict) -> list[str]:
         if not isinstance(want, dict):
             found.append(f"the summary's entry for {name} is not an object")
             continue
-        if not path.is_file():
-            found.append(f"{name} is missing")
-            continue
-        size = path.stat().st_size
-        if size != want.get("bytes"):
-            found.append(f"{name} is {size} bytes; the summary recorded {want.get('bytes')}")
-        elif sha256_of(path) != want.get("sha256"):
-            found.append(f"{name} differs from the digest the summary recorded")
+        try:
+            if not path.is_file():
+                found.append(f"{name} is missing" if not path.exists() else f"{name} is not a file")
+                continue
+            size = path.stat().st_size
+            if size != want.get("bytes"):
+                found.append(f"{name} is {size} bytes; the summary recorded {want.get('bytes')}")
+            elif sha256_of(path) != want.get("sha256"):
+                found.append(f"{name} differs from the digest the summary recorded")
+        except OSError as e:
+            found.append(f"{name} cannot be read ({e.strerror or e})")
     return found
 
 

@@ -55,13 +55,16 @@ def run(args: argparse.Namespace) -> int:
     from workstation.store.index import Index, select
     from workstation.store.recording import RecordingError
 
+    settings = _settings(args.setting)  # every filter checked before the index file is touched
+    if args.seed is not None and not 0 <= args.seed <= 2**32 - 1:
+        raise UserError(f"--seed must be 0..4294967295 (got {args.seed})")
     try:
         index = Index(args.dir)
     except RecordingError as e:
         raise UserError(f"{e}; pass a directory of recordings") from None
     complete = True if args.complete else False if args.incomplete else None
     entries = select(index.entries(), game=args.game, agent=args.agent, seed=args.seed,
-                     settings=_settings(args.setting), state=args.state, complete=complete, run_id=args.id)
+                     settings=settings, state=args.state, complete=complete, run_id=args.id)
     if args.json:
         for e in entries:
             print(json.dumps({**e.to_json(), "path": str(index.path_of(e))}))

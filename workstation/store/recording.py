@@ -42,6 +42,27 @@ class RecordingError(Exception):
     """A recording that is missing, damaged, or written to wrongly (one-line message)."""
 
 
+class DamagedRecording(RecordingError):
+    """A recording that reads but fails the fast integrity check: one line, exit status 1 (as ``verify``)."""
+
+
+def _not_a_file(path: Path) -> str | None:
+    """Why ``path``, which exists or is a link, cannot be read as a file (None: a file, or absent)."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return "a broken link" if os.path.islink(path) else None
+    except OSError as e:
+        return f"unreadable ({e.strerror or e})"
+    import stat
+
+    if stat.S_ISDIR(st.st_mode):
+        return "a directory, not a file"
+    if not stat.S_ISREG(st.st_mode):
+        return "not a regular file"
+    return None
+
+
 def _plain(value: Any) -> Any:
     """JSON fallback for numpy scalars and arrays."""
     if isinstance(value, np.generic):
@@ -223,6 +244,10 @@ class Recording:
         if not self.path.is_dir():
             raise RecordingError(f"no recording at {self.path}: the directory does not exist")
         manifest_path = self.path / MANIFEST
+        for name in (MANIFEST, SUMMARY, TURNS, "frames.bin", "frames.idx", "frames.pal", "frames.ram"):
+            why = _not_a_file(self.path / name)
+            if why:
+                raise RecordingError(f"damaged recording: {self.path / name} is {why}")
         if not manifest_path.is_file():
             raise RecordingError(
                 f"not a recording: {self.path} (no manifest.json); pass a directory written by 'workstation run'"
@@ -264,13 +289,15 @@ class Recording:
             raw = (self.path / TURNS).read_bytes()
         except FileNotFoundError:
             return []
+        except OSError as e:
+            raise RecordingError(f"damaged recording: {self.path / TURNS} cannot be read ({e.strerror or e})") from None
         lines = raw.split(b"\n")
         out = []
         for number, line in enumerate(lines, 1):
             if not line.strip():
                 continue
             try:
-                out.append(json.loads(line))
+                record = json.loads(line)
             except (json.JSONDecodeError, UnicodeDecodeError):
                 if number == len(lines):  # the last line, without its newline: cut off mid-write
                     self.cut_off_line = number
@@ -278,6 +305,10 @@ class Recording:
                 raise RecordingError(
                     f"damaged recording: {self.path / TURNS} line {number} is not valid JSON"
                 ) from None
+            if not isinstance(record, dict):
+                raise RecordingError(f"damaged recording: {self.path / TURNS} line {number} holds "
+                                     f"{type(record).__name__}, not a JSON object (a turn record)")
+            out.append(record)
         return out
 
     @cached_property
@@ -297,6 +328,9 @@ class Recording:
             return FrameReader(self.path)
         except FrameStoreError as e:
             raise RecordingError(f"damaged recording: {e}") from None
+        except OSError as e:
+            raise RecordingError(f"damaged recording: {e.filename or self.path} cannot be read "
+                                 f"({e.strerror or e})") from None
 
     def outcome(self) -> Summary:
         """The summary, typed; for a run that wrote none (killed), rebuilt from its turn records.
@@ -328,6 +362,13 @@ class Recording:
         """What the fast integrity check finds wrong (file digests, summary against turns and frames)."""
         return integrity.problems(self, digests)
 
+    def require_sound(self) -> "Recording":
+        """``self`` when the fast integrity check finds nothing; else ``DamagedRecording`` (one line, exit 1)."""
+        damage = self.damage()
+        if damage:
+            raise DamagedRecording(f"{damage}; `workstation verify --quick {self.path}` says more")
+        return self
+
     def damage(self) -> str | None:
         """The first problem found, as one line, or None for a sound recording."""
         found = self.problems()
@@ -343,7 +384,13 @@ class Recording:
 
     def size_bytes(self) -> int:
         """Bytes on disk of every file in the recording."""
-        return sum(p.stat().st_size for p in self.path.rglob("*") if p.is_file())
+        total = 0
+        for p in self.path.rglob("*"):
+            try:
+                total += p.stat().st_size if p.is_file() else 0
+            except OSError:  # a link loop or an unreadable entry: counted as nothing
+                pass
+        return total
 
     def __repr__(self) -> str:
         state = "complete" if self.complete else "partial"

@@ -10,12 +10,21 @@ Game-over handling (rule version 2) added ``game_over``, ``cut_frames``,
 ``dropped`` and ``reset_frame`` to turn records, ``games_ended`` to the
 summary and ``rules`` to the manifest; records written before have the
 defaults (rule 1, no game over recorded).
+
+``read_json`` / ``read_jsonl`` / ``read_record`` / ``check_fields`` are the one way JSON files are read
+(recordings, sessions, question sets, evals, imported runs): every failure is one line naming the file, the
+line and the field.
 """
 
 from __future__ import annotations
 
+import json
+import math
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, ClassVar
+
+from workstation.errors import UserError
 
 FORMAT = "atari-workstation/1"
 READABLE_FORMATS = ("atari-workstation/1",)
@@ -179,7 +188,7 @@ class Manifest(_Record):
 
     SPEC: ClassVar = {
         "format": ("str", False), "rules": ("int", True), "run_id": ("str", True), "game": ("str", True), "env_id": ("str", True),
-        "in_paper": ("bool", True), "seed": ("int", True), "protocol": ("any", False), "agent": ("dict", False),
+        "in_paper": ("bool", True), "seed": ("int", True), "protocol": ("dict", False), "agent": ("dict", False),
         "prompt_pack": ("dict", False), "versions": ("dict", False), "created": ("str", True),
         "frame_shape": ("list", False), "clock": ("str", True), "seed_note": ("str", True),
         "parent": ("dict", True), "branch": ("dict", True),
@@ -394,3 +403,92 @@ def rebuild_summary(manifest: Manifest, turns: list[TurnRecord], why: str | None
         cost_usd=round(cost, 6) if priced else None, wall_s=None, stopped=why,
         extra={"rebuilt": True},
     )
+
+
+# -- the one checked reader of JSON files --------------------------------------------
+class RecordFileError(UserError):
+    """A JSON file that cannot be read, or holds a field of the wrong type or out of range: one line naming the
+    file and the field (exit 2)."""
+
+
+
+def read_json(path: Path | str, kind: type = dict) -> Any:
+    """The JSON in ``path``, which must be a ``kind`` (an object by default); every failure one line naming it."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise RecordFileError(f"{path} cannot be read ({e.strerror or e})") from None
+    except UnicodeDecodeError:
+        raise RecordFileError(f"{path} is not UTF-8 text") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise RecordFileError(f"{path} is not valid JSON ({e.msg} at line {e.lineno})") from None
+    if not isinstance(data, kind):
+        raise RecordFileError(f"{path} holds {_kind(data)}, not {KINDS.get(kind.__name__, kind.__name__)}")
+    return data
+
+
+def read_jsonl(path: Path | str) -> list[tuple[int, dict]]:
+    """(line number, object) for each non-blank line of ``path``; a line that is not a JSON object is one line."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise RecordFileError(f"{path} cannot be read ({e.strerror or e})") from None
+    except UnicodeDecodeError:
+        raise RecordFileError(f"{path} is not UTF-8 text") from None
+    out = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise RecordFileError(f"{path} line {number} is not valid JSON ({e.msg})") from None
+        if not isinstance(data, dict):
+            raise RecordFileError(f"{path} line {number} holds {_kind(data)}, not a JSON object")
+        out.append((number, data))
+    return out
+
+
+def check_fields(data: dict, fields: dict[str, tuple], where: str) -> dict:
+    """Check the fields of a JSON object read from ``where`` (a file, or a file and line).
+
+    ``fields`` maps a key to ``(check, optional)`` or ``(check, optional, low, high)``, the checks those of the
+    records above (num, int, str, bool, dict, list, any). A number must be finite and, with a range, inside it.
+    """
+    for key, spec in fields.items():
+        check, optional = spec[0], spec[1]
+        if key not in data:
+            if not optional:
+                raise RecordFileError(f"{where}: field {key!r} is missing")
+            continue
+        value = data[key]
+        try:
+            CHECKS[check](key, value, optional=optional)
+        except RecordError as e:
+            raise RecordFileError(f"{where}: {e}") from None
+        if value is None or check not in ("num", "int"):
+            continue
+        if isinstance(value, float) and not math.isfinite(value):
+            raise RecordFileError(f"{where}: field {key!r} is {value}, not a finite number")
+        if len(spec) == 4:
+            lo, hi = spec[2], spec[3]
+            if not lo <= value <= hi:
+                raise RecordFileError(f"{where}: field {key!r} is {value:g}, outside {lo:g}..{hi:g}")
+    return data
+
+
+def read_record(path: Path | str, cls=None, fields: dict | None = None):
+    """A JSON object from ``path``, checked: typed as ``cls`` (Manifest, Summary, ...) or by ``fields``."""
+    data = read_json(path)
+    if fields:
+        check_fields(data, fields, str(path))
+    if cls is None:
+        return data
+    try:
+        return cls.from_json(data)
+    except RecordError as e:
+        raise RecordFileError(f"{path}: {e}") from None

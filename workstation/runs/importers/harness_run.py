@@ -15,14 +15,24 @@ numbered by budget frame.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from workstation.errors import UserError
+from workstation.options import SEED_MAX
+from workstation.store.records import read_jsonl, read_record
 
 _PNG = re.compile(r"^frame_(\d+)\.png$")
+MAX_FRAMES = 108_000  # the emulator's episode cap, as --frames
+# the summary fields the import reads, with their types and ranges (a seed -1 or a duration of 1e308 is refused)
+SUMMARY_FIELDS = {
+    "seed": ("int", True, 0, SEED_MAX), "duration_seconds": ("num", True, 1 / 30, MAX_FRAMES / 30),
+    "frame_count": ("int", True, 2, MAX_FRAMES + 1), "frames_per_action": ("int", True, 1, 60),
+    "history_clips": ("int", True, 0, 50), "non_zero_reward_clips": ("int", True, 0, 50),
+    "total_reward": ("num", True), "total_lost_lives": ("int", True), "turn_count": ("int", True, 0, MAX_FRAMES),
+    "game": ("str", True), "model_name": ("str", True), "prompt_mode": ("str", True),
+}
 
 
 @dataclass
@@ -136,26 +146,10 @@ def read_run(path: Path) -> HarnessRun:
     for p in (summary_path, turns_path):
         if not p.is_file():
             raise UserError(f"{path}: no {p.name}; a public AtariBench harness run directory holds summary.json and turns.jsonl")
-    try:
-        summary = json.loads(summary_path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise UserError(f"{summary_path}: unreadable JSON ({e})") from None
-    if not isinstance(summary, dict):
-        raise UserError(f"{summary_path}: should hold one JSON object")
+    summary = read_record(summary_path, fields=SUMMARY_FIELDS)
     turns: list[HarnessTurn] = []
-    try:
-        lines = turns_path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as e:
-        raise UserError(f"{turns_path}: unreadable ({e})") from None
-    for n, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        where = f"{turns_path} line {n}"
-        try:
-            d = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise UserError(f"{where}: not JSON ({e.msg} at column {e.colno})") from None
-        turns.append(_turn(d, where))
+    for n, d in read_jsonl(turns_path):
+        turns.append(_turn(d, f"{turns_path} line {n}"))
     if not turns:
         raise UserError(f"{turns_path}: no turns")
     turns.sort(key=lambda t: t.index)

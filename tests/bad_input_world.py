@@ -1,0 +1,105 @@
+"""A small world of real files for the bad-input corpora: recordings, a batch, a session, a QA set and eval,
+a harness run to import. Built once per test module (``build_world``), then copied for every case so a case
+may damage its copy; ``snapshot`` says what is on disk, to check that a refused command changed nothing."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from pathlib import Path
+
+from workstation.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "recordings" / "sample" / "breakout-random-s0"
+QA_SAMPLE = ROOT / "recordings" / "qa-sample"
+
+GRID = """\
+name = "tiny"
+games = ["breakout"]
+seeds = [0]
+
+[protocol]
+frames = 30
+
+[[settings]]
+label = "random"
+spec = "random"
+"""
+
+
+def _quiet_main(args: list[str]) -> int:
+    import contextlib
+    import io
+
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()) as err:
+        try:
+            code = main(args)
+        except SystemExit as e:
+            code = e.code
+    if code != 0:
+        raise RuntimeError(f"building the world: {args} gave {code}: {err.getvalue()}")
+    return code
+
+
+def build_world(base: Path) -> Path:
+    """The pristine world under ``base``: every case copies it."""
+    from tests.test_import_atari_bench import write_harness_run
+    from workstation.store.recording import Recording
+
+    base.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(SAMPLE, base / "rec")
+    recs = base / "recs"
+    recs.mkdir()
+    shutil.copytree(SAMPLE, recs / "breakout-random-s0")
+    for game, seed, name in (("freeway", 0, "other"), ("breakout", 1, "rec1")):
+        _quiet_main(["run", "--game", game, "--agent", "random", "--seed", str(seed), "--frames", "30",
+                     "--quiet", "--out", str(base / "made")])
+        (made,) = (base / "made").iterdir()
+        shutil.move(str(made), base / name)
+        (base / "made").rmdir()
+    (base / "grid.toml").write_text(GRID, encoding="utf-8")
+    _quiet_main(["batch", str(base / "grid.toml"), "--out", str(base / "batch"), "--plain", "--concurrency", "1"])
+    shutil.copytree(QA_SAMPLE, base / "qaset")
+    _quiet_main(["qa", "eval", str(base / "qaset"), "--agent", "random", "--repeats", "1",
+                 "--out", str(base / "qaeval")])
+    from workstation.session import Session, make_settings
+
+    s = Session.open(base / "session", make_settings("p1", "breakout", "0"))
+    s.save()
+    s.write_results()
+    write_harness_run(Recording(base / "rec"), base / "harness")
+    return base
+
+
+def copy_world(pristine: Path, dest: Path) -> Path:
+    shutil.copytree(pristine, dest, symlinks=True)
+    return dest
+
+
+def snapshot(root: Path) -> dict[str, tuple]:
+    """Every path under ``root``: (kind, mode, size, sha256 of a file's bytes)."""
+    out: dict[str, tuple] = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            p = Path(dirpath) / name
+            st = p.lstat()
+            if p.is_symlink():
+                out[str(p.relative_to(root))] = ("link", os.readlink(p))
+            elif p.is_dir():
+                out[str(p.relative_to(root))] = ("dir", st.st_mode)
+            else:
+                try:
+                    digest = hashlib.sha256(p.read_bytes()).hexdigest()
+                except OSError:
+                    digest = "unreadable"
+                out[str(p.relative_to(root))] = ("file", st.st_mode, st.st_size, digest)
+    return out
+
+
+def edit_json(path: Path, fn) -> None:
+    """Rewrite a JSON file through ``fn(data) -> data``."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    path.write_text(json.dumps(fn(data)), encoding="utf-8")
