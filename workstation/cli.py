@@ -297,13 +297,18 @@ def _info(a: argparse.Namespace) -> int:
 
     changed = Protocol.from_json(m.protocol if isinstance(m.protocol, dict) else {}).changed()
     print(f"recording  {rec.path}")
-    print(f"game       {m.game} ({m.env_id})   seed {m.seed}   run id {m.run_id}")
+    print(f"game       {m.game} ({m.env_id})   seed {m.seed}   run id {rec.run_id}")
     print(f"agent      {m.agent_spec}")
     print(f"protocol   {'paper defaults' if not changed else ', '.join(f'{k}={v}' for k, v in changed.items())}")
     print(f"prompts    {m.prompt_pack.get('name')} ({m.prompt_pack.get('digest')})")
     if m.parent is not None:
         print(f"branch of  {m.parent.get('path')} at turn {m.parent.get('turn')}")
     print(f"result     {_summary_line(s, damage and rec.problems()[0])}")
+    from workstation.runs.info import calls_line, hand_line
+
+    print(hand_line(rec))
+    if (line := calls_line(rec, s)) is not None:
+        print(line)
     print(f"size       {rec.size_bytes() / 1e6:.2f} MB, {len(rec.frames)} frames")
     if damage:
         sys.stderr.write(f"workstation: {damage}\n")

@@ -26,6 +26,7 @@ from workstation.calls import CancelToken
 from workstation.runs.drive import drive
 from workstation.store.recording import RecordingError
 from workstation.runs.start import branch_run
+from workstation.turn.prompt import edit_problem
 
 from screens.messages import (
     EngineAction, EngineBranched, EngineFinished, EngineNotice, EnginePlan, EngineProgress, EnginePrompt,
@@ -204,6 +205,9 @@ class EngineDriver:
                 self.step_mode, self._finish_turn, self._held = bool(arg), False, None
             elif name == "edit":
                 self._need(Phase.PROMPT, "edit the prompt")
+                why = edit_problem(arg, eng.pending.prompt)
+                if why is not None:
+                    raise ValueError(why)
                 eng.set_prompt(eng.pending.prompt.with_text(arg))
             elif name == "current_only":
                 eng.use_current_frame_only()
@@ -302,6 +306,8 @@ class EngineDriver:
                 self._post(EngineNotice(game_over_notice(ev.record)))
         elif isinstance(ev, RunEnded) and not self._branching:
             self.finished = True
+            if eng.writer is not None:  # a run changed by hand is renamed for its own run id as it closes
+                self.path = eng.writer.path
             self._post(EngineFinished(ev.turn, dict(ev.summary or {}), self.path))
 
     def _images(self, ev: PromptReady) -> list:

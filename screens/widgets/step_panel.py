@@ -63,6 +63,15 @@ class StepPanel(Vertical):
         for name in _ACTING:
             self.query_one(f"#{name}", Button).disabled = phase not in ("plan", "acting")
 
+    def set_finished(self, turns: int, stopped: bool) -> None:
+        """The run ended after ``turns`` turns: only rewind and branch are left to do."""
+        how = "stopped" if stopped else "finished"
+        self.query_one("#step-hint", Static).update(Text.assemble(
+            (f"run {how}", "bold"), f" after {turns} turn{'s' if turns != 1 else ''}: ",
+            "pick a turn and rewind to branch from it"))
+        for name in (*_PROMPT_ONLY, *_AFTER_REPLY, *_ACTING):
+            self.query_one(f"#{name}", Button).disabled = True
+
     def set_turns(self, turns: list[int]) -> None:
         """The turns one can rewind to (their start); the choice follows the newest unless one was picked."""
         select = self.query_one("#branch-turn", Select)

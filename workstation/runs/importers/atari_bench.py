@@ -292,7 +292,7 @@ def import_run(path: Path, out: Path, game_key: str | None = None) -> ImportResu
                                       ("total_reward", "total_lost_lives", "turn_count", "frame_count",
                                        "stop_reason", "prompt_mode", "thinking_mode")}}
     checker = _Checker(run, game)
-    directory = new_run_dir(Path(out), game, f"import-{run.model}", seed)
+    directory = new_run_dir(Path(out), game, f"import-{run.model}", seed, run_id=manifest["run_id"])
     writer = _ImportWriter(directory, manifest, game.height, run, checker)
     engine = TurnEngine(game, protocol, agent, seed, pack, writer, rewindable=False)
     try:
@@ -301,7 +301,7 @@ def import_run(path: Path, out: Path, game_key: str | None = None) -> ImportResu
             if engine.phase is Phase.PLAN and engine.turn < len(run.turns):
                 wanted = _wanted_plan(run.turns[engine.turn])
                 if wanted and engine.pending.plan != wanted:
-                    engine.override_plan([game.action_name(a) for a in wanted])
+                    engine.override_plan([game.action_name(a) for a in wanted], by_hand=False)
             engine.step()
     except BaseException as e:
         if engine.phase is not Phase.FINISHED:
