@@ -46,7 +46,7 @@ def of_turn(turn: Any) -> list[dict]:
     discarded = turn.get("discarded_replies")
     if isinstance(discarded, list) and discarded:
         out.append({"kind": "resend", "turn": t, "times": len(discarded)})
-    if variant == "current_only":
+    if variant == "current_only" or turn.get("current_only"):
         out.append({"kind": "current_only", "turn": t})
     if human:
         out.append({"kind": "human_plan", "turn": t, "plan": list(turn.get("actions") or [])})

@@ -123,6 +123,7 @@ class _Pending:
     overridden: bool = False
     by_hand: bool = True  # an override is a person's (an importer's replay of recorded actions is not)
     human_plan: bool = False  # a person typed the plan instead of asking the agent
+    asked_current_only: bool = False  # the current-frame-only prompt was swapped in (then maybe edited)
     discarded: list[dict] = field(default_factory=list)
     noop_frames: int = 0
     noop_left: int = 0
@@ -228,6 +229,7 @@ class TurnEngine:
         self._require(Phase.PROMPT, "switch to the current-frame-only prompt")
         self.pending.prompt = self.builder.current_only(self.pending.start_frame)
         self.pending.prompt_variant = "current_only"
+        self.pending.asked_current_only = True
         self._emit(PromptReady(self.turn, self.pending.prompt))
 
     def resend(self) -> None:
@@ -487,6 +489,8 @@ class TurnEngine:
             record.discarded_replies = p.discarded
         if p.human_plan:
             record.extra["human_plan"] = True
+        if p.asked_current_only and p.prompt_variant != "current_only":  # then edited: both changes count
+            record.extra["current_only"] = True
         if p.overridden and not p.by_hand:
             record.extra["override_source"] = "import"
         made = hand_changes.of_turn(record.to_json()) if (p.by_hand or not p.overridden) else []

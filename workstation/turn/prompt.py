@@ -187,13 +187,13 @@ def edit_problem(new_text: str, original: "Prompt") -> str | None:
     roles = [m.group(1) for line in lines if (m := re.fullmatch(ROLE_LINE, line.strip()))]
     first = next((i for i, line in enumerate(lines) if re.fullmatch(ROLE_LINE, line.strip())), None)
     before = lines if first is None else lines[:first]
-    if any(line.strip() for line in before):
-        return ("the edited prompt has text before its first '=== role ===' line, so that text has no role; "
-                "start the prompt with '=== system ===' or '=== user ===' (or undo the edit)")
     had = {m.role for m in original.messages}
     if "system" in had and "system" not in roles:
         return ("the edited prompt lost its '=== system ===' part, which this prompt pack has; put the "
                 "'=== system ===' line back before the instructions (or undo the edit)")
+    if any(line.strip() for line in before):
+        return ("the edited prompt has text before its first '=== role ===' line, so that text has no role; "
+                "start the prompt with '=== system ===' or '=== user ===' (or undo the edit)")
     if "user" not in roles:
         return "the edited prompt has no '=== user ===' part; put the '=== user ===' line back (or undo the edit)"
     return None
