@@ -309,7 +309,7 @@ def _info(a: argparse.Namespace) -> int:
     print(hand_line(rec))
     if (line := calls_line(rec, s)) is not None:
         print(line)
-    print(f"size       {rec.size_bytes() / 1e6:.2f} MB, {len(rec.frames)} frames")
+    print(f"size       {rec.size_bytes() / 1e6:.2f} MB, {len(rec.frames)} frame{'s' if len(rec.frames) != 1 else ''}")
     if damage:
         sys.stderr.write(f"workstation: {damage}\n")
     return 1 if damage else 0

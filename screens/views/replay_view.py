@@ -20,6 +20,9 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Static
 
+from workstation.analysis.compare import event_frames, next_event_frame
+from workstation.store.changes import KINDS, mark, of_turn
+from workstation.store.series import plural
 from workstation.store.framestore import FrameStoreError
 from workstation.turn.parser import ParseResult
 from workstation.game.protocol import Protocol
@@ -51,6 +54,12 @@ class ReplayScreen(Screen):
         Binding("comma", "frame(-1)", "Prev frame"),
         Binding("full_stop", "frame(1)", "Next frame"),
         Binding("space", "play", "Play/pause"),
+        Binding("r", "event('reward', 1)", "Next reward"),
+        Binding("R", "event('reward', -1)", "Prev reward", show=False),
+        Binding("l", "event('life_lost', 1)", "Next life loss"),
+        Binding("L", "event('life_lost', -1)", "Prev life loss", show=False),
+        Binding("g", "event('game_over', 1)", "Next game over"),
+        Binding("G", "event('game_over', -1)", "Prev game over", show=False),
         Binding("home", "goto(0)", "Start", show=False),
         Binding("end", "goto(-1)", "End", show=False),
         Binding("e", "export", "Export MP4", show=False),
@@ -81,8 +90,10 @@ class ReplayScreen(Screen):
         m = self.rec.manifest_record
         changed = Protocol.from_json(m.protocol).changed() if isinstance(m.protocol, dict) and m.protocol else {}
         state = "DAMAGED" if self.damage else "complete" if self.rec.complete else "INCOMPLETE"
+        hand = f" · CHANGED BY HAND ({mark(self.rec.interventions)})" if self.rec.interventions else ""
         title = (f"{m.game} · agent {m.agent_spec} · seed {m.seed} · "
-                 f"{protocol_label(changed)} · {len(self.turns)} turns, {self.n_frames} frames · {state}")
+                 f"{protocol_label(changed)} · {plural(len(self.turns), 'turn')}, {plural(self.n_frames, 'frame')} "
+                 f"· {state}{hand}")
         yield from compose_run(title, FrameView(id="frame"))
 
     def on_mount(self) -> None:
@@ -180,6 +191,10 @@ class ReplayScreen(Screen):
             t.append("  ⚠ DAMAGED: " + self.damage, style="bold red")
         if parent:
             t.append(f"  branch of turn {parent.get('turn')} of {parent.get('path')}", style="yellow")
+        if self.turn >= 0:  # what a person changed in the turn on show
+            here = [KINDS[c["kind"]][1] for c in of_turn(self.rec.turns[self.turn])]
+            if here:
+                t.append(f"  by hand: {', '.join(here)}", style="bold yellow")
         self.query_one("#status", Static).update(t)
 
     # -- actions -------------------------------------------------------------
@@ -188,6 +203,16 @@ class ReplayScreen(Screen):
             return
         target = max(0, min(len(self.turns) - 1, self.turn + delta))
         self.goto(self.turns[target].start_frame)
+
+    def action_event(self, kind: str, direction: int = 1) -> None:
+        """Jump to the next (or previous) reward, life loss or game over, as the compare screen does."""
+        name = {"reward": "reward", "life_lost": "life loss", "game_over": "game over"}[kind]
+        frame = next_event_frame(event_frames(self.series, self.turns, kind), self.frame, direction)
+        if frame is None:
+            self.notify(f"no {name} {'after' if direction > 0 else 'before'} frame {self.frame}", severity="warning")
+            return
+        self.goto(frame)
+        self.notify(f"{name} at frame {frame}", timeout=3)
 
     def action_frame(self, delta: int) -> None:
         self.goto(self.frame + delta)

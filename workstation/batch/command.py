@@ -120,6 +120,8 @@ def run(a: argparse.Namespace) -> int:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+    while getattr(batch, "successor", None) is not None:  # resumed in the screen: the last pass is the state
+        batch = batch.successor
     log.final(batch.state)
     print(f"results: {batch.dir / 'results.csv'} ({batch.dir / 'results.jsonl'})")
     return code

@@ -27,6 +27,8 @@ class RunState:
     last_error: str | None = None
     path: str | None = None
     started: float | None = None
+    score: float | None = None  # the run's final score, once it ended (or from an earlier pass)
+    turns: int | None = None
 
 
 @dataclass
@@ -85,6 +87,14 @@ class BatchState:
             d = out.setdefault(key, {LEFT: 0, RUNNING: 0, DONE: 0, FAILED: 0, STOPPED: 0, SKIPPED: 0})
             d[r.status] += 1
         return [(s, g, d) for (s, g), d in out.items()]
+
+    def means(self) -> dict[tuple[str, str], tuple[float, int]]:
+        """(setting, game) -> (mean score, n) over the runs complete so far (this pass's and earlier ones)."""
+        sums: dict[tuple[str, str], list[float]] = {}
+        for r in self.runs.values():
+            if r.status in (DONE, SKIPPED) and r.score is not None:
+                sums.setdefault((r.cell.label, r.cell.game), []).append(float(r.score))
+        return {k: (sum(v) / len(v), len(v)) for k, v in sums.items()}
 
     def failing(self) -> list[RunState]:
         return [r for r in self.runs.values() if r.status in (FAILED, STOPPED) and r.last_error]
