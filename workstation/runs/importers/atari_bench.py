@@ -292,7 +292,7 @@ def import_run(path: Path, out: Path, game_key: str | None = None) -> ImportResu
                                       ("total_reward", "total_lost_lives", "turn_count", "frame_count",
                                        "stop_reason", "prompt_mode", "thinking_mode")}}
     checker = _Checker(run, game)
-    directory = new_run_dir(Path(out), game, f"import-{run.model}", seed, run_id=manifest["run_id"])
+    directory = new_run_dir(Path(out), game, agent.spec, seed, run_id=manifest["run_id"])
     writer = _ImportWriter(directory, manifest, game.height, run, checker)
     engine = TurnEngine(game, protocol, agent, seed, pack, writer, rewindable=False)
     try:
