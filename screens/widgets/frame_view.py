@@ -85,6 +85,9 @@ def fit_grid(frame_height: int, width: int, height: int) -> tuple[int, int]:
 
 
 MAX_PALETTE = 256  # more colours than an Atari frame has: pool by brightness alone
+# colour numbers by 18-bit key (6 bits a channel; Atari palette colours differ by more), and their RGB
+_COLOURS = np.full(1 << 18, -1, dtype=np.int64)
+_COLOUR_VALUES: list[int] = []
 
 
 def _block_of(size: int, n: int) -> np.ndarray:
@@ -107,18 +110,29 @@ def pool_blocks(rgb: np.ndarray, columns: int, rows: int) -> np.ndarray:
     packed = (red << 16) | (green << 8) | blue
     if (rows, columns) == rgb.shape[:2]:
         return packed
-    # colours numbered 0..k-1 through an 18-bit key (6 bits a channel: Atari palette colours differ by more);
-    # a bincount and a lookup, where np.unique's sort would cost 40 times as much
+    # colours numbered through a lookup kept across frames (np.unique's sort costs 40 times as much)
     key = ((red >> 2) << 12) | ((green >> 2) << 6) | (blue >> 2)
-    present = np.flatnonzero(np.bincount(key.ravel(), minlength=1 << 18))
+    seen = _COLOURS[key]  # colour numbers kept across frames: new colours are rare after the first frame
+    if (seen < 0).any():
+        if len(_COLOUR_VALUES) > 4 * MAX_PALETTE:  # arbitrary RGB input: start the numbering again
+            _COLOURS.fill(-1)
+            _COLOUR_VALUES.clear()
+            seen = _COLOURS[key]
+        fresh = np.unique(key[seen < 0])
+        if len(fresh) + len(_COLOUR_VALUES) > 4 * MAX_PALETTE:
+            return _pool_brightest(packed, red, green, blue, columns, rows)
+        _COLOURS[fresh] = np.arange(len(_COLOUR_VALUES), len(_COLOUR_VALUES) + len(fresh))
+        for f in fresh.tolist():
+            _COLOUR_VALUES.append(int(packed[key == f].flat[0]))
+        seen = _COLOURS[key]
+    present = np.flatnonzero(np.bincount(seen.ravel(), minlength=len(_COLOUR_VALUES)))
     k = len(present)
     if k > MAX_PALETTE:
         return _pool_brightest(packed, red, green, blue, columns, rows)
-    lookup = np.zeros(1 << 18, dtype=np.int64)
-    lookup[present] = np.arange(k)
-    index = lookup[key]
-    palette = np.zeros(k, dtype=np.int64)
-    palette[index.ravel()] = packed.ravel()
+    local = np.zeros(len(_COLOUR_VALUES), dtype=np.int64)
+    local[present] = np.arange(k)
+    index = local[seen]
+    palette = np.asarray(_COLOUR_VALUES, dtype=np.int64)[present]
     block = _block_of(packed.shape[0], rows)[:, None] * columns + _block_of(packed.shape[1], columns)[None, :]
     counts = np.bincount((block * k + index).ravel(), minlength=rows * columns * k).reshape(rows, columns, k)
     majority = counts.argmax(axis=2)
