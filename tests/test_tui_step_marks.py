@@ -108,3 +108,26 @@ async def test_enter_on_the_branch_button_asks_first(tmp_path):
     branch = Recording(screen.recording_path)
     assert branch.interventions == {"branch": 1}
     assert branch.path.name == f"breakout-random-s0-{branch.run_id[:8]}"
+
+
+@run_async
+async def test_a_plan_typed_before_the_prompt_is_sent_is_a_human_plan(tmp_path):
+    from screens.widgets.plan_view import PlanView
+
+    app = make_app("watch", watch_args(tmp_path, "--frames", "30", "--step"))
+    async with app.run_test(size=(200, 60)) as pilot:
+        screen = app.screen
+        await wait_until(pilot, lambda: screen.phase == "prompt", what="the hold before the first prompt")
+        assert not screen.query_one("#override", Button).disabled
+        screen.query_one("#override-input", Input).value = "fire, right"
+        await pilot.press("o")
+        plan = screen.query_one(PlanView)
+        await wait_until(pilot, lambda: plan.overridden and screen.phase == "plan", what="the typed plan")
+        screen.set_focus(None)
+        await pilot.press("s")
+        await wait_until(pilot, lambda: screen.summary is not None, what="the run to finish")
+        assert screen.summary["interventions"] == {"human_plan": 1} and screen.summary["overridden_turns"] == 1
+        path = screen.recording_path
+    first = Recording(path).turns[0]
+    assert first["human_plan"] is True and first["raw"] == "" and first["actions"] == ["fire", "right"]
+    assert first["valid"] is True and Recording(path).summary["invalid_turns"] == 0

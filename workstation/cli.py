@@ -290,7 +290,8 @@ def _info(a: argparse.Namespace) -> int:
     damage = rec.damage()  # the fast integrity check: a damaged recording is never called complete
     if a.json:
         print(json.dumps({"manifest": rec.manifest, "summary": s, "size_bytes": rec.size_bytes(),
-                          "damage": damage}, indent=2))
+                          "damage": damage, "run_id": rec.run_id, "plain_run_id": rec.plain_run_id,
+                          "interventions": rec.interventions}, indent=2))
         return 1 if damage else 0
     m = rec.manifest_record  # typed: a field of the wrong type was already one line
     from workstation.game.protocol import Protocol

@@ -381,7 +381,7 @@ class LiveScreen(Screen):
                 ("Apply the edit", "use the edited prompt text, not sent yet (ctrl+s)", self.action_apply_edit),
                 ("Current frame only", "swap in the prompt with just the current frame (c)", self.action_current_only),
                 ("Re-send the prompt", "discard the reply and ask again (r)", self.action_resend),
-                ("Override the plan", "run the actions typed in the override box (o)", self.action_override),
+                ("Override the plan", "run the actions typed in the override box (o); before the prompt is sent, the agent is not asked", self.action_override),
                 ("Execute one action", "3 frames of the plan (a)", self.action_one_action),
                 ("Execute one frame", "one emulator frame (.)", self.action_one_frame),
                 ("Finish the turn", "run the rest of the plan (t)", self.action_finish_turn),

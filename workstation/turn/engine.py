@@ -537,6 +537,8 @@ class TurnEngine:
         if self.changes:  # one count per kind of change made by hand (workstation.store.changes)
             self.summary["interventions"] = hand_changes.counts(self.changes)
             self.summary["changed_by_hand"] = True
+            self.summary["overridden_turns"] = len({c.get("turn") for c in self.changes
+                                                    if c.get("kind") in ("override", "human_plan")})
         try:
             if self.writer is not None:
                 typed = Summary.from_json(self.summary)  # the summary's one shape, checked as it is written
