@@ -211,7 +211,7 @@ def test_a_batch_does_not_take_a_changed_run_for_its_cell_and_runs_it(tmp_path, 
     grid.write_text(textwrap.dedent(GRID))
     dry = cli("batch", str(grid), "--out", str(out), "--dry-run")
     assert dry.returncode == 0, dry.stderr
-    assert re.search(r"^random\s+breakout\s+1\s+0\s+1\s", dry.stdout, re.M), dry.stdout  # runs 1, done 0, to run 1
+    assert re.search(r"^random\s+breakout\s+1\s+0\s+1\s", dry.stdout, re.MULTILINE), dry.stdout  # runs 1, done 0, to run 1
     r = cli("batch", str(grid), "--out", str(out), "--plain")
     assert r.returncode == 0, r.stderr
     with open(out / "results.csv", newline="") as f:

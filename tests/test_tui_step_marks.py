@@ -5,13 +5,11 @@ from __future__ import annotations
 
 from textual.widgets import Button, Input
 
-from workstation.store.recording import Recording
-
 from screens.app import make_app
 from screens.widgets.confirm import ConfirmScreen
 from screens.widgets.prompt_view import PromptView, end_of_last_user_part
-
 from tests.tui_helpers import record, run_async, wait_until, watch_args
+from workstation.store.recording import Recording
 
 
 @run_async

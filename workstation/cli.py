@@ -277,7 +277,10 @@ def _verify(a: argparse.Namespace) -> int:
     if res.ok:
         note = (f"; the last {res.unchecked_frames} frames belong to a turn the killed run never recorded"
                 if res.unchecked_frames else "")
-        print(f"OK: {res.frames_checked} frames identical, {res.turns_checked} turns and the totals agree "
+        from workstation.store.series import plural
+
+        print(f"OK: {plural(res.frames_checked, 'frame')} identical, {plural(res.turns_checked, 'turn')} and the "
+              "totals agree "
               f"({rec.path}){note}")
         return 0
     print(f"MISMATCH: first differing frame {res.first_mismatch}: {res.detail}")

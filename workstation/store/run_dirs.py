@@ -8,7 +8,6 @@ import time
 from pathlib import Path
 
 
-
 def slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9.]+", "-", text).strip("-")[:48] or "agent"
 
@@ -22,7 +21,9 @@ def dir_name(game_key: str, agent_spec: str, seed, run_id: str | None) -> str:
 
 def claim(out: Path, name: str) -> Path:
     """Make a new, empty folder ``out/name`` (then ``name-2``, ``-3``...); ``os.mkdir`` fails if it exists."""
-    from workstation.store.recording import RecordingError  # the recording module renames through this one
+    from workstation.store.recording import (
+        RecordingError,  # the recording module renames through this one
+    )
 
     out = Path(out)
     try:

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from workstation.store.series import plural
 from workstation.agents.base import OnText, Reply, TurnContext, Usage
 from workstation.errors import UserError
 from workstation.game.games import Game, UnknownGame, get_game
@@ -49,7 +50,8 @@ class ImportResult:
 
     def line(self) -> str:
         what = "identical" if self.identical else f"MISMATCH {self.mismatch}"
-        return f"{self.source}: {what} ({self.turns} turns, {self.frames} frames) -> {self.recording}"
+        return (f"{self.source}: {what} ({plural(self.turns, 'turn')}, {plural(self.frames, 'frame')}) -> "
+                f"{self.recording}")
 
 
 def _usage(t: HarnessTurn) -> Usage | None:
