@@ -152,6 +152,26 @@ def test_an_import_replaying_recorded_actions_is_not_changed_by_hand(tmp_path):
     assert "interventions" not in summary and rec.interventions == {} and rec.changes == []
 
 
+def test_an_older_changed_recording_in_a_batch_is_not_its_cell(tmp_path, plain):
+    from workstation.batch.grid import load_grid
+    from workstation.batch.runner import Batch
+
+    rec, _ = changed_run(tmp_path / "hand", _override)
+    out = tmp_path / "batch"
+    old = out / "runs" / rec.path.name
+    shutil.copytree(rec.path, old)
+    m = json.loads((old / "manifest.json").read_text())
+    for key in ("changes", "plain_run_id"):
+        m.pop(key)
+    m["run_id"] = plain.run_id  # written before changes were tracked: the plain run's id
+    (old / "manifest.json").write_text(json.dumps(m))
+    grid = tmp_path / "grid.toml"
+    grid.write_text(textwrap.dedent(GRID))
+    b = Batch(load_grid(grid, out=str(out / "runs")), out)
+    b.prepare(dry_run=True)
+    assert [r.status for r in b.state.runs.values()] == ["left"] and b.changed_by_hand == [str(old)]
+
+
 def test_an_older_recording_gets_its_changes_from_its_turns(tmp_path, plain):
     rec, _ = changed_run(tmp_path, _override)
     old = tmp_path / "old"
@@ -212,8 +232,10 @@ def test_a_batch_does_not_take_a_changed_run_for_its_cell_and_runs_it(tmp_path, 
     dry = cli("batch", str(grid), "--out", str(out), "--dry-run")
     assert dry.returncode == 0, dry.stderr
     assert re.search(r"^random\s+breakout\s+1\s+0\s+1\s", dry.stdout, re.MULTILINE), dry.stdout  # runs 1, done 0, to run 1
+    assert "1 recording in" in dry.stdout and "changed by hand: not counted" in dry.stdout
     r = cli("batch", str(grid), "--out", str(out), "--plain")
     assert r.returncode == 0, r.stderr
+    assert "changed by hand: not counted" in r.stdout
     with open(out / "results.csv", newline="") as f:
         rows = list(csv.DictReader(f))
     assert len(rows) == 1 and rows[0]["run_id"] == plain.run_id and rows[0]["by_hand"] == "-"

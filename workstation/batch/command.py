@@ -79,6 +79,13 @@ def make_batch(a: argparse.Namespace):
                  ray_address=a.ray_address)
 
 
+def _note_changed(batch) -> None:
+    n = len(batch.changed_by_hand)
+    if n:
+        print(f"{n} recording{'s' if n != 1 else ''} in {batch.dir}/runs/ changed by hand: not counted as any "
+              "cell's run (each has a run id of its own)", flush=True)
+
+
 def run(a: argparse.Namespace) -> int:
     from workstation.batch.plan import plan_text
     from workstation.batch.progress import PlainLog
@@ -89,6 +96,7 @@ def run(a: argparse.Namespace) -> int:
     if a.dry_run:
         batch.prepare(dry_run=True)
         print(plan_text(batch))
+        _note_changed(batch)
         return 0
     check_keys(batch.grid, batch.cells)
     if a.executor == "ray":
@@ -96,6 +104,7 @@ def run(a: argparse.Namespace) -> int:
 
         check_ray()
     batch.prepare()
+    _note_changed(batch)
     if batch.set_aside:
         print(f"set aside {len(batch.set_aside)} partial recording(s) under {batch.dir}/runs/.incomplete/ "
               "(re-run from the start)", flush=True)

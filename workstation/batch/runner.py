@@ -109,6 +109,7 @@ class Batch:
             root.mkdir(parents=True, exist_ok=True)
             self._keep_grid()
         keep: dict[str, Path] = {}
+        self.changed_by_hand: list[str] = []
         listing = sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")) if root.is_dir() else []
         for path in listing:
             run_id = None
@@ -116,7 +117,10 @@ class Batch:
             if (path / MANIFEST).is_file():
                 try:
                     rec = Recording(path)
-                    run_id, complete = rec.manifest_record.run_id, rec.complete
+                    run_id, complete = rec.run_id, rec.complete  # a run changed by hand has an id of its own
+                    if rec.interventions:
+                        self.changed_by_hand.append(str(path))
+                        continue  # never a cell's run: left where it is, never counted
                 except RecordingError:
                     pass
             if complete and run_id not in keep:
