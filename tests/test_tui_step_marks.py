@@ -129,3 +129,22 @@ async def test_a_plan_typed_before_the_prompt_is_sent_is_a_human_plan(tmp_path):
     first = Recording(path).turns[0]
     assert first["human_plan"] is True and first["raw"] == "" and first["actions"] == ["fire", "right"]
     assert first["valid"] is True and Recording(path).summary["invalid_turns"] == 0
+
+
+@run_async
+async def test_the_prompt_previews_are_the_pngs_the_model_was_sent(tmp_path):
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    app = make_app("watch", watch_args(tmp_path, "--frames", "30", "--step"))
+    async with app.run_test(size=(160, 50)) as pilot:
+        screen = app.screen
+        await wait_until(pilot, lambda: screen.phase == "prompt", what="the hold before the first prompt")
+        view = screen.query_one(PromptView)
+        frames = screen.driver.engine.writer.frames
+        assert view.images
+        for part, pixels in view.images:
+            with Image.open(io.BytesIO(frames.png(part.frame))) as im:
+                assert np.array_equal(pixels, np.asarray(im.convert("RGB")))

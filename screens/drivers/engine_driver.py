@@ -32,6 +32,7 @@ from screens.messages import (
     EngineAction, EngineBranched, EngineFinished, EngineNotice, EnginePlan, EngineProgress, EnginePrompt,
     EngineReply, EngineText, EngineTurn, EngineWaiting, RunStats,
 )
+from screens.widgets.frame_view import sent_image
 
 SPEEDS = {"paper": 0.1, "fast": 0.02, "instant": 0.0}  # seconds per action (paper pace: 0.1 s)
 SPEED_ORDER = ("paper", "fast", "instant")
@@ -311,14 +312,15 @@ class EngineDriver:
             self._post(EngineFinished(ev.turn, dict(ev.summary or {}), self.path))
 
     def _images(self, ev: PromptReady) -> list:
-        """Each image part with its pixels, read here on the engine's thread."""
+        """Each image part with its pixels, read here on the engine's thread: the PNG the model is sent, decoded,
+        so a preview is exactly the image the model got."""
         frames = self.engine.writer.frames if self.engine.writer else None
         cache: dict[int, np.ndarray | None] = {}
         out = []
         for part in ev.prompt.images:
             if part.frame not in cache:
                 try:
-                    cache[part.frame] = frames.rgb(part.frame) if frames is not None else None
+                    cache[part.frame] = sent_image(frames.png(part.frame)) if frames is not None else None
                 except Exception:  # noqa: BLE001 - a missing frame only costs its preview
                     cache[part.frame] = None
             out.append((part, cache[part.frame]))

@@ -30,7 +30,7 @@ from workstation.store.recording import Recording, RecordingError
 from workstation.store.records import TurnRecord
 from workstation.store.series import RunSeries
 
-from screens.widgets.frame_view import FrameView
+from screens.widgets.frame_view import FrameView, sent_image
 from screens.messages import RunStats
 from screens.views.export_key import export_in_background
 from screens.widgets.plan_view import PlanView, end_note
@@ -164,7 +164,7 @@ class ReplayScreen(Screen):
         images = []
         for part in prompt.images:
             try:
-                images.append((part, self.rec.frames.rgb(part.frame)))
+                images.append((part, sent_image(self.rec.frames.png(part.frame))))  # the image the model got
             except (RecordingError, FrameStoreError, IndexError, ValueError):
                 images.append((part, None))
         view.show_prompt(turn, prompt.render_text(), variant, images)

@@ -24,10 +24,12 @@ only those rows, so the terminal receives only what moved.
 
 from __future__ import annotations
 
+import io
 import math
 from collections.abc import Iterable
 
 import numpy as np
+from PIL import Image
 from rich.color import Color
 from rich.segment import Segment
 from rich.style import Style
@@ -45,6 +47,12 @@ _PAD_STYLE = Style.from_color(bgcolor=Color.from_rgb(0, 0, 0))  # letterbox: bla
 # against arbitrary RGB input.
 _STYLES: dict[int, Style] = {}
 _STYLES_CAP = 1 << 16
+
+
+def sent_image(png: bytes) -> np.ndarray:
+    """The pixels of a PNG as it was sent to a model, as an (H, 160, 3) uint8 array (a prompt image preview)."""
+    with Image.open(io.BytesIO(png)) as im:
+        return np.asarray(im.convert("RGB"), dtype=np.uint8)
 
 
 class FrameShapeError(ValueError):
