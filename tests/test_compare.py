@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from workstation.analysis.compare import (Comparison, first_divergent_frame, first_plan_divergence,
-                                          inputs_per_second, load_runs, next_event, run_at, start_text, summary_row)
+                                          inputs_per_second, load_run, load_runs, next_event, run_at, start_text, summary_row)
 from workstation.errors import UserError
 from workstation.game.protocol import Protocol, StartOption
 from workstation.runs.start import RunSpec, start_run
@@ -115,6 +115,7 @@ def test_a_run_changed_by_hand_is_named_in_the_start_line(runs, tmp_path):
     edited = record(tmp_path, frames=60, edit="\nServe first.")
     text = start_text(load_runs([runs["a"], edited.path]))
     assert "run 2 CHANGED BY HAND (E1)" in text
+    assert load_run(edited.path).label == "random s0 by hand E1"
 
 
 def test_bad_sets_are_refused(runs):

@@ -99,7 +99,7 @@ def session_participant(path: Path) -> str | None:
 
 
 def run_label(rec: Recording) -> str:
-    """``AGENT sSEED``; a session's human runs read ``human:ID``."""
+    """``AGENT sSEED``; a session's human runs read ``human:ID``; a run changed by hand ends ``by hand O1``."""
     m = rec.manifest_record
     agent = m.agent_spec or "?"
     if m.agent.get("kind") == "human":
@@ -107,7 +107,8 @@ def run_label(rec: Recording) -> str:
         if pid is not None:
             agent = f"human:{pid}"
     start = m.protocol.get("start", "fixed") if isinstance(m.protocol, dict) else "fixed"
-    return f"{agent} s{m.seed}" + ("" if str(start) == "fixed" else f" {start}")
+    hand = f" by hand {mark(rec.interventions)}" if rec.interventions else ""
+    return f"{agent} s{m.seed}" + ("" if str(start) == "fixed" else f" {start}") + hand
 
 
 def load_run(path: str | Path) -> Run:
