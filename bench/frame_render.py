@@ -38,7 +38,7 @@ from textual.app import App, ComposeResult
 from textual.strip import Strip
 
 from bench.random_frames import random_frames
-from screens.widgets.frame_view import HALF_BLOCK, FrameRenderer, FrameView, fit_grid, pool_brightest
+from screens.widgets.frame_view import HALF_BLOCK, FrameRenderer, FrameView, fit_grid, pool_blocks
 
 GAMES = ("breakout", "seaquest")
 SIZES = {"full 160x105": (160, 105), "small 80x40": (80, 40)}
@@ -64,7 +64,7 @@ def time_ours(frames: list[np.ndarray], width: int, height: int) -> tuple[list[f
 def naive_render(rgb: np.ndarray, width: int, height: int) -> list[Strip]:
     """Baseline: a fresh Style and Segment for every cell, every row, every frame."""
     columns, rows = fit_grid(rgb.shape[0], width, height)
-    packed = pool_brightest(rgb, columns, rows).tolist()
+    packed = pool_blocks(rgb, columns, rows).tolist()
     strips = []
     for y in range(0, rows, 2):
         segments = []

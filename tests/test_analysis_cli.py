@@ -41,7 +41,7 @@ def test_report_on_a_csv_writes_json_md_and_plots(tmp_path, capsys):
     out_json, out_md, plots = tmp_path / "r.json", tmp_path / "r.md", tmp_path / "plots"
     assert main(["report", str(src), "--json", str(out_json), "--md", str(out_md), "--plots", str(plots)]) == 0
     text = capsys.readouterr().out
-    assert "Separability per game" in text and "1 incomplete runs left out" in text
+    assert "Separability per game" in text and "1 incomplete run left out" in text
     d = json.loads(out_json.read_text())
     assert d["runs"] == 24 and d["incomplete_left_out"] == 1
     for g in ("breakout", "pong"):

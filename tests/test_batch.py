@@ -279,6 +279,9 @@ def test_progress_line_and_final_table_on_an_injected_clock(tmp_path):
     text = line(state)
     assert "1/8 done" in text and "1 running" in text and "1 failed" in text and "5 left" in text
     assert "$0.5000 of $3.00 cap" in text and "3.0 calls/s" in text and "ETA" in text
+    state.finished = True
+    assert "ETA" not in line(state)  # nothing left to estimate
+    state.finished = False
 
     class Out:
         def __init__(self):
@@ -298,8 +301,11 @@ def test_progress_line_and_final_table_on_an_injected_clock(tmp_path):
     now[0] = 115.5
     log.tick(state)
     assert out.text.count("[batch rnd]") == 2
+    runs[0].score = 7.0
     log.final(state)
     assert "no usable reply after 4 attempt(s)" in out.text and "setting" in out.text
+    head, _rule, first = [x for x in out.text.splitlines() if x.startswith(("setting", "-------", runs[0].cell.label))][:3]
+    assert head.split()[-3:] == ["mean", "score", "(n)"] and first.split()[-2:] == ["7.0", "(1)"]
 
 
 def test_jobs_have_the_specs_run_ids_seeds_outermost(tmp_path):

@@ -9,9 +9,10 @@ from screens.app import Launch, WorkstationApp
 from screens.views.batch import BatchScreen
 from screens.views.replay_view import ReplayScreen
 from tests.tui_helpers import run_async, wait_until
-from textual.widgets import DataTable, Static
+from textual.widgets import DataTable, Footer, Static
 from workstation.batch.grid import load_grid
 from workstation.batch.runner import Batch
+from workstation.store.recording import Recording
 
 GRID = """\
 name = "screen"
@@ -48,11 +49,21 @@ async def test_the_screen_shows_a_batch_to_its_end_and_opens_a_run(tmp_path):
         await pilot.pause(0.7)  # one more refresh
         head = str(app.screen.query_one("#batch-head", Static).render())
         assert "4/4 done" in head and "spent" in head and "calls/s" in head and "finished" in head
+        assert "ETA" not in head  # nothing is left to estimate
+        assert "Stop" not in str(app.screen.query_one(Footer).render()) and not app.screen.check_action("stop", ())
         groups = app.screen.query_one("#groups", DataTable)
         assert groups.row_count == 2
-        assert [str(c) for c in groups.get_row_at(0)] == ["random", "breakout", "2", "0", "0", "0"]
+        scores = {(r.cell.game, r.cell.seed): r.score for r in batch.state.runs.values()}
+        assert all(v is not None for v in scores.values())
+        mean = (scores[("breakout", 0)] + scores[("breakout", 1)]) / 2
+        assert [str(c) for c in groups.get_row_at(0)] == ["random", "breakout", "2", "0", "0", "0", f"{mean:.1f} (2)"]
         runs = app.screen.query_one("#runs", DataTable)
         assert runs.row_count == 4
+        for i in range(4):  # each run: its score and turns, as its recording says
+            status, _setting, game, seed, score, turns, *_ = [str(c) for c in runs.get_row_at(i)]
+            r = next(r for r in batch.state.runs.values() if r.cell.game == game and str(r.cell.seed) == seed)
+            s = Recording(Path(r.path)).summary
+            assert status == "done" and float(score) == s["total_reward"] and int(turns) == s["turns"]
         await pilot.press("enter")
         await wait_until(pilot, lambda: isinstance(app.screen, ReplayScreen), what="the replay screen")
     assert screen.code == 0
@@ -72,9 +83,29 @@ async def test_x_stops_the_batch_cleanly_and_it_resumes(tmp_path):
         assert "stopped early: stopped from the batch screen" in head
         stopped = [r for r in batch.state.runs.values() if r.status == "stopped"]
         assert stopped and all("stopped from the batch screen" in r.last_error for r in stopped)
-    assert screen.code == 1
-    again = make(tmp_path, frames=900)
-    assert again.run() == 0
+        assert screen.code == 1
+        await pilot.press("r")  # resume in the screen: a new pass
+        await wait_until(pilot, lambda: screen.code == 0 and not screen.running, timeout=240, what="the resumed pass")
+        # what `batch --watch` prints on exit follows the passes to the last one: its final state
+        assert batch.successor is screen.batch
+        assert all(r.status in ("done", "skipped") for r in screen.batch.state.runs.values())
+
+
+@run_async
+async def test_runs_done_in_an_earlier_pass_say_so_with_their_scores(tmp_path):
+    first = make(tmp_path)
+    assert first.run() == 0
+    batch = make(tmp_path)  # the same grid again: everything is done before
+    app, screen = app_for(batch)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await wait_until(pilot, lambda: batch.state.finished and not screen.running, timeout=60, what="the batch")
+        await pilot.pause(0.7)
+        runs = app.screen.query_one("#runs", DataTable)
+        rows = [[str(c) for c in runs.get_row_at(i)] for i in range(runs.row_count)]
+        assert len(rows) == 4 and {r[0] for r in rows} == {"done before"}
+        assert all(r[4] != "-" and r[5] != "-" for r in rows)
+        groups = app.screen.query_one("#groups", DataTable)
+        assert str(groups.get_row_at(0)[-1]).endswith("(2)")
 
 
 @run_async

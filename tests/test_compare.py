@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from workstation.analysis.compare import (Comparison, first_divergent_frame, first_plan_divergence,
-                                          inputs_per_second, load_runs, next_event, run_at, start_text, summary_row)
+                                          inputs_per_second, load_run, load_runs, next_event, run_at, start_text, summary_row)
 from workstation.errors import UserError
 from workstation.game.protocol import Protocol, StartOption
 from workstation.runs.start import RunSpec, start_run
@@ -101,6 +101,21 @@ def test_different_starts_are_said_plainly(runs):
     text = start_text(rs)
     assert text.startswith("NOT the same start") and "seeds differ (0, 1, 0)" in text
     assert "start options differ (fixed, fixed, noops:30)" in text
+
+
+def test_seeds_under_the_fixed_start_share_the_start(runs):
+    text = start_text(load_runs([runs["a"], runs["b"]]))  # seeds 0 and 1, both the fixed start
+    assert text.startswith("same start (the fixed start gives every seed the same first frame")
+    assert "NOT" not in text and "seeds differ (0, 1)" in text
+
+
+def test_a_run_changed_by_hand_is_named_in_the_start_line(runs, tmp_path):
+    from tests.tui_helpers import record
+
+    edited = record(tmp_path, frames=60, edit="\nServe first.")
+    text = start_text(load_runs([runs["a"], edited.path]))
+    assert "run 2 CHANGED BY HAND (E1)" in text
+    assert load_run(edited.path).label == "random s0 by hand E1"
 
 
 def test_bad_sets_are_refused(runs):

@@ -19,7 +19,7 @@ from screens.widgets.frame_view import (
     FrameShapeError,
     FrameView,
     fit_grid,
-    pool_brightest,
+    pool_blocks,
 )
 
 
@@ -148,11 +148,12 @@ def test_tall_frames_fit() -> None:
         async with view_app((160, 105)) as (_, pilot, view):
             view.show(pacman)
             await pilot.pause()
-            assert fit_grid(250, 160, 105) == (160, 210)  # every column, 5 of 6 rows
-            pooled = pool_brightest(pacman, 160, 210)
+            assert fit_grid(250, 160, 105) == (135, 210)  # square pixels: 5 of 6 rows and 5 of 6 columns
+            pooled = pool_blocks(pacman, 135, 210)
             bottom = [((t >> 16, t >> 8 & 255, t & 255), (b >> 16, b >> 8 & 255, b & 255))
                       for t, b in zip(pooled[208].tolist(), pooled[209].tolist())]
-            assert cells_of(view, 104) == bottom
+            left = (160 - 135) // 2
+            assert cells_of(view, 104)[left:left + 135] == bottom
             await pilot.resize_terminal(160, 125)  # room for full resolution
             await pilot.pause()
             assert cells_of(view, 124) == [
@@ -184,7 +185,7 @@ def test_pooling_keeps_the_brightest_pixel() -> None:
     frame = np.zeros((210, 160, 3), np.uint8)
     frame[:, :] = (0, 0, 200)  # bright blue background, luminance 22.8
     frame[10, 10] = (120, 120, 120)  # dimmer in blue, but brighter by luminance
-    pooled = pool_brightest(frame, 40, 42)
+    pooled = pool_blocks(frame, 40, 42)
     assert pooled[2, 2] == 0x787878 and pooled[0, 0] == 0x0000C8
 
 
@@ -194,3 +195,28 @@ def test_a_wrong_frame_is_refused_with_a_clear_error() -> None:
         view.show(np.zeros((210, 160), np.uint8))
     with pytest.raises(FrameShapeError):
         view.post_frame(np.zeros((210, 160, 3), np.float32), 0)
+
+
+def test_a_band_edge_is_not_smeared_over_its_neighbours() -> None:
+    frame = np.zeros((210, 160, 3), np.uint8)
+    frame[100:106] = (200, 72, 72)  # a band of bricks six rows high: a large object
+    frame[:, :8] = (142, 142, 142)  # a wall down the left side
+    pooled = pool_blocks(frame, 40, 42)  # blocks of 4 x 5 pixels
+    band = 0xC84848
+    rows_with_band = [y for y in range(42) if (pooled[y, 4:] == band).any()]
+    # the band covers rows 100..105: block rows 20 (100..104) and 21 (105..109, one row of band) -> only the first
+    assert rows_with_band == [20]
+    assert (pooled[:, :2] == 0x8E8E8E).all()  # the wall keeps its two columns, never brick-coloured
+    assert (pooled[:, 2:] != 0x8E8E8E).all()
+
+
+def test_small_objects_survive_where_their_block_is_mostly_background(breakout: np.ndarray) -> None:
+    frame = np.zeros((210, 160, 3), np.uint8)
+    frame[50, 33] = (236, 236, 236)  # a one-pixel bullet
+    frame[120:124, 90:92] = (200, 72, 72)  # a 2 x 4 ball
+    frame[180, :] = (84, 92, 214)  # a one-pixel line across the screen
+    pooled = pool_blocks(frame, 40, 42)
+    assert pooled[10, 8] == 0xECECEC
+    assert pooled[24, 22] == 0xC84848
+    assert (pooled[36] == 0x545CD6).all()
+    assert np.count_nonzero(pooled) == 1 + 1 + 40

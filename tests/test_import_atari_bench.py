@@ -99,6 +99,10 @@ def test_identical_run_imports_identical_and_verifies(harness_run: Path, tmp_pat
     assert rec.manifest["source"]["path"] == str(harness_run.resolve())
     assert rec.manifest["source"]["stored_pngs"] == len(PNG_FRAMES)
     assert json.loads((rec.path / "summary.json").read_text())["import"]["result"] == "identical"
+    # named as every run is, GAME-AGENT-sSEED-RUNID8; replaying the harness's actions is no change by hand
+    assert rec.path.name == f"breakout-{rec.manifest['agent']['spec'].replace(':', '-')}-s{rec.manifest['seed']}-" \
+                            f"{rec.run_id[:8]}"
+    assert rec.interventions == {} and rec.run_id == rec.manifest["run_id"]
 
 
 def _copy(src: Path, tmp_path: Path) -> Path:

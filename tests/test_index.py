@@ -126,7 +126,7 @@ def test_ls_prints_a_table_and_filters(many):
     r = cli("ls", str(root), "--game", "pacman")
     assert r.returncode == 0, r.stderr
     header, rule, row, count = r.stdout.splitlines()
-    assert header.split() == ["game", "agent", "seed", "score", "turns", "state", "date", "run", "id", "path"]
+    assert header.split() == ["game", "agent", "seed", "score", "turns", "state", "changed", "date", "run", "id", "path"]
     assert row.split()[:3] == ["pacman", "random", "7"] and "complete" in row and count == "1 recording"
     r = cli("ls", str(root), "--id", ids[42][:8])
     assert r.returncode == 0 and ids[42] in r.stdout and str(root / "batch/runs/copy-42") in r.stdout

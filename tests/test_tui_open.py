@@ -180,3 +180,26 @@ def test_the_default_hand_set_is_under_the_qa_root():
 
     assert str(hand_set("breakout")) == "qa/breakout-hand"
     assert spread(0, 300) == [0, 43, 86, 129, 171, 214, 257, 300] and spread(9, 7) == [7, 8, 9]
+
+
+@run_async
+async def test_open_jumps_to_the_next_life_loss_and_back(tmp_path):
+    from workstation.analysis.compare import event_frames
+    from workstation.store.series import RunSeries
+
+    from tests.tui_helpers import record
+
+    rec = record(tmp_path, frames=600)
+    series = RunSeries.from_turns(rec.turn_records, rec.manifest_record, len(rec.frames))
+    losses = event_frames(series, rec.turn_records, "life_lost")
+    assert len(losses) >= 2, "random Breakout loses lives within 600 frames"
+    app = make_app("open", Namespace(recording=str(rec.path)))
+    async with app.run_test(size=(160, 50)) as pilot:
+        screen = app.screen
+        await pilot.pause()
+        await pilot.press("l")
+        assert screen.frame == losses[0]
+        await pilot.press("l")
+        assert screen.frame == losses[1]
+        await pilot.press("L")
+        assert screen.frame == losses[0]

@@ -323,7 +323,10 @@ def _verify(a: argparse.Namespace) -> int:
     if res.ok:
         note = (f"; the last {res.unchecked_frames} frames belong to a turn the killed run never recorded"
                 if res.unchecked_frames else "")
-        print(f"OK: {res.frames_checked} frames identical, {res.turns_checked} turns and the totals agree "
+        from workstation.store.series import plural
+
+        print(f"OK: {plural(res.frames_checked, 'frame')} identical, {plural(res.turns_checked, 'turn')} and the "
+              "totals agree "
               f"({rec.path}){note}")
         return 0
     print(f"MISMATCH: first differing frame {res.first_mismatch}: {res.detail}")
@@ -336,7 +339,8 @@ def _info(a: argparse.Namespace) -> int:
     damage = rec.damage()  # the fast integrity check: a damaged recording is never called complete
     if a.json:
         print(json.dumps({"manifest": rec.manifest, "summary": s, "size_bytes": rec.size_bytes(),
-                          "damage": damage}, indent=2))
+                          "damage": damage, "run_id": rec.run_id, "plain_run_id": rec.plain_run_id,
+                          "interventions": rec.interventions}, indent=2))
         if damage:
             sys.stderr.write(f"workstation: {damage}\n")
         return 1 if damage else 0
@@ -345,7 +349,7 @@ def _info(a: argparse.Namespace) -> int:
 
     changed = Protocol.from_json(m.protocol if isinstance(m.protocol, dict) else {}).changed()
     print(f"recording  {rec.path}")
-    print(f"game       {m.game} ({m.env_id})   seed {m.seed}   run id {m.run_id}")
+    print(f"game       {m.game} ({m.env_id})   seed {m.seed}   run id {rec.run_id}")
     print(f"agent      {m.agent_spec}")
     print(f"protocol   {'paper defaults' if not changed else ', '.join(f'{k}={v}' for k, v in changed.items())}")
     print(f"prompts    {m.prompt_pack.get('name')} ({m.prompt_pack.get('digest')})")
@@ -355,7 +359,12 @@ def _info(a: argparse.Namespace) -> int:
     if rec.manifest.get("kind") == "match" and s.get("players"):  # score= above is side 1's
         print("players    " + ", ".join(f"side {p['side']} {p['agent']} {p['score']:g}" for p in s["players"])
               + f"; {s.get('result', '')}")
-    print(f"size       {rec.size_bytes() / 1e6:.2f} MB, {len(rec.frames)} frames")
+    from workstation.runs.info import calls_line, hand_line
+
+    print(hand_line(rec))
+    if (line := calls_line(rec, s)) is not None:
+        print(line)
+    print(f"size       {rec.size_bytes() / 1e6:.2f} MB, {len(rec.frames)} frame{'s' if len(rec.frames) != 1 else ''}")
     if damage:
         sys.stderr.write(f"workstation: {damage}\n")
     return 1 if damage else 0

@@ -26,11 +26,13 @@ from workstation.calls import CancelToken
 from workstation.runs.drive import drive
 from workstation.store.recording import RecordingError
 from workstation.runs.start import branch_run
+from workstation.turn.prompt import edit_problem
 
 from screens.messages import (
     EngineAction, EngineBranched, EngineFinished, EngineNotice, EnginePlan, EngineProgress, EnginePrompt,
     EngineReply, EngineText, EngineTurn, EngineWaiting, RunStats,
 )
+from screens.widgets.frame_view import sent_image
 
 SPEEDS = {"paper": 0.1, "fast": 0.02, "instant": 0.0}  # seconds per action (paper pace: 0.1 s)
 SPEED_ORDER = ("paper", "fast", "instant")
@@ -204,6 +206,9 @@ class EngineDriver:
                 self.step_mode, self._finish_turn, self._held = bool(arg), False, None
             elif name == "edit":
                 self._need(Phase.PROMPT, "edit the prompt")
+                why = edit_problem(arg, eng.pending.prompt)
+                if why is not None:
+                    raise ValueError(why)
                 eng.set_prompt(eng.pending.prompt.with_text(arg))
             elif name == "current_only":
                 eng.use_current_frame_only()
@@ -302,17 +307,20 @@ class EngineDriver:
                 self._post(EngineNotice(game_over_notice(ev.record)))
         elif isinstance(ev, RunEnded) and not self._branching:
             self.finished = True
+            if eng.writer is not None:  # a run changed by hand is renamed for its own run id as it closes
+                self.path = eng.writer.path
             self._post(EngineFinished(ev.turn, dict(ev.summary or {}), self.path))
 
     def _images(self, ev: PromptReady) -> list:
-        """Each image part with its pixels, read here on the engine's thread."""
+        """Each image part with its pixels, read here on the engine's thread: the PNG the model is sent, decoded,
+        so a preview is exactly the image the model got."""
         frames = self.engine.writer.frames if self.engine.writer else None
         cache: dict[int, np.ndarray | None] = {}
         out = []
         for part in ev.prompt.images:
             if part.frame not in cache:
                 try:
-                    cache[part.frame] = frames.rgb(part.frame) if frames is not None else None
+                    cache[part.frame] = sent_image(frames.png(part.frame)) if frames is not None else None
                 except Exception:  # noqa: BLE001 - a missing frame only costs its preview
                     cache[part.frame] = None
             out.append((part, cache[part.frame]))

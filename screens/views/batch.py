@@ -29,6 +29,11 @@ from workstation.batch.progress import DONE, FAILED, LEFT, RUNNING, SKIPPED, STO
 from screens.messages import OpenRecording
 
 ORDER = {RUNNING: 0, FAILED: 1, STOPPED: 2, LEFT: 3, DONE: 4, SKIPPED: 5}
+LABELS = {SKIPPED: "done before"}  # complete in an earlier pass: not run again, not "skipped" over
+
+
+def _score(value) -> str:
+    return "-" if value is None else f"{float(value):g}"
 
 
 class BatchScreen(Screen[None]):
@@ -53,6 +58,7 @@ class BatchScreen(Screen[None]):
         self._start = start
         self._leaving = False
         self._gone = False  # left: nothing more to draw
+        self._was_running = False
         self._thread: threading.Thread | None = None
         # Worker processes (random, replay runs) need multiprocessing's resource tracker, which passes
         # on sys.stderr's descriptor when it starts: start it now, before the app swaps stderr out.
@@ -64,10 +70,10 @@ class BatchScreen(Screen[None]):
         with Vertical():
             yield Static("", id="batch-head")
             groups = DataTable(id="groups", cursor_type="none", zebra_stripes=True)
-            groups.add_columns("setting", "game", "done", "running", "failed", "left")
+            groups.add_columns("setting", "game", "done", "running", "failed", "left", "mean score (n)")
             yield groups
             runs = DataTable(id="runs", cursor_type="row", zebra_stripes=True)
-            runs.add_columns("status", "setting", "game", "seed", "calls", "$", "last error")
+            runs.add_columns("status", "setting", "game", "seed", "score", "turns", "calls", "$", "last error")
             yield runs
         yield Footer()
 
@@ -100,10 +106,11 @@ class BatchScreen(Screen[None]):
             state = f"stopping: {s.stopping}" if s.stopping else "running"
         if self.error:
             state = f"failed: {self.error}"
+        eta = "" if s.finished or not self.running else f" · ETA {duration(s.eta_s())}"
         return (f"batch {self.batch.grid.name}\n{c[DONE] + c[SKIPPED]}/{len(s.runs)} done ({c[SKIPPED]} before) · {c[RUNNING]} running · "
                 f"{c[FAILED] + c[STOPPED]} failed/stopped · {c[LEFT]} left\n"
                 f"spent {money(s.spent)}{cap} · {s.calls_per_s():.1f} calls/s · {s.rate_limit_waits} rate-limit "
-                f"waits · ETA {duration(s.eta_s())}\n{state} · results in {self.batch.dir}")
+                f"waits{eta}\n{state} · results in {self.batch.dir}")
 
     def refresh_state(self) -> None:
         if not self.is_attached or self._gone:
@@ -111,20 +118,26 @@ class BatchScreen(Screen[None]):
         self.query_one("#batch-head", Static).update(self.head_text())
         groups = self.query_one("#groups", DataTable)
         groups.clear()
+        means = self.batch.state.means()
         for setting, game, d in self.batch.state.groups():
+            mean = means.get((setting, game))
             groups.add_row(setting, game, str(d[DONE] + d[SKIPPED]), str(d[RUNNING]), str(d[FAILED] + d[STOPPED]),
-                           str(d[LEFT]))
+                           str(d[LEFT]), "-" if mean is None else f"{mean[0]:.1f} ({mean[1]})")
         runs = self.query_one("#runs", DataTable)
         keep = runs.cursor_row
         chosen = self.highlighted_run_id()
         runs.clear()
         ordered = sorted(self.batch.state.runs.items(), key=lambda kv: ORDER[kv[1].status])
         for run_id, r in ordered:
-            runs.add_row(r.status, r.cell.label, r.cell.game, str(r.cell.seed), str(r.calls), money(r.cost_usd),
+            runs.add_row(LABELS.get(r.status, r.status), r.cell.label, r.cell.game, str(r.cell.seed), _score(r.score),
+                         "-" if r.turns is None else str(r.turns), str(r.calls), money(r.cost_usd),
                          (r.last_error or "")[:120], key=run_id)
         if ordered:
             ids = [k for k, _ in ordered]
             runs.move_cursor(row=ids.index(chosen) if chosen in ids else min(keep, len(ids) - 1))
+        if self.running != self._was_running:  # "x Stop" only while the batch runs
+            self._was_running = self.running
+            self.refresh_bindings()
         if self._leaving and not self.running:
             self._leaving = False
             self._gone = True
@@ -161,6 +174,11 @@ class BatchScreen(Screen[None]):
         if event.data_table.id == "runs":
             self.action_open_run()
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "stop":
+            return self.running
+        return True
+
     def action_stop(self) -> None:
         if self.running and not self.batch.state.stopping:
             self.batch.request_stop("stopped from the batch screen")
@@ -181,6 +199,7 @@ class BatchScreen(Screen[None]):
         except UserError as e:  # another batch holds the directory
             self.notify(str(e), severity="error")
             return
+        old.successor = fresh  # what `batch --watch` prints on exit is the last pass's final state
         self.batch, self.code, self.error = fresh, None, None
         self._thread = threading.Thread(target=self._run, name="batch", daemon=True)
         self._thread.start()

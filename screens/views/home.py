@@ -21,6 +21,8 @@ from textual.widgets import Button, Checkbox, DataTable, Footer, Input, Label, O
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
+from workstation.store.changes import mark
+from workstation.store.series import plural
 from workstation.game.clock import GameClock
 from workstation.game.games import GAMES
 from workstation.game.protocol import SETTINGS, Protocol, ProtocolError, StartOption
@@ -74,11 +76,13 @@ def recent_label(path: Path) -> Text:
     if damage:
         text.append(f"  DAMAGED: {damage[0]}", style="bold red")
         return text
-    text.append(f"  score {s.get('total_reward', 0):g}  {s.get('turns', 0)} turns", style="dim")
+    text.append(f"  score {s.get('total_reward', 0):g}  {plural(s.get('turns', 0), 'turn')}", style="dim")
     if s.get("complete"):
         text.append("  complete", style="green")
     else:
         text.append("  incomplete", style="yellow")
+    if rec.interventions:
+        text.append(f"  changed by hand ({mark(rec.interventions)})", style="bold yellow")
     return text
 
 

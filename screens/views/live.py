@@ -16,10 +16,13 @@ from textual.screen import Screen
 from textual.widgets import Button, Input, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
+from workstation.store.changes import counts, mark
 from workstation.store.series import FrameSeries, result_text
 from workstation.turn.engine import TurnEngine
+from workstation.turn.prompt import edit_problem
 
 from screens.drivers.engine_driver import SPEED_ORDER, SPEEDS, EngineDriver
+from screens.widgets.confirm import ConfirmScreen
 from screens.widgets.frame_view import FrameView
 from screens.messages import (
     EngineAction, EngineBranched, EngineFinished, EngineNotice, EnginePlan, EngineProgress, EnginePrompt,
@@ -88,6 +91,7 @@ class LiveScreen(Screen):
         self.streamed: dict[int, str] = {}  # reply text as it streamed in, per turn
         self.last_turn = -1
         self.holds = 0  # step-mode holds announced so far
+        self.prompt_on_show = None  # the Prompt the prompt view shows (an edit is checked against it)
         self._frame_view = FrameView(id="frame")
         self.driver = EngineDriver(engine, self.post_message, self._frame_view.post_frame, step_mode, self.speed)
         self.recording_path = self.driver.path
@@ -129,6 +133,7 @@ class LiveScreen(Screen):
 
     # -- engine messages ---------------------------------------------------
     def on_engine_prompt(self, m: EnginePrompt) -> None:
+        self.prompt_on_show = m.prompt
         text = m.prompt.render_text()
         self.prompt_texts[m.turn] = text
         self.query_one(PromptView).show_prompt(m.turn, text, m.variant, m.images)
@@ -159,7 +164,7 @@ class LiveScreen(Screen):
             self.query_one(PlanView).end_early(len(m.record.get("dropped") or []), end_note(m.record))
         if self.notice:
             self.notice = None
-            self._status()
+        self._status()  # the changed-by-hand mark follows each turn written
 
     def on_engine_progress(self, m: EngineProgress) -> None:
         self.stats = m.stats
@@ -181,6 +186,8 @@ class LiveScreen(Screen):
     def on_engine_finished(self, m: EngineFinished) -> None:
         s = self.summary = m.summary
         self.phase = "finished"
+        self.recording_path = m.path or self.recording_path
+        self.query_one(StepPanel).set_finished(int(s.get("turns") or 0), bool(s.get("stopped")))
         self.query_one(PromptView).set_editable(False)
         if s.get("stopped") and not s.get("complete") and not self._user_stopped:
             self._fail(f"run stopped: {s['stopped']}", s["stopped"].split(": ", 1)[-1])
@@ -219,6 +226,10 @@ class LiveScreen(Screen):
             t.append(" RUNNING ", style="bold black on green")
         pace = {"paper": "paper pace 0.1 s/action", "fast": "fast 0.02 s/action", "instant": "instant"}[self.speed]
         t.append(f"  {pace}  phase {self.phase}  ")
+        hand = self.driver.engine.changes
+        if hand:
+            t.append(f"changed by hand ({mark(counts(hand))})", style="bold yellow")
+            t.append("  ")
         t.append("recording ", style="dim")
         t.append(str(self.recording_path))
         if self.error or self.notice:
@@ -265,16 +276,30 @@ class LiveScreen(Screen):
         text = view.editor.text
         return text if text != view.text else None
 
+    def _refused_edit(self, text: str) -> bool:
+        """Refuse an edit that lost the prompt's roles, saying why; the editor keeps the text to fix."""
+        why = edit_problem(text, self.prompt_on_show) if self.prompt_on_show is not None else None
+        if why is None:
+            return False
+        self.notice = f"not applied: {why}"
+        self.notify(why, title="edit not applied", severity="error", timeout=10)
+        self._status()
+        return True
+
     def action_apply_edit(self) -> None:
         text = self._edited_text()
         if text is None:
             self.notify("the prompt text is unchanged", severity="information")
+            return
+        if self._refused_edit(text):
             return
         self.driver.send("edit", text)
 
     def action_send(self) -> None:
         text = self._edited_text()
         if text is not None:
+            if self._refused_edit(text):
+                return
             self.driver.send("edit", text)
         self.query_one(PromptView).set_editable(False)
         self.driver.send("send")
@@ -310,6 +335,20 @@ class LiveScreen(Screen):
     def action_branch(self, turn: int | None = None) -> None:
         self.driver.send("branch", self.query_one(StepPanel).branch_turn if turn is None else turn)
 
+    def _ask_branch(self) -> None:
+        """The Rewind+branch button asks first: a stray Enter on it must not end the run."""
+        turn = self.query_one(StepPanel).branch_turn
+        running = self.summary is None
+        question = (f"Rewind to the start of turn {turn} and continue in a new recording (a branch)?\n"
+                    + ("The run under way stops here; its recording is kept, marked incomplete."
+                       if running else "The finished recording is kept as it is."))
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.action_branch(turn)
+
+        self.app.push_screen(ConfirmScreen(question, yes="Rewind and branch"), answered)
+
     def action_stop_run(self) -> None:
         self._user_stopped = True
         self.driver.send("stop")
@@ -321,7 +360,7 @@ class LiveScreen(Screen):
         action = {
             "apply-edit": self.action_apply_edit, "send": self.action_send, "current-only": self.action_current_only,
             "resend": self.action_resend, "override": self.action_override, "one-action": self.action_one_action,
-            "one-frame": self.action_one_frame, "finish-turn": self.action_finish_turn, "branch": self.action_branch,
+            "one-frame": self.action_one_frame, "finish-turn": self.action_finish_turn, "branch": self._ask_branch,
         }.get(event.button.id or "")
         if action is not None:
             event.stop()
@@ -342,7 +381,7 @@ class LiveScreen(Screen):
                 ("Apply the edit", "use the edited prompt text, not sent yet (ctrl+s)", self.action_apply_edit),
                 ("Current frame only", "swap in the prompt with just the current frame (c)", self.action_current_only),
                 ("Re-send the prompt", "discard the reply and ask again (r)", self.action_resend),
-                ("Override the plan", "run the actions typed in the override box (o)", self.action_override),
+                ("Override the plan", "run the actions typed in the override box (o); before the prompt is sent, the agent is not asked", self.action_override),
                 ("Execute one action", "3 frames of the plan (a)", self.action_one_action),
                 ("Execute one frame", "one emulator frame (.)", self.action_one_frame),
                 ("Finish the turn", "run the rest of the plan (t)", self.action_finish_turn),

@@ -20,6 +20,9 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Static
 
+from workstation.analysis.compare import event_frames, next_event_frame
+from workstation.store.changes import KINDS, mark, of_turn
+from workstation.store.series import plural
 from workstation.store.framestore import FrameStoreError
 from workstation.turn.parser import ParseResult
 from workstation.game.protocol import Protocol
@@ -27,7 +30,7 @@ from workstation.store.recording import Recording, RecordingError
 from workstation.store.records import TurnRecord
 from workstation.store.series import RunSeries
 
-from screens.widgets.frame_view import FrameView
+from screens.widgets.frame_view import FrameView, sent_image
 from screens.messages import RunStats
 from screens.views.export_key import export_in_background
 from screens.widgets.plan_view import PlanView, end_note
@@ -77,6 +80,12 @@ class ReplayScreen(Screen):
         Binding("comma", "frame(-1)", "Prev frame"),
         Binding("full_stop", "frame(1)", "Next frame"),
         Binding("space", "play", "Play/pause"),
+        Binding("r", "event('reward', 1)", "Next reward"),
+        Binding("R", "event('reward', -1)", "Prev reward", show=False),
+        Binding("l", "event('life_lost', 1)", "Next life loss"),
+        Binding("L", "event('life_lost', -1)", "Prev life loss", show=False),
+        Binding("g", "event('game_over', 1)", "Next game over"),
+        Binding("G", "event('game_over', -1)", "Prev game over", show=False),
         Binding("home", "goto(0)", "Start", show=False),
         Binding("end", "goto(-1)", "End", show=False),
         Binding("e", "export", "Export MP4", show=False),
@@ -110,8 +119,10 @@ class ReplayScreen(Screen):
         m = self.rec.manifest_record
         changed = Protocol.from_json(m.protocol).changed() if isinstance(m.protocol, dict) and m.protocol else {}
         state = "DAMAGED" if self.damage else "complete" if self.rec.complete else "INCOMPLETE"
+        hand = f" · CHANGED BY HAND ({mark(self.rec.interventions)})" if self.rec.interventions else ""
         title = (f"{m.game} · agent {m.agent_spec} · seed {m.seed} · "
-                 f"{protocol_label(changed)} · {len(self.turns)} turns, {self.n_frames} frames · {state}")
+                 f"{protocol_label(changed)} · {plural(len(self.turns), 'turn')}, {plural(self.n_frames, 'frame')} "
+                 f"· {state}{hand}")
         yield from compose_run(title, FrameView(id="frame"))
 
     def on_mount(self) -> None:
@@ -189,7 +200,7 @@ class ReplayScreen(Screen):
         images = []
         for part in prompt.images:
             try:
-                images.append((part, self.rec.frames.rgb(part.frame)))
+                images.append((part, sent_image(self.rec.frames.png(part.frame))))  # the image the model got
             except (RecordingError, FrameStoreError, IndexError, ValueError):
                 images.append((part, None))
         view.show_prompt(turn, prompt.render_text(), variant, images)
@@ -216,6 +227,10 @@ class ReplayScreen(Screen):
             t.append("  ⚠ DAMAGED: " + self.damage, style="bold red")
         if parent:
             t.append(f"  branch of turn {parent.get('turn')} of {parent.get('path')}", style="yellow")
+        if self.turn >= 0:  # what a person changed in the turn on show
+            here = [KINDS[c["kind"]][1] for c in of_turn(self.rec.turns[self.turn])]
+            if here:
+                t.append(f"  by hand: {', '.join(here)}", style="bold yellow")
         self.query_one("#status", Static).update(t)
 
     # -- actions -------------------------------------------------------------
@@ -224,6 +239,16 @@ class ReplayScreen(Screen):
             return
         target = max(0, min(len(self.turns) - 1, self.turn + delta))
         self.goto(self.turns[target].start_frame)
+
+    def action_event(self, kind: str, direction: int = 1) -> None:
+        """Jump to the next (or previous) reward, life loss or game over, as the compare screen does."""
+        name = {"reward": "reward", "life_lost": "life loss", "game_over": "game over"}[kind]
+        frame = next_event_frame(event_frames(self.series, self.turns, kind), self.frame, direction)
+        if frame is None:
+            self.notify(f"no {name} {'after' if direction > 0 else 'before'} frame {self.frame}", severity="warning")
+            return
+        self.goto(frame)
+        self.notify(f"{name} at frame {frame}", timeout=3)
 
     def action_frame(self, delta: int) -> None:
         self.goto(self.frame + delta)
@@ -272,6 +297,12 @@ class ReplayScreen(Screen):
             ("Previous turn", "jump to the previous turn (left or [)", lambda: self.action_turn(-1)),
             ("Next frame", "one frame on (.)", lambda: self.action_frame(1)),
             ("Previous frame", "one frame back (,)", lambda: self.action_frame(-1)),
+            ("Next reward", "jump to the next frame that scored (r)", lambda: self.action_event("reward", 1)),
+            ("Previous reward", "jump back to the last frame that scored (R)", lambda: self.action_event("reward", -1)),
+            ("Next life loss", "jump to the next life lost (l)", lambda: self.action_event("life_lost", 1)),
+            ("Previous life loss", "jump back to the last life lost (L)", lambda: self.action_event("life_lost", -1)),
+            ("Next game over", "jump to the next game over (g)", lambda: self.action_event("game_over", 1)),
+            ("Previous game over", "jump back to the last game over (G)", lambda: self.action_event("game_over", -1)),
             ("First frame", "go to frame 0 (home)", lambda: self.action_goto(0)),
             ("Last frame", "go to the last frame (end)", lambda: self.action_goto(-1)),
             ("Export MP4", "write this recording as RECORDING.mp4 beside it (e)", self.action_export),

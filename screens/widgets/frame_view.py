@@ -3,16 +3,18 @@
 Each cell shows two pixels stacked: an upper half block whose foreground is
 the top pixel and whose background is the bottom one. A frame (160 wide,
 210/230/250 high) is shown at full resolution, 160 columns by half its height
-in rows, when the widget has room; otherwise it is shrunk by keeping the
-brightest pixel of each block, so a one-pixel ball or bullet never vanishes.
+in rows, when the widget has room; otherwise it is shrunk block by block
+(``pool_blocks``): a block shows its majority colour, except where it holds a
+small object (a colour that is the majority of neither it nor any of its four
+neighbours: a ball, a bullet, a thin line), which is shown instead, the
+brightest if several. So a one-pixel ball never vanishes, and the edge of a
+band of bricks or a wall is not smeared over its neighbours.
 
-Aspect: an Atari pixel is about 1.75 times as wide as it is tall on a 4:3 TV,
-while a half block is about square. At full size every pixel gets its own half
-block: the raw shape of the array the ALE returns and models are shown. When
-the widget is smaller, pixels may be drawn up to ``TV_PIXEL_ASPECT`` times as
-wide as tall (the TV's shape) before columns are given up, so a typical
-terminal, short of the 105 rows full size needs, keeps more columns and a
-picture that looks like the game on a TV.
+Aspect: one pixel aspect in every view (the live frame, the prompt's image
+previews, open, compare): a pixel is drawn as a square half block, the shape
+of the array the ALE returns and the model is sent, at full size and shrunk
+alike. (On a 4:3 TV an Atari pixel was about ``TV_PIXEL_ASPECT`` times as wide
+as tall; the model never sees that shape, so no view shows it.)
 
 Cost: the render path keeps one rich Style per (top, bottom) colour pair keyed
 on packed RGB integers, merges runs of equal cells into one Segment, keeps the
@@ -22,10 +24,12 @@ only those rows, so the terminal receives only what moved.
 
 from __future__ import annotations
 
+import io
 import math
 from collections.abc import Iterable
 
 import numpy as np
+from PIL import Image
 from rich.color import Color
 from rich.segment import Segment
 from rich.style import Style
@@ -43,6 +47,12 @@ _PAD_STYLE = Style.from_color(bgcolor=Color.from_rgb(0, 0, 0))  # letterbox: bla
 # against arbitrary RGB input.
 _STYLES: dict[int, Style] = {}
 _STYLES_CAP = 1 << 16
+
+
+def sent_image(png: bytes) -> np.ndarray:
+    """The pixels of a PNG as it was sent to a model, as an (H, 160, 3) uint8 array (a prompt image preview)."""
+    with Image.open(io.BytesIO(png)) as im:
+        return np.asarray(im.convert("RGB"), dtype=np.uint8)
 
 
 class FrameShapeError(ValueError):
@@ -69,34 +79,89 @@ def fit_grid(frame_height: int, width: int, height: int) -> tuple[int, int]:
     """Pixel grid (columns, pixel rows) to draw a frame in ``width`` x ``height`` cells.
 
     Full resolution when it fits; otherwise the largest grid that fits with
-    displayed pixels between square and ``TV_PIXEL_ASPECT`` wide. Pixel rows
-    are even (two per cell); (0, 0) when nothing fits.
+    square pixels (one step in both directions, the same in every view). Pixel
+    rows are even (two per cell); (0, 0) when nothing fits.
     """
     if width < 1 or height < 1:
         return 0, 0
     if width >= FRAME_WIDTH and 2 * height >= frame_height:
         return FRAME_WIDTH, frame_height
-    need_x = FRAME_WIDTH / width  # source pixels per column to fit the width
-    need_y = frame_height / (2 * height)  # source pixels per half row to fit the height
-    step_x = max(1.0, need_x, need_y / TV_PIXEL_ASPECT)
-    step_y = max(1.0, need_y, step_x)
-    columns = min(width, math.ceil(FRAME_WIDTH / step_x - 1e-9))
-    rows = min(2 * height, math.ceil(frame_height / step_y - 1e-9))
+    step = max(1.0, FRAME_WIDTH / width, frame_height / (2 * height))
+    columns = min(width, math.ceil(FRAME_WIDTH / step - 1e-9))
+    rows = min(2 * height, math.ceil(frame_height / step - 1e-9))
     return columns, max(2, rows - rows % 2)
 
 
-def pool_brightest(rgb: np.ndarray, columns: int, rows: int) -> np.ndarray:
+MAX_PALETTE = 256  # more colours than an Atari frame has: pool by brightness alone
+# colour numbers by 18-bit key (6 bits a channel; Atari palette colours differ by more), and their RGB
+_COLOURS = np.full(1 << 18, -1, dtype=np.int64)
+_COLOUR_VALUES: list[int] = []
+
+
+def _block_of(size: int, n: int) -> np.ndarray:
+    """The block (0..n-1) of each of ``size`` source positions, blocks as even as integers allow."""
+    starts = np.arange(n) * size // n
+    return np.searchsorted(starts, np.arange(size), side="right") - 1
+
+
+def pool_blocks(rgb: np.ndarray, columns: int, rows: int) -> np.ndarray:
     """Shrink a frame to ``rows`` x ``columns`` packed 0xRRGGBB ints (int64).
 
-    Each output pixel is the brightest (by luminance) source pixel of its
-    block, so thin bright objects survive. Blocks are as even as integers allow.
+    Each output pixel is its block's majority colour, unless the block holds a
+    small object: a colour that is the majority of neither this block nor any
+    of its eight neighbours (a ball, a bullet, a thin line). Then that colour is
+    shown (the brightest by luminance if several), so it never vanishes, while
+    the edges of bands and walls keep their place.
     """
     wide = rgb.astype(np.int64)
     red, green, blue = wide[..., 0], wide[..., 1], wide[..., 2]
     packed = (red << 16) | (green << 8) | blue
     if (rows, columns) == rgb.shape[:2]:
         return packed
-    # luminance above the colour: the max of a block's keys is its brightest pixel
+    # colours numbered through a lookup kept across frames (np.unique's sort costs 40 times as much)
+    key = ((red >> 2) << 12) | ((green >> 2) << 6) | (blue >> 2)
+    seen = _COLOURS[key]  # colour numbers kept across frames: new colours are rare after the first frame
+    if (seen < 0).any():
+        if len(_COLOUR_VALUES) > 4 * MAX_PALETTE:  # arbitrary RGB input: start the numbering again
+            _COLOURS.fill(-1)
+            _COLOUR_VALUES.clear()
+            seen = _COLOURS[key]
+        fresh = np.unique(key[seen < 0])
+        if len(fresh) + len(_COLOUR_VALUES) > 4 * MAX_PALETTE:
+            return _pool_brightest(packed, red, green, blue, columns, rows)
+        _COLOURS[fresh] = np.arange(len(_COLOUR_VALUES), len(_COLOUR_VALUES) + len(fresh))
+        for f in fresh.tolist():
+            _COLOUR_VALUES.append(int(packed[key == f].flat[0]))
+        seen = _COLOURS[key]
+    present = np.flatnonzero(np.bincount(seen.ravel(), minlength=len(_COLOUR_VALUES)))
+    k = len(present)
+    if k > MAX_PALETTE:
+        return _pool_brightest(packed, red, green, blue, columns, rows)
+    local = np.zeros(len(_COLOUR_VALUES), dtype=np.int64)
+    local[present] = np.arange(k)
+    index = local[seen]
+    palette = np.asarray(_COLOUR_VALUES, dtype=np.int64)[present]
+    block = _block_of(packed.shape[0], rows)[:, None] * columns + _block_of(packed.shape[1], columns)[None, :]
+    counts = np.bincount((block * k + index).ravel(), minlength=rows * columns * k).reshape(rows, columns, k)
+    majority = counts.argmax(axis=2)
+    top = np.zeros((rows, columns, k), dtype=bool)
+    np.put_along_axis(top, majority[..., None], True, axis=2)
+    rows_near = top.copy()  # the majority colour of this block or of one of its eight neighbours
+    rows_near[1:] |= top[:-1]
+    rows_near[:-1] |= top[1:]
+    near = rows_near.copy()
+    near[:, 1:] |= rows_near[:, :-1]
+    near[:, :-1] |= rows_near[:, 1:]
+    small = (counts > 0) & ~near
+    lum = (palette >> 16) * 299 + (palette >> 8 & 0xFF) * 587 + (palette & 0xFF) * 114 + 1
+    score = np.where(small, lum[None, None, :], 0)
+    best = score.argmax(axis=2)
+    chosen = np.where(score.max(axis=2) > 0, best, majority)
+    return palette[chosen]
+
+
+def _pool_brightest(packed, red, green, blue, columns: int, rows: int) -> np.ndarray:
+    """The brightest (by luminance) pixel of each block (input with more colours than an Atari has)."""
     key = ((red * 299 + green * 587 + blue * 114) << 24) | packed
     return _max_blocks(_max_blocks(key, rows, axis=0), columns, axis=1) & 0xFFFFFF
 
@@ -135,7 +200,7 @@ class FrameRenderer:
         columns, rows = fit_grid(rgb.shape[0], self.width, self.height)
         if columns == 0:
             return np.zeros((0, 0), dtype=np.int64)
-        packed = pool_brightest(rgb, columns, rows)
+        packed = pool_blocks(rgb, columns, rows)
         return (packed[0::2] << 24) | packed[1::2]
 
     def render(self, rgb: np.ndarray) -> list[int]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 from rich.text import Text
+from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import OptionList, Static, TextArea
 from textual.widgets.option_list import Option
@@ -11,6 +12,38 @@ from textual.widgets.option_list import Option
 from workstation.turn.prompt import ImagePart
 
 from screens.widgets.frame_view import FrameView
+
+
+class PromptEditor(TextArea):
+    """The prompt's text area: ctrl+end and ctrl+home go to the end and the start of the whole prompt."""
+
+    BINDINGS = [
+        Binding("ctrl+end", "document_end", "End of prompt", show=False),
+        Binding("ctrl+home", "document_start", "Start of prompt", show=False),
+    ]
+
+    def action_document_end(self) -> None:
+        self.move_cursor(self.document.end)
+
+    def action_document_start(self) -> None:
+        self.move_cursor((0, 0))
+
+
+def end_of_last_user_part(text: str) -> tuple[int, int]:
+    """(row, column) of the end of the last ``=== user ===`` part's text (the end of the text if none)."""
+    lines = text.split("\n")
+    users = [i for i, line in enumerate(lines) if line.strip() == "=== user ==="]
+    if not users:
+        return len(lines) - 1, len(lines[-1])
+    end = next((i for i in range(users[-1] + 1, len(lines)) if line_is_role(lines[i])), len(lines)) - 1
+    while end > users[-1] and not lines[end].strip():  # trailing blank lines belong to no one
+        end -= 1
+    return end, len(lines[end])
+
+
+def line_is_role(line: str) -> bool:
+    s = line.strip()
+    return s in ("=== system ===", "=== user ===", "=== assistant ===")
 
 
 class PromptView(Vertical):
@@ -33,7 +66,7 @@ class PromptView(Vertical):
 
     def compose(self):
         yield Static(Text("no prompt yet", style="dim"), id="prompt-head")
-        yield TextArea("", read_only=True, soft_wrap=True, id="prompt-text")
+        yield PromptEditor("", read_only=True, soft_wrap=True, id="prompt-text")
         with Horizontal(id="prompt-images"):
             yield OptionList(id="image-list")
             yield FrameView(id="image-preview")
@@ -56,6 +89,7 @@ class PromptView(Vertical):
         editor = self.editor
         if editor.text != text:
             editor.load_text(text)
+            editor.move_cursor(end_of_last_user_part(text))  # where an edit usually goes
             self.call_after_refresh(self._scroll_to_user)
         options = self.query_one("#image-list", OptionList)
         options.clear_options()
@@ -86,6 +120,8 @@ class PromptView(Vertical):
             editor.scroll_to(y=y, animate=False)
 
     def set_editable(self, editable: bool) -> None:
+        if editable and self.editor.read_only:  # the editor opens at the end of the last user part
+            self.editor.move_cursor(end_of_last_user_part(self.editor.text))
         self.editor.read_only = not editable
         self.set_class(editable, "-editing")
 

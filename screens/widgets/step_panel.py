@@ -11,14 +11,14 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Input, Select, Static
 
 HOLD_HINTS = {
-    "prompt": "holding before the prompt is sent: read or edit it, then send",
+    "prompt": "holding before the prompt is sent: read or edit it, then send (or type a plan: override)",
     "plan": "reply parsed: override the plan or execute it",
     "acting": "executing the plan: one action or one frame at a time",
     "asking": "waiting for the agent's reply…",
 }
 
 _PROMPT_ONLY = ("apply-edit", "send", "current-only")
-_AFTER_REPLY = ("resend", "override")
+_AFTER_REPLY = ("resend",)  # override works before the prompt is sent too: the agent is then not asked
 _ACTING = ("one-action", "one-frame", "finish-turn")
 
 
@@ -62,6 +62,16 @@ class StepPanel(Vertical):
             self.query_one(f"#{name}", Button).disabled = phase != "plan"
         for name in _ACTING:
             self.query_one(f"#{name}", Button).disabled = phase not in ("plan", "acting")
+        self.query_one("#override", Button).disabled = phase not in ("prompt", "plan")
+
+    def set_finished(self, turns: int, stopped: bool) -> None:
+        """The run ended after ``turns`` turns: only rewind and branch are left to do."""
+        how = "stopped" if stopped else "finished"
+        self.query_one("#step-hint", Static).update(Text.assemble(
+            (f"run {how}", "bold"), f" after {turns} turn{'s' if turns != 1 else ''}: ",
+            "pick a turn and rewind to branch from it"))
+        for name in (*_PROMPT_ONLY, *_AFTER_REPLY, *_ACTING, "override"):
+            self.query_one(f"#{name}", Button).disabled = True
 
     def set_turns(self, turns: list[int]) -> None:
         """The turns one can rewind to (their start); the choice follows the newest unless one was picked."""

@@ -15,6 +15,9 @@ def register(sub) -> None:
     p.add_argument("--json", default=None, metavar="FILE", help="also write the report as JSON")
     p.add_argument("--md", default=None, metavar="FILE", help="also write the report as Markdown")
     p.add_argument("--plots", default=None, metavar="DIR", help="write rank_heatmap.png and scores.png (needs matplotlib)")
+    p.add_argument("--include-changed", action="store_true",
+                   help="count runs changed by hand (overridden plans, edited prompts, branches; the by_hand "
+                        "column); by default they are left out and the report says how many")
     p.add_argument("--bootstrap-seed", type=int, default=0, metavar="N", help="seed of the ablation bootstrap (default 0)")
     p.add_argument("--paper", action="store_true", help="the paper's tables and figures from a batch plus any "
                    "qa eval, judge and stuck results (Markdown; PNGs with --plots); see workstation/analysis/paper.py")
@@ -48,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
     if len(args.results) > 1:
         raise UserError(f"{len(args.results)} paths given: a batch report takes one batch directory or results CSV "
                         "(several paths only for `qa eval` result directories)")
-    r = report.build(load_results(args.results[0]), baseline=args.baseline, bootstrap_seed=args.bootstrap_seed)
+    r = report.build(load_results(args.results[0], include_changed=args.include_changed), baseline=args.baseline, bootstrap_seed=args.bootstrap_seed)
     if args.plots:  # before printing, so a missing matplotlib fails with one line and nothing else
         from workstation.analysis.plots import write_plots
 

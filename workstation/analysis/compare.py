@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from workstation.store.changes import mark
 from workstation.errors import UserError
 from workstation.game.games import FPS_PAPER
 from workstation.store.recording import Recording, RecordingError
@@ -58,18 +59,29 @@ class Run:
 
     def game_over_frames(self) -> list[int]:
         """Frames where a game ended: the recorded resets and the turns that recorded a game over."""
-        frames = {int(f) for f in np.flatnonzero(self.series.resets)}
-        frames |= {t.end_frame for t in self.turns if t.game_over}
-        return sorted(frames)
+        return event_frames(self.series, self.turns, "game_over")
 
     def event_frames(self, kind: str) -> list[int]:
-        if kind == "reward":
-            return [int(f) for f in np.flatnonzero(self.series.rewards)]
-        if kind == "life_lost":
-            return [int(f) for f in np.flatnonzero(self.series.losses)]
-        if kind == "game_over":
-            return self.game_over_frames()
-        raise ValueError(f"unknown event kind {kind!r}: use {', '.join(EVENT_KINDS)}")
+        return event_frames(self.series, self.turns, kind)
+
+
+def event_frames(series, turns: list[TurnRecord], kind: str) -> list[int]:
+    """The frames of one kind of event in a run (its series and turns): reward, life_lost or game_over."""
+    if kind == "reward":
+        return [int(f) for f in np.flatnonzero(series.rewards)]
+    if kind == "life_lost":
+        return [int(f) for f in np.flatnonzero(series.losses)]
+    if kind == "game_over":
+        frames = {int(f) for f in np.flatnonzero(series.resets)}
+        frames |= {t.end_frame for t in turns if t.game_over}
+        return sorted(frames)
+    raise ValueError(f"unknown event kind {kind!r}: use {', '.join(EVENT_KINDS)}")
+
+
+def next_event_frame(frames: list[int], frame: int, direction: int = 1) -> int | None:
+    """The first of ``frames`` after ``frame`` (before it, for ``direction`` -1), None if there is none."""
+    later = [f for f in frames if (f > frame if direction > 0 else f < frame)]
+    return (min(later) if direction > 0 else max(later)) if later else None
 
 
 def session_participant(path: Path) -> str | None:
@@ -87,7 +99,7 @@ def session_participant(path: Path) -> str | None:
 
 
 def run_label(rec: Recording) -> str:
-    """``AGENT sSEED``; a session's human runs read ``human:ID``."""
+    """``AGENT sSEED``; a session's human runs read ``human:ID``; a run changed by hand ends ``by hand O1``."""
     m = rec.manifest_record
     agent = m.agent_spec or "?"
     if m.agent.get("kind") == "human":
@@ -95,7 +107,8 @@ def run_label(rec: Recording) -> str:
         if pid is not None:
             agent = f"human:{pid}"
     start = m.protocol.get("start", "fixed") if isinstance(m.protocol, dict) else "fixed"
-    return f"{agent} s{m.seed}" + ("" if str(start) == "fixed" else f" {start}")
+    hand = f" by hand {mark(rec.interventions)}" if rec.interventions else ""
+    return f"{agent} s{m.seed}" + ("" if str(start) == "fixed" else f" {start}") + hand
 
 
 def load_run(path: str | Path) -> Run:
@@ -153,8 +166,9 @@ def start_notes(runs: list[Run]) -> list[str]:
 
 
 def same_start(runs: list[Run]) -> bool:
-    """One seed and one start option."""
-    return len({r.manifest.seed for r in runs}) == 1 and len({_start(r) for r in runs}) == 1
+    """One start option, and one seed unless that option is the fixed start (every seed's first state is one)."""
+    starts = {_start(r) for r in runs}
+    return len(starts) == 1 and (starts == {"fixed"} or len({r.manifest.seed for r in runs}) == 1)
 
 
 def state_notes(runs: list[Run]) -> list[str]:
@@ -165,13 +179,18 @@ def state_notes(runs: list[Run]) -> list[str]:
             out.append(f"run {i + 1} DAMAGED ({r.damage})")
         elif r.state != "complete":
             out.append(f"run {i + 1} {r.state.upper()} at frame {r.last_frame}")
+        if r.rec.interventions:
+            out.append(f"run {i + 1} CHANGED BY HAND ({mark(r.rec.interventions)})")
     return out
 
 
 def start_text(runs: list[Run]) -> str:
     """One line for the screen: the same start, or how the starts differ; then any run that is not sound."""
     notes = start_notes(runs)
-    if same_start(runs):
+    if same_start(runs) and len({r.manifest.seed for r in runs}) > 1:  # the fixed start: the seed labels a repeat
+        text = ("same start (the fixed start gives every seed the same first frame; the seeds seed the agents "
+                "only)" + (f"; {'; '.join(notes)}" if notes else ""))
+    elif same_start(runs):
         text = "same start (seed and start option)" + (f"; {'; '.join(notes)}" if notes else "")
     else:
         fixed = all(_start(r) == "fixed" for r in runs)

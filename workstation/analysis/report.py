@@ -9,6 +9,7 @@ import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
+from workstation.store.series import plural
 from workstation.analysis import ablation, behaviour, footprint, stats
 from workstation.analysis.table import Results
 from workstation.errors import UserError
@@ -81,7 +82,8 @@ def to_json(r: Report) -> dict:
         }
     out = {
         "source": str(r.results.source), "baseline": r.baseline, "runs": len(r.results.rows),
-        "incomplete_left_out": r.results.incomplete, "settings": r.results.settings, "games": games,
+        "incomplete_left_out": r.results.incomplete, "changed_by_hand_left_out": r.results.changed,
+        "settings": r.results.settings, "games": games,
         "cells": [{"setting": c.setting, "game": c.game, "n": c.n, "mean": _num(c.mean), "se": _num(c.se)}
                   for c in r.cells.values()],
         "average_rank": {s: {"rank": v, "games": n} for s, (v, n) in r.average_rank.items()},
@@ -145,8 +147,11 @@ def _unique_pairs(cis: list) -> list:
 def render(r: Report, md: bool = False) -> str:
     res, settings, games = r.results, r.results.settings, r.results.games
     out = [f"# Report: {res.source}" if md else f"Report: {res.source}", ""]
-    out.append(f"{len(res.rows)} complete runs, {len(settings)} settings, {len(games)} games; baseline {r.baseline!r}"
-               + (f"; {res.incomplete} incomplete runs left out" if res.incomplete else ""))
+    out.append(f"{plural(len(res.rows), 'complete run')}, {plural(len(settings), 'setting')}, "
+               f"{plural(len(games), 'game')}; baseline {r.baseline!r}"
+               + (f"; {plural(res.incomplete, 'incomplete run')} left out" if res.incomplete else "")
+               + (f"; {res.changed} run{'s' if res.changed != 1 else ''} changed by hand left out "
+                  "(--include-changed counts them)" if res.changed else ""))
 
     out += _heading("Score: mean +- SE (n) per setting and game", md)
     rows = []

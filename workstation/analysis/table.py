@@ -20,7 +20,8 @@ REQUIRED = ("setting", "game", "seed", "score")
 COUNTS = ("lives_lost", "turns", "invalid_turns", "failed_turns", "calls",
           "input_tokens", "output_tokens", "reasoning_tokens")
 NUMBERS = COUNTS + ("cost_usd", "wall_s", "stagnation")
-KNOWN = set(REQUIRED) | set(NUMBERS) | {"run_id", "complete"}
+KNOWN = set(REQUIRED) | set(NUMBERS) | {"run_id", "complete", "by_hand"}
+PLAIN_MARKS = ("", "-", "false", "no", "0")  # a ``by_hand`` cell of a run nobody changed
 
 
 def protocol_names() -> set[str]:
@@ -48,6 +49,7 @@ class Results:
     columns: list[str]
     incomplete: int = 0  # rows left out because complete is false
     batch_dir: Path | None = None  # the batch directory, when one was given
+    changed: int = 0  # rows left out because a person changed the run by hand (``by_hand`` column)
 
     def has(self, column: str) -> bool:
         return column in self.columns
@@ -93,7 +95,8 @@ def resolve(path: str | Path) -> tuple[Path, Path | None]:
     return p, (p.parent if (p.parent / "runs").is_dir() else None)
 
 
-def load_results(path: str | Path) -> Results:
+def load_results(path: str | Path, include_changed: bool = False) -> Results:
+    """The complete runs of a results CSV; runs changed by hand are left out (and counted) unless included."""
     csv_path, batch_dir = resolve(path)
     try:
         text = csv_path.read_text(encoding="utf-8-sig")
@@ -119,7 +122,7 @@ def load_results(path: str | Path) -> Results:
         if "frames" in header and "frames" not in proto_cols:
             proto_cols.append("frames")
         rows: list[Row] = []
-        incomplete = 0
+        incomplete = changed = 0
         seen: dict[tuple[str, str, str], int] = {}
         for values in reader:
             line = reader.line_num
@@ -136,6 +139,9 @@ def load_results(path: str | Path) -> Results:
                 if not done:
                     incomplete += 1
                     continue
+            if not include_changed and rec.get("by_hand", "").lower() not in PLAIN_MARKS:
+                changed += 1
+                continue
             for c in ("setting", "game", "seed"):
                 if not rec[c]:
                     raise UserError(f"{where}: {c} is empty")
@@ -156,5 +162,8 @@ def load_results(path: str | Path) -> Results:
         raise UserError(f"{csv_path} is not a readable CSV ({e})") from None
     if not rows:
         extra = f" ({incomplete} incomplete rows left out)" if incomplete else ""
+        if changed:
+            extra += (f" ({changed} run{'s' if changed != 1 else ''} changed by hand left out; "
+                      "--include-changed counts them)")
         raise UserError(f"{csv_path} has no complete runs{extra}; nothing to report")
-    return Results(csv_path, rows, header, incomplete, batch_dir)
+    return Results(csv_path, rows, header, incomplete, batch_dir=batch_dir, changed=changed)

@@ -82,6 +82,13 @@ def make_batch(a: argparse.Namespace):
                  ray_address=a.ray_address)
 
 
+def _note_changed(batch) -> None:
+    n = len(batch.changed_by_hand)
+    if n:
+        print(f"{n} recording{'s' if n != 1 else ''} in {batch.dir}/runs/ changed by hand: not counted as any "
+              "cell's run (each has a run id of its own)", flush=True)
+
+
 def run(a: argparse.Namespace) -> int:
     from workstation.batch.plan import plan_text
     from workstation.batch.progress import PlainLog
@@ -92,6 +99,7 @@ def run(a: argparse.Namespace) -> int:
     if a.dry_run:
         batch.prepare(dry_run=True)
         print(plan_text(batch))
+        _note_changed(batch)
         return 0
     check_keys(batch.grid, batch.cells)
     if a.executor == "ray":
@@ -99,6 +107,7 @@ def run(a: argparse.Namespace) -> int:
 
         check_ray()
     batch.prepare()
+    _note_changed(batch)
     if batch.set_aside:
         print(f"set aside {len(batch.set_aside)} partial recording(s) under {batch.dir}/runs/.incomplete/ "
               "(re-run from the start)", flush=True)
@@ -123,6 +132,8 @@ def run(a: argparse.Namespace) -> int:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+    while getattr(batch, "successor", None) is not None:  # resumed in the screen: the last pass is the state
+        batch = batch.successor
     log.final(batch.state)
     print(f"results: {batch.dir / 'results.csv'} ({batch.dir / 'results.jsonl'})")
     return code

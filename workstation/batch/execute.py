@@ -158,7 +158,7 @@ def execute(spec_json: dict, run_id: str, hooks: Hooks | None = None) -> dict:
         summary = drive(engine, cancel=engine.cancel, after_step=after_step) or {}
         result.update(complete=bool(summary.get("complete")), stopped=summary.get("stopped"),
                       calls=summary.get("calls", 0), cost_usd=summary.get("cost_usd"),
-                      score=summary.get("total_reward"))
+                      score=summary.get("total_reward"), turns=summary.get("turns"))
     except Exception as e:  # noqa: BLE001 - one failed run must not end the batch; the error is its account
         result["error"] = (str(e).splitlines() or [type(e).__name__])[0] or type(e).__name__
         if engine is not None and engine.summary is not None:

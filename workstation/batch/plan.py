@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from workstation.store.series import plural
 from workstation.batch.estimate import PAPER_INPUT_PER_CALL, PAPER_OUTPUT_PER_CALL
 from workstation.batch.progress import SKIPPED, money
 from workstation.batch.runner import Batch
@@ -40,8 +41,9 @@ def plan_text(batch: Batch) -> str:
                  _k(tot["out"]), money(tot["cost"]) + ("+?" if unpriced else "")))
     widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
     variants = len({c.label for c in batch.cells}) // max(1, len(g.settings))
-    lines = [f"batch {g.name}: {len(batch.cells)} runs ({len(g.settings)} settings x {variants} protocol variants x "
-             f"{len(g.games)} games x {len(g.seeds)} seeds) -> {batch.dir}/runs"]
+    lines = [f"batch {g.name}: {plural(len(batch.cells), 'run')} ({plural(len(g.settings), 'setting')} x "
+             f"{plural(variants, 'protocol variant')} x {plural(len(g.games), 'game')} x {plural(len(g.seeds), 'seed')})"
+             f" -> {batch.dir}/runs"]
     for n, r in enumerate(rows):
         lines.append("  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))))
         if n == 0 or n == len(rows) - 2:

@@ -27,6 +27,8 @@ class RunState:
     last_error: str | None = None
     path: str | None = None
     started: float | None = None
+    score: float | None = None  # the run's final score, once it ended (or from an earlier pass)
+    turns: int | None = None
 
 
 @dataclass
@@ -86,6 +88,14 @@ class BatchState:
             d[r.status] += 1
         return [(s, g, d) for (s, g), d in out.items()]
 
+    def means(self) -> dict[tuple[str, str], tuple[float, int]]:
+        """(setting, game) -> (mean score, n) over the runs complete so far (this pass's and earlier ones)."""
+        sums: dict[tuple[str, str], list[float]] = {}
+        for r in self.runs.values():
+            if r.status in (DONE, SKIPPED) and r.score is not None:
+                sums.setdefault((r.cell.label, r.cell.game), []).append(float(r.score))
+        return {k: (sum(v) / len(v), len(v)) for k, v in sums.items()}
+
     def failing(self) -> list[RunState]:
         return [r for r in self.runs.values() if r.status in (FAILED, STOPPED) and r.last_error]
 
@@ -110,17 +120,21 @@ def line(state: BatchState) -> str:
     cap = f" of {money(state.max_cost)} cap" if state.max_cost is not None else ""
     waits = f", {state.rate_limit_waits} rate-limit waits" if state.rate_limit_waits else ""
     stop = f" | stopping: {state.stopping}" if state.stopping and not state.finished else ""
+    eta = "" if state.finished else f" | ETA {duration(state.eta_s())}"  # nothing left to estimate at the end
     return (f"[batch {state.name}] {done}/{len(state.runs)} done ({c[SKIPPED]} before), {c[RUNNING]} running, "
             f"{c[FAILED] + c[STOPPED]} failed/stopped, {c[LEFT]} left | spent {money(state.spent)}{cap} | "
-            f"{state.calls_per_s():.1f} calls/s{waits} | ETA {duration(state.eta_s())}{stop}")
+            f"{state.calls_per_s():.1f} calls/s{waits}{eta}{stop}")
 
 
 def table(state: BatchState) -> str:
     """The final table: per (setting, game) runs done, failed/stopped, left; then the last errors."""
-    rows = [("setting", "game", "done", "failed", "left")]
+    rows = [("setting", "game", "done", "failed", "left", "mean score (n)")]
+    means = state.means()
     for s, g, d in state.groups():
-        rows.append((s, g, str(d[DONE] + d[SKIPPED]), str(d[FAILED] + d[STOPPED]), str(d[LEFT] + d[RUNNING])))
-    widths = [max(len(r[i]) for r in rows) for i in range(5)]
+        mean = means.get((s, g))
+        rows.append((s, g, str(d[DONE] + d[SKIPPED]), str(d[FAILED] + d[STOPPED]), str(d[LEFT] + d[RUNNING]),
+                     "-" if mean is None else f"{mean[0]:.1f} ({mean[1]})"))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     out = ["  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))) for r in rows]
     out.insert(1, "  ".join("-" * w for w in widths))
     for r in state.failing()[:20]:

@@ -17,11 +17,12 @@ from pathlib import Path
 
 from workstation.batch.jobs import Job as Cell
 from workstation.game.protocol import SETTINGS
+from workstation.store.changes import mark
 from workstation.store.index import Entry, Index
 from workstation.store.recording import Recording, RecordingError
 
 COLUMNS = ("run_id", "setting", "game", "seed", "score", "lives_lost", "turns", "invalid_turns", "failed_turns",
-           "frames", "complete", "calls", "input_tokens", "output_tokens", "reasoning_tokens", "cost_usd", "wall_s")
+           "frames", "complete", "by_hand", "calls", "input_tokens", "output_tokens", "reasoning_tokens", "cost_usd", "wall_s")
 # The expanded protocol fields (the budget is the ``frames`` column: a complete run plays all of it).
 PROTOCOL_COLUMNS = tuple(s.name for s in SETTINGS if s.name != "frames")
 RUNS = "runs"
@@ -54,10 +55,10 @@ def row(cell: Cell, path: Path) -> dict:
     n_in = sum(int(usage.get(k) or 0) for k in ("input_tokens", "cache_read_tokens", "cache_write_tokens"))
     proto = rec.manifest_record.protocol if isinstance(rec.manifest_record.protocol, dict) else {}
     out = {
-        "run_id": rec.manifest_record.run_id, "setting": cell.label, "game": cell.game, "seed": cell.seed,
+        "run_id": rec.run_id, "setting": cell.label, "game": cell.game, "seed": cell.seed,
         "score": s.total_reward, "lives_lost": s.lives_lost, "turns": s.turns, "invalid_turns": s.invalid_turns,
         "failed_turns": _failed(s, rec),
-        "frames": s.frames, "complete": bool(s.complete), "calls": s.calls, "input_tokens": n_in,
+        "frames": s.frames, "complete": bool(s.complete), "by_hand": mark(rec.interventions), "calls": s.calls, "input_tokens": n_in,
         "output_tokens": int(usage.get("output_tokens") or 0),
         "reasoning_tokens": int(usage.get("reasoning_tokens") or 0),
         "cost_usd": s.cost_usd, "wall_s": s.wall_s,

@@ -109,6 +109,7 @@ class Batch:
             root.mkdir(parents=True, exist_ok=True)
             self._keep_grid()
         keep: dict[str, Path] = {}
+        self.changed_by_hand: list[str] = []
         listing = sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")) if root.is_dir() else []
         for path in listing:
             run_id = None
@@ -116,7 +117,10 @@ class Batch:
             if (path / MANIFEST).is_file():
                 try:
                     rec = Recording(path)
-                    run_id, complete = rec.manifest_record.run_id, rec.complete
+                    run_id, complete = rec.run_id, rec.complete  # a run changed by hand has an id of its own
+                    if rec.interventions:
+                        self.changed_by_hand.append(str(path))
+                        continue  # never a cell's run: left where it is, never counted
                 except RecordingError:
                     pass
             if complete and run_id not in keep:
@@ -131,7 +135,12 @@ class Batch:
             if c.run_id in done:
                 r = self.state.runs[c.run_id]
                 r.status, r.path = SKIPPED, str(keep[c.run_id])
-        self.estimates = estimates(self.cells, results.collect(self.dir, self.cells))
+        collected = results.collect(self.dir, self.cells)
+        for row in collected:  # runs done before show their score
+            r = self.state.runs.get(row.get("run_id"))
+            if r is not None and r.status == SKIPPED:
+                r.score, r.turns = row.get("score"), row.get("turns")
+        self.estimates = estimates(self.cells, collected)
         self.state.est_cost = {k: e.cost_usd for k, e in self.estimates.items()}
 
     def _keep_grid(self) -> None:
@@ -279,6 +288,7 @@ class Batch:
             r = self.state.runs.get(run_id)
             if r is not None and r.status == RUNNING:
                 r.calls, r.cost_usd, r.rate_limit_waits = p.calls, p.cost_usd, p.rate_limit_waits
+                r.turns = getattr(p, "turns", r.turns)
                 r.last_error = p.last_error or r.last_error
 
     def _settle(self, cell: Cell, fut: Future) -> None:
@@ -293,6 +303,7 @@ class Batch:
         self._settled_cost += r.cost_usd
         r.rate_limit_waits = res.get("rate_limit_waits") or r.rate_limit_waits
         r.path = res.get("path")
+        r.score, r.turns = res.get("score"), res.get("turns", r.turns)
         if res.get("complete"):
             r.status, r.last_error = DONE, None
         elif res.get("not_started"):

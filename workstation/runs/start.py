@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import platform
-import re
 import time
 from dataclasses import dataclass, field
 from importlib import metadata
@@ -20,7 +18,8 @@ from workstation.game.games import Game, get_game
 from workstation.turn.promptpack import default_pack_dir, load_pack
 from workstation.game.protocol import Protocol
 from workstation.options import GENERATION_KEYS, RunSpec, run_identity  # noqa: F401 - RunSpec: importable here too
-from workstation.store.recording import Recording, RecordingError, RecordingWriter
+from workstation.store import changes, run_dirs
+from workstation.store.recording import Recording, RecordingError, RecordingWriter  # noqa: F401 - RecordingError: importable here
 
 FORMAT = "atari-workstation/1"
 
@@ -41,35 +40,14 @@ def versions() -> dict:
     }
 
 
-def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9.]+", "-", text).strip("-")[:48] or "agent"
-
-
 def new_run_dir(out: Path, game: Game, agent_spec: str, seed: int, run_id: str | None = None) -> Path:
     """Claim a new, empty run folder under ``out``, named ``GAME-AGENT-sSEED-RUNID8`` (then -2, -3...).
 
-    The folder is made here with ``os.mkdir``, which fails if it exists, so two
+    The folder is made with ``os.mkdir``, which fails if it exists, so two
     runs started at the same moment (the same spec gives the same run id) each
     get their own. Without a run id the name ends in the time, as before.
     """
-    kind, _, _model = agent_spec.partition(":")
-    tail = run_id[:8] if run_id else time.strftime("%Y%m%d-%H%M%S")
-    name = f"{game.key}-{_slug(kind if kind == 'replay' else agent_spec)}-s{seed}-{tail}"
-    out = Path(out)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise RecordingError(f"cannot make the output directory {out}: {e.strerror or e}") from None
-    for n in range(1, 100_000):
-        path = out / (name if n == 1 else f"{name}-{n}")
-        try:
-            os.mkdir(path)
-        except FileExistsError:
-            continue
-        except OSError as e:
-            raise RecordingError(f"cannot make a run folder in {out}: {e.strerror or e}") from None
-        return path
-    raise RecordingError(f"{out} already holds 100000 runs named {name}; choose another --out")
+    return run_dirs.claim(Path(out), run_dirs.dir_name(game.key, agent_spec, seed, run_id))
 
 
 def manifest_for(game: Game, protocol: Protocol, seed: int, agent, pack, parent: dict | None = None,
@@ -103,6 +81,7 @@ def manifest_for(game: Game, protocol: Protocol, seed: int, agent, pack, parent:
         m["skill"] = {"digest": digest, "text": skill, "slot": pack.skill_slot}
     if parent:
         m["parent"] = parent
+    m["changes"] = []  # what a person changed, kept up to date by the writer (workstation.store.changes)
     return m
 
 
@@ -141,12 +120,14 @@ def branch_run(engine: TurnEngine, turn: int, out: Path | None = None) -> Path:
         engine.stop(reason=f"left for a branch at turn {turn}")
     parent = Recording(parent_writer.path)
     manifest = dict(parent.manifest)
-    manifest["parent"] = {"path": str(parent.path), "run_id": parent.manifest.get("run_id"), "turn": turn,
+    manifest["parent"] = {"path": str(parent.path), "run_id": parent.run_id, "turn": turn,
                           "frame": frame}
     manifest["created"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    plain = parent.plain_run_id
+    kept = changes.inherited(parent.changes, turn) + [changes.branch_entry(parent.run_id, turn)]
+    manifest.update(plain_run_id=plain, changes=kept, run_id=changes.changed_run_id(plain, kept))
     root = Path(out) if out else parent.path.parent
-    path = new_run_dir(root, engine.game, f"{engine.agent.spec}-branch-t{turn}", engine.seed,
-                       run_id=manifest.get("run_id"))
+    path = new_run_dir(root, engine.game, engine.agent.spec, engine.seed, run_id=manifest["run_id"])
     writer = RecordingWriter.branch_from(path, manifest, parent, frame + 1, turn)
     engine.rewind(turn, writer)
     return path

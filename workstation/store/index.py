@@ -21,7 +21,7 @@ from pathlib import Path
 from workstation.store.recording import MANIFEST, SUMMARY, TURNS, Recording, RecordingError
 
 INDEX_FILE = ".workstation-index.json"
-INDEX_VERSION = 1
+INDEX_VERSION = 2  # 2: entries carry the changes made by hand, run ids include them
 MAX_DEPTH = 4  # recordings nested this deep under the root are found (batches keep runs/ inside)
 
 
@@ -43,10 +43,16 @@ class Entry:
     stopped: str | None = None
     branch_of: str | None = None
     error: str | None = None  # why an unreadable recording cannot be read
+    changes: dict | None = None  # changes made by hand, per kind (workstation.store.changes); None: plain
 
     @property
     def complete(self) -> bool:
         return self.state == "complete"
+
+    @property
+    def changed(self) -> bool:
+        """A person changed this run by hand (an override, an edited prompt, a branch...)."""
+        return bool(self.changes)
 
     def to_json(self) -> dict:
         return {f.name: getattr(self, f.name) for f in ENTRY_FIELDS}
@@ -76,9 +82,9 @@ def _read(path: Path, rel: str) -> Entry:
         return Entry(path=rel, error=str(e))
     protocol = m.protocol if isinstance(m.protocol, dict) else {}
     parent = m.parent.get("path") if isinstance(m.parent, dict) else None
-    return Entry(path=rel, run_id=m.run_id, game=m.game, agent=m.agent_spec, seed=m.seed, protocol=protocol,
+    return Entry(path=rel, run_id=rec.run_id, game=m.game, agent=m.agent_spec, seed=m.seed, protocol=protocol,
                  created=m.created, state=s.state, score=s.total_reward, turns=s.turns, frames=s.frames,
-                 stopped=s.stopped, branch_of=parent)
+                 stopped=s.stopped, branch_of=parent, changes=rec.interventions or None)
 
 
 def _sig(path: str) -> list | None:

@@ -139,12 +139,15 @@ def quick_verdict(rec: "Recording") -> tuple[bool, str]:
     n_turns, n_frames = len(rec.turn_records), len(rec.frames)
     if n_turns == 0 and n_frames == 0:
         return False, f"NOTHING TO CHECK: {rec.path} holds no frames and no turns"
+    from workstation.store.series import plural
+
+    turns_, frames_ = plural(n_turns, "turn"), plural(n_frames, "frame")
     if has_digests:
-        what = f"{len(s.files)} files match their digests; the summary agrees with {n_turns} turns and {n_frames} frames"
+        what = f"{len(s.files)} files match their digests; the summary agrees with {turns_} and {frames_}"
     elif s is not None:
-        what = (f"the summary agrees with {n_turns} turns and {n_frames} frames, all frames read back "
+        what = (f"the summary agrees with {turns_} and {frames_}, all frames read back "
                 "(written before digests: `workstation verify` re-executes it)")
     else:
-        what = (f"{n_turns} turns and {n_frames} frames read back; no summary (killed, or still running), so no digests "
+        what = (f"{turns_} and {frames_} read back; no summary (killed, or still running), so no digests "
                 "to check")
     return True, f"OK (quick): {what} ({rec.path})"

@@ -7,7 +7,7 @@ import json
 from workstation.errors import UserError
 from workstation.locations import RECORDINGS
 
-COLUMNS = ("game", "agent", "seed", "score", "turns", "state", "date", "run id", "path")
+COLUMNS = ("game", "agent", "seed", "score", "turns", "state", "changed", "date", "run id", "path")
 AGENT_WIDTH = 32
 
 
@@ -15,7 +15,9 @@ def register(sub) -> None:
     p = sub.add_parser("ls", help="list the recordings under a directory (game, agent, seed, score, state, run id)",
                        description="List the recordings under DIR (nested ones too), newest first, as a table. "
                        "Filters combine; an index file in DIR keeps later listings fast and is checked "
-                       "against every recording's files, so it is never out of date.")
+                       "against every recording's files, so it is never out of date. The 'changed' column "
+                       "marks runs a person changed (counts per kind: "
+                       f"{_legend()}); a changed run has its own run id.")
     p.add_argument("dir", nargs="?", default=RECORDINGS, metavar="DIR",
                    help=f"directory holding recordings (default {RECORDINGS}/)")
     p.add_argument("--game", default=None, help="only this game (key, e.g. breakout)")
@@ -27,10 +29,18 @@ def register(sub) -> None:
     state = p.add_mutually_exclusive_group()
     state.add_argument("--complete", action="store_true", help="only complete runs")
     state.add_argument("--incomplete", action="store_true", help="only runs that stopped, were killed or still run")
+    state.add_argument("--changed", action="store_true", help="only runs changed by hand")
+    state.add_argument("--plain", action="store_true", help="only runs not changed by hand")
     state.add_argument("--state", choices=["complete", "stopped", "unfinished", "unreadable"], default=None,
                        help="only runs in this state")
     p.add_argument("--json", action="store_true", help="one JSON object per recording instead of the table")
     p.set_defaults(func=run)
+
+
+def _legend() -> str:
+    from workstation.store.changes import legend
+
+    return legend()
 
 
 def _settings(pairs: list[str]) -> dict[str, str]:
@@ -52,6 +62,7 @@ def _cell(value) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from workstation.store.changes import mark
     from workstation.store.index import Index, select
     from workstation.store.recording import RecordingError
 
@@ -65,6 +76,8 @@ def run(args: argparse.Namespace) -> int:
     complete = True if args.complete else False if args.incomplete else None
     entries = select(index.entries(), game=args.game, agent=args.agent, seed=args.seed,
                      settings=settings, state=args.state, complete=complete, run_id=args.id)
+    if args.changed or args.plain:
+        entries = [e for e in entries if e.changed == bool(args.changed)]
     if args.json:
         for e in entries:
             print(json.dumps({**e.to_json(), "path": str(index.path_of(e))}))
@@ -74,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
         agent = e.agent or "-"
         if len(agent) > AGENT_WIDTH:
             agent = agent[: AGENT_WIDTH - 1] + "…"
-        rows.append((_cell(e.game), agent, _cell(e.seed), _cell(e.score), _cell(e.turns), e.state,
+        rows.append((_cell(e.game), agent, _cell(e.seed), _cell(e.score), _cell(e.turns), e.state, mark(e.changes),
                      e.date or "-", (e.run_id or "-")[:16], str(index.path_of(e))))
     widths = [max(len(r[i]) for r in rows) for i in range(len(COLUMNS))]
     for n, r in enumerate(rows):

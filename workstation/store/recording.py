@@ -3,7 +3,10 @@
 Layout of a recording directory:
 
 - ``manifest.json``: what the run is (game, seed, agent, settings); written
-  first, atomically, and never changed.
+  first, atomically. It is rewritten (atomically) only when a person changes
+  the run by hand: its ``changes`` list and run id then say so
+  (``workstation.store.changes``); at the end such a run's folder is renamed
+  to carry its own run id.
 - ``turns.jsonl``: one JSON object per turn, appended and flushed each turn.
 - ``frames.*``: the frame store (see ``workstation.store.framestore``).
 - ``summary.json``: the outcome, written last by atomic rename. Its presence
@@ -23,6 +26,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from workstation.store import changes as hand_changes
 from workstation.store import integrity
 from workstation.store.framestore import FrameReader, FrameStoreError, FrameWriter
 from workstation.store.records import Manifest, RecordError, Summary, TurnRecord, rebuild_summary
@@ -116,6 +120,8 @@ class RecordingWriter:
 
     def _start(self, directory: Path, manifest: dict) -> None:
         self.path = Path(directory)
+        self.manifest = dict(manifest)
+        self.changes: list[dict] = list(manifest.get("changes") or [])
         self.path.mkdir(parents=True, exist_ok=True)
         try:
             _write_atomic(self.path / MANIFEST, manifest, exclusive=True)
@@ -180,6 +186,33 @@ class RecordingWriter:
         except OSError as e:
             raise self._write_error(e) from e
 
+    def add_changes(self, new: list[dict]) -> None:
+        """Note changes made by hand: the manifest's ``changes`` and run id are rewritten at once."""
+        if not new:
+            return
+        self._check_open()
+        self.changes.extend(new)
+        plain = self.manifest.get("plain_run_id") or self.manifest.get("run_id")
+        manifest = {**self.manifest, "plain_run_id": plain, "changes": list(self.changes),
+                    "run_id": hand_changes.changed_run_id(plain, self.changes)}
+        try:
+            _write_atomic(self.path / MANIFEST, manifest)
+        except OSError as e:
+            raise self._write_error(e) from e
+        self.manifest = manifest
+
+    def _rename_for_changes(self) -> None:
+        """A changed run's folder carries its own run id (``GAME-AGENT-sSEED-RUNID8``), as a new run's does."""
+        run_id = self.manifest.get("run_id")
+        if not self.changes or not run_id or run_id[:8] in self.path.name:
+            return
+        from workstation.store import run_dirs
+
+        agent = self.manifest.get("agent") if isinstance(self.manifest.get("agent"), dict) else {}
+        name = run_dirs.dir_name(str(self.manifest.get("game")), str(agent.get("spec") or "agent"),
+                                 self.manifest.get("seed"), run_id)
+        self.path = run_dirs.rename_to(self.path, name)
+
     def _write_error(self, e: OSError) -> "RecordingWriteError":
         reason = e.strerror or str(e) or type(e).__name__
         where = e.filename or self.path
@@ -214,6 +247,7 @@ class RecordingWriter:
             failed.append(e)
         if failed:
             raise self._write_error(failed[0]) from failed[0]
+        self._rename_for_changes()
 
     def __enter__(self) -> "RecordingWriter":
         return self
@@ -283,6 +317,35 @@ class Recording:
         return self.summary is not None and self.summary.get("complete") is True
 
     @cached_property
+    def changes(self) -> list[dict]:
+        """What a person changed (``workstation.store.changes``); older recordings': read from their turns."""
+        if "changes" in self.manifest:
+            found = self.manifest["changes"]
+            return [c for c in found if isinstance(c, dict)] if isinstance(found, list) else []
+        try:
+            return hand_changes.derived(self.manifest, self.turns)
+        except RecordingError:  # damaged turns: the damage is reported where the turns are read
+            return []
+
+    @property
+    def interventions(self) -> dict[str, int]:
+        """The changes by hand per kind (``{}`` for a plain run)."""
+        return hand_changes.counts(self.changes)
+
+    @property
+    def plain_run_id(self) -> str | None:
+        """The run id of the same spec played untouched."""
+        plain = self.manifest.get("plain_run_id")
+        return plain if isinstance(plain, str) else self.manifest_record.run_id
+
+    @property
+    def run_id(self) -> str | None:
+        """This run's id: the plain id, or for a run changed by hand, one that includes what was changed."""
+        if "changes" in self.manifest:
+            return self.manifest_record.run_id
+        return hand_changes.changed_run_id(self.manifest_record.run_id, self.changes)
+
+    @cached_property
     def turns(self) -> list[dict]:
         """Turn records in order; a cut-off last line (killed writer) is left out."""
         try:
@@ -340,8 +403,9 @@ class Recording:
         older version, or an abort that knew only why) gets them from the turns.
         """
         if self.summary_record is None:
-            return rebuild_summary(self.manifest_record, self.turn_records,
-                                   UNFINISHED)
+            rebuilt = rebuild_summary(self.manifest_record, self.turn_records, UNFINISHED)
+            rebuilt.interventions = self.interventions or None
+            return rebuilt
         missing = [k for k in (*Summary.CORE, "failed_turns") if k not in self.summary]
         if "episodes_ended" not in self.summary and "games_ended" not in self.summary:
             missing.append("games_ended" if self.manifest_record.rule_version >= 2 else "episodes_ended")

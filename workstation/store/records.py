@@ -346,6 +346,7 @@ class Summary(_Record):
     wall_s: float | None = None
     stopped: str | None = None
     files: dict | None = None  # name -> {"sha256", "bytes"}: the fast integrity check
+    interventions: dict | None = None  # changes made by hand, per kind (workstation.store.changes)
     extra: dict = field(default_factory=dict)
 
     SPEC: ClassVar = {
@@ -354,8 +355,9 @@ class Summary(_Record):
         "lives_lost": ("int", False), "invalid_turns": ("int", False), "failed_turns": ("int", True),
         "episodes_ended": ("int", True), "games_ended": ("int", True), "calls": ("int", False), "usage": ("dict", False), "cost_usd": ("num", True),
         "wall_s": ("num", True), "stopped": ("str", True), "files": ("dict", True),
+        "interventions": ("dict", True),
     }
-    OMIT_EMPTY: ClassVar = ("failed_turns", "episodes_ended", "games_ended", "files")
+    OMIT_EMPTY: ClassVar = ("failed_turns", "episodes_ended", "games_ended", "files", "interventions")
     # what every summary has had, whatever wrote it; a stored summary missing any is filled in from the turns
     CORE: ClassVar = ("complete", "game", "seed", "agent", "total_reward", "frames", "turns", "lives_lost",
                       "invalid_turns", "calls", "usage", "cost_usd", "stopped")

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from workstation.store.changes import mark
 from workstation.store.records import Manifest, Summary, TurnRecord
 
 LATENCY_NOOP = "noop"  # the action on frames the game ran while the agent thought (latency clock)
@@ -322,15 +323,23 @@ def state_text(s: Summary, damage: str | None = None) -> str:
     return f"INCOMPLETE ({s.stopped or 'killed'})"
 
 
+def plural(n, word: str, many: str | None = None) -> str:
+    """``1 turn``, ``2 turns`` (``many`` for an irregular plural)."""
+    return f"{n:g} {word}" if n == 1 else f"{n:g} {many or word + 's'}"
+
+
 def summary_line(summary: Summary | dict, damage: str | None = None) -> str:
     """The one-line account of a run the CLI prints after a run and in ``info``."""
     s = summary if isinstance(summary, Summary) else Summary.from_json(summary)
     cost = f" cost=${s.cost_usd:.4f}" if s.cost_usd else ""
+    hand = f", changed by hand ({mark(s.interventions)})" if s.interventions else ""
     return (f"{s.game} seed={s.seed} agent={s.agent} score={s.total_reward:g} frames={s.frames} turns={s.turns} "
-            f"lives_lost={s.lives_lost} invalid={s.invalid_turns}{cost} {state_text(s, damage)}")
+            f"lives_lost={s.lives_lost} invalid={s.invalid_turns}{cost} {state_text(s, damage)}{hand}")
 
 
 def result_text(summary: Summary | dict, budget: int) -> str:
     """A finished run's result in a few words (the live view's notice, play's result)."""
     s = summary if isinstance(summary, Summary) else Summary.from_json(summary)
-    return f"score {s.total_reward:g} in {s.frames}/{budget} frames, {s.turns} turns, {s.lives_lost} lives lost"
+    hand = f"; changed by hand ({mark(s.interventions)})" if s.interventions else ""
+    return (f"score {s.total_reward:g} in {s.frames}/{budget} frames, {plural(s.turns, 'turn')}, "
+            f"{plural(s.lives_lost, 'life', 'lives')} lost{hand}")

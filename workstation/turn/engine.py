@@ -32,6 +32,7 @@ from workstation.turn.prompt import Prompt
 from workstation.turn.prompt_builder import PromptBuilder
 from workstation.turn.promptpack import PromptPack
 from workstation.game.protocol import Protocol
+from workstation.store import changes as hand_changes
 from workstation.store.recording import RecordingWriter
 from workstation.store.records import Summary, TurnRecord
 
@@ -120,6 +121,9 @@ class _Pending:
     plan: list[int] = field(default_factory=list)
     plan_names: list[str] = field(default_factory=list)
     overridden: bool = False
+    by_hand: bool = True  # an override is a person's (an importer's replay of recorded actions is not)
+    human_plan: bool = False  # a person typed the plan instead of asking the agent
+    asked_current_only: bool = False  # the current-frame-only prompt was swapped in (then maybe edited)
     discarded: list[dict] = field(default_factory=list)
     noop_frames: int = 0
     noop_left: int = 0
@@ -167,6 +171,7 @@ class TurnEngine:
         self.totals = {"usage": Usage(), "cost_usd": 0.0, "calls": 0, "invalid_turns": 0, "priced": True,
                        "failed_turns": 0, "failed_in_a_row": 0}
         self._snapshots: dict[int, _Snapshot] = {}
+        self.changes: list[dict] = list(writer.changes) if writer is not None else []  # made by hand
         self._t_start = time.perf_counter()
         self._started = False
 
@@ -226,6 +231,7 @@ class TurnEngine:
         self._require(Phase.PROMPT, "switch to the current-frame-only prompt")
         self.pending.prompt = self.builder.current_only(self.pending.start_frame)
         self.pending.prompt_variant = "current_only"
+        self.pending.asked_current_only = True
         self._emit(PromptReady(self.turn, self.pending.prompt))
 
     def resend(self) -> None:
@@ -240,16 +246,26 @@ class TurnEngine:
         self.phase = Phase.PROMPT
         self._emit(PromptReady(self.turn, p.prompt))
 
-    def override_plan(self, names: list[str]) -> ParseResult:
-        """Replace the parsed plan with these action names (before any of it runs)."""
+    def override_plan(self, names: list[str], by_hand: bool = True) -> ParseResult:
+        """Replace the parsed plan with these action names (before any of it runs).
+
+        Before the prompt is sent, the plan stands in for the agent's reply: the
+        agent is not asked (a person's plan in a model's turn). ``by_hand=False``
+        (an importer replaying what a recorded run did) does not mark the run as
+        changed by hand.
+        """
         if self.phase is Phase.REPLY:
             self._parse()
-        self._require(Phase.PLAN, "override the plan")
+        if self.phase is not Phase.PROMPT:
+            self._require(Phase.PLAN, "override the plan")
         result = parse_reply("move: [" + ", ".join(names) + "]", self.game, self.protocol.max_actions)
         if not result.valid:
             raise ValueError("; ".join(result.errors))
         p = self.pending
-        p.plan, p.plan_names, p.overridden = list(result.actions), list(result.names), True
+        if self.phase is Phase.PROMPT:
+            p.human_plan, p.parse = True, result
+            self.phase = Phase.PLAN
+        p.plan, p.plan_names, p.overridden, p.by_hand = list(result.actions), list(result.names), True, by_hand
         self._emit(PlanParsed(self.turn, p.parse or result, p.plan_names, True))
         return result
 
@@ -278,6 +294,7 @@ class TurnEngine:
         self.totals = {**snap.totals, "usage": snap.totals["usage"] + Usage()}
         self._snapshots = {t: s for t, s in self._snapshots.items() if t <= turn}
         self.writer = writer
+        self.changes = list(writer.changes) if writer is not None else list(self.changes)
         self.clock.sink = writer.add_frame if writer else None
         self.builder.frames = writer.frames if writer else None
         self.turn, self.pending, self.phase, self.summary, self.stopped = turn, None, Phase.READY, None, None
@@ -473,8 +490,17 @@ class TurnEngine:
         )
         if p.discarded:
             record.discarded_replies = p.discarded
+        if p.human_plan:
+            record.extra["human_plan"] = True
+        if p.asked_current_only and p.prompt_variant != "current_only":  # then edited: both changes count
+            record.extra["current_only"] = True
+        if p.overridden and not p.by_hand:
+            record.extra["override_source"] = "import"
+        made = hand_changes.of_turn(record.to_json()) if (p.by_hand or not p.overridden) else []
         if self.writer is not None:
             self.writer.add_turn(record)
+            self.writer.add_changes(made)
+        self.changes.extend(made)
         self.turn += 1
         self.pending = None
         self.phase = Phase.READY
@@ -511,6 +537,11 @@ class TurnEngine:
             "complete": stopped is None and self.clock.frame >= self.protocol.frames,
             "stopped": stopped,
         }
+        if self.changes:  # one count per kind of change made by hand (workstation.store.changes)
+            self.summary["interventions"] = hand_changes.counts(self.changes)
+            self.summary["changed_by_hand"] = True
+            self.summary["overridden_turns"] = len({c.get("turn") for c in self.changes
+                                                    if c.get("kind") in ("override", "human_plan")})
         try:
             if self.writer is not None:
                 typed = Summary.from_json(self.summary)  # the summary's one shape, checked as it is written

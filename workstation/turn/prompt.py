@@ -179,6 +179,34 @@ class Prompt:
         return Prompt(msgs, self.frames, edited=True)
 
 
+ROLE_LINE = r"=== (system|user|assistant) ==="
+
+
+def edit_problem(new_text: str, original: "Prompt") -> str | None:
+    """Why an edited prompt text cannot be sent, as one line; None when its roles are intact.
+
+    The text must start with a ``=== role ===`` line (text before it would have no
+    role), keep a ``=== system ===`` part where the original has one, and keep a
+    ``=== user ===`` part.
+    """
+    import re
+
+    lines = new_text.split("\n")
+    roles = [m.group(1) for line in lines if (m := re.fullmatch(ROLE_LINE, line.strip()))]
+    first = next((i for i, line in enumerate(lines) if re.fullmatch(ROLE_LINE, line.strip())), None)
+    before = lines if first is None else lines[:first]
+    had = {m.role for m in original.messages}
+    if "system" in had and "system" not in roles:
+        return ("the edited prompt lost its '=== system ===' part, which this prompt pack has; put the "
+                "'=== system ===' line back before the instructions (or undo the edit)")
+    if any(line.strip() for line in before):
+        return ("the edited prompt has text before its first '=== role ===' line, so that text has no role; "
+                "start the prompt with '=== system ===' or '=== user ===' (or undo the edit)")
+    if "user" not in roles:
+        return "the edited prompt has no '=== user ===' part; put the '=== user ===' line back (or undo the edit)"
+    return None
+
+
 def merge_parts(parts: list[Part]) -> list[Part]:
     """Join adjacent text parts and drop empty ones."""
     out: list[Part] = []

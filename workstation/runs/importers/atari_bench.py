@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from workstation.store.series import plural
 from workstation.agents.base import OnText, Reply, TurnContext, Usage
 from workstation.errors import UserError
 from workstation.game.games import Game, UnknownGame, get_game
@@ -49,7 +50,8 @@ class ImportResult:
 
     def line(self) -> str:
         what = "identical" if self.identical else f"MISMATCH {self.mismatch}"
-        return f"{self.source}: {what} ({self.turns} turns, {self.frames} frames) -> {self.recording}"
+        return (f"{self.source}: {what} ({plural(self.turns, 'turn')}, {plural(self.frames, 'frame')}) -> "
+                f"{self.recording}")
 
 
 def _usage(t: HarnessTurn) -> Usage | None:
@@ -292,7 +294,7 @@ def import_run(path: Path, out: Path, game_key: str | None = None) -> ImportResu
                                       ("total_reward", "total_lost_lives", "turn_count", "frame_count",
                                        "stop_reason", "prompt_mode", "thinking_mode")}}
     checker = _Checker(run, game)
-    directory = new_run_dir(Path(out), game, f"import-{run.model}", seed)
+    directory = new_run_dir(Path(out), game, agent.spec, seed, run_id=manifest["run_id"])
     writer = _ImportWriter(directory, manifest, game.height, run, checker)
     engine = TurnEngine(game, protocol, agent, seed, pack, writer, rewindable=False)
     try:
@@ -301,7 +303,7 @@ def import_run(path: Path, out: Path, game_key: str | None = None) -> ImportResu
             if engine.phase is Phase.PLAN and engine.turn < len(run.turns):
                 wanted = _wanted_plan(run.turns[engine.turn])
                 if wanted and engine.pending.plan != wanted:
-                    engine.override_plan([game.action_name(a) for a in wanted])
+                    engine.override_plan([game.action_name(a) for a in wanted], by_hand=False)
             engine.step()
     except BaseException as e:
         if engine.phase is not Phase.FINISHED:
