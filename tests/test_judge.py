@@ -452,3 +452,18 @@ def test_report_paper_lays_out_what_the_data_allows_and_lists_the_rest(batch_dir
     assert "## Stuck stretches" in capsys.readouterr().out
     assert main(["report", str(out), "--paper"]) == 0  # a judge directory alone: the batch tables are listed
     assert "Fig. 3 rank heatmap: needs a batch directory" in capsys.readouterr().out
+
+
+def test_a_baseline_is_not_judged(tmp_path, capsys):
+    from workstation.game.protocol import Protocol
+    from workstation.runs.start import RunSpec, start_run
+
+    e = start_run(RunSpec(game="breakout", agent="random", out=str(tmp_path / "recs"), protocol=Protocol(frames=30)),
+                  rewindable=False)
+    e.run()
+    e.close()
+    assert main(["judge", str(tmp_path / "recs"), "--judge", "compat:j", "--base-url", "http://127.0.0.1:9/v1",
+                 "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert "no model runs (only random|frames=30)" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "o").exists()

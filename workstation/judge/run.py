@@ -174,9 +174,17 @@ def check_meta(out: Path, judge: str, digest: str, sampling: dict | None = None)
 def run_judge(job: JudgeJob) -> dict:
     out = job.out
     old = check_meta(out, job.judge, job.prompt.digest, {"turns": job.turns, "gap": job.gap, "seed": job.seed})
+    from workstation.agents.registry import is_model
+
     runs = read_sources(job.sources)
     if not runs:
         raise UserError("the sources hold no runs")
+    others = sorted({r.setting for r in runs if not is_model(r.agent)})
+    runs = [r for r in runs if is_model(r.agent)]  # a baseline (random, replay, human) has no reasoning to judge
+    if others:
+        job.notes.append(f"not judged (not a model): {', '.join(others)}")
+    if not runs:
+        raise UserError("the sources hold no model runs (only " + ", ".join(others) + "); the judge judges models")
     samples = choose(runs, job.turns, job.gap, job.seed)
     if not samples:
         raise UserError("no setting x game has a complete run nobody changed by hand; nothing to judge")

@@ -35,6 +35,7 @@ class RunRef:
     score: float
     complete: bool
     path: Path
+    agent: str = ""  # the agent spec that played
 
 
 @dataclass
@@ -75,7 +76,7 @@ def _ref(path: Path, setting: str | None = None) -> RunRef | None:
     if m.run_id is None or m.game is None:
         return None
     return RunRef(m.run_id, setting or _setting_of(rec), m.game, int(m.seed or 0), float(s.total_reward),
-                  bool(s.complete), path)
+                  bool(s.complete), path, m.agent_spec or "")
 
 
 def _from_rows(rows: list[dict], base: Path, where: str) -> list[RunRef]:
