@@ -113,9 +113,11 @@ class MatchEngine:
                     break
                 self.play_turn()
         except BaseException as e:
-            self.cancel.cancel(type(e).__name__)
+            detail = (str(e).splitlines() or [""])[0]
+            why = "interrupted" if isinstance(e, KeyboardInterrupt) else f"{type(e).__name__}: {detail}".rstrip(": ")
+            self.cancel.cancel(why)  # a call still in flight ends too
             if not self.done:
-                self.finish(f"{type(e).__name__}: {(str(e).splitlines() or [''])[0]}")
+                self.finish(why)
             raise
         assert self.summary is not None
         return self.summary
