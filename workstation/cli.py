@@ -117,6 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("recording", metavar="RECORDING", help=rec_help)
     q.add_argument("--turn", type=int, required=True, metavar="N",
                    help="the turn, counted from 0 as in the recording and the TUI")
+    q.add_argument("--side", type=int, default=1, metavar="1|2", help="a two-player match: the side (default 1)")
 
     w = sub.add_parser("watch", help="watch an agent play live (TUI)", description="Watch an agent play live in "
                        "the TUI, with the exact prompt it was sent; --step holds before each prompt and reply.")
@@ -322,7 +323,13 @@ def _info(a: argparse.Namespace) -> int:
 def _request(a: argparse.Namespace) -> int:
     from workstation.runs.request import dump_request
 
-    print(dump_request(_open(a.recording), a.turn))
+    rec = _open(a.recording)
+    if rec.manifest.get("kind") == "match":  # each side was asked its own prompt (workstation.arena.request)
+        from workstation.arena.request import dump_side_request
+
+        print(dump_side_request(rec, a.turn, a.side))
+        return 0
+    print(dump_request(rec, a.turn))
     return 0
 
 
