@@ -262,7 +262,21 @@ def test_a_match_interrupted_mid_turn_keeps_a_recording_that_verifies(tmp_path):
         engine.run()
     engine.close()
     rec = Recording(engine.writer.path)
-    assert rec.summary["complete"] is False and rec.summary["stopped"].startswith("KeyboardInterrupt")
+    assert rec.summary["complete"] is False and rec.summary["stopped"] == "interrupted"
     assert len(rec.turns) == 2
     res = verify_match(rec)
     assert res.ok and res.unchecked_frames == 3 and res.turns_checked == 2
+
+
+def test_every_side_prompt_of_a_match_is_rebuilt_exactly(tmp_path, capsys):
+    from workstation.arena.request import rebuild_side_prompt
+
+    path = _match(tmp_path, "boxing", seed=3, frames=150)
+    rec = Recording(path)
+    for turn in range(len(rec.turns)):
+        for side in (1, 2):  # the recorded digest is checked: a different prompt raises
+            prompt = rebuild_side_prompt(rec, turn, side)
+    assert "Score so far" in prompt.render_text()
+    assert main(["request", str(path), "--turn", "3", "--side", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "side 2" in out and "black boxer, who starts" in out

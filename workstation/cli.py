@@ -122,6 +122,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the turn, counted from 0 as in the recording and the TUI")
     q.add_argument("--json", action="store_true",
                    help="print the neutral request as JSON: messages of text and image parts (image = budget frame)")
+    q.add_argument("--side", type=int, default=1, metavar="1|2", help="a two-player match: the side (default 1)")
 
     w = sub.add_parser("watch", help="watch an agent play live (TUI)", description="Watch an agent play live in "
                        "the TUI, with the exact prompt it was sent; --step holds before each prompt and reply.")
@@ -374,6 +375,11 @@ def _request(a: argparse.Namespace) -> int:
     from workstation.runs.request import dump_request, request_json
 
     rec = _open(a.recording).require_sound()
+    if rec.manifest.get("kind") == "match":  # each side was asked its own prompt (workstation.arena.request)
+        from workstation.arena.request import dump_side_request
+
+        print(dump_side_request(rec, a.turn, a.side))
+        return 0
     if a.json:
         print(json.dumps(request_json(rec, a.turn), ensure_ascii=False))
         return 0

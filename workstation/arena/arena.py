@@ -118,9 +118,9 @@ def play_arena(a: argparse.Namespace, players: list[str]) -> dict[str, int]:
         spec, prep = item
         with lock:
             left = None if a.max_cost is None else a.max_cost - spent[0]
-        if left is not None and left <= 0:
-            counts["stopped"] += 1
-            return
+            if left is not None and left <= 0:
+                counts["stopped"] += 1  # the budget is spent: not started
+                return
         from dataclasses import replace
 
         engine = start_match(replace(spec, max_cost=left), prepared=prep)

@@ -113,9 +113,11 @@ class MatchEngine:
                     break
                 self.play_turn()
         except BaseException as e:
-            self.cancel.cancel(type(e).__name__)
+            detail = (str(e).splitlines() or [""])[0]
+            why = "interrupted" if isinstance(e, KeyboardInterrupt) else f"{type(e).__name__}: {detail}".rstrip(": ")
+            self.cancel.cancel(why)  # a call still in flight ends too
             if not self.done:
-                self.finish(f"{type(e).__name__}: {(str(e).splitlines() or [''])[0]}")
+                self.finish(why)
             raise
         assert self.summary is not None
         return self.summary
@@ -203,7 +205,7 @@ class MatchEngine:
         end = self.clock.frame
         game_over = self.clock.game_over
         reset_frame = self.clock.frame if game_over and self.clock.new_game() else None
-        sides = []
+        sides: list[dict[str, Any]] = []
         for k, p in enumerate(self.players):
             parse, reply, st = parses[k], replies[k], steps[k]
             clip = Clip(self.turn, start, st, reply.text)
@@ -232,7 +234,7 @@ class MatchEngine:
             # `verify --quick` read a match; "players" holds both sides
             "turn": self.turn, "start_frame": start, "end_frame": end,
             "reward": sides[0]["reward"], "score": self.clock.scores[0], "lives": self.clock.lives[0],
-            "lives_lost": sides[0]["lives_lost"] + sides[1]["lives_lost"],
+            "lives_lost": sum(len([lost for lost in st if lost.life_lost]) for st in steps),
             "game_over": game_over, "reset_frame": reset_frame, "lockstep_frames": frames_after,
             "players": sides,
         }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from workstation.agents import AgentSpecError, make_agent, parse_agent
@@ -47,7 +48,7 @@ class MatchReplayAgent:
     reads_prompt = False
 
     def __post_init__(self) -> None:
-        rec = Recording(self.path)
+        rec = Recording(Path(self.path))
         if rec.manifest.get("kind") != "match":
             raise RecordingError(f"{self.path} is not a match recording")
         self.spec = f"replay:{rec.path}"
@@ -71,7 +72,7 @@ def make_side_agent(spec: str, tp: TwoPlayerGame, seed: int, side: int, provider
     ref = parse_agent(spec)
     if ref.kind == "replay":
         try:
-            is_match = Recording(ref.arg).manifest.get("kind") == "match"
+            is_match = Recording(Path(ref.arg)).manifest.get("kind") == "match"
         except RecordingError as e:
             raise MatchSpecError(f"--p{side}: {e}") from None
         if is_match:

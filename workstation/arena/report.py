@@ -67,8 +67,10 @@ def arena_report(out: str | Path, game: str, resamples: int = 1000) -> dict[str,
     low, high = bootstrap(results, n, resamples) if resamples > 0 else (strength, strength)
     order = sorted(range(n), key=lambda i: -strength[i])
     report["win_rate"] = [[None if math.isnan(v) else round(float(v), 4) for v in row] for row in rate]
+    boot = resamples > 0
     report["ratings"] = [{"agent": names[i], "strength": round(float(strength[i]), 4),
-                          "low": round(float(low[i]), 4), "high": round(float(high[i]), 4),
+                          "low": round(float(low[i]), 4) if boot else None,
+                          "high": round(float(high[i]), 4) if boot else None,
                           "games": int((w[i] + w[:, i]).sum())} for i in order]
     report["non_transitive"] = [[names[a], names[b], names[c]] for a, b, c in non_transitive(rate)]
     return report
@@ -109,8 +111,8 @@ def render_report(r: dict[str, Any]) -> str:
         lines.append(f"{i + 1}. {names[i]:<{width}}" + "  ".join(cells))
     lines.append("\nBradley-Terry strength (log-odds, mean 0; 95% bootstrap interval):")
     for k in r["ratings"]:
-        lines.append(f"  {k['agent']:<{width}}  {k['strength']:+7.3f}  [{k['low']:+.3f}, {k['high']:+.3f}]  "
-                     f"{k['games']} games")
+        interval = "(no bootstrap)" if k["low"] is None else f"[{k['low']:+.3f}, {k['high']:+.3f}]"
+        lines.append(f"  {k['agent']:<{width}}  {k['strength']:+7.3f}  {interval}  {k['games']} games")
     if r["non_transitive"]:
         for a, b, c in r["non_transitive"]:
             lines.append(f"non-transitive: {a} beats {b}, {b} beats {c}, {c} beats {a}")

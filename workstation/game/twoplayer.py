@@ -58,10 +58,11 @@ def _extra(key: str, ale: str, meanings: str, genre: str, skill: str, height: in
                 skill=skill, height=height, in_paper=False, aliases={k.replace("_", " "): v for k, v in aliases.items()})
 
 
-# Games whose sides were checked by moving one player at a time (docs/two-player.md).
+# Games whose sides were checked by moving one player at a time and looking at the frames (docs/two-player.md).
 TWO_PLAYER_GAMES: dict[str, TwoPlayerGame] = {g.key: g for g in (
     TwoPlayerGame(GAMES["boxing"], "boxing"),
     TwoPlayerGame(GAMES["tennis"], "tennis"),
+    TwoPlayerGame(GAMES["ice_hockey"], "ice_hockey"),
     TwoPlayerGame(_extra("pong", "Pong", "NOOP FIRE RIGHT LEFT RIGHTFIRE LEFTFIRE", "Sports", "paddle timing",
                          up=2, down=3, stay=0, wait=0, serve=1), "pong"),
     TwoPlayerGame(_extra("combat", "Combat", " ".join(_ALL18), "Shooter", "aiming & avoidance",
