@@ -317,8 +317,12 @@ class Idc:
     def _brief(self, curve: dict, entry: dict, current: str | None, notebook: str) -> str:
         from workstation.turn.promptpack import display_title
 
+        from workstation.turn.promptpack import load_pack
+
         r = entry["round"]
+        guide = load_pack(self.cfg.base.prompts).guide(self.cfg.base.game, self.cfg.base.protocol.guide)
         lines = [f"Game: {display_title(self.cfg.base.game)}. Round {r} of the player {self.cfg.base.agent} is over.",
+                 "What the player is told about the game:\n" + guide.strip(),
                  f"Random play scores {curve['random_mean']:.2f} on these starts.", "Scores so far:"]
         for e in curve["rounds"]:
             lines.append(f"- round {e['round']}: mean {e['score_mean']:.2f} over {len(e['episodes'])} episodes"
