@@ -187,7 +187,10 @@ class Idc:
         from workstation.batch.runner import Batch
 
         spent = self._spent(self.curve)
-        if spent is None or self.stopping:
+        if spent is None:
+            return None
+        if self.stopping:
+            self.log(f"stopped before {name} ({self.stopping}); run the same command to resume")
             return None
         root = self.out / name
         cells = []
