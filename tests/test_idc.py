@@ -59,7 +59,7 @@ def test_two_rounds_play_reflect_and_carry_the_skill(fake, tmp_path, capsys):
     assert rounds[0]["skill"] is None and rounds[1]["skill"] == SKILLS[0] and rounds[2]["skill"] == SKILLS[1]
     seeds = [e["seed"] for r in rounds for e in r["episodes"]]
     assert len(set(seeds)) == 6
-    from workstation.idc.rounds import noop_start
+    from workstation.idc.starts import noop_start
 
     assert len({noop_start(s, 30) for s in seeds}) == 6  # every episode its own start
     players = [s for s in fake.seen if not s.offers_tools]
@@ -96,6 +96,7 @@ def test_two_rounds_play_reflect_and_carry_the_skill(fake, tmp_path, capsys):
     assert v.returncode == 0 and v.stdout.startswith("OK"), v.stdout + v.stderr
     for e in episodes:
         assert verify(Recording(Path(e["recording"]))).ok, e
+    assert len({Recording(Path(e["recording"])).frames.png(0) for e in episodes}) == 6  # six different first frames
     # the run ids differ by skill, and a run without a skill keeps its id
     manifest = json.loads((out / rounds[1]["episodes"][0]["recording"] / "manifest.json").read_text())
     assert manifest["skill"]["text"] == SKILLS[0]

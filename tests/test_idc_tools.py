@@ -117,6 +117,10 @@ def test_the_tools_stay_inside_the_round_and_cap_what_they_return(round_root, tm
     assert call("write_notebook", text="x" * (NOTEBOOK_MAX_CHARS + 1)).is_error
     assert call("submit_skill", skill="go").is_error and "diagnosis first" in call("submit_skill", skill="go").text
     assert call("nope").is_error and call("validate_skill", skill="x").is_error  # no validator: no such tool
+    assert not call("submit_diagnosis", summary="s", diagnosis_text="the real one").is_error
+    assert bench.diagnosis == "the real one"
+    assert not call("submit_skill", title="t", skill_markdown="the skill").is_error and bench.skill == "the skill"
+    assert call("write_notebook", count=3).is_error
     bad_args = bench.call(ToolCall("c", "list_dir", {}, error="the arguments are not valid JSON"))
     assert bad_args.is_error and "JSON" in bad_args.text
     link.unlink()

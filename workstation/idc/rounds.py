@@ -19,19 +19,17 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
-import numpy as np
-
 from workstation.calls import CancelToken
 from workstation.errors import UserError
 from workstation.idc import curve as C
 from workstation.idc.reflector import Reflection, make_validator, reflect
+from workstation.idc.starts import episode_seeds, random_scores
 from workstation.idc.tools import Workbench
 from workstation.options import SKILL_MAX_CHARS, RunSpec
 
 MAX_ROUNDS = 20
 MAX_EPISODES = 50
 LOCK = ".idc.lock"
-DISTINCT_TRIES = 10_000  # seeds tried to give every episode its own start
 
 
 @dataclass
@@ -66,47 +64,6 @@ class IdcConfig:
         return {"game": b.game, "player": b.agent, "reflector": self.reflector, "validator": self.validator,
                 "episodes": self.episodes, "seed": b.seed, "protocol": b.protocol.to_json(), "prompts": b.prompts,
                 "generation": b.to_json()["generation"]}
-
-
-def noop_start(seed: int, most: int) -> int:
-    """The NOOP frames a ``noops:N`` start plays for ``seed`` (the clock's own draw)."""
-    return int(np.random.default_rng(seed).integers(0, most + 1))
-
-
-def episode_seeds(first: int, start, count: int) -> list[int]:
-    """``count`` distinct seeds from ``first`` on; with ``noops:N`` starts, seeds whose starts differ
-    (while there are starts left: N + 1 of them)."""
-    if start.kind != "noops":
-        return list(range(first, first + count))
-    most = int(start.value)
-    seeds: list[int] = []
-    used: set[int] = set()
-    s = first
-    while len(seeds) < count:
-        n = noop_start(s, most)
-        if n not in used or len(used) > most or s - first > DISTINCT_TRIES:
-            seeds.append(s)
-            used.add(n)
-        s += 1
-    return seeds
-
-
-def random_scores(base: RunSpec, seeds: list[int]) -> list[float]:
-    """The random baseline on the same starts and budget (played in memory: nothing recorded)."""
-    from workstation.agents import make_agent
-    from workstation.game.games import get_game
-    from workstation.turn.engine import TurnEngine
-    from workstation.turn.promptpack import load_pack
-
-    game, pack = get_game(base.game), load_pack(base.prompts)
-    scores = []
-    for s in seeds:
-        engine = TurnEngine(game, base.protocol, make_agent("random", game, s), s, pack, rewindable=False)
-        try:
-            scores.append(float(engine.run().get("total_reward") or 0.0))
-        finally:
-            engine.close()
-    return scores
 
 
 class Idc:
@@ -230,7 +187,10 @@ class Idc:
         from workstation.batch.runner import Batch
 
         spent = self._spent(self.curve)
-        if spent is None or self.stopping:
+        if spent is None:
+            return None
+        if self.stopping:
+            self.log(f"stopped before {name} ({self.stopping}); run the same command to resume")
             return None
         root = self.out / name
         cells = []
@@ -360,8 +320,12 @@ class Idc:
     def _brief(self, curve: dict, entry: dict, current: str | None, notebook: str) -> str:
         from workstation.turn.promptpack import display_title
 
+        from workstation.turn.promptpack import load_pack
+
         r = entry["round"]
+        guide = load_pack(self.cfg.base.prompts).guide(self.cfg.base.game, self.cfg.base.protocol.guide)
         lines = [f"Game: {display_title(self.cfg.base.game)}. Round {r} of the player {self.cfg.base.agent} is over.",
+                 "What the player is told about the game:\n" + guide.strip(),
                  f"Random play scores {curve['random_mean']:.2f} on these starts.", "Scores so far:"]
         for e in curve["rounds"]:
             lines.append(f"- round {e['round']}: mean {e['score_mean']:.2f} over {len(e['episodes'])} episodes"
@@ -423,4 +387,4 @@ class _Lines:
         pass
 
 
-__all__ = ["Idc", "IdcConfig", "MAX_EPISODES", "MAX_ROUNDS", "episode_seeds", "noop_start", "random_scores"]
+__all__ = ["Idc", "IdcConfig", "MAX_EPISODES", "MAX_ROUNDS"]

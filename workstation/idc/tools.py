@@ -120,12 +120,17 @@ class Workbench:
             return ToolResult(call.id, call.name, f"error: {e}", is_error=True)
 
     def _text_arg(self, name: str, args: dict) -> str:
+        """The tool's one text argument, whatever the model called it: its name, a name that says what it is
+        (``skill_markdown``), the only text given, or else the longest."""
         for key in _TEXT_NAMES[name]:
             if isinstance(args.get(key), str):
                 return args[key]
-        strings = [v for v in args.values() if isinstance(v, str)]
-        if len(strings) == 1:
-            return strings[0]
+        stem = _TEXT_NAMES[name][0][:6]  # "skill", "diagno", "text" -> also notebook_*, note*
+        named = [v for k, v in args.items() if isinstance(v, str) and (stem in k.lower() or
+                                                                       (name == "write_notebook" and "note" in k.lower()))]
+        strings = named or [v for v in args.values() if isinstance(v, str)]
+        if strings:
+            return max(strings, key=len)
         raise ToolError(f"{name} takes one text argument, {_TEXT_NAMES[name][0]!r}")
 
     def _t_list_dir(self, args: dict):
