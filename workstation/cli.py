@@ -400,6 +400,8 @@ def _launch(screen: str, **launch) -> int:
 def _tui(which: list[str], a: argparse.Namespace) -> int:
     screen = which[0]
     spec = _spec(a, agent="human" if screen == "play" else None) if screen in ("watch", "play") else None
+    if screen == "open":
+        _open(a.recording)  # a missing or unreadable recording is one line before any screen
     return open_tui(screen, spec=spec, recording=getattr(a, "recording", None),
                     step=bool(getattr(a, "step", False)), window=bool(getattr(a, "window", False)))
 

@@ -102,13 +102,20 @@ def run_eval(set_dir: Path, agent_spec: str, out: Path, repeats: int = 5, concur
     qs = [q for q in read_set(set_dir) if q["status"] in statuses]
     if not qs:
         raise UserError(f"{set_dir} has no questions with status {', '.join(statuses)}")
+    from workstation.qa.qset import check_frames
+
+    check_frames(set_dir, qs)  # a damaged frame is refused before anything is asked or written
+    if (Path(out) / EVAL_FILE).exists() and not (Path(out) / EVAL_FILE).is_file():
+        raise UserError(f"{Path(out) / EVAL_FILE} is not a file; choose another --out")
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     meta = {"format": FORMAT, "set": str(set_dir), "set_digest": set_digest(qs), "agent": agent_spec,
             "repeats": repeats, "statuses": list(statuses)}
     meta_path = out / EVAL_FILE
     if meta_path.is_file():
-        old = json.loads(meta_path.read_text(encoding="utf-8"))
+        from workstation.store.records import read_json
+
+        old = read_json(meta_path)
         for key in ("set_digest", "agent"):
             if old.get(key) != meta[key]:
                 raise UserError(f"{out} holds an eval of {old.get('agent')} on another set or agent "
