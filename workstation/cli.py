@@ -256,6 +256,8 @@ def _run(a: argparse.Namespace) -> int:
         raise UserError(f"--max-failed-turns must be 0 (never stop) or more (got {a.max_failed_turns})")
     engine = start_run(spec, rewindable=False)
     engine.max_failed_turns = a.max_failed_turns
+    if getattr(engine, "replay_note", None):
+        sys.stderr.write(f"workstation: warning: {engine.replay_note} (recorded in manifest.json)\n")
     if not a.quiet:
         from workstation.runs.progress import RunProgress
 
