@@ -34,6 +34,8 @@ def build(results: Results, baseline: str = "random", bootstrap_seed: int = 0) -
         if len(folded) == 1:  # e.g. "Random" in another harness's CSV
             baseline = folded[0]
     if baseline not in results.settings:
+        baseline = varied_baseline(results.settings, baseline) or baseline
+    if baseline not in results.settings:
         shown = ", ".join(results.settings[:8]) + (", ..." if len(results.settings) > 8 else "")
         raise UserError(f"baseline setting {baseline!r} has no runs in {results.source} (settings: {shown}); "
                         "name one with --baseline LABEL")
@@ -42,6 +44,23 @@ def build(results: Results, baseline: str = "random", bootstrap_seed: int = 0) -
     return Report(results, baseline, table, per_game, average, stats.separability(table, baseline),
                   ablation.ablations(results, bootstrap_seed), behaviour.behaviour(results),
                   footprint.footprint(results), bootstrap_seed)
+
+
+def varied_baseline(settings: list[str], base: str) -> str | None:
+    """The baseline among labels a grid expanded (``random|history=3``): the one variant of ``base``, or of
+    several the one at the paper's protocol values, else the first."""
+    variants = [s for s in settings if s.split("|", 1)[0].casefold() == base.casefold() and "|" in s]
+    if len(variants) <= 1:
+        return variants[0] if variants else None
+    from workstation.game.protocol import Protocol
+
+    paper = {k: str(v).lower() for k, v in Protocol().to_json().items()}
+
+    def at_paper(label: str) -> bool:
+        pairs = [p.split("=", 1) for p in label.split("|")[1:] if "=" in p]
+        return all(paper.get(k) == v.lower() for k, v in pairs)
+
+    return next((v for v in variants if at_paper(v)), variants[0])
 
 
 # -- JSON -------------------------------------------------------------------
@@ -115,7 +134,16 @@ def _f(x: float, digits: int = 2) -> str:
 
 
 def _g(x: float) -> str:
-    return "-" if x is None or math.isnan(x) else f"{x:.4g}"
+    """Up to 4 significant digits, never in exponent form (12040 turns, not 1.204e+04)."""
+    if x is None or math.isnan(x):
+        return "-"
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    if abs(x) >= 1000:
+        return f"{x:.0f}"
+    if x != 0 and abs(x) < 1e-3:
+        return f"{x:.4f}"
+    return f"{x:.4g}"
 
 
 def _table(head: list[str], rows: list[list[str]], md: bool, right: set[int] | None = None) -> list[str]:
@@ -154,7 +182,7 @@ def render(r: Report, md: bool = False) -> str:
         row = [g]
         for s in settings:
             c = r.cells.get((s, g))
-            row.append("" if c is None else f"{_g(c.mean)} +- {_g(c.se)} ({c.n})")
+            row.append("" if c is None else f"{_g(c.mean)} +- {_f(c.se, 2)} ({c.n})")
         rows.append(row)
     out += _table(["game", *settings], rows, md)
 

@@ -50,14 +50,19 @@ def load(dirs: list[str]) -> list[dict]:
             raise UserError(f"{path}: not an eval summary (no accuracy); run `workstation qa eval` first")
         check_fields(s, SUMMARY_FIELDS, str(path))
         acc = s["accuracy"]
-        check_fields(acc, {g: ("num", False, 0, 1) for g in GROUPS}, f"{path} accuracy")
+        missing = [g for g in GROUPS if g not in acc]
+        if missing:
+            raise UserError(f"{path}: field 'accuracy.{missing[0]}' is missing; run `workstation qa eval` again")
+        check_fields(acc, {g: ("num", True, 0, 1) for g in GROUPS}, f"{path} accuracy")
+        if not isinstance(s.get("counts"), dict):
+            raise UserError(f"{path}: field 'counts' is missing or not an object; run `workstation qa eval` again")
         for c in CATEGORIES:
             if c in acc:
                 if not isinstance(acc[c], dict):
                     raise UserError(f"{path}: field 'accuracy.{c}' is not an object")
                 check_fields(acc[c], {"accuracy": ("num", True, 0, 1), "correct": ("int", True, 0, 10**9),
                                       "answers": ("int", True, 0, 10**9)}, f"{path} accuracy.{c}")
-        summaries.append(s)
+        summaries.append({**s, "_dir": str(d)})  # the row's label names the directory (never written back)
     return summaries
 
 
@@ -67,7 +72,19 @@ def note_mixed_sets(summaries: list[dict]) -> None:
 
 
 def as_json(summaries: list[dict]) -> list[dict]:
-    return [{"agent": s["agent"], "set": s.get("set"), "accuracy": s["accuracy"]} for s in summaries]
+    from workstation.qa.evaluate import row_label, wilson
+
+    def ci(key):
+        v, n = s["accuracy"].get(key), s["counts"].get(key)
+        iv = wilson(round(v * n), n) if isinstance(v, (int, float)) and n else None
+        return None if iv is None else list(iv)
+
+    out = []
+    for s in summaries:
+        out.append({"label": row_label(s), "dir": s.get("_dir"), "agent": s["agent"], "set": s.get("set"),
+                    "seed": s.get("seed"), "accuracy": s["accuracy"],
+                    "wilson95": {k: ci(k) for k in GROUPS}})
+    return out
 
 
 def markdown(summaries: list[dict]) -> str:
