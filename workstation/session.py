@@ -47,8 +47,9 @@ MODES = ("realtime", "paused")
 PACES = ("paper", "native")
 ORDERS = ("fixed", "shuffled")
 PRACTICE_SEED = 1000  # practice runs use seeds 1000, 1001, ... (never a scored seed)
-RESULT_COLUMNS = ("setting", "game", "seed", "score", "run_id", "complete", "lives_lost", "turns",
-                  "invalid_turns", "frames", "pace", "play_mode", "participant")
+# the batch's results.csv order (workstation.batch.results), for the columns a session has, then its own
+RESULT_COLUMNS = ("run_id", "setting", "game", "seed", "score", "lives_lost", "turns", "invalid_turns", "frames",
+                  "budget", "complete", "start", "prompt_pack", "pace", "play_mode", "participant")
 
 
 def _now() -> str:
@@ -366,11 +367,24 @@ class Session:
 
     def result_rows(self) -> list[dict]:
         s = self.settings
+        proto = s.protocol.to_json()
+        pack = self.pack_label()
         return [{"setting": s.setting, "game": st.game, "seed": st.seed, "score": f"{st.score:g}",
                  "run_id": st.run_id or "", "complete": "true", "lives_lost": st.lives_lost, "turns": st.turns,
-                 "invalid_turns": st.invalid_turns, "frames": st.frames, "pace": s.pace, "play_mode": s.mode,
+                 "invalid_turns": st.invalid_turns, "frames": st.frames, "budget": proto.get("frames"),
+                 "start": proto.get("start"), "prompt_pack": pack, "pace": s.pace, "play_mode": s.mode,
                  "participant": s.participant}
                 for st in self.steps if st.done and not st.practice]
+
+    def pack_label(self) -> str:
+        """``name@digest8`` of the session's prompt pack, as a batch's results.csv names it."""
+        from workstation.turn.promptpack import load_pack
+
+        try:
+            pack = load_pack(self.settings.prompts)
+        except Exception:  # noqa: BLE001 - the label only; the pack was checked when the session started
+            return str(self.settings.prompts or "?")
+        return f"{pack.name}@{str(pack.digest)[:8]}"
 
     def write_results(self) -> None:
         buf = io.StringIO(newline="")
