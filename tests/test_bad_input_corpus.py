@@ -426,7 +426,7 @@ CASES += [
     Case("qa-table:summary-dir", ["qa", "table", "{w}/qaeval"], make_dir("qaeval/summary.json"), DAMAGED),
     Case("qa-table:summary-garbage", ["qa", "table", "{w}/qaeval"], write("qaeval/summary.json", "{"), DAMAGED),
     Case("qa-table:summary-fields-wrong", ["qa", "table", "{w}/qaeval"],
-         set_json("qaeval/summary.json", capabilities="all"), DAMAGED),
+         set_json("qaeval/summary.json", accuracy={"overall": "high"}), DAMAGED),
     Case("qa-table:unreadable", ["qa", "table", "{w}/qaeval"], deny=("qaeval",)),
 ]
 

@@ -7,7 +7,7 @@ import pytest
 from workstation.cli import main
 from workstation.errors import UserError
 from workstation.game.protocol import Protocol
-from workstation.qa.curate import add_by_hand, edit, set_status
+from workstation.qa.curate import add_by_hand, contradiction, edit, set_status
 from workstation.qa.qset import QUESTIONS, read_set
 from workstation.runs.start import RunSpec, start_run
 
@@ -39,6 +39,10 @@ def test_accept_reject_edit_append_only(made):
     assert qs[a]["status"] == "accepted" and qs[b]["status"] == "rejected"
     assert qs[c]["status"] == "edited" and qs[c]["answer"] == other
     assert qs[c]["truth"]["answer_from_ram"] == q["answer"]
+    assert qs[c]["truth"]["overridden"] is True and "contradicts the RAM truth" in contradiction(qs[c])
+    edit(root, c, answer=q["answer"])  # back to what the RAM says: no longer overridden
+    back = {x["id"]: x for x in read_set(root)}[c]
+    assert "overridden" not in back["truth"] and contradiction(back) is None
     with pytest.raises(UserError):
         edit(root, c, answer="sideways")
     with pytest.raises(UserError):

@@ -39,6 +39,21 @@ def _on_disk(root):
     return {q["id"]: q for q in read_set(root)}
 
 
+def _outlined(cells) -> bool:
+    magenta = 0xFF00FF
+    return bool(((cells >> 24) == magenta).any() or ((cells & 0xFFFFFF) == magenta).any())
+
+
+@run_async
+async def test_outlines_survive_a_small_terminal(made, tmp_path):
+    root = _copy(made, tmp_path)
+    app = CurateApp(root)
+    async with app.run_test(size=(70, 24)) as pilot:  # the frame is scaled well below 160 columns
+        await pilot.pause()
+        view = app.query_one("#qa-frame", FrameView)
+        assert view._renderer._cells.shape[1] < 160 and _outlined(view._renderer._cells)
+
+
 @run_async
 async def test_accept_reject_and_outlines(made, tmp_path):
     root = _copy(made, tmp_path)
@@ -47,11 +62,12 @@ async def test_accept_reject_and_outlines(made, tmp_path):
     async with app.run_test(size=(220, 70)) as pilot:
         await pilot.pause()
         view = app.query_one("#qa-frame", FrameView)
-        with_boxes = view._rgb.copy()
+        with_boxes = view._renderer._cells.copy()  # outlines are drawn on the frame as scaled to the cells
+        assert _outlined(with_boxes)
         await pilot.press("o")
-        assert (view._rgb != with_boxes).any()  # the outlines went away
+        assert (view._renderer._cells != with_boxes).any() and not _outlined(view._renderer._cells)
         await pilot.press("o")
-        assert (view._rgb == with_boxes).all()
+        assert (view._renderer._cells == with_boxes).all()
         await pilot.press("a")
         assert _on_disk(root)[ids[0]]["status"] == "accepted"  # saved before the app exits
         assert app.index == 1

@@ -52,7 +52,7 @@ def test_a_mix_of_eval_and_batch_dirs_is_one_line(evals, tmp_path, capsys):
     assert len(err.splitlines()) == 1 and "not a mix" in err and str(csv) in err
     assert main(["report", str(csv), str(evals[0])]) == 2
     assert "not a mix" in capsys.readouterr().err
-    assert main(["report", str(csv), str(csv)]) == 2  # several batches: one line too
-    assert "one batch" in capsys.readouterr().err
+    assert main(["report", str(csv), str(csv)]) == 2  # several sources join, but one given twice is one line
+    assert "given twice" in capsys.readouterr().err
     assert main(["report", str(evals[0]), "--plots", str(tmp_path / "p")]) == 2
     assert main(["report", str(csv)]) == 0  # one batch CSV still reports as before

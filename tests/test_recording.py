@@ -60,7 +60,7 @@ namespace: dict = {}
 exec(RUN, namespace)
 play = namespace["play"]
 
-MANIFEST = {"game": "breakout", "seed": 0, "agent": {"kind": "random", "spec": "random"}, "protocol": "ataribench"}
+MANIFEST = {"game": "breakout", "seed": 0, "agent": {"kind": "random", "spec": "random"}, "protocol": {}}  # an object, as every writer writes it (a string is refused as damage)
 
 
 def record(directory: Path, frames: int = 300) -> tuple[RecordingWriter, list]:

@@ -266,6 +266,8 @@ def _run(a: argparse.Namespace) -> int:
         raise UserError(f"--max-failed-turns must be 0 (never stop) or more (got {a.max_failed_turns})")
     engine = start_run(spec, rewindable=False)
     engine.max_failed_turns = a.max_failed_turns
+    if getattr(engine, "replay_note", None):
+        sys.stderr.write(f"workstation: warning: {engine.replay_note} (recorded in manifest.json)\n")
     if not a.quiet:
         from workstation.runs.progress import RunProgress
 
@@ -445,6 +447,8 @@ def _tui(which: list[str], a: argparse.Namespace) -> int:
 
         return open_tui("match", **play_vs(a))
     spec = _spec(a, agent="human" if screen == "play" else None) if screen in ("watch", "play") else None
+    if screen == "open":
+        _open(a.recording)  # a missing or unreadable recording is one line before any screen
     return open_tui(screen, spec=spec, recording=getattr(a, "recording", None),
                     step=bool(getattr(a, "step", False)), window=bool(getattr(a, "window", False)))
 

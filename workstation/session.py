@@ -47,8 +47,9 @@ MODES = ("realtime", "paused")
 PACES = ("paper", "native")
 ORDERS = ("fixed", "shuffled")
 PRACTICE_SEED = 1000  # practice runs use seeds 1000, 1001, ... (never a scored seed)
-RESULT_COLUMNS = ("setting", "game", "seed", "score", "run_id", "complete", "lives_lost", "turns",
-                  "invalid_turns", "frames", "pace", "play_mode", "participant")
+# the batch's results.csv order (workstation.batch.results), for the columns a session has, then its own
+RESULT_COLUMNS = ("run_id", "setting", "game", "seed", "score", "lives_lost", "turns", "invalid_turns", "frames",
+                  "budget", "complete", "start", "prompt_pack", "pace", "play_mode", "participant")
 
 
 def _now() -> str:
@@ -117,19 +118,48 @@ def parse_seeds(text: str) -> tuple[int, ...]:
     return tuple(seeds)
 
 
+MAX_PARTICIPANT = 64  # characters of a participant id (it names the session directory)
+MAX_PRACTICE = 20
+
+
+def check_participant(pid: str) -> None:
+    """A participant id that can name a directory: no path parts, no control characters, not too long."""
+    if any(ord(c) < 32 or ord(c) == 127 for c in pid):
+        raise UserError("--participant holds a control character (a newline, tab or NUL); give a plain id such as P01")
+    if "/" in pid or "\\" in pid:
+        raise UserError(f"--participant {pid!r} holds a path separator; give a plain id such as P01")
+    if set(pid.strip()) <= {"."}:
+        raise UserError(f"--participant {pid!r} is not an id (it would name a directory above the session's); "
+                        "give a plain id such as P01")
+    if len(pid) > MAX_PARTICIPANT:
+        raise UserError(f"--participant is {len(pid)} characters; at most {MAX_PARTICIPANT} (it names the session "
+                        "directory)")
+
+
 def make_settings(participant: str, games: str, seeds: str, practice: int = 0, mode: str = "realtime",
                   pace: str = "paper", order: str = "fixed", protocol: Protocol | None = None,
                   prompts: str | None = None) -> Settings:
     """Checked settings; bad input is one ``UserError`` line."""
     if participant is None or not participant.strip():
         raise UserError("--participant is empty; give the participant's id, e.g. --participant P01")
-    if practice < 0:
-        raise UserError(f"--practice must be 0 or more practice runs per game (got {practice})")
+    check_participant(participant)
+    if not 0 <= practice <= MAX_PRACTICE:
+        raise UserError(f"--practice must be 0..{MAX_PRACTICE} practice runs per game (got {practice})")
     for name, value, allowed in (("mode", mode, MODES), ("pace", pace, PACES), ("order", order, ORDERS)):
         if value not in allowed:
             raise UserError(f"--{name} {value!r} is unknown: use {' or '.join(allowed)}")
     return Settings(participant, parse_games(games), parse_seeds(seeds), practice, mode, pace, order,
                     protocol or Protocol(), prompts)
+
+
+# what session.json holds, checked as it is read (workstation.store.records.check_fields)
+SESSION_FIELDS = {"format": ("str", False), "settings": ("dict", False), "steps": ("list", False),
+                  "created": ("str", True), "events": ("list", True), "finished": ("str", True)}
+STEP_FIELDS = {"index": ("int", False, 0, 10**6), "game": ("str", False), "seed": ("int", False, 0, 2**32 - 1),
+               "practice": ("bool", False), "state": ("str", True), "recording": ("str", True),
+               "incomplete": ("list", True), "started": ("str", True), "ended": ("str", True),
+               "score": ("num", True), "frames": ("int", True), "lives_lost": ("int", True), "turns": ("int", True),
+               "run_id": ("str", True), "invalid_turns": ("int", True)}
 
 
 # -- steps -----------------------------------------------------------------------------
@@ -199,6 +229,8 @@ class Session:
             return cls._resume(path, settings)
         if path.exists() and not path.is_dir():
             raise UserError(f"{path} is a file; give --out a directory for the session")
+        if f.exists() or f.is_symlink():
+            raise UserError(f"{f} is not a file; move it away or give --out another directory")
         try:
             path.mkdir(parents=True, exist_ok=True)
         except OSError as e:
@@ -210,12 +242,18 @@ class Session:
     @classmethod
     def _resume(cls, path: Path, settings: Settings) -> "Session":
         f = path / SESSION_FILE
+        from workstation.store.records import check_fields, read_json
+
         try:
-            data = json.loads(f.read_text(encoding="utf-8"))
+            data = check_fields(read_json(f), SESSION_FIELDS, str(f))
             if data.get("format") != FORMAT:
                 raise ValueError(f"format {data.get('format')!r}")
-            steps = [Step(**st) for st in data["steps"]]
-        except (OSError, ValueError, KeyError, TypeError) as e:
+            steps = []
+            for i, st in enumerate(data["steps"]):
+                if not isinstance(st, dict):
+                    raise ValueError(f"step {i} is not an object")
+                steps.append(Step(**check_fields(st, STEP_FIELDS, f"{f} step {i}")))
+        except (UserError, ValueError, KeyError, TypeError) as e:
             raise UserError(f"{f} cannot be read as a session ({e}); give --out another directory") from None
         stored = data.get("settings")
         if stored != settings.to_json():
@@ -329,11 +367,24 @@ class Session:
 
     def result_rows(self) -> list[dict]:
         s = self.settings
+        proto = s.protocol.to_json()
+        pack = self.pack_label()
         return [{"setting": s.setting, "game": st.game, "seed": st.seed, "score": f"{st.score:g}",
                  "run_id": st.run_id or "", "complete": "true", "lives_lost": st.lives_lost, "turns": st.turns,
-                 "invalid_turns": st.invalid_turns, "frames": st.frames, "pace": s.pace, "play_mode": s.mode,
+                 "invalid_turns": st.invalid_turns, "frames": st.frames, "budget": proto.get("frames"),
+                 "start": proto.get("start"), "prompt_pack": pack, "pace": s.pace, "play_mode": s.mode,
                  "participant": s.participant}
                 for st in self.steps if st.done and not st.practice]
+
+    def pack_label(self) -> str:
+        """``name@digest8`` of the session's prompt pack, as a batch's results.csv names it."""
+        from workstation.turn.promptpack import load_pack
+
+        try:
+            pack = load_pack(self.settings.prompts)
+        except Exception:  # noqa: BLE001 - the label only; the pack was checked when the session started
+            return str(self.settings.prompts or "?")
+        return f"{pack.name}@{str(pack.digest)[:8]}"
 
     def write_results(self) -> None:
         buf = io.StringIO(newline="")

@@ -46,6 +46,12 @@ def settings_from_args(a: argparse.Namespace):
     ns = argparse.Namespace(**{k: v for k, v in vars(a).items() if k not in ("out", "mode", "pace", "func")})
     ns.game, ns.agent, ns.seed = games[0], "human", 0
     spec = spec_from_args(ns, agent="human")  # the protocol options, checked as any run's are
+    from dataclasses import replace
+
+    from workstation.options import preflight
+
+    for game in games:  # the game variant and the prompt pack, as `run` checks them (nothing written)
+        preflight(replace(spec, game=game))
     return make_settings(a.participant, a.games, a.seeds, a.practice, a.mode, a.pace, a.order, spec.protocol,
                          spec.prompts)
 
@@ -57,14 +63,18 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"--countdown must be 0 or more seconds (got {args.countdown})")
     settings = settings_from_args(args)
     out = Path(args.out) if args.out else Path(SESSIONS) / slug(settings.participant)
+    from workstation.cli import open_tui, require_terminal
+    from workstation.options import check_out
+
+    check_out(str(out))  # the session directory can be made where it is asked for
+    require_terminal("session")  # before session.json is written: nothing is left behind
     session = Session.open(out, settings)
     session.countdown = args.countdown
     if session.complete:
         print(f"the session in {out} is already complete; results in {out / 'results.csv'}")
         return 0
-    from workstation.cli import open_tui
-
     code = open_tui("session", session=session)
     print(f"session {out}: {session.progress_text()}" + ("" if session.complete else
                                                           "; run the same command again to resume"))
     return code
+

@@ -18,6 +18,7 @@ drops it.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -27,7 +28,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer, Input, Static
 
-from screens.widgets.frame_view import FrameView
+from screens.widgets.frame_view import FRAME_WIDTH, FrameRenderer, FrameView, fit_grid, pool_brightest
 from workstation.errors import UserError
 from workstation.qa import curate, templates
 from workstation.qa.qset import CATEGORIES, read_set
@@ -52,6 +53,58 @@ def outlined(rgb: np.ndarray, boxes: list[dict]) -> np.ndarray:
     return out
 
 
+def outline_grid(packed: np.ndarray, boxes: list[dict], frame_height: int) -> np.ndarray:
+    """The scaled-down frame (packed 0xRRGGBB, rows x columns) with each box outlined at that scale: drawn
+    after scaling, so an outline never vanishes into a block's brightest pixel."""
+    rows, columns = packed.shape
+    if not boxes or rows == 0:
+        return packed
+    out = packed.copy()
+    colour = (int(OUTLINE[0]) << 16) | (int(OUTLINE[1]) << 8) | int(OUTLINE[2])
+    sx, sy = columns / FRAME_WIDTH, rows / frame_height
+    for b in boxes:
+        x0 = max(0, min(columns - 1, math.floor((b["x"] - 1) * sx)))
+        x1 = max(0, min(columns - 1, math.ceil((b["x"] + b["w"]) * sx)))
+        y0 = max(0, min(rows - 1, math.floor((b["y"] - 1) * sy)))
+        y1 = max(0, min(rows - 1, math.ceil((b["y"] + b["h"]) * sy)))
+        out[[y0, y1], x0:x1 + 1] = colour
+        out[y0:y1 + 1, [x0, x1]] = colour
+    return out
+
+
+class OutlineRenderer(FrameRenderer):
+    """A FrameRenderer that outlines ``boxes`` on the frame after it is scaled to the cells."""
+
+    boxes: list[dict] = []
+
+    def cells(self, rgb: np.ndarray) -> np.ndarray:
+        columns, rows = fit_grid(rgb.shape[0], self.width, self.height)
+        if columns == 0:
+            return np.zeros((0, 0), dtype=np.int64)
+        packed = outline_grid(pool_brightest(rgb, columns, rows), self.boxes, rgb.shape[0])
+        return (packed[0::2] << 24) | packed[1::2]
+
+
+class OutlinedFrameView(FrameView):
+    """The curator's frame: the RAM objects outlined at the size the frame is drawn."""
+
+    boxes: list[dict] = []
+
+    def _resize_renderer(self, width: int, height: int) -> None:
+        self._renderer = OutlineRenderer(width, height)
+        self._renderer.boxes = self.boxes
+        if self._rgb is not None:
+            self._renderer.render(self._rgb)
+
+    def show_outlined(self, rgb: np.ndarray, boxes: list[dict], index: int) -> None:
+        self.boxes = list(boxes)
+        if isinstance(self._renderer, OutlineRenderer):
+            self._renderer.boxes = self.boxes
+        else:
+            self._resize_renderer(*self.size)
+        self.show(rgb, index)
+
+
 class CurateApp(App):
     AUTO_FOCUS = None  # keys drive the screen until tab reaches a field
     CSS = """
@@ -61,6 +114,8 @@ class CurateApp(App):
     #qa-side Input { margin-bottom: 1; }
     #qa-meta { height: auto; margin-bottom: 1; }
     #qa-status { height: auto; color: $accent; }
+    .qa-label { height: 1; text-style: bold; }
+    #qa-question-text { height: auto; max-height: 6; color: $text-muted; }
     """
     BINDINGS = [
         Binding("a", "status('accepted')", "accept"),
@@ -97,11 +152,15 @@ class CurateApp(App):
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="qa-body"):
-            yield FrameView(id="qa-frame")
+            yield OutlinedFrameView(id="qa-frame")
             with Vertical(id="qa-side"):
                 yield Static("", id="qa-meta")
+                yield Static("Question (enter saves):", classes="qa-label")
+                yield Static("", id="qa-question-text")  # the whole question, wrapped
                 yield Input(id="qa-question", placeholder="question")
+                yield Static("Choices (comma separated):", classes="qa-label")
                 yield Input(id="qa-choices", placeholder="choices, comma separated")
+                yield Static("Answer (one of the choices):", classes="qa-label")
                 yield Input(id="qa-answer", placeholder="answer (one of the choices)")
                 yield Static("", id="qa-status")
         yield Footer()
@@ -124,7 +183,7 @@ class CurateApp(App):
         f = q["frames"][self.frame_pos]
         rgb = np.asarray(Image.open(self.root / f["file"]).convert("RGB"))
         boxes = [u for u in q["truth"]["ram"] if u["frame"] == f["index"]] if isinstance(q["truth"], dict) else []
-        self.query_one("#qa-frame", FrameView).show(outlined(rgb, boxes) if self.show_outlines else rgb, f["index"])
+        self.query_one("#qa-frame", OutlinedFrameView).show_outlined(rgb, boxes if self.show_outlines else [], f["index"])
         truth = "human" if q["truth"] == "human" else q["truth"].get("rule", "ram")
         where = (f"frame {self.frame_pos + 1}/{len(q['frames'])}: index {f['index']} at {f['t']}"
                  f"  (outlines {'on' if self.show_outlines else 'off'})")
@@ -139,6 +198,10 @@ class CurateApp(App):
         self.query_one("#qa-meta", Static).update(
             f"{self.index + 1}/{len(self.questions)}  {q['id']}  [{q['status']}]\n"
             f"{q['game']} · {q['category']} · truth: {truth}\n{where}")
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input.id == "qa-question":
+            self.query_one("#qa-question-text", Static).update(event.value)
 
     def _say(self, text: str) -> None:
         self.query_one("#qa-status", Static).update(text)
@@ -255,7 +318,8 @@ class CurateApp(App):
         except UserError as e:
             self._say(f"not saved: {e}")
             return
-        self._say(f"{self.question['id']}: {field} edited (saved)")
+        warn = curate.contradiction(self.question) if field == "answer" else None
+        self._say(f"{self.question['id']}: {field} edited (saved)" + (f"\nwarning: {warn}" if warn else ""))
         self._show()
 
 

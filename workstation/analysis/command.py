@@ -26,7 +26,6 @@ def register(sub) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from workstation.analysis import report
-    from workstation.analysis.table import load_results
     from workstation.errors import UserError
     from workstation.qa import report as qa_report
 
@@ -48,10 +47,14 @@ def run(args: argparse.Namespace) -> int:
         if args.plots:
             raise UserError("--plots is for batch reports; eval results have no plots")
         return qa_report.report(args.results, args.json, args.md)
-    if len(args.results) > 1:
-        raise UserError(f"{len(args.results)} paths given: a batch report takes one batch directory or results CSV "
-                        "(several paths only for `qa eval` result directories)")
-    r = report.build(load_results(args.results[0], include_changed=args.include_changed), baseline=args.baseline, bootstrap_seed=args.bootstrap_seed)
+    import sys
+
+    from workstation.analysis.table import load_many, mixed_conditions
+
+    results = load_many(args.results, include_changed=args.include_changed)  # batches, sessions and CSVs joined
+    r = report.build(results, baseline=args.baseline, bootstrap_seed=args.bootstrap_seed)
+    for line in mixed_conditions(results)[:2]:
+        sys.stderr.write(f"workstation: warning: {line}\n")
     if args.plots:  # before printing, so a missing matplotlib fails with one line and nothing else
         from workstation.analysis.plots import write_plots
 

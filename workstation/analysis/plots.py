@@ -37,7 +37,8 @@ def _heatmap(plt, report, settings, games, path: Path) -> Path:
     import numpy as np
 
     grid = np.array([[report.ranks[g].get(s, np.nan) for s in settings] for g in games], dtype=float)
-    fig, ax = plt.subplots(figsize=(1.2 + 0.9 * len(settings), 1.2 + 0.38 * len(games)))
+    # wide enough for the title and the labels whatever the count (one setting clipped the title)
+    fig, ax = plt.subplots(figsize=(max(5.0, 1.2 + 0.9 * len(settings)), max(2.4, 1.2 + 0.38 * len(games))))
     im = ax.imshow(grid, cmap="viridis_r", aspect="auto")
     ax.set_xticks(range(len(settings)), [f"{s}\n(avg {report.average_rank[s][0]:.2f})" for s in settings],
                   rotation=30, ha="right", fontsize=8)

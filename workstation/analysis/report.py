@@ -27,6 +27,7 @@ class Report:
     behaviour: dict
     footprint: tuple | None
     bootstrap_seed: int
+    human: dict | None = None  # human-normalised scores, when human runs are present
 
 
 def build(results: Results, baseline: str = "random", bootstrap_seed: int = 0) -> Report:
@@ -35,6 +36,8 @@ def build(results: Results, baseline: str = "random", bootstrap_seed: int = 0) -
         if len(folded) == 1:  # e.g. "Random" in another harness's CSV
             baseline = folded[0]
     if baseline not in results.settings:
+        baseline = varied_baseline(results.settings, baseline) or baseline
+    if baseline not in results.settings:
         shown = ", ".join(results.settings[:8]) + (", ..." if len(results.settings) > 8 else "")
         raise UserError(f"baseline setting {baseline!r} has no runs in {results.source} (settings: {shown}); "
                         "name one with --baseline LABEL")
@@ -42,7 +45,49 @@ def build(results: Results, baseline: str = "random", bootstrap_seed: int = 0) -
     per_game, average = stats.ranks(table)
     return Report(results, baseline, table, per_game, average, stats.separability(table, baseline),
                   ablation.ablations(results, bootstrap_seed), behaviour.behaviour(results),
-                  footprint.footprint(results), bootstrap_seed)
+                  footprint.footprint(results), bootstrap_seed, human_normalised(results, table, baseline))
+
+
+def human_normalised(results: Results, table: dict, baseline: str) -> dict | None:
+    """(model - random) / (human - random) per setting and game, and its mean over the games, when human runs
+    (settings ``human...``) are present; None otherwise. A game whose human mean equals the baseline's is left out."""
+    humans = [s for s in results.settings if s.lower().startswith("human")]
+    if not humans or baseline in humans:
+        return None
+    per: dict[str, dict[str, float]] = {}
+    for game in results.games:
+        scores = [r.score for r in results.rows if r.game == game and r.setting in humans]
+        base = table.get((baseline, game))
+        if not scores or base is None:
+            continue
+        human = sum(scores) / len(scores)
+        if abs(human - base.mean) < 1e-12:
+            continue
+        for s in results.settings:
+            c = table.get((s, game))
+            if s in humans or s == baseline or c is None:
+                continue
+            per.setdefault(s, {})[game] = (c.mean - base.mean) / (human - base.mean)
+    if not per:
+        return None
+    return {s: {"games": g, "overall": sum(g.values()) / len(g)} for s, g in per.items()}
+
+
+def varied_baseline(settings: list[str], base: str) -> str | None:
+    """The baseline among labels a grid expanded (``random|history=3``): the one variant of ``base``, or of
+    several the one at the paper's protocol values, else the first."""
+    variants = [s for s in settings if s.split("|", 1)[0].casefold() == base.casefold() and "|" in s]
+    if len(variants) <= 1:
+        return variants[0] if variants else None
+    from workstation.game.protocol import Protocol
+
+    paper = {k: str(v).lower() for k, v in Protocol().to_json().items()}
+
+    def at_paper(label: str) -> bool:
+        pairs = [p.split("=", 1) for p in label.split("|")[1:] if "=" in p]
+        return all(paper.get(k) == v.lower() for k, v in pairs)
+
+    return next((v for v in variants if at_paper(v)), variants[0])
 
 
 # -- JSON -------------------------------------------------------------------
@@ -84,6 +129,7 @@ def to_json(r: Report) -> dict:
         "source": str(r.results.source), "baseline": r.baseline, "runs": len(r.results.rows),
         "incomplete_left_out": r.results.incomplete, "changed_by_hand_left_out": r.results.changed,
         "settings": r.results.settings, "games": games,
+        "human_normalised": r.human,
         "cells": [{"setting": c.setting, "game": c.game, "n": c.n, "mean": _num(c.mean), "se": _num(c.se)}
                   for c in r.cells.values()],
         "average_rank": {s: {"rank": v, "games": n} for s, (v, n) in r.average_rank.items()},
@@ -117,7 +163,16 @@ def _f(x: float, digits: int = 2) -> str:
 
 
 def _g(x: float) -> str:
-    return "-" if x is None or math.isnan(x) else f"{x:.4g}"
+    """Up to 4 significant digits, never in exponent form (12040 turns, not 1.204e+04)."""
+    if x is None or math.isnan(x):
+        return "-"
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    if abs(x) >= 1000:
+        return f"{x:.0f}"
+    if x != 0 and abs(x) < 1e-3:
+        return f"{x:.4f}"
+    return f"{x:.4g}"
 
 
 def _table(head: list[str], rows: list[list[str]], md: bool, right: set[int] | None = None) -> list[str]:
@@ -159,9 +214,16 @@ def render(r: Report, md: bool = False) -> str:
         row = [g]
         for s in settings:
             c = r.cells.get((s, g))
-            row.append("" if c is None else f"{_g(c.mean)} +- {_g(c.se)} ({c.n})")
+            row.append("" if c is None else f"{_g(c.mean)} +- {_f(c.se, 2)} ({c.n})")
         rows.append(row)
     out += _table(["game", *settings], rows, md)
+
+    if r.human:
+        out += _heading("Human-normalised score: (model - baseline) / (human - baseline) per game", md)
+        hgames = sorted({g for v in r.human.values() for g in v["games"]})
+        rows = [[s, *[_f(v["games"].get(g)) if g in v["games"] else "" for g in hgames], _f(v["overall"])]
+                for s, v in sorted(r.human.items())]
+        out += _table(["setting", *hgames, "overall"], rows, md)
 
     out += _heading("Rank per game (1 = highest mean; ties share) and average rank", md)
     rows = [[g, *[_f(r.ranks[g].get(s), 1) if s in r.ranks[g] else "" for s in settings]] for g in games]

@@ -20,7 +20,8 @@ REQUIRED = ("setting", "game", "seed", "score")
 COUNTS = ("lives_lost", "turns", "invalid_turns", "failed_turns", "calls",
           "input_tokens", "output_tokens", "reasoning_tokens")
 NUMBERS = COUNTS + ("cost_usd", "wall_s", "stagnation")
-KNOWN = set(REQUIRED) | set(NUMBERS) | {"run_id", "complete", "by_hand"}
+CONDITIONS = ("budget", "start", "prompt_pack")  # what a setting was played under; compared across sources
+KNOWN = set(REQUIRED) | set(NUMBERS) | {"run_id", "complete", "by_hand", "budget", "prompt_pack"}
 PLAIN_MARKS = ("", "-", "false", "no", "0")  # a ``by_hand`` cell of a run nobody changed
 
 
@@ -40,6 +41,7 @@ class Row:
     run_id: str = ""
     values: dict[str, float] = field(default_factory=dict)  # optional numeric columns present
     protocol: dict[str, str] = field(default_factory=dict)  # protocol-field columns present
+    conditions: dict[str, str] = field(default_factory=dict)  # budget, start, prompt_pack when given
 
 
 @dataclass
@@ -157,6 +159,9 @@ def load_results(path: str | Path, include_changed: bool = False) -> Results:
                     row.values[c] = _number(c, rec[c], where)
             for c in proto_cols:
                 row.protocol[c] = rec[c]
+            for c in CONDITIONS:
+                if rec.get(c):
+                    row.conditions[c] = rec[c]
             rows.append(row)
     except csv.Error as e:
         raise UserError(f"{csv_path} is not a readable CSV ({e})") from None
@@ -167,3 +172,47 @@ def load_results(path: str | Path, include_changed: bool = False) -> Results:
                       "--include-changed counts them)")
         raise UserError(f"{csv_path} has no complete runs{extra}; nothing to report")
     return Results(csv_path, rows, header, incomplete, batch_dir=batch_dir, changed=changed)
+
+
+def load_many(paths: list[str | Path], include_changed: bool = False) -> Results:
+    """Several sources (batches, sessions, CSVs) as one table; a run may appear in only one of them."""
+    resolved = [resolve(p)[0].resolve() for p in paths]
+    for i, p in enumerate(resolved):
+        if p in resolved[:i]:
+            raise UserError(f"{paths[i]} is given twice (as {p}); give each source once")
+    parts = [load_results(p, include_changed=include_changed) for p in paths]
+    if len(parts) == 1:
+        return parts[0]
+    rows: list[Row] = []
+    seen: dict[tuple[str, str, str], Path] = {}
+    columns: list[str] = []
+    for part in parts:
+        for c in part.columns:
+            if c not in columns:
+                columns.append(c)
+        for r in part.rows:
+            key = (r.setting, r.game, r.seed)
+            if key in seen:
+                raise UserError(f"setting {key[0]!r} game {key[1]!r} seed {key[2]!r} is in both {seen[key]} and "
+                                f"{part.source}; report each run once")
+            seen[key] = part.source
+            rows.append(r)
+    dirs = [p.batch_dir for p in parts if p.batch_dir is not None]
+    return Results(Path(" + ".join(str(p.source) for p in parts)), rows, columns,
+                   sum(p.incomplete for p in parts), batch_dir=dirs[0] if len(dirs) == 1 else None,
+                   changed=sum(p.changed for p in parts))
+
+
+def mixed_conditions(results: Results) -> list[str]:
+    """One line per condition (budget, start, prompt pack) under which the settings were not all played alike."""
+    out = []
+    for c in CONDITIONS:
+        by: dict[str, set[str]] = {}
+        for r in results.rows:
+            if c in r.conditions:
+                by.setdefault(r.setting, set()).add(r.conditions[c])
+        if len({v for vs in by.values() for v in vs}) > 1:
+            shown = "; ".join(f"{s}: {', '.join(sorted(v))}" for s, v in sorted(by.items()))
+            name = {"prompt_pack": "prompt packs"}.get(c, c + "s")
+            out.append(f"the settings were played under different {name} ({shown}); their scores may not compare")
+    return out

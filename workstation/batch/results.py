@@ -22,9 +22,12 @@ from workstation.store.index import Entry, Index
 from workstation.store.recording import Recording, RecordingError
 
 COLUMNS = ("run_id", "setting", "game", "seed", "score", "lives_lost", "turns", "invalid_turns", "failed_turns",
-           "frames", "complete", "by_hand", "calls", "input_tokens", "output_tokens", "reasoning_tokens", "cost_usd", "wall_s")
-# The expanded protocol fields (the budget is the ``frames`` column: a complete run plays all of it).
+           "frames", "budget", "complete", "by_hand", "calls", "input_tokens", "output_tokens", "reasoning_tokens",
+           "cost_usd", "wall_s")
+# The expanded protocol fields (the budget is its own column, ``budget``: a complete run plays all of it), then
+# the prompt pack (name@digest): `report A B` warns when settings were played under different ones.
 PROTOCOL_COLUMNS = tuple(s.name for s in SETTINGS if s.name != "frames")
+PACK_COLUMN = "prompt_pack"
 RUNS = "runs"
 
 
@@ -58,16 +61,24 @@ def row(cell: Cell, path: Path) -> dict:
         "run_id": rec.run_id, "setting": cell.label, "game": cell.game, "seed": cell.seed,
         "score": s.total_reward, "lives_lost": s.lives_lost, "turns": s.turns, "invalid_turns": s.invalid_turns,
         "failed_turns": _failed(s, rec),
-        "frames": s.frames, "complete": bool(s.complete), "by_hand": mark(rec.interventions), "calls": s.calls, "input_tokens": n_in,
+        "frames": s.frames, "budget": proto.get("frames"), "complete": bool(s.complete), "by_hand": mark(rec.interventions),
+        "calls": s.calls, "input_tokens": n_in,
         "output_tokens": int(usage.get("output_tokens") or 0),
         "reasoning_tokens": int(usage.get("reasoning_tokens") or 0),
         "cost_usd": s.cost_usd, "wall_s": s.wall_s,
     }
     for name in PROTOCOL_COLUMNS:
         out[name] = proto.get(name)
+    out[PACK_COLUMN] = pack_label(rec.manifest_record.prompt_pack)
     out["stopped"] = s.stopped
     out["path"] = str(path)
     return out
+
+
+def pack_label(pack: dict) -> str:
+    """``name@digest8`` of a manifest's prompt pack (what `report` compares across sources)."""
+    name, digest = pack.get("name") or "?", str(pack.get("digest") or "")
+    return f"{name}@{digest[:8]}" if digest else str(name)
 
 
 def _failed(s, rec: Recording) -> int:
@@ -116,7 +127,7 @@ def _text(value) -> str:
 def write(batch_dir: str | Path, rows: list[dict]) -> None:
     batch_dir = Path(batch_dir)
     batch_dir.mkdir(parents=True, exist_ok=True)
-    header = COLUMNS + PROTOCOL_COLUMNS
+    header = COLUMNS + PROTOCOL_COLUMNS + (PACK_COLUMN,)
     buf = io.StringIO(newline="")
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(header)

@@ -43,7 +43,9 @@ def _usage(p: argparse.ArgumentParser) -> int:
 def _curate(a: argparse.Namespace) -> int:
     from workstation.qa.qset import read_set
 
-    read_set(Path(a.set))  # a malformed set is one line before any screen is drawn
+    from workstation.qa.qset import check_frames
+
+    check_frames(Path(a.set), read_set(Path(a.set)))  # a malformed set or frame is one line before any screen
     from workstation.cli import open_tui
 
     return open_tui("qa_curate", root=a.set)

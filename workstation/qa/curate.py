@@ -46,8 +46,23 @@ def edit(root: Path, qid: str, **changes) -> dict:
     q = _find(root, qid)
     new = dict(q, **changes, status="edited")
     if "answer" in changes and changes["answer"] != q["answer"] and isinstance(q["truth"], dict):
-        new["truth"] = dict(q["truth"], answer_from_ram=q["truth"].get("answer_from_ram", q["answer"]))
+        ram = q["truth"].get("answer_from_ram", q["answer"])
+        truth = dict(q["truth"], answer_from_ram=ram)
+        if changes["answer"] != ram:  # the person contradicts what the RAM says: kept, and marked
+            truth["overridden"] = True
+        else:
+            truth.pop("overridden", None)
+        new["truth"] = truth
     return _append(root, new)
+
+
+def contradiction(q: dict) -> str | None:
+    """A warning when a question's answer contradicts its RAM truth (an edit overrode it), else None."""
+    t = q.get("truth")
+    if isinstance(t, dict) and t.get("overridden"):
+        return (f"the answer {q['answer']!r} contradicts the RAM truth ({t.get('answer_from_ram')!r}, "
+                f"{t.get('rule', 'ram')}); saved, with the truth marked overridden")
+    return None
 
 
 def _titled(game: str, question: str) -> str:

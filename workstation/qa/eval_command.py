@@ -11,7 +11,7 @@ from pathlib import Path
 def register(qsub) -> None:
     e = qsub.add_parser("eval", help="ask an agent every question (repeated), score per capability")
     e.add_argument("set", metavar="SET", help="question-set directory (from `workstation qa gen`)")
-    e.add_argument("--agent", required=True, help="random | openai:M | compat:M | anthropic:M | gemini:M")
+    e.add_argument("--agent", required=True, help="random | openai:M | compat:M | anthropic:M | gemini:M (not replay: or human)")
     e.add_argument("--repeats", type=int, default=5, help="times each question is asked (default 5, the paper)")
     e.add_argument("--concurrency", type=int, default=1, metavar="N", help="questions in flight at once (default 1)")
     e.add_argument("--out", default=None, metavar="DIR", help="results directory (default SET/evals/<agent>)")
@@ -24,7 +24,7 @@ def register(qsub) -> None:
     g.add_argument("--effort", default=None, help="none|minimal|low|medium|high|xhigh|max")
     g.add_argument("--temperature", type=float, default=None)
     g.add_argument("--max-output-tokens", type=int, default=None)
-    g.add_argument("--timeout", type=float, default=60.0, help="seconds per call (default 60)")
+    g.add_argument("--timeout", type=float, default=None, help="seconds per call (default 60)")
     g.add_argument("--max-cost", type=float, default=None, metavar="USD", help="stop asking past this cost")
     e.set_defaults(qa_func=_eval)
 
@@ -61,12 +61,14 @@ def _eval(a: argparse.Namespace) -> int:
     if bad or not statuses:
         raise UserError(f"unknown status {bad[0] if bad else a.status!r}: use {', '.join(STATUSES)}")
     options = None
+    check_agent(a)
     if a.agent.strip().lower() != "random":
         from workstation.providers import ProviderOptions
 
         try:
             options = ProviderOptions(base_url=a.base_url, effort=a.effort, temperature=a.temperature,
-                                      max_output_tokens=a.max_output_tokens, timeout=a.timeout)
+                                      max_output_tokens=a.max_output_tokens,
+                                      timeout=60.0 if a.timeout is None else a.timeout)
         except ValueError as e:
             raise UserError(str(e)) from None
     out = Path(a.out) if a.out else Path(a.set) / "evals" / re.sub(r"[^A-Za-z0-9._-]+", "-", a.agent)
@@ -83,3 +85,26 @@ def _eval(a: argparse.Namespace) -> int:
         sys.stderr.write("workstation: some calls failed; run the same command again to retry them\n")
         return 1
     return 0
+
+
+MODEL_FLAGS = (("base_url", "--base-url"), ("effort", "--effort"), ("temperature", "--temperature"),
+               ("max_output_tokens", "--max-output-tokens"), ("timeout", "--timeout"), ("max_cost", "--max-cost"))
+
+
+def check_agent(a: argparse.Namespace) -> None:
+    """The random agent or a model; a model's flags only with a model (nothing written before this)."""
+    from workstation.agents.registry import PROVIDER_KINDS
+    from workstation.errors import UserError
+
+    spec = a.agent.strip()
+    kind = spec.split(":", 1)[0].lower()
+    if spec.lower() == "random":
+        given = [flag for name, flag in MODEL_FLAGS if getattr(a, name, None) is not None]
+        if given:
+            raise UserError(f"{given[0]} applies to model agents; the random agent takes no model options "
+                            "(drop it, or give --agent openai:M ...)")
+        return
+    if kind not in PROVIDER_KINDS or ":" not in spec or not spec.split(":", 1)[1].strip():
+        raise UserError(f"qa eval asks random or a model ({', '.join(k + ':MODEL' for k in PROVIDER_KINDS)}), "
+                        f"not {spec!r}" + (" (a replay or a human cannot answer questions)"
+                                           if kind in ("replay", "human") else ""))

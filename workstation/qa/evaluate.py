@@ -102,13 +102,20 @@ def run_eval(set_dir: Path, agent_spec: str, out: Path, repeats: int = 5, concur
     qs = [q for q in read_set(set_dir) if q["status"] in statuses]
     if not qs:
         raise UserError(f"{set_dir} has no questions with status {', '.join(statuses)}")
+    from workstation.qa.qset import check_frames
+
+    check_frames(set_dir, qs)  # a damaged frame is refused before anything is asked or written
+    if (Path(out) / EVAL_FILE).exists() and not (Path(out) / EVAL_FILE).is_file():
+        raise UserError(f"{Path(out) / EVAL_FILE} is not a file; choose another --out")
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    meta = {"format": FORMAT, "set": str(set_dir), "set_digest": set_digest(qs), "agent": agent_spec,
+    meta = {"format": FORMAT, "set": str(set_dir), "set_digest": set_digest(qs), "agent": agent_spec, "seed": seed,
             "repeats": repeats, "statuses": list(statuses)}
     meta_path = out / EVAL_FILE
     if meta_path.is_file():
-        old = json.loads(meta_path.read_text(encoding="utf-8"))
+        from workstation.store.records import read_json
+
+        old = read_json(meta_path)
         for key in ("set_digest", "agent"):
             if old.get(key) != meta[key]:
                 raise UserError(f"{out} holds an eval of {old.get('agent')} on another set or agent "
@@ -280,26 +287,55 @@ def _group(cat: str) -> str:
     return next(g for g, cats in GROUPS.items() if cat in cats)
 
 
+def wilson(correct: int, n: int) -> tuple[float, float] | None:
+    """The 95% Wilson interval of ``correct`` of ``n`` (scipy), or None without answers."""
+    if not n:
+        return None
+    from scipy.stats import binomtest
+
+    ci = binomtest(int(correct), int(n)).proportion_ci(confidence_level=0.95, method="wilson")
+    return float(ci.low), float(ci.high)
+
+
+def row_label(s: dict) -> str:
+    """An eval's row: its directory, the set and (for the random agent) the seed, besides the agent."""
+    from pathlib import Path
+
+    where = [Path(s["_dir"]).name] if s.get("_dir") else []
+    if s.get("set"):
+        where.append(f"set {Path(str(s['set'])).name}")
+    if str(s.get("agent", "")).lower() == "random" and s.get("seed") is not None:
+        where.append(f"seed {s['seed']}")
+    return f"{s['agent']} ({', '.join(where)})" if where else str(s["agent"])
+
+
 def table(summaries: list[dict]) -> str:
-    """The paper's Table 2 layout: per model, accuracy (answers) for each group and overall."""
-    head = ["model", "perception", "motion", "decision", "overall", "agreement"]
+    """The paper's Table 2 layout: per eval, accuracy [95% Wilson interval] (answers) per group and overall."""
+    head = ["eval", "perception", "motion", "decision", "overall", "agreement"]
     rows = [head]
+
+    def share(v, n) -> str:
+        if v is None or not n:
+            return "-"
+        ci = wilson(round(v * n), n)
+        return f"{100 * v:.1f}% [{100 * ci[0]:.1f}-{100 * ci[1]:.1f}] ({n})"
+
     for s in summaries:
-        def cell(key):
-            v = s["accuracy"][key]
-            return "-" if v is None else f"{100 * v:.1f}% ({s['counts'][key]})"
         ag = s.get("agreement")
-        rows.append([s["agent"], cell("perception"), cell("motion"), cell("decision"), cell("overall"),
+        rows.append([row_label(s), *[share(s["accuracy"][k], s["counts"].get(k)) for k in
+                                     ("perception", "motion", "decision", "overall")],
                      "-" if ag is None else f"{100 * ag:.0f}%"])
     lines = []
     widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
     for r in rows:
         lines.append("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
+    lines.append("(accuracy [95% Wilson interval] (answers))")
     for s in summaries:
         cells = []
         for c in CATEGORIES:
-            v = s["accuracy"][c]
-            share = "-" if v["accuracy"] is None else f"{100 * v['accuracy']:.0f}%"
-            cells.append(f"{c} {share} ({v['answers']})")
-        lines.append(f"{s['agent']}: " + ", ".join(cells))
+            v = s["accuracy"].get(c)
+            if not isinstance(v, dict):
+                continue
+            cells.append(f"{c} {share(v.get('accuracy'), v.get('answers'))}")
+        lines.append(f"{row_label(s)}: " + ", ".join(cells))
     return "\n".join(lines)

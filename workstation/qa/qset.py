@@ -100,28 +100,17 @@ def read_set(root: Path, check_files: bool = True) -> list[dict]:
     meta_path = root / SET_FILE
     if not meta_path.is_file():
         raise UserError(f"not a question set: {root} (no {SET_FILE}); make one with `workstation qa gen`")
-    try:
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise UserError(f"{meta_path}: not readable JSON ({str(e).splitlines()[0]})") from None
-    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+    from workstation.store.records import read_json, read_jsonl
+
+    meta = read_json(meta_path)  # one line naming the file when it is not a readable JSON object
+    if meta.get("format") != FORMAT:
         got = meta.get("format") if isinstance(meta, dict) else None
         raise UserError(f"{meta_path}: format {got!r} is not {FORMAT!r}; this workstation reads {FORMAT} sets")
     path = root / QUESTIONS
-    try:
-        lines = path.read_text(encoding="utf-8").split("\n")
-    except FileNotFoundError:
-        raise UserError(f"not a question set: {root} (no {QUESTIONS})") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise UserError(f"{path}: cannot be read ({e})") from None
+    if not path.exists():
+        raise UserError(f"not a question set: {root} (no {QUESTIONS})")
     out: dict[str, dict] = {}
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            q = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise UserError(f"{path} line {number}: not valid JSON ({e.msg}); fix or remove the line") from None
+    for number, q in read_jsonl(path):
         q = check_question(q, f"{path} line {number}", root if check_files else None)
         out[q["id"]] = q
     return list(out.values())
@@ -165,3 +154,25 @@ class SetWriter:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def check_frames(root: Path, questions: list[dict]) -> None:
+    """Every frame the questions show decodes as an image (Pillow reads it whole); else one line naming it.
+
+    ``qa curate`` and ``qa eval`` call it before a screen opens or a question is asked."""
+    from PIL import Image, UnidentifiedImageError
+
+    seen: set[str] = set()
+    for q in questions:
+        for f in q.get("frames") or []:
+            name = f.get("file") if isinstance(f, dict) else None
+            if not isinstance(name, str) or name in seen:
+                continue
+            seen.add(name)
+            path = Path(root) / name
+            try:
+                with Image.open(path) as im:
+                    im.load()
+            except (OSError, UnidentifiedImageError, ValueError, SyntaxError) as e:
+                raise UserError(f"{path}: a damaged PNG ({str(e).splitlines()[0] if str(e) else type(e).__name__}), "
+                                f"shown by question {q.get('id')}; regenerate the set with `workstation qa gen`") from None

@@ -17,6 +17,11 @@ from workstation.qa.evaluate import SUMMARY, table
 from workstation.qa.qset import CATEGORIES
 
 GROUPS = ("perception", "motion", "decision", "overall")
+SUMMARY_FIELDS = {"agent": ("str", False), "set": ("str", True), "set_digest": ("str", True),
+                  "repeats": ("int", True, 1, 10**6), "questions": ("int", True, 0, 10**9),
+                  "answers": ("int", True, 0, 10**9), "errors": ("int", True, 0, 10**9), "complete": ("bool", True),
+                  "counts": ("dict", True), "agreement": ("num", True, 0, 1), "cost_usd": ("num", True, 0, 1e9),
+                  "per_question": ("list", True)}
 
 
 def is_eval_dir(path: str | Path) -> bool:
@@ -33,16 +38,31 @@ def is_eval_dir(path: str | Path) -> bool:
 
 def load(dirs: list[str]) -> list[dict]:
     """The summaries of eval result directories, in order; UserError naming the first bad one."""
+    from workstation.store.records import check_fields, read_json
+
     summaries = []
     for d in dirs:
         path = Path(d) / SUMMARY
-        try:
-            s = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as e:
-            raise UserError(f"{path}: not an eval summary ({str(e).splitlines()[0]}); run `workstation qa eval` first") from None
-        if not isinstance(s, dict) or not isinstance(s.get("accuracy"), dict) or "agent" not in s:
+        if not path.exists():
+            raise UserError(f"{path}: no eval summary there; run `workstation qa eval` first")
+        s = read_json(path)
+        if not isinstance(s.get("accuracy"), dict) or "agent" not in s:
             raise UserError(f"{path}: not an eval summary (no accuracy); run `workstation qa eval` first")
-        summaries.append(s)
+        check_fields(s, SUMMARY_FIELDS, str(path))
+        acc = s["accuracy"]
+        missing = [g for g in GROUPS if g not in acc]
+        if missing:
+            raise UserError(f"{path}: field 'accuracy.{missing[0]}' is missing; run `workstation qa eval` again")
+        check_fields(acc, {g: ("num", True, 0, 1) for g in GROUPS}, f"{path} accuracy")
+        if not isinstance(s.get("counts"), dict):
+            raise UserError(f"{path}: field 'counts' is missing or not an object; run `workstation qa eval` again")
+        for c in CATEGORIES:
+            if c in acc:
+                if not isinstance(acc[c], dict):
+                    raise UserError(f"{path}: field 'accuracy.{c}' is not an object")
+                check_fields(acc[c], {"accuracy": ("num", True, 0, 1), "correct": ("int", True, 0, 10**9),
+                                      "answers": ("int", True, 0, 10**9)}, f"{path} accuracy.{c}")
+        summaries.append({**s, "_dir": str(d)})  # the row's label names the directory (never written back)
     return summaries
 
 
@@ -52,7 +72,19 @@ def note_mixed_sets(summaries: list[dict]) -> None:
 
 
 def as_json(summaries: list[dict]) -> list[dict]:
-    return [{"agent": s["agent"], "set": s.get("set"), "accuracy": s["accuracy"]} for s in summaries]
+    from workstation.qa.evaluate import row_label, wilson
+
+    def ci(key):
+        v, n = s["accuracy"].get(key), s["counts"].get(key)
+        iv = wilson(round(v * n), n) if isinstance(v, (int, float)) and n else None
+        return None if iv is None else list(iv)
+
+    out = []
+    for s in summaries:
+        out.append({"label": row_label(s), "dir": s.get("_dir"), "agent": s["agent"], "set": s.get("set"),
+                    "seed": s.get("seed"), "accuracy": s["accuracy"],
+                    "wilson95": {k: ci(k) for k in GROUPS}})
+    return out
 
 
 def markdown(summaries: list[dict]) -> str:

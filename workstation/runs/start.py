@@ -96,10 +96,35 @@ def start_run(spec: RunSpec, observers: list[Observer] | None = None, plan_sourc
     if agent is None:
         agent = make_agent(spec.agent, game, spec.seed, spec.provider_options, plan_source)
     manifest = manifest_for(game, spec.protocol, spec.seed, agent, pack, skill=spec.skill)
+    note = replay_difference(agent, spec)
+    if note:
+        manifest["replay_note"] = note  # recorded: the replay plays the plans on another start than they were made on
     path = new_run_dir(Path(spec.out), game, spec.agent, spec.seed, run_id=manifest["run_id"])
     writer = RecordingWriter(path, manifest, game.height)
-    return TurnEngine(game, spec.protocol, agent, spec.seed, pack, writer, observers, spec.max_cost, rewindable,
-                      skill=spec.skill)
+    engine = TurnEngine(game, spec.protocol, agent, spec.seed, pack, writer, observers, spec.max_cost, rewindable,
+                        skill=spec.skill)
+    engine.replay_note = note
+    return engine
+
+
+def replay_difference(agent, spec: RunSpec) -> str | None:
+    """For a replay: how this run's start differs from the replayed recording's (seed, start), or None."""
+    source = getattr(agent, "source", None)
+    if source is None or not str(getattr(agent, "spec", "")).startswith("replay:"):
+        return None
+    m = source.manifest_record
+    theirs = m.protocol if isinstance(m.protocol, dict) else {}
+    ours = spec.protocol.to_json()
+    diffs = []
+    if m.seed != spec.seed and spec.protocol.start.kind != "fixed":
+        diffs.append(f"seed {spec.seed} (the recording's is {m.seed})")
+    for key in ("start", "repeat", "game_mode", "game_difficulty"):
+        if key in theirs and theirs.get(key) != ours.get(key):
+            diffs.append(f"{key} {ours.get(key)} (the recording's is {theirs.get(key)})")
+    if not diffs:
+        return None
+    return ("replayed under another start than it was recorded on: " + ", ".join(diffs)
+            + "; the plans play on as recorded, so the run differs from the original")
 
 
 def branch_run(engine: TurnEngine, turn: int, out: Path | None = None) -> Path:
