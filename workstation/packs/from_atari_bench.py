@@ -146,6 +146,9 @@ def convert(template: str, renames: dict[str, str]) -> str:
 
 def check_checkout(root: Path) -> None:
     need = [PROMPTS / "common_prompt.py", PROMPTS / "termination.py", BUILDER]
+    if root.is_file():
+        raise NotAHarness(f"{root} is a file; pass the directory of your AtariBench checkout "
+                          "(git clone https://github.com/mignonjia/AtariBench)")
     if not root.is_dir():
         raise NotAHarness(f"{root}: no such directory; pass the directory of your AtariBench checkout "
                           "(git clone https://github.com/mignonjia/AtariBench)")
@@ -203,8 +206,10 @@ def read_harness(root: Path) -> Harness:
 def _read_game(path: Path, key: str, minimal: tuple[str, ...], h: Harness) -> None:
     try:
         values = literals(path)
-    except (SyntaxError, UnicodeDecodeError, OSError):
+    except (SyntaxError, UnicodeDecodeError, OSError, ValueError):
         h.unread.append(f"{key}.py (cannot be parsed)")
+        h.words[key] = {"noop": "noop"}  # as for a missing game: it can only idle
+        h.warmup[key] = GAMES[key].warmup_seconds
         return
     guide, timing = values.get("GAME_PROMPT"), values.get("FPS_10_PROMPT")
     if isinstance(guide, str) and isinstance(timing, str):
