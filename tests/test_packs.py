@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from workstation.cli import main
 from workstation.game.games import GAMES, get_game
 from workstation.packs.from_atari_bench import literals, read_harness
 from workstation.turn.parser import parse_reply
+from workstation.game.vocabulary import default_pack_dir
 from workstation.turn.promptpack import load_pack
 
 
@@ -183,6 +185,18 @@ def test_every_game_loads_and_builds(pack):
 # --- bad input: one line, exit 2, nothing written -------------------------------------------
 
 
+def _damaged(tmp_path: Path, name: str, file: str, edit) -> Path:
+    """A copy of the default pack with one file edited."""
+    pack = tmp_path / name
+    shutil.copytree(default_pack_dir(), pack)
+    target = pack / file
+    target.write_text(edit(target.read_text(encoding="utf-8")), encoding="utf-8")
+    return pack
+
+
+SAMPLE = Path(__file__).resolve().parents[1] / "recordings" / "sample" / "breakout-random-s0"
+
+
 def _cases(tmp_path: Path) -> list[tuple[list[str], str]]:
     harness = make_harness(tmp_path / "h")
     full = tmp_path / "full"
@@ -190,6 +204,17 @@ def _cases(tmp_path: Path) -> list[tuple[list[str], str]]:
     (full / "x").write_text("keep me")
     plain = tmp_path / "plain"
     plain.mkdir()
+    afile = tmp_path / "afile"
+    afile.write_text("not a directory")
+    broken = make_harness(tmp_path / "broken")
+    (broken / "games/prompts/common_prompt.py").write_text("TEMPLATE = (\n")
+    bad_toml = _damaged(tmp_path, "bad_toml", "vocabulary.toml", lambda t: t + "\nmatching = [\n")
+    bad_template = _damaged(tmp_path, "bad_template", "template.toml", lambda t: t + "\nlayout = \n")
+    lacks = _damaged(tmp_path, "lacks", "vocabulary.toml",
+                     lambda t: t.replace("[breakout]\n", "[breakout]\njump = \"upfire\"\n", 1))
+    no_game = _damaged(tmp_path, "no_game", "vocabulary.toml", lambda t: t + "\n[zork]\nnoop = \"noop\"\n")
+    taught = _damaged(tmp_path, "taught", "vocabulary.toml", lambda t: t + '\n[taught]\nbreakout = ["jump"]\n')
+    run = ["run", "--game", "breakout", "--frames", "30", "--out", str(tmp_path / "o"), "--prompts"]
     return [
         (["prompts", "from-atari-bench", str(tmp_path / "nope"), "--out", str(tmp_path / "o")], "no such directory"),
         (["prompts", "from-atari-bench", str(plain), "--out", str(tmp_path / "o")],
@@ -202,16 +227,53 @@ def _cases(tmp_path: Path) -> list[tuple[list[str], str]]:
         (["prompts", "diff", "default", str(tmp_path / "nope")], "no such pack directory"),
         (["prompts", "diff", "default"], "required"),
         (["prompts"], "required"),
+        # a file where a directory belongs
+        (["prompts", "from-atari-bench", str(afile), "--out", str(tmp_path / "o")], "is a file"),
+        (["prompts", "from-atari-bench", str(harness), "--out", str(afile)], "is not an empty directory"),
+        (["prompts", "show", str(afile), "--game", "breakout"], "is a file"),
+        (["prompts", "diff", str(afile), "default"], "is a file"),
+        (["prompts", "diff", str(plain), "default"], "template.toml is missing"),
+        # a checkout whose shared templates do not parse
+        (["prompts", "from-atari-bench", str(broken), "--out", str(tmp_path / "o")], "cannot be parsed"),
+        # damaged packs: the same line from show, diff and run
+        (["prompts", "show", str(bad_toml), "--game", "breakout"], "vocabulary.toml: not valid TOML"),
+        (["prompts", "diff", "default", str(bad_toml)], "vocabulary.toml: not valid TOML"),
+        ([*run, str(bad_toml)], "vocabulary.toml: not valid TOML"),
+        (["prompts", "show", str(bad_template), "--game", "breakout"], "template.toml is not valid TOML"),
+        ([*run, str(bad_template)], "template.toml is not valid TOML"),
+        (["prompts", "show", str(lacks), "--game", "breakout"], "jump = 'upfire': the meaning must be one of"),
+        ([*run, str(lacks)], "jump = 'upfire': the meaning must be one of"),
+        (["prompts", "show", str(no_game), "--game", "breakout"], "[zork] is not a game key"),
+        (["prompts", "show", str(taught), "--game", "breakout"], "[taught] breakout lists 'jump'"),
+        (["prompts", "show", "default", "--game", ""], "unknown game"),
+        # request --json
+        (["request", str(SAMPLE), "--turn", "9999", "--json"], "no turn 9999"),
+        (["request", str(SAMPLE), "--turn", "-1", "--json"], "no turn -1"),
+        (["request", str(SAMPLE), "--turn", "x", "--json"], "invalid int value"),
+        (["request", str(SAMPLE), "--json"], "--turn"),
+        (["request", str(tmp_path / "nope"), "--turn", "0", "--json"], "does not exist"),
+        (["request", str(afile), "--turn", "0", "--json"], "is a file"),
+        (["request", str(plain), "--turn", "0", "--json"], "no manifest.json"),
     ]
 
 
-@pytest.mark.parametrize("index", range(10))
+@pytest.mark.parametrize("index", range(33))
 def test_bad_input(index, tmp_path, capsys):
     args, expected = _cases(tmp_path)[index]
     code, out, err = run_cli(capsys, *args)
-    assert code == 2 and expected in err and "Traceback" not in err
+    assert code == 2 and expected in err and "Traceback" not in err, err
     assert len(err.strip().splitlines()) == 1, err
+    assert out == ""
     assert (tmp_path / "full" / "x").read_text() == "keep me" and not (tmp_path / "o").exists()
+    assert afile_intact(tmp_path)
+
+
+def afile_intact(tmp_path: Path) -> bool:
+    return (tmp_path / "afile").read_text() == "not a directory"
+
+
+def test_the_corpus_is_all_parametrised(tmp_path):
+    assert len(_cases(tmp_path)) == 33
 
 
 def test_request_json_bad_turn(capsys):

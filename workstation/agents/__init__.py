@@ -35,7 +35,7 @@ def make_agent(spec: str, game: "Game", seed: int, provider_options: Any = None,
     if ref.kind == "replay":
         from workstation.agents.replay_agent import ReplayAgent
 
-        agent = ReplayAgent(ref.arg)
+        agent = ReplayAgent(ref.arg, game)
         source_game = agent.source.manifest.get("game")
         if source_game != game.key:
             raise AgentSpecError(f"the replayed recording is a {source_game} run but --game is {game.key}; "

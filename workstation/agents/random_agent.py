@@ -1,4 +1,10 @@
-"""The AtariBench random baseline: 1..3 uniform actions per turn from the allowed set."""
+"""The AtariBench random baseline: 1..3 uniform actions per turn from the words the pack offers.
+
+The words are ``Game.offered_words``: the ALE names of the allowed actions under the
+default pack, the pack's own words under a pack that teaches others (a pack made
+from the public harness lists them as its prompt does), so the reply is one the
+pack's parser plays, as the harness's random client's replies are.
+"""
 
 from __future__ import annotations
 
@@ -20,10 +26,10 @@ class RandomAgent:
         self.seed = seed
         self.max_per_turn = max_per_turn
         self.rng = random.Random(seed)
-        self._names = game.action_names
+        self._names = game.offered_words
 
     def act(self, prompt: Prompt, ctx: TurnContext, on_text: OnText | None = None) -> Reply:
-        n = self.rng.randint(1, min(self.max_per_turn, ctx.max_actions))
+        n = self.rng.randint(1, min(self.max_per_turn, ctx.max_actions, len(self._names)))
         names = ", ".join(self.rng.choice(self._names) for _ in range(n))
         return Reply(text=f"thought: random baseline\nmove: [{names}]")
 

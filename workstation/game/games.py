@@ -39,6 +39,7 @@ class Game:
     in_paper: bool = True
     aliases: dict[str, int] = field(default_factory=dict)  # every word a reply may use -> action id
     matching: str = "normal"  # how replies match the words (workstation.game.vocabulary)
+    taught: tuple[str, ...] = ()  # the words the pack's prompt lists as its actions, when it says
 
     @property
     def env_id(self) -> str:
@@ -56,6 +57,26 @@ class Game:
     def action_names(self) -> tuple[str, ...]:
         """Lower-case ALE meanings of the allowed actions, in id order."""
         return tuple(self.action_name(a) for a in self.allowed)
+
+    @property
+    def offered_words(self) -> tuple[str, ...]:
+        """The words a built-in agent answers with: the pack's taught list, else the ALE names
+        (normal matching), else every word of the vocabulary (harness matching)."""
+        if self.taught:
+            return self.taught
+        return self.action_names if self.matching == "normal" else tuple(self.aliases)
+
+    def word_for(self, action_id: int) -> str:
+        """A word of this game's vocabulary that plays ``action_id``: the ALE name when it does, else the first
+        offered word, else the first word; the ALE name when no word does."""
+        name = self.action_name(action_id)
+        words = self.vocabulary
+        if words.lookup(name) == action_id:
+            return name
+        for w in (*self.offered_words, *self.aliases):
+            if words.lookup(w) == action_id:
+                return w
+        return name
 
     @property
     def vocabulary(self) -> GameWords:

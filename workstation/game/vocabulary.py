@@ -21,6 +21,12 @@ public harness's stricter rule instead: the word in lower case with ``_`` read a
 a space and runs of blanks collapsed, looked up as written, then without hyphens,
 then as a reordered compound (suffix fire/punch/shoot kept last), then that
 without hyphens. Nothing else matches.
+
+A top-level table ``[taught]`` may list, per game, the words the pack's prompt
+teaches as its actions, in the prompt's order (``breakout = ["noop", "start",
+"left", "right"]``); each must be one of the game's words. The built-in agents
+(random, replay) answer with these words. Without it they use the ALE names
+(``matching = "normal"``) or every word of the game (``"harness"``).
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ from __future__ import annotations
 import functools
 import re
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 MATCHING = ("normal", "harness")
@@ -138,6 +144,7 @@ class Vocabulary:
 
     games: dict[str, dict[str, str]]  # game key -> {word as written: lower-case ALE meaning}
     matching: str = "normal"
+    taught: dict[str, tuple[str, ...]] = field(default_factory=dict)  # game key -> the words its prompt lists
 
     def ids(self, key: str, minimal_set: tuple[str, ...]) -> dict[str, int]:
         """word -> index into the minimal action set."""
@@ -152,6 +159,8 @@ class Vocabulary:
         lines = [f"matching={self.matching}"]
         for key in sorted(self.games):
             lines += [f"{key}\0{w}\0{m}" for w, m in sorted(self.games[key].items())]
+        for key in sorted(self.taught):  # absent from the default pack, whose digest stays as it was
+            lines.append(f"taught\0{key}\0" + "\0".join(self.taught[key]))
         return "\n".join(lines)
 
     def to_toml(self, header: str = "") -> str:
@@ -161,11 +170,20 @@ class Vocabulary:
             out.append(f"\n[{key}]\n")
             for word, meaning in self.games[key].items():
                 out.append(f"{_toml_key(word)} = \"{meaning}\"\n")
+        if self.taught:
+            out.append("\n# The words each game's prompt lists as its actions, in its order (what built-in agents say).\n")
+            out.append("[taught]\n")
+            for key, words in self.taught.items():
+                out.append(f"{key} = [{', '.join(_toml_string(w) for w in words)}]\n")
         return "".join(out)
 
 
 def _toml_key(word: str) -> str:
     return word if re.fullmatch(r"[A-Za-z0-9_-]+", word) else '"' + word.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _toml_string(word: str) -> str:
+    return '"' + word.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def parse_vocabulary(text: str, minimal_sets: dict[str, tuple[str, ...]], where: str) -> Vocabulary:
@@ -177,6 +195,9 @@ def parse_vocabulary(text: str, minimal_sets: dict[str, tuple[str, ...]], where:
     matching = data.pop("matching", "normal")
     if matching not in MATCHING:
         raise VocabularyError(f"{where}: matching = {matching!r} is unknown; use \"normal\" or \"harness\"")
+    taught_data = data.pop("taught", {})
+    if not isinstance(taught_data, dict):
+        raise VocabularyError(f"{where}: taught must be a table of game = [\"word\", ...]")
     unknown = sorted(set(data) - set(minimal_sets))
     if unknown:
         raise VocabularyError(f"{where}: [{unknown[0]}] is not a game key; `workstation games` lists the 21 keys")
@@ -199,7 +220,20 @@ def parse_vocabulary(text: str, minimal_sets: dict[str, tuple[str, ...]], where:
         if "noop" not in words.values():
             raise VocabularyError(f"{where}: [{key}] has no word for noop; an invalid turn plays noop, so one is needed")
         games[key] = words
-    return Vocabulary(games, matching)
+    taught: dict[str, tuple[str, ...]] = {}
+    for key, listed in taught_data.items():
+        if key not in games:
+            raise VocabularyError(f"{where}: [taught] {key} is not a game key; `workstation games` lists the 21 keys")
+        if not isinstance(listed, list) or not listed or not all(isinstance(w, str) for w in listed):
+            raise VocabularyError(f"{where}: [taught] {key} must be a non-empty list of words, e.g. [\"noop\"]")
+        form = normal_name if matching == "normal" else harness_key
+        known = {form(w) for w in games[key]}
+        for w in listed:
+            if form(w) not in known:
+                raise VocabularyError(f"{where}: [taught] {key} lists {w!r}, which is not one of {key}'s words; "
+                                      "add it to the game's table or remove it")
+        taught[key] = tuple(listed)
+    return Vocabulary(games, matching, taught)
 
 
 def default_pack_dir() -> Path:

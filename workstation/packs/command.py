@@ -44,6 +44,8 @@ def _load(arg: str):
     if arg == "default":
         return load_pack(None)
     path = Path(arg).expanduser()
+    if path.is_file():
+        raise UserError(f"{arg} is a file; give a pack directory (template.toml, games/) or `default`")
     if not path.is_dir():
         raise UserError(f"{arg}: no such pack directory; give a pack directory or `default`")
     return load_pack(path)

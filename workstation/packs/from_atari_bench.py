@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import string
 import tomllib
 from dataclasses import dataclass, field
@@ -25,7 +26,7 @@ from pathlib import Path
 
 from workstation.errors import UserError
 from workstation.game.games import GAMES
-from workstation.game.vocabulary import Vocabulary
+from workstation.game.vocabulary import Vocabulary, harness_key
 
 PROMPTS = Path("games/prompts")
 BUILDER = Path("games/prompt_builder.py")
@@ -64,6 +65,7 @@ class Harness:
     guides: dict[str, str] = field(default_factory=dict)  # game key -> guide text
     words: dict[str, dict[str, str]] = field(default_factory=dict)  # game key -> word -> ALE meaning
     warmup: dict[str, float] = field(default_factory=dict)
+    taught: dict[str, tuple[str, ...]] = field(default_factory=dict)  # game key -> words its guide lists
     unread: list[str] = field(default_factory=list)  # what could not be read, one short phrase each
 
 
@@ -144,6 +146,9 @@ def convert(template: str, renames: dict[str, str]) -> str:
 
 def check_checkout(root: Path) -> None:
     need = [PROMPTS / "common_prompt.py", PROMPTS / "termination.py", BUILDER]
+    if root.is_file():
+        raise NotAHarness(f"{root} is a file; pass the directory of your AtariBench checkout "
+                          "(git clone https://github.com/mignonjia/AtariBench)")
     if not root.is_dir():
         raise NotAHarness(f"{root}: no such directory; pass the directory of your AtariBench checkout "
                           "(git clone https://github.com/mignonjia/AtariBench)")
@@ -201,8 +206,10 @@ def read_harness(root: Path) -> Harness:
 def _read_game(path: Path, key: str, minimal: tuple[str, ...], h: Harness) -> None:
     try:
         values = literals(path)
-    except (SyntaxError, UnicodeDecodeError, OSError):
+    except (SyntaxError, UnicodeDecodeError, OSError, ValueError):
         h.unread.append(f"{key}.py (cannot be parsed)")
+        h.words[key] = {"noop": "noop"}  # as for a missing game: it can only idle
+        h.warmup[key] = GAMES[key].warmup_seconds
         return
     guide, timing = values.get("GAME_PROMPT"), values.get("FPS_10_PROMPT")
     if isinstance(guide, str) and isinstance(timing, str):
@@ -224,12 +231,37 @@ def _read_game(path: Path, key: str, minimal: tuple[str, ...], h: Harness) -> No
         h.unread.append(f"{key} ACTION_MAP")
         words = {"noop": "noop"}
     h.words[key] = words
+    listed = [w for w in listed_actions(h.guides.get(key, "")) if harness_key(w) in {harness_key(k) for k in words}]
+    if listed:
+        h.taught[key] = tuple(listed)
     skip = values.get("SKIP_SECONDS", 0)
     if isinstance(skip, (int, float)) and not isinstance(skip, bool) and 0 <= skip <= 600:
         h.warmup[key] = float(skip) if skip != int(skip) else int(skip)
     else:
         h.unread.append(f"{key} SKIP_SECONDS")
         h.warmup[key] = GAMES[key].warmup_seconds
+
+
+_LISTED = re.compile(r"^\s*-\s+([^:]+):")
+_SECTION = re.compile(r"^[A-Z][^:]+:$")
+
+
+def listed_actions(guide: str) -> list[str]:
+    """The words a guide lists as its actions: the ``- word: ...`` lines after the first line that
+    mentions "available actions", up to the next ``Heading:`` line or one starting "Your Task"
+    (the lines the harness's random client reads its words from)."""
+    out: list[str] = []
+    inside = False
+    for line in guide.splitlines():
+        if not inside:
+            inside = "available actions" in line.lower()
+            continue
+        m = _LISTED.match(line)
+        if m:
+            out.append(m.group(1).strip())
+        elif _SECTION.match(line.strip()) or line.strip().startswith("Your Task"):
+            break
+    return out
 
 
 def toml_string(value: str) -> str:
@@ -258,7 +290,7 @@ def write_pack(h: Harness, out: Path, source: Path) -> None:
     for key in GAMES:
         text = h.guides.get(key, f"\n(The guide of {key} could not be read from the harness checkout.)\n")
         (games_dir / f"{key}.md").write_text(text, encoding="utf-8", newline="")
-    vocab = Vocabulary(h.words, "harness")
+    vocab = Vocabulary(h.words, "harness", dict(h.taught))
     (out / "vocabulary.toml").write_text(vocab.to_toml(
         "# Each game's words as the harness's prompts teach them -> the ALE action the harness plays for it.\n"
         "# Matching follows the harness's rules (workstation.game.vocabulary)."), encoding="utf-8")

@@ -95,7 +95,8 @@ class PromptPack:
         changes: dict = {}
         if self.vocabulary is not None:
             changes = dict(allowed=self.vocabulary.offered(g.key, g.minimal_set),
-                           aliases=self.vocabulary.ids(g.key, g.minimal_set), matching=self.vocabulary.matching)
+                           aliases=self.vocabulary.ids(g.key, g.minimal_set), matching=self.vocabulary.matching,
+                           taught=self.vocabulary.taught.get(g.key, ()))
         if g.key in self.warmup:
             changes["warmup_seconds"] = self.warmup[g.key]
         return replace(g, **changes) if changes else g
