@@ -71,6 +71,7 @@ removes the last, `enter` commits.
 ## Open a recording
 `←` `→` or `[` `]` previous / next turn · `,` `.` previous / next frame · `space` play / pause ·
 `home` `end` first / last frame · `r` `l` `g` next reward / life loss / game over (`R` `L` `G`: the one before) ·
+`j` `k` next / previous judged failure (when `workstation judge` judged this run) ·
 `e` export it as an MP4 beside the recording ·
 `m` marks a frame (`m` again at another frame: a range) and `n` sends the marked frames to a
 question set (`qa/<game>-hand/`) as a new proposed question, to finish with `workstation qa curate` ·

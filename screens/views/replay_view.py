@@ -305,6 +305,8 @@ class ReplayScreen(Screen):
             ("Previous game over", "jump back to the last game over (G)", lambda: self.action_event("game_over", -1)),
             ("First frame", "go to frame 0 (home)", lambda: self.action_goto(0)),
             ("Last frame", "go to the last frame (end)", lambda: self.action_goto(-1)),
+            ("Next judged failure", "jump to the next turn a judge called a failure (j)", lambda: self.action_judged(1)),
+            ("Previous judged failure", "jump back to the last judged failure (k)", lambda: self.action_judged(-1)),
             ("Export MP4", "write this recording as RECORDING.mp4 beside it (e)", self.action_export),
             ("Mark frame", "mark this frame; again at another frame: a range (m)", self.action_mark),
             ("Send marked frames to QA", "a new proposed question on the marked frames, to curate (n)",
