@@ -152,15 +152,12 @@ class WorkstationApp(App[int]):
             if screen is not None:
                 self.push_screen(screen)
             return
-        from workstation.errors import user_error_types
+        from workstation.errors import UserError
 
         try:
             engine = make_engine(spec)
-        except user_error_types() as e:
-            from workstation.agents import AgentSpecError
-
-            field = getattr(e, "field", None) or ("agent" if isinstance(e, AgentSpecError) or
-                                                  type(e).__name__ == "ProviderConfigError" else None)
+        except UserError as e:
+            field = e.field
             if field and hasattr(self.screen, "mark_invalid"):  # the home form: mark the field at fault
                 self.screen.mark_invalid(field, str(e))
             else:
@@ -185,7 +182,7 @@ class WorkstationApp(App[int]):
             self.notify(str(e), title="cannot open", severity="error")
 
     def open_newest(self) -> None:
-        from workstation.store.recording import find_recordings
+        from workstation.store.index import find_recordings
 
         found = find_recordings(self.out)
         if not found:

@@ -19,8 +19,8 @@ from workstation.store.recording import (
     Recording,
     RecordingError,
     RecordingWriter,
-    find_recordings,
 )
+from workstation.store.index import find_recordings
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -7,7 +7,8 @@ from argparse import Namespace
 from textual.widgets import DataTable, Input
 
 from workstation.game.games import GAMES
-from workstation.store.recording import Recording, find_recordings
+from workstation.store.index import find_recordings
+from workstation.store.recording import Recording
 
 from screens.app import HelpScreen, make_app
 from screens.widgets.frame_view import FrameView

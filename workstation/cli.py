@@ -12,6 +12,7 @@ EXIT_BAD_INPUT = 2
 
 
 from workstation.errors import UserError
+from workstation.store.recording import RecordingWriteError
 
 # Commands that live in their own modules. Each module has ``register(sub)``, which adds
 # its subparser and sets ``func=<callable(args) -> int>`` as a default. Add one line here.
@@ -158,21 +159,12 @@ def main(argv: list[str] | None = None) -> int:
         except OSError:
             pass
         return 0
-    except UserError as e:
+    except UserError as e:  # every error a user can cause: one line, exit 2
         sys.stderr.write(f"workstation: error: {e}\n")
         return EXIT_BAD_INPUT
-    except Exception as e:  # noqa: BLE001 - map known user errors to one line
-        from workstation.errors import user_error_types
-
-        if isinstance(e, user_error_types()):
-            sys.stderr.write(f"workstation: error: {e}\n")
-            return EXIT_BAD_INPUT
-        from workstation.store.recording import RecordingWriteError
-
-        if isinstance(e, RecordingWriteError):  # the run stopped; its recording says so where it could
-            sys.stderr.write(f"workstation: error: {e}\n")
-            return 1
-        raise
+    except RecordingWriteError as e:  # the run stopped; its recording says so where it could
+        sys.stderr.write(f"workstation: error: {e}\n")
+        return 1
 
 
 def _dispatch(a: argparse.Namespace) -> int:

@@ -206,15 +206,8 @@ class RunSpec:
 
         try:
             make_adapter(self.agent, self.provider_options)
-        except ProviderConfigError as e:
-            text = str(e)
-            words = {"effort": ("effort", "thinking"), "temperature": ("temperature",),
-                     "max_output_tokens": ("max output tokens", "--max-output-tokens"), "timeout": ("timeout",),
-                     "base_url": ("base url", "--base-url")}
-            dropped = [n for n in words if f"drop {flag(n)}" in text]  # the fix names the flag at fault
-            at = dropped[0] if dropped else next((n for n, ws in words.items() if any(w in text for w in ws)),
-                                                 "agent")
-            raise SpecError(at, text) from None
+        except ProviderConfigError as e:  # the provider names the setting at fault
+            raise SpecError(e.field or "agent", str(e)) from None
 
     # -- what the parts of the workstation need from a spec ------------------
     @property

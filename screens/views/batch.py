@@ -226,11 +226,11 @@ def batch_commands(app, root: str | Path | None = None) -> list[tuple[str, str, 
         directory = grid.parent
 
         def open_it(directory=directory) -> None:
-            from workstation.errors import user_error_types
+            from workstation.errors import UserError
 
             try:
                 app.push_screen(BatchScreen.of_dir(directory))
-            except user_error_types() as e:
+            except UserError as e:
                 app.notify(str(e), title="cannot open the batch", severity="error")
 
         out.append((f"Batch {directory.name}", f"watch or resume the batch in {directory} (r runs it)", open_it))

@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from workstation.errors import UserError
+
 # ALE meaning of each index of every game's minimal action set (ale-py 0.12.1).
 _ALL18 = (
     "NOOP FIRE UP RIGHT LEFT DOWN UPRIGHT UPLEFT DOWNRIGHT DOWNLEFT UPFIRE RIGHTFIRE "
@@ -20,8 +22,11 @@ FPS_PAPER = 30  # the paper's clock convention: timestamps are frame / 30
 FPS_NATIVE = 60  # the Atari 2600 really runs at 60 Hz
 
 
-class UnknownGame(ValueError):
-    """A game name that is not in the registry."""
+class UnknownGame(UserError, ValueError):
+    """A game name that is not in the registry (``field`` is ``"game"``)."""
+
+    def __init__(self, message: str, field: str | None = "game", *, file: str | None = None) -> None:
+        super().__init__(message, field, file=file)
 
 
 @dataclass(frozen=True)

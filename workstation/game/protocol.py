@@ -12,21 +12,19 @@ import re
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Callable, Literal
 
+from workstation.errors import UserError
+
 MAX_FRAMES = 108_000  # the emulator's own episode cap (30 minutes at 60 Hz); the paper uses 900
 MAX_NOOPS = 1_000  # noops:N starts: at most this many NOOP frames (the classic protocol uses 30)
 MAX_CLIPS = 50  # history K and reward history R: clips kept in a prompt (the paper uses 3)
 MAX_REPEAT = 60  # emulator frames per action (the paper uses 3)
 
 
-class ProtocolError(ValueError):
+class ProtocolError(UserError, ValueError):
     """A protocol option with a bad value; the message says what is allowed.
 
     ``field`` names the setting at fault (``max_actions``), for forms and batch grids.
     """
-
-    def __init__(self, message: str, field: str | None = None) -> None:
-        super().__init__(message)
-        self.field = field
 
 
 @dataclass(frozen=True)

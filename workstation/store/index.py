@@ -233,3 +233,15 @@ def select(entries: list[Entry], *, game: str | None = None, agent: str | None =
             continue
         out.append(e)
     return out
+
+
+def find_recordings(root: Path) -> list[Path]:
+    """Recording directories under ``root`` (itself included, nested ones to a depth of 4), newest first."""
+    root = Path(root)
+    if not root.is_dir():
+        return []
+    # walk stops at each recording: it never lists its frame files
+    found = [(sig[0][1], Path(directory)) for directory, sig in walk(str(root))]
+    found.sort(key=lambda item: (item[0], str(item[1])), reverse=True)
+    return [path for _, path in found]
+

@@ -12,10 +12,29 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from workstation.store.recording import Recording
+from workstation.store.framestore import FrameReader, FrameStoreError
+from workstation.store.records import RecordingError, Summary, TurnRecord
+
+
+class Recording(Protocol):
+    """What the check reads of a ``workstation.store.recording.Recording`` (which calls it: so no import back)."""
+
+    @property
+    def path(self) -> Path: ...
+
+    @property
+    def summary_record(self) -> Summary | None: ...
+
+    @property
+    def turn_records(self) -> list[TurnRecord]: ...
+
+    @property
+    def cut_off_line(self) -> int | None: ...
+
+    @property
+    def frames(self) -> FrameReader: ...
 
 SUMMARY = "summary.json"
 CHUNK = 1 << 20
@@ -57,10 +76,8 @@ def digest_problems(directory: Path, files: dict) -> list[str]:
     return found
 
 
-def agreement_problems(rec: "Recording") -> list[str]:
+def agreement_problems(rec: Recording) -> list[str]:
     """Where the summary contradicts the turns or the frames (a summary-less run has nothing to contradict)."""
-    from workstation.store.recording import RecordingError
-
     s = rec.summary_record
     if s is None:
         return []
@@ -93,10 +110,8 @@ def agreement_problems(rec: "Recording") -> list[str]:
     return found
 
 
-def problems(rec: "Recording", digests: bool = True) -> list[str]:
+def problems(rec: Recording, digests: bool = True) -> list[str]:
     """Everything the fast check finds wrong with ``rec`` (empty: nothing found)."""
-    from workstation.store.recording import RecordingError
-
     found: list[str] = []
     s = rec.summary_record
     if digests and s is not None and s.files:
@@ -108,11 +123,8 @@ def problems(rec: "Recording", digests: bool = True) -> list[str]:
     return found
 
 
-def _decode_all(rec: "Recording") -> list[str]:
+def _decode_all(rec: Recording) -> list[str]:
     """Read every frame back (for recordings without digests): the first one that fails."""
-    from workstation.store.framestore import FrameStoreError
-    from workstation.store.recording import RecordingError
-
     try:
         frames = rec.frames
         for i in range(len(frames)):
@@ -123,7 +135,7 @@ def _decode_all(rec: "Recording") -> list[str]:
     return []
 
 
-def quick_verdict(rec: "Recording") -> tuple[bool, str]:
+def quick_verdict(rec: Recording) -> tuple[bool, str]:
     """(sound, one line) for ``workstation verify --quick``: no re-execution."""
     found = problems(rec)
     s = rec.summary_record

@@ -25,7 +25,7 @@ import numpy as np
 
 from workstation.store import integrity
 from workstation.store.framestore import FrameReader, FrameStoreError, FrameWriter
-from workstation.store.records import Manifest, RecordError, Summary, TurnRecord, rebuild_summary
+from workstation.store.records import Manifest, RecordError, RecordingError, Summary, TurnRecord, rebuild_summary
 
 MANIFEST = "manifest.json"
 TURNS = "turns.jsonl"
@@ -36,10 +36,6 @@ UNFINISHED = "unfinished: no summary.json (the run was killed, or is still runni
 class RecordingWriteError(Exception):
     """Writing a recording failed (disk full, permission lost, directory removed): the run
     stops with this one line, exit status 1; what was written before stays readable."""
-
-
-class RecordingError(Exception):
-    """A recording that is missing, damaged, or written to wrongly (one-line message)."""
 
 
 def _plain(value: Any) -> Any:
@@ -348,16 +344,3 @@ class Recording:
     def __repr__(self) -> str:
         state = "complete" if self.complete else "partial"
         return f"Recording({str(self.path)!r}, {state})"
-
-
-def find_recordings(root: Path) -> list[Path]:
-    """Recording directories under ``root`` (itself included, nested ones to a depth of 4), newest first."""
-    root = Path(root)
-    if not root.is_dir():
-        return []
-    from workstation.store.index import walk  # stops at each recording: never lists its frame files
-
-    found = [(sig[0][1], Path(directory)) for directory, sig in walk(str(root))]
-    found.sort(key=lambda item: (item[0], str(item[1])), reverse=True)
-    return [path for _, path in found]
-

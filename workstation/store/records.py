@@ -17,13 +17,20 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from workstation.errors import UserError
+
 FORMAT = "atari-workstation/1"
 READABLE_FORMATS = ("atari-workstation/1",)
 FORMAT_PREFIX = "atari-workstation/"
 
 
-class RecordError(ValueError):
+class RecordError(UserError, ValueError):
     """A record whose fields have the wrong types (one line; the reader adds the file)."""
+
+
+class RecordingError(UserError):
+    """A recording that is missing, damaged, or written to wrongly (one-line message; ``file`` names it
+    where the raiser knows it). Defined here, below the recording and its integrity check, which both raise it."""
 
 
 # -- field checks -----------------------------------------------------------------

@@ -18,6 +18,8 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from workstation.errors import UserError
+
 from workstation.game.games import GAMES, Game, get_game
 
 VARIANTS = ("full", "short")
@@ -47,7 +49,7 @@ TEMPLATE_KEYS: dict[str, frozenset[str]] = {
 _TITLES = {"Pacman": "Pac-Man", "Qbert": "Q*bert", "Riverraid": "River Raid", "Robotank": "Robot Tank"}
 
 
-class PromptPackError(ValueError):
+class PromptPackError(UserError, ValueError):
     """A prompt pack that cannot be used; the message names the file or key and the fix."""
 
 
