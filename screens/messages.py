@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 from textual.message import Message
 
-from workstation.agents.base import Reply
+from workstation.calls import Reply
 from workstation.turn.memory import Step
 from workstation.turn.parser import ParseResult
 from workstation.turn.prompt import ImagePart, Prompt

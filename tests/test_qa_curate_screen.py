@@ -9,6 +9,7 @@ import pytest
 from screens.views.qa_curate import CurateApp
 from screens.widgets.frame_view import FrameView
 from tests.tui_helpers import run_async
+from workstation.runs.drive import drive
 from workstation.cli import main
 from workstation.game.protocol import Protocol
 from workstation.qa.qset import QUESTIONS, read_set
@@ -21,7 +22,7 @@ def made(tmp_path_factory):
     engine = start_run(RunSpec(game="breakout", agent="random", seed=4, protocol=Protocol(frames=300),
                                out=str(root / "recs")), rewindable=False)
     try:
-        engine.run()
+        drive(engine)
     finally:
         engine.close()
     assert main(["qa", "gen", "--recordings", str(root / "recs"), "--out", str(root / "s"), "--per-game", "6"]) == 0

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from workstation.runs.drive import drive
 from workstation.game.protocol import Protocol
 from workstation.runs.start import RunSpec, start_run
 from workstation.store.recording import Recording, RecordingError
@@ -47,7 +48,7 @@ def test_the_sample_reads_back_typed_with_its_keys_unchanged():
 def test_a_new_run_writes_what_the_records_read(tmp_path):
     engine = start_run(RunSpec("breakout", protocol=Protocol(frames=60), out=str(tmp_path)), rewindable=False)
     try:
-        engine.run()
+        drive(engine)
     finally:
         engine.close()
     rec = Recording(engine.writer.path)

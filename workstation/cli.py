@@ -212,6 +212,7 @@ def _games(variants: bool = False) -> int:
 
 
 def _run(a: argparse.Namespace) -> int:
+    from workstation.runs.drive import drive
     from workstation.runs.start import start_run
 
     spec = _spec(a)
@@ -224,7 +225,7 @@ def _run(a: argparse.Namespace) -> int:
 
         engine.observers.append(RunProgress(engine))
     try:
-        summary = engine.run()
+        summary = drive(engine)
     except KeyboardInterrupt:  # run() has already closed the recording as "interrupted"
         print(engine.writer.path)
         raise

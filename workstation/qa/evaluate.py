@@ -191,8 +191,8 @@ def _record(q: dict, repeat: int, reply_text: str | None, reply) -> dict:
 
 
 def _model_asker(set_dir: Path, spec: str, options, guides: dict[str, str]):
-    from workstation.agents import AgentSpecError, FatalAgentError, make_agent
-    from workstation.calls import TurnContext
+    from workstation.agents import AgentSpecError, make_agent
+    from workstation.calls import FatalAgentError, TurnContext
     from workstation.game.games import get_game
 
     local = threading.local()

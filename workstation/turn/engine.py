@@ -6,7 +6,7 @@
 ``step()`` advances exactly one phase (or one whole action while acting), so a
 screen can stop anywhere: read or edit the prompt, re-send it, override the
 plan, advance frame by frame, rewind to an earlier turn and branch. A batch or
-the CLI calls ``run()``. The engine has no threads and no asyncio: callers
+the CLI drives it to the end with ``workstation.runs.drive.drive(engine)``. The engine has no threads and no asyncio: callers
 drive it (the TUI from a thread worker). Observers get events.
 
 Game over (the public harness's rule, see ``workstation.game.clock``): the frame
@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Callable
 
-from workstation.agents.base import Agent, FatalAgentError, Reply, TurnContext, Usage
-from workstation.calls import CancelToken, call_agent
+from workstation.calls import CancelToken, FatalAgentError, Reply, TurnContext, Usage, call_agent
+from workstation.turn.agent import Agent
 from workstation.game.clock import RULES, ClockState, GameClock
 from workstation.game.games import FPS_PAPER, Game
 from workstation.turn.memory import Clip, Step
@@ -177,12 +177,6 @@ class TurnEngine:
     @property
     def done(self) -> bool:
         return self.phase is Phase.FINISHED
-
-    def run(self) -> dict:
-        """Play to the end of the budget; returns the summary (``workstation.runs.drive``)."""
-        from workstation.runs.drive import drive  # the one loop; imported here to keep turn/ below runs/
-
-        return drive(self) or {}
 
     def run_turn(self) -> None:
         """Advance until the current turn has ended (or the run finished)."""
