@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from screens.views.qa_curate import CurateApp
+from screens.app import make_app
+from workstation.launch import Launch
 from screens.widgets.frame_view import FrameView
 from tests.tui_helpers import run_async
 from workstation.runs.drive import drive
@@ -44,10 +45,11 @@ def _on_disk(root):
 async def test_accept_reject_and_outlines(made, tmp_path):
     root = _copy(made, tmp_path)
     ids = [q["id"] for q in read_set(root)]
-    app = CurateApp(root)
+    app = make_app(Launch("qa_curate", qa_set=root))
     async with app.run_test(size=(220, 70)) as pilot:
+        cur = app.screen  # the curator: a screen of the one app
         await pilot.pause()
-        view = app.query_one("#qa-frame", FrameView)
+        view = cur.query_one("#qa-frame", FrameView)
         with_boxes = view._rgb.copy()
         await pilot.press("o")
         assert (view._rgb != with_boxes).any()  # the outlines went away
@@ -55,11 +57,11 @@ async def test_accept_reject_and_outlines(made, tmp_path):
         assert (view._rgb == with_boxes).all()
         await pilot.press("a")
         assert _on_disk(root)[ids[0]]["status"] == "accepted"  # saved before the app exits
-        assert app.index == 1
+        assert cur.index == 1
         await pilot.press("r")
         assert _on_disk(root)[ids[1]]["status"] == "rejected"
         await pilot.press("p", "p")
-        assert app.index == 0
+        assert cur.index == 0
     lines = (root / QUESTIONS).read_text().splitlines()
     assert len(lines) == len(ids) + 2  # appended, never rewritten
 
@@ -69,22 +71,23 @@ async def test_edit_fields_saved_on_enter(made, tmp_path):
     root = _copy(made, tmp_path)
     first = read_set(root)[0]
     other = next(c for c in first["choices"] if c != first["answer"])
-    app = CurateApp(root)
+    app = make_app(Launch("qa_curate", qa_set=root))
     async with app.run_test(size=(220, 70)) as pilot:
+        cur = app.screen  # the curator: a screen of the one app
         await pilot.pause()
-        app.query_one("#qa-question").focus()
+        cur.query_one("#qa-question").focus()
         await pilot.press("end", *" Look closely.", "enter")
         assert _on_disk(root)[first["id"]]["question"] == first["question"] + " Look closely."
-        app.query_one("#qa-answer").value = "sideways"
-        app.query_one("#qa-answer").focus()
+        cur.query_one("#qa-answer").value = "sideways"
+        cur.query_one("#qa-answer").focus()
         await pilot.press("enter")
-        assert "not saved" in str(app.query_one("#qa-status").render())
-        app.query_one("#qa-answer").value = other
+        assert "not saved" in str(cur.query_one("#qa-status").render())
+        cur.query_one("#qa-answer").value = other
         await pilot.press("enter")
         q = _on_disk(root)[first["id"]]
         assert q["answer"] == other and q["status"] == "edited" and q["truth"]["answer_from_ram"] == first["answer"]
         await pilot.press("escape", "right")  # out of the field, keys drive the screen again
-        assert app.frame_pos == (1 if len(first["frames"]) > 1 else 0)
+        assert cur.frame_pos == (1 if len(first["frames"]) > 1 else 0)
 
 
 def test_the_last_line_wins_after_a_crash(made, tmp_path):

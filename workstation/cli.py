@@ -8,23 +8,33 @@ import os
 import sys
 from pathlib import Path
 
+from workstation import session_command
+from workstation.analysis import command as report_command
+from workstation.analysis import compare_command
+from workstation.batch import command as batch_command
+from workstation.errors import UserError
+from workstation.export import command as export_command
+from workstation.launch import Launch
+from workstation.qa import command as qa_command
+from workstation.runs.importers import command as import_command
+from workstation.store import ls_command
+from workstation.store.recording import RecordingWriteError
+from workstation.tui import open_tui
+
 EXIT_BAD_INPUT = 2
 
-
-from workstation.errors import UserError
-from workstation.store.recording import RecordingWriteError
-
 # Commands that live in their own modules. Each module has ``register(sub)``, which adds
-# its subparser and sets ``func=<callable(args) -> int>`` as a default. Add one line here.
-COMMAND_MODULES: tuple[str, ...] = (
-    "workstation.store.ls_command",
-    "workstation.analysis.command",
-    "workstation.runs.importers.command",
-    "workstation.batch.command",
-    "workstation.analysis.compare_command",
-    "workstation.session_command",
-    "workstation.export.command",
-    "workstation.qa.command",
+# its subparser and sets ``func=<callable(args) -> int>`` as a default. Import it above and
+# add it here (one line each). A command that opens a screen calls ``args.open_tui(Launch(...))``.
+COMMAND_MODULES = (
+    ls_command,
+    report_command,
+    import_command,
+    batch_command,
+    compare_command,
+    session_command,
+    export_command,
+    qa_command,
 )
 
 
@@ -83,6 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="workstation", description="Atari VLM workstation (AtariBench protocol). "
                 "`workstation` alone opens the TUI's home screen; the commands below do one thing each.")
     p.add_argument("--version", action="version", version=_version_text())
+    p.set_defaults(open_tui=open_tui)  # the door to the TUI, for the commands that open a screen
     sub = p.add_subparsers(dest="cmd", parser_class=_Parser, metavar="COMMAND")
     rec_help = "a recording directory (one run: manifest.json, turns.jsonl, frames, summary.json)"
 
@@ -139,10 +150,8 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Replay a recording turn by turn in the TUI.")
     o.add_argument("recording", metavar="RECORDING", help=rec_help)
 
-    import importlib
-
-    for name in COMMAND_MODULES:
-        importlib.import_module(name).register(sub)
+    for module in COMMAND_MODULES:
+        module.register(sub)
     return p
 
 
@@ -310,31 +319,11 @@ def _request(a: argparse.Namespace) -> int:
     return 0
 
 
-def open_tui(screen: str, **launch) -> int:
-    """The one hand-off from the headless side to the TUI, imported only here and only now:
-    every command that opens a screen (watch, play, open, compare, session, batch --watch,
-    qa curate)
-    comes through it. ``launch`` are the fields of ``screens.app.Launch``."""
-    try:
-        if screen == "batch":
-            from screens.views.batch import run_batch_screen
-
-            return run_batch_screen(**launch)
-        if screen == "qa_curate":
-            from screens.views.qa_curate import run_curator
-
-            return run_curator(**launch)
-        from screens.app import Launch, run_app
-    except ImportError as e:  # pragma: no cover - textual is a declared dependency
-        raise UserError(f"the TUI cannot start ({e}); reinstall with `pip install -e .`") from e
-    return run_app(Launch(screen, **launch))
-
-
 def _tui(which: list[str], a: argparse.Namespace) -> int:
     screen = which[0]
     spec = _spec(a, agent="human" if screen == "play" else None) if screen in ("watch", "play") else None
-    return open_tui(screen, spec=spec, recording=getattr(a, "recording", None),
-                    step=bool(getattr(a, "step", False)), window=bool(getattr(a, "window", False)))
+    return a.open_tui(Launch(screen, spec=spec, recording=getattr(a, "recording", None),
+                             step=bool(getattr(a, "step", False)), window=bool(getattr(a, "window", False))))
 
 
 if __name__ == "__main__":

@@ -30,6 +30,6 @@ def run(args: argparse.Namespace) -> int:
         print(c.table_text())
         return 0
     load_runs(args.recordings)  # bad input is one line before the TUI starts
-    from workstation.cli import open_tui
+    from workstation.launch import Launch
 
-    return open_tui("compare", recordings=tuple(args.recordings))
+    return args.open_tui(Launch("compare", recordings=tuple(args.recordings)))

@@ -44,9 +44,9 @@ def _curate(a: argparse.Namespace) -> int:
     from workstation.qa.qset import read_set
 
     read_set(Path(a.set))  # a malformed set is one line before any screen is drawn
-    from workstation.cli import open_tui
+    from workstation.launch import Launch
 
-    return open_tui("qa_curate", root=a.set)
+    return a.open_tui(Launch("qa_curate", qa_set=a.set))
 
 
 def _gen(a: argparse.Namespace) -> int:
