@@ -12,7 +12,8 @@ error before any screen is drawn. Nothing here imports ``workstation.cli``.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from textual.app import App
 from textual.binding import Binding
@@ -255,7 +256,7 @@ def make_app(launch: Launch | str = "home", args: Any = None) -> WorkstationApp:
         if launch.recording is None:
             raise UserError("open needs a recording: workstation open RECORDING")
         rec = Recording(Path(launch.recording))
-        rec.turns, rec.frames  # read now: a damaged recording is a one-line RecordingError, not a traceback
+        _ = rec.turns, rec.frames  # read now: a damaged recording is a one-line RecordingError, not a traceback
         return WorkstationApp(lambda: ReplayScreen(rec, can_go_back=False), launch)
 
     if which == "compare":

@@ -8,10 +8,8 @@ from __future__ import annotations
 import threading
 import time
 
-import pytest
 
-from tests.fake_provider import (SPECS, Step, agent_cache, agents, closed_port, fake, fake_server,  # noqa: F401
-                                 keys, wait_until)
+from tests.fake_provider import Step, closed_port, wait_until
 from workstation.runs.drive import drive
 from workstation.calls import Attempt, CancelToken, FatalAgentError, Reply, Usage
 from workstation.game.protocol import Protocol

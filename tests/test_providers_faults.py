@@ -7,8 +7,7 @@ import time
 
 import pytest
 
-from tests.fake_provider import (DEFAULT_TEXT, KEYS, SPECS, FakeUsage, Step, agent_cache, agents,  # noqa: F401
-                                 fake, fake_server, frames, keys)
+from tests.fake_provider import DEFAULT_TEXT, KEYS, SPECS, FakeUsage, Step
 from workstation.calls import FatalAgentError, Reply, TurnContext
 from workstation.game.games import get_game
 from workstation.turn.prompt import ImagePart, Message, Prompt, TextPart

@@ -8,8 +8,7 @@ import re
 
 import numpy as np
 import pytest
-from tests.fake_provider import (DEFAULT_TEXT, KEYS, SPECS, _b64_any, agent_cache, agents, fake,  # noqa: F401
-                                 fake_server, frames, keys, sent_messages)
+from tests.fake_provider import DEFAULT_TEXT, KEYS, SPECS, _b64_any, sent_messages
 from PIL import Image
 
 from workstation.calls import Attempt, TurnContext, Usage

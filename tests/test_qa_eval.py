@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fake_provider import SPECS, FakeProvider, Seen, Step, keys, sent_messages  # noqa: F401
+from tests.fake_provider import SPECS, FakeProvider, Seen, Step, sent_messages
 from workstation.runs.drive import drive
 from workstation.cli import main
 from workstation.game.protocol import Protocol

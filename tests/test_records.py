@@ -89,7 +89,7 @@ def test_a_field_of_the_wrong_type_is_named(tmp_path):
     lines[3] = json.dumps(bad)
     (path / "turns.jsonl").write_text("\n".join(lines) + "\n")
     with pytest.raises(RecordingError, match=r"turn record 4: field 'actions' is an integer, not a list"):
-        Recording(path).turn_records
+        _ = Recording(path).turn_records
     with pytest.raises(RecordingError, match="field 'total_reward' is text"):
         s = json.loads((path / "summary.json").read_text())
         (path / "summary.json").write_text(json.dumps({**s, "total_reward": "lots"}))

@@ -15,7 +15,8 @@ import math
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
 
 if TYPE_CHECKING:
     from workstation.game.games import Game
@@ -44,7 +45,7 @@ class Usage:
     def total_input(self) -> int:
         return self.input_tokens + self.cache_read_tokens + self.cache_write_tokens
 
-    def __add__(self, other: "Usage") -> "Usage":
+    def __add__(self, other: Usage) -> Usage:
         return Usage(self.input_tokens + other.input_tokens, self.cache_read_tokens + other.cache_read_tokens,
                      self.cache_write_tokens + other.cache_write_tokens, self.output_tokens + other.output_tokens,
                      self.reasoning_tokens + other.reasoning_tokens)
@@ -82,7 +83,7 @@ class Reply:
     cancelled: bool = False  # the caller cancelled the call; ``error`` says "cancelled: <why>"
 
     @classmethod
-    def cancelled_reply(cls, reason: str | None, **fields: Any) -> "Reply":
+    def cancelled_reply(cls, reason: str | None, **fields: Any) -> Reply:
         """The reply of a call its caller cancelled (usage and attempts so far in ``fields``)."""
         return cls(text="", error=f"{CANCELLED}: {reason or 'stopped'}", cancelled=True, **fields)
 
@@ -101,7 +102,7 @@ class FatalAgentError(RuntimeError):
 
 @dataclass
 class TurnContext:
-    game: "Game"
+    game: Game
     turn: int
     max_actions: int
     frame: int  # budget frames used so far
@@ -161,7 +162,7 @@ class Deadline:
     clock: Callable[[], float] = time.monotonic
 
     @classmethod
-    def after(cls, seconds: float, clock: Callable[[], float] = time.monotonic) -> "Deadline":
+    def after(cls, seconds: float, clock: Callable[[], float] = time.monotonic) -> Deadline:
         return cls(clock() + seconds, clock)
 
     def remaining(self) -> float:

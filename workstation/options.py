@@ -250,7 +250,7 @@ class RunSpec:
         }
 
     @classmethod
-    def from_json(cls, d: dict) -> "RunSpec":
+    def from_json(cls, d: dict) -> RunSpec:
         """The spec ``to_json`` wrote; an unknown key or a bad value is a ``SpecError`` naming it."""
         if not isinstance(d, dict):
             raise SpecError("spec", f"a run spec is a JSON object (got {type(d).__name__})")
@@ -266,7 +266,7 @@ class RunSpec:
         kw["transport"] = _part(Transport, kw.get("transport") or {}, "transport")
         return cls(**kw)
 
-    def with_values(self, **values: Any) -> "RunSpec":
+    def with_values(self, **values: Any) -> RunSpec:
         """A copy with flat field values changed (``frames=30``, ``effort="low"``), checked again."""
         return spec_from_values({**flat_values(self), **values})
 
@@ -443,7 +443,7 @@ def provider_options_from_args(a: Any):
     return provider_options_of(gen, trans)
 
 
-def provider_options_of(gen: "Generation", trans: "Transport"):
+def provider_options_of(gen: Generation, trans: Transport):
     from workstation.providers import ProviderOptions
 
     extra = {} if trans.timeout is None else {"timeout": trans.timeout}

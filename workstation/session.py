@@ -191,7 +191,7 @@ class Session:
 
     # -- open / resume ------------------------------------------------------------------
     @classmethod
-    def open(cls, path: str | Path, settings: Settings) -> "Session":
+    def open(cls, path: str | Path, settings: Settings) -> Session:
         """A new session in ``path``, or the one there resumed (its settings must equal ``settings``)."""
         path = Path(path)
         f = path / SESSION_FILE
@@ -208,7 +208,7 @@ class Session:
         return s
 
     @classmethod
-    def _resume(cls, path: Path, settings: Settings) -> "Session":
+    def _resume(cls, path: Path, settings: Settings) -> Session:
         f = path / SESSION_FILE
         try:
             data = json.loads(f.read_text(encoding="utf-8"))

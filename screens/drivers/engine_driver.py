@@ -13,7 +13,8 @@ from __future__ import annotations
 import queue
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import numpy as np
 from textual.message import Message

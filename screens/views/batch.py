@@ -203,7 +203,7 @@ class BatchScreen(Screen[None]):
         self.refresh_state()
 
     @classmethod
-    def of_dir(cls, directory: str | Path) -> "BatchScreen":
+    def of_dir(cls, directory: str | Path) -> BatchScreen:
         """The batch in ``directory`` (its grid.toml) as it stands on disk; ``r`` runs it."""
         from workstation.batch.grid import load_grid
         from workstation.batch.results import runs_dir

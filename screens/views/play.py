@@ -26,7 +26,8 @@ import threading
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Callable, Protocol as _Interface
+from typing import Protocol as _Interface
+from collections.abc import Callable
 
 from textual import work
 from textual.app import ComposeResult
@@ -180,7 +181,7 @@ class PlayScreen(Screen):
         self._cancelled: Callable[[], bool] = self._quit.is_set
 
     @classmethod
-    def from_spec(cls, spec: RunSpec, **kw) -> "PlayScreen":
+    def from_spec(cls, spec: RunSpec, **kw) -> PlayScreen:
         """The screen for a human run spec (``mode`` and ``pace`` default to real time at paper pace)."""
         return cls(spec.game, spec.seed, spec.mode or "realtime", spec.pace or "paper", spec.out, spec.protocol,
                    prompts=spec.prompts, **kw)

@@ -341,7 +341,7 @@ class Comparison:
     pairs: list[int | None] = field(default_factory=list)  # run 2, 3, 4 against run 1
 
     @classmethod
-    def of(cls, paths: list[str | Path]) -> "Comparison":
+    def of(cls, paths: list[str | Path]) -> Comparison:
         runs = load_runs(paths)
         pairs = divergence_from_first(runs) if len(runs) > 2 else []
         return cls(runs, first_divergent_frame(runs), first_plan_divergence(runs), [summary_row(r) for r in runs],

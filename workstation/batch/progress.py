@@ -10,7 +10,8 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Callable, TextIO
+from typing import TextIO
+from collections.abc import Callable
 
 from workstation.batch.jobs import Job as Cell
 
@@ -43,7 +44,7 @@ class BatchState:
 
     @classmethod
     def of(cls, name: str, cells: list[Cell], max_cost: float | None = None,
-           clock: Callable[[], float] = time.monotonic) -> "BatchState":
+           clock: Callable[[], float] = time.monotonic) -> BatchState:
         return cls(name, {c.run_id: RunState(c) for c in cells}, max_cost, clock, clock())
 
     def counts(self) -> dict[str, int]:

@@ -21,8 +21,8 @@ from __future__ import annotations
 import re
 from contextvars import ContextVar
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Callable
+from functools import cache
+from collections.abc import Callable
 
 import numpy as np
 
@@ -58,7 +58,7 @@ def make_env(game: Game, repeat_action_probability: float = 0.0, sound: bool = F
                     full_action_space=False, **({"sound_obs": True} if sound else {}), **variant)
 
 
-@lru_cache(maxsize=None)
+@cache
 def game_variants(key: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """(modes, difficulties) a game's ROM offers (read from the ROM; nothing is played)."""
     import ale_py

@@ -10,7 +10,8 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any, Callable, Literal
+from typing import Any, Literal
+from collections.abc import Callable
 
 from workstation.errors import UserError
 
@@ -135,7 +136,7 @@ class StartOption:
             raise ProtocolError(f"bad --start kind {self.kind!r}: use fixed, noops:N or sticky:P", "start")
 
     @classmethod
-    def parse(cls, text: str) -> "StartOption":
+    def parse(cls, text: str) -> StartOption:
         t = text.strip().lower()
         if t == "fixed":
             return cls()
@@ -228,7 +229,7 @@ class Protocol:
         return d
 
     @classmethod
-    def from_json(cls, d: dict) -> "Protocol":
+    def from_json(cls, d: dict) -> Protocol:
         known = {f.name for f in fields(cls)}
         kw = {k: v for k, v in d.items() if k in known}
         if "start" in kw:

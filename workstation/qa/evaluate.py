@@ -27,7 +27,7 @@ from PIL import Image
 
 from workstation.errors import UserError
 from workstation.qa.answers import lettered, parse_choice
-from workstation.qa.qset import CATEGORIES, GROUPS, QUESTIONS, read_set
+from workstation.qa.qset import CATEGORIES, GROUPS, read_set
 from workstation.turn.prompt import ImagePart, Message, Prompt, TextPart
 
 ANSWERS = "answers.jsonl"

@@ -160,7 +160,7 @@ class SetWriter:
     def close(self) -> None:
         self._out.close()
 
-    def __enter__(self) -> "SetWriter":
+    def __enter__(self) -> SetWriter:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import platform
 import re
 import time
-from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import Any
 
 from workstation.agents import make_agent
 from workstation.game.clock import RULES

@@ -19,7 +19,8 @@ import json
 import os
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import numpy as np
 
@@ -103,8 +104,8 @@ class RecordingWriter:
 
     @classmethod
     def branch_from(
-        cls, directory: Path, manifest: dict, parent: "Recording", n_frames: int, n_turns: int
-    ) -> "RecordingWriter":
+        cls, directory: Path, manifest: dict, parent: Recording, n_frames: int, n_turns: int
+    ) -> RecordingWriter:
         """A new recording that starts as a copy of ``parent``'s first frames and turns.
 
         For rewind-and-branch: frames ``0..n_frames-1`` (with RAM) and the first
@@ -155,7 +156,7 @@ class RecordingWriter:
         except OSError as e:
             raise self._write_error(e) from e
 
-    def _write_error(self, e: OSError) -> "RecordingWriteError":
+    def _write_error(self, e: OSError) -> RecordingWriteError:
         reason = e.strerror or str(e) or type(e).__name__
         where = e.filename or self.path
         return RecordingWriteError(f"cannot write the recording {where}: {reason}; free space, fix the "
@@ -190,7 +191,7 @@ class RecordingWriter:
         if failed:
             raise self._write_error(failed[0]) from failed[0]
 
-    def __enter__(self) -> "RecordingWriter":
+    def __enter__(self) -> RecordingWriter:
         return self
 
     def __exit__(self, exc_type: type | None, exc: BaseException | None, tb: object) -> None:

@@ -195,7 +195,7 @@ class Manifest(_Record):
     OMIT_EMPTY: ClassVar = ("rules", "seed_note", "parent", "branch")
 
     @classmethod
-    def from_json(cls, data: Any) -> "Manifest":
+    def from_json(cls, data: Any) -> Manifest:
         if isinstance(data, dict):
             check_format(data.get("format", FORMAT))
         return super().from_json(data)
@@ -280,7 +280,7 @@ class TurnRecord(_Record):
     OMIT_EMPTY: ClassVar = ("discarded_replies",)
 
     @classmethod
-    def from_json(cls, data: Any) -> "TurnRecord":
+    def from_json(cls, data: Any) -> TurnRecord:
         rec = super().from_json(data)
         n = len(rec.actions)
         for key in ("action_rewards", "action_life_lost", "action_frames"):

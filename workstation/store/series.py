@@ -35,7 +35,7 @@ class FrameSeries:
         self.resets = np.zeros(n, dtype=bool)
 
     @classmethod
-    def over(cls, rewards: np.ndarray, losses: np.ndarray, resets: np.ndarray | None = None) -> "FrameSeries":
+    def over(cls, rewards: np.ndarray, losses: np.ndarray, resets: np.ndarray | None = None) -> FrameSeries:
         """A series over arrays someone else fills in place (the TUI's engine driver, frame by frame)."""
         self = cls.__new__(cls)
         self.budget = len(rewards) - 1
@@ -148,7 +148,7 @@ class RunSeries:
     ends: list[int] = field(default_factory=list)
 
     @classmethod
-    def from_recording(cls, rec) -> "RunSeries":
+    def from_recording(cls, rec) -> RunSeries:
         """From a ``workstation.store.recording.Recording`` (its typed turns and manifest)."""
         n_frames = None
         try:
@@ -159,7 +159,7 @@ class RunSeries:
 
     @classmethod
     def from_turns(cls, turns: list[TurnRecord], manifest: Manifest | None = None,
-                   n_frames: int | None = None) -> "RunSeries":
+                   n_frames: int | None = None) -> RunSeries:
         known = turns[-1].last_frame if turns else (n_frames - 1 if n_frames else -1)
         budget = max((manifest.budget if manifest else None) or 0, known, (n_frames or 0) - 1, 0)
         fs = FrameSeries(budget)

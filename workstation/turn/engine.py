@@ -20,7 +20,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from workstation.calls import CancelToken, FatalAgentError, Reply, TurnContext, Usage, call_agent
 from workstation.turn.agent import Agent

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Literal, Protocol, Union
+from typing import Literal, Protocol
 
 import numpy as np
 
@@ -49,7 +49,7 @@ class ImagePart:
         return timestamp(self.frame)
 
 
-Part = Union[TextPart, ImagePart]
+Part = TextPart | ImagePart
 
 
 @dataclass
@@ -114,7 +114,7 @@ class Prompt:
         ]
 
     @classmethod
-    def from_json(cls, data: list[dict], frames: FrameSource | None = None, edited: bool = False) -> "Prompt":
+    def from_json(cls, data: list[dict], frames: FrameSource | None = None, edited: bool = False) -> Prompt:
         msgs = []
         for m in data:
             parts: list[Part] = [
@@ -133,7 +133,7 @@ class Prompt:
                 h.update(b"\x00t:" + p.text.encode() if isinstance(p, TextPart) else b"\x00i:%d" % p.frame)
         return h.hexdigest()[:16]
 
-    def with_text(self, new_text: str) -> "Prompt":
+    def with_text(self, new_text: str) -> Prompt:
         """The same prompt with the instruction/user text replaced, images kept in order.
 
         Used by step mode's "edit": the edited text is split at image markers
