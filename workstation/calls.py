@@ -14,6 +14,7 @@ import inspect
 import math
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from collections.abc import Callable
@@ -50,7 +51,7 @@ class Usage:
                      self.cache_write_tokens + other.cache_write_tokens, self.output_tokens + other.output_tokens,
                      self.reasoning_tokens + other.reasoning_tokens)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)
 
 
@@ -65,7 +66,7 @@ class Attempt:
     status: int | None = None
     wait_s: float = 0.0
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)
 
 
@@ -207,7 +208,7 @@ def takes_cancel(agent: Any) -> bool:
     kind = type(agent)
     if kind not in _TAKES_CANCEL:
         try:
-            params = inspect.signature(agent.act).parameters
+            params: Mapping[str, inspect.Parameter] = inspect.signature(agent.act).parameters
         except (TypeError, ValueError):
             params = {}
         _TAKES_CANCEL[kind] = (any(p.kind is p.VAR_KEYWORD for p in params.values())
@@ -225,9 +226,12 @@ def call_agent(agent: Any, prompt: Any, ctx: TurnContext, on_text: OnText | None
     """
     if cancel is not None and cancel.cancelled:
         return Reply.cancelled_reply(cancel.reason)
+    reply: Reply
     if takes_cancel(agent):
-        return agent.act(prompt, ctx, on_text, cancel=cancel, deadline=deadline)
-    return agent.act(prompt, ctx, on_text)
+        reply = agent.act(prompt, ctx, on_text, cancel=cancel, deadline=deadline)
+    else:
+        reply = agent.act(prompt, ctx, on_text)
+    return reply
 
 
 __all__ = [

@@ -18,6 +18,8 @@ game's first frame.
 
 from __future__ import annotations
 
+from typing import Any
+
 import re
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -105,7 +107,7 @@ class ClockState:
     lives: int
     episode: int
     lives_lost: int
-    noop_rng: dict
+    noop_rng: dict[str, Any]
     rgb: np.ndarray
     over: bool
     game_over: bool = False
@@ -174,7 +176,7 @@ class GameClock:
         self._after_reset(obs, info)
         self._emit()
 
-    def _after_reset(self, obs: np.ndarray, info: dict) -> None:
+    def _after_reset(self, obs: np.ndarray, info: dict[str, Any]) -> None:
         noop = 0
         extra = 0
         if self.protocol.start.kind == "noops":

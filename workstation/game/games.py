@@ -8,6 +8,8 @@ indices into the game's minimal action set (``full_action_space=False``).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
+from typing import Any
 from dataclasses import dataclass, field
 
 from workstation.errors import UserError
@@ -106,7 +108,8 @@ def normal_name(name: str) -> str:
     return "".join(vertical + horizontal + (["fire"] if "fire" in parts else []))
 
 
-def _g(key, ale, n_or_meanings, allowed, genre, skill, warmup=0, height=210, in_paper=True, **aliases):
+def _g(key: str, ale: str, n_or_meanings: int | str, allowed: Iterable[int], genre: str, skill: str,
+       warmup: int = 0, height: int = 210, in_paper: bool = True, **aliases: Any) -> Game:
     meanings = tuple(_ALL18[:n_or_meanings]) if isinstance(n_or_meanings, int) else tuple(n_or_meanings.split())
     return Game(
         key=key, ale_name=ale, minimal_set=meanings, allowed=tuple(allowed), genre=genre,
@@ -116,8 +119,8 @@ def _g(key, ale, n_or_meanings, allowed, genre, skill, warmup=0, height=210, in_
 
 
 _FIRE_LR = "NOOP FIRE RIGHT LEFT RIGHTFIRE LEFTFIRE"
-_SHOOT = dict(shoot=1, shoot_right=4, shoot_left=5, stay=0, wait=0)
-_ALL18_ALIASES = dict(stay=0, wait=0, shoot=1)
+_SHOOT: dict[str, Any] = dict(shoot=1, shoot_right=4, shoot_left=5, stay=0, wait=0)
+_ALL18_ALIASES: dict[str, Any] = dict(stay=0, wait=0, shoot=1)
 
 GAMES: dict[str, Game] = {g.key: g for g in [
     _g("air_raid", "AirRaid", _FIRE_LR, range(6), "Shooter", "aiming & avoidance",
@@ -129,7 +132,7 @@ GAMES: dict[str, Game] = {g.key: g for g in [
        (0, 1, 3, 4, 7, 8), "Shooter", "aiming & avoidance", warmup=8,
        shoot=1, shoot_right=7, shoot_left=8, stay=0, wait=0),
     _g("boxing", "Boxing", 18, range(18), "Sports", "rhythmic combat", punch=1, jab=1,
-       punch_up=10, punch_right=11, punch_left=12, punch_down=13, **{"stay": 0, "wait": 0}),
+       punch_up=10, punch_right=11, punch_left=12, punch_down=13, stay=0, wait=0),
     _g("breakout", "Breakout", "NOOP FIRE RIGHT LEFT", range(4), "Action", "rebound control",
        serve=1, start=1, launch=1, stay=0, wait=0),
     _g("demon_attack", "DemonAttack", _FIRE_LR, range(6), "Shooter", "aiming & avoidance",

@@ -220,7 +220,7 @@ class Protocol:
             if why:
                 raise ProtocolError(why, s.name)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         d = asdict(self)
         d["start"] = str(self.start)
         for key in VARIANT_KEYS:  # written only when set, so every run made before them keeps its run id
@@ -229,14 +229,14 @@ class Protocol:
         return d
 
     @classmethod
-    def from_json(cls, d: dict) -> Protocol:
+    def from_json(cls, d: dict[str, Any]) -> Protocol:
         known = {f.name for f in fields(cls)}
         kw = {k: v for k, v in d.items() if k in known}
         if "start" in kw:
             kw["start"] = StartOption.parse(kw["start"])
         return cls(**kw)
 
-    def changed(self) -> dict:
+    def changed(self) -> dict[str, Any]:
         """Settings that differ from the paper's defaults (for display)."""
         base = Protocol().to_json()
         return {k: v for k, v in self.to_json().items() if base.get(k) != v}

@@ -12,13 +12,17 @@ is listed all the same (nothing is cached).
 
 from __future__ import annotations
 
+from typing import Any
+
 import gc
 import json
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
-from workstation.store.recording import MANIFEST, SUMMARY, TURNS, Recording, RecordingError
+from workstation.store.recording import MANIFEST, SUMMARY, TURNS, Recording
+from workstation.store.records import RecordingError
 
 INDEX_FILE = ".workstation-index.json"
 INDEX_VERSION = 1
@@ -34,7 +38,7 @@ class Entry:
     game: str | None = None
     agent: str | None = None
     seed: int | None = None
-    protocol: dict = field(default_factory=dict)
+    protocol: dict[str, Any] = field(default_factory=dict[str, Any])
     created: str | None = None
     state: str = "unreadable"  # complete | stopped | killed | unreadable
     score: float | None = None
@@ -48,7 +52,7 @@ class Entry:
     def complete(self) -> bool:
         return self.state == "complete"
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in ENTRY_FIELDS}
 
     @property
@@ -81,7 +85,7 @@ def _read(path: Path, rel: str) -> Entry:
                  stopped=s.stopped, branch_of=parent)
 
 
-def _sig(path: str) -> list | None:
+def _sig(path: str) -> list[Any] | None:
     try:
         st = os.stat(path)
     except OSError:
@@ -89,7 +93,7 @@ def _sig(path: str) -> list | None:
     return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
 
 
-def _signature(directory: str) -> list | None:
+def _signature(directory: str) -> list[Any] | None:
     """What an entry depends on; None when the directory holds no manifest."""
     manifest = _sig(os.path.join(directory, MANIFEST))
     if manifest is None:
@@ -99,7 +103,7 @@ def _signature(directory: str) -> list | None:
     return [manifest, summary, turns]
 
 
-def walk(root: str, depth: int = 0):
+def walk(root: str, depth: int = 0) -> Iterator[tuple[str, list[Any]]]:
     """Recording directories under ``root`` (relative paths), with their signatures."""
     sig = _signature(root)
     if sig is not None:
@@ -128,7 +132,7 @@ class Index:
         self.cache = cache
         self.read_count = 0  # recordings read from their files in the last listing (the rest came from the index)
 
-    def _load(self) -> dict:
+    def _load(self) -> dict[str, Any]:
         if not self.cache:
             return {}
         try:
@@ -137,9 +141,10 @@ class Index:
             return {}
         if not isinstance(data, dict) or data.get("version") != INDEX_VERSION or not isinstance(data.get("runs"), dict):
             return {}
-        return data["runs"]
+        runs: dict[str, Any] = data["runs"]
+        return runs
 
-    def _save(self, runs: dict) -> None:
+    def _save(self, runs: dict[str, Any]) -> None:
         path = self.root / INDEX_FILE
         tmp = path.with_name(f"{INDEX_FILE}.{os.getpid()}.tmp")
         try:
@@ -162,7 +167,7 @@ class Index:
     def _entries(self) -> list[Entry]:
         cached = self._load()
         root = str(self.root)
-        runs: dict = {}
+        runs: dict[str, Any] = {}
         out: list[Entry] = []
         self.read_count = 0
         changed = False
@@ -203,7 +208,7 @@ class Index:
         found = self.find(run_id)
         if not found:
             raise RecordingError(f"no recording under {self.root} has a run id starting {run_id!r}")
-        ids = sorted({e.run_id for e in found})
+        ids = sorted({e.run_id or "" for e in found})
         if len(ids) > 1:
             raise RecordingError(f"run id {run_id!r} is ambiguous under {self.root}: it starts "
                                  f"{', '.join(ids[:5])}{'...' if len(ids) > 5 else ''}; give more characters")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from workstation.store.framestore import FrameReader, FrameStoreError
 from workstation.store.records import RecordingError, Summary, TurnRecord
@@ -48,7 +48,7 @@ def sha256_of(path: Path) -> str:
     return h.hexdigest()
 
 
-def file_digests(directory: Path) -> dict[str, dict]:
+def file_digests(directory: Path) -> dict[str, dict[str, Any]]:
     """Size and SHA-256 of every file of a recording, by name (the summary and hidden files left out)."""
     out = {}
     for p in sorted(Path(directory).iterdir()):
@@ -57,7 +57,7 @@ def file_digests(directory: Path) -> dict[str, dict]:
     return out
 
 
-def digest_problems(directory: Path, files: dict) -> list[str]:
+def digest_problems(directory: Path, files: dict[str, Any]) -> list[str]:
     """Each file that is missing, or differs in size or digest from what the summary recorded."""
     found = []
     for name, want in sorted(files.items()):
@@ -148,7 +148,7 @@ def quick_verdict(rec: Recording) -> tuple[bool, str]:
     n_turns, n_frames = len(rec.turn_records), len(rec.frames)
     if n_turns == 0 and n_frames == 0:
         return False, f"NOTHING TO CHECK: {rec.path} holds no frames and no turns"
-    if has_digests:
+    if s is not None and s.files:
         what = f"{len(s.files)} files match their digests; the summary agrees with {n_turns} turns and {n_frames} frames"
     elif s is not None:
         what = (f"the summary agrees with {n_turns} turns and {n_frames} frames, all frames read back "

@@ -50,12 +50,12 @@ def _plain(value: Any) -> Any:
     raise TypeError(f"{type(value).__name__} is not JSON serialisable")
 
 
-def dumps(record: dict) -> str:
+def dumps(record: dict[str, Any]) -> str:
     """Compact JSON of one record (no spaces, UTF-8 kept as is)."""
     return json.dumps(record, separators=(",", ":"), ensure_ascii=False, default=_plain)
 
 
-def _write_atomic(path: Path, record: dict, exclusive: bool = False) -> None:
+def _write_atomic(path: Path, record: dict[str, Any], exclusive: bool = False) -> None:
     """Write JSON to ``path`` via a temporary file; with ``exclusive``, fail if it exists."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with open(tmp, "w", encoding="utf-8") as f:
@@ -82,7 +82,7 @@ def _write_atomic(path: Path, record: dict, exclusive: bool = False) -> None:
 class RecordingWriter:
     """Writes one run: manifest now, a line per turn, frames as they come, summary last."""
 
-    def __init__(self, directory: Path, manifest: dict, height: int, width: int = 160) -> None:
+    def __init__(self, directory: Path, manifest: dict[str, Any], height: int, width: int = 160) -> None:
         self._start(directory, manifest)
         try:
             self.frames = FrameWriter(self.path, height, width)
@@ -90,7 +90,7 @@ class RecordingWriter:
             self._turns.close()
             raise RecordingError(str(e)) from None
 
-    def _start(self, directory: Path, manifest: dict) -> None:
+    def _start(self, directory: Path, manifest: dict[str, Any]) -> None:
         self.path = Path(directory)
         self.path.mkdir(parents=True, exist_ok=True)
         try:
@@ -104,7 +104,7 @@ class RecordingWriter:
 
     @classmethod
     def branch_from(
-        cls, directory: Path, manifest: dict, parent: Recording, n_frames: int, n_turns: int
+        cls, directory: Path, manifest: dict[str, Any], parent: Recording, n_frames: int, n_turns: int
     ) -> RecordingWriter:
         """A new recording that starts as a copy of ``parent``'s first frames and turns.
 
@@ -143,7 +143,7 @@ class RecordingWriter:
         except OSError as e:
             raise self._write_error(e) from e
 
-    def add_turn(self, record: dict | TurnRecord) -> None:
+    def add_turn(self, record: dict[str, Any] | TurnRecord) -> None:
         """Append one turn record, flushing frames first so every turn's frames are on disk."""
         self._check_open()
         if isinstance(record, TurnRecord):
@@ -162,15 +162,15 @@ class RecordingWriter:
         return RecordingWriteError(f"cannot write the recording {where}: {reason}; free space, fix the "
                                    f"permissions or choose another --out (what was written so far is kept)")
 
-    def finish(self, summary: dict | Summary) -> None:
+    def finish(self, summary: dict[str, Any] | Summary) -> None:
         """Close the run and write its summary (complete unless the summary says otherwise)."""
         self._close({"complete": True, **_as_dict(summary)})
 
-    def abort(self, summary: dict | Summary) -> None:
+    def abort(self, summary: dict[str, Any] | Summary) -> None:
         """Close a run that did not finish; the summary records why (``stopped``)."""
         self._close({"stopped": "aborted", **_as_dict(summary), "complete": False})
 
-    def _close(self, summary: dict) -> None:
+    def _close(self, summary: dict[str, Any]) -> None:
         """Close the files, then write the summary with every file's size and digest (``files``)."""
         self._check_open()
         self.closed = True
@@ -200,7 +200,7 @@ class RecordingWriter:
             self.abort({"stopped": reason})
 
 
-def _as_dict(summary: dict | Summary) -> dict:
+def _as_dict(summary: dict[str, Any] | Summary) -> dict[str, Any]:
     return summary.to_json() if isinstance(summary, Summary) else dict(summary)
 
 
@@ -227,20 +227,20 @@ class Recording:
         self.manifest = self._load(manifest_path)
         self.manifest_record = self._typed(Manifest, self.manifest, manifest_path)
         summary_path = self.path / SUMMARY
-        self.summary: dict | None = self._load(summary_path) if summary_path.is_file() else None
+        self.summary: dict[str, Any] | None = self._load(summary_path) if summary_path.is_file() else None
         self.summary_record: Summary | None = (
             None if self.summary is None else self._typed(Summary, self.summary, summary_path))
         self.cut_off_line: int | None = None  # the last line of turns.jsonl, cut off mid-write
 
     @staticmethod
-    def _typed(cls, data: dict, path: Path):
+    def _typed(cls: Any, data: dict[str, Any], path: Path) -> Any:
         try:
             return cls.from_json(data)
         except RecordError as e:
             raise RecordingError(f"cannot read {path}: {e}") from None
 
     @staticmethod
-    def _load(path: Path) -> dict:
+    def _load(path: Path) -> dict[str, Any]:
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
@@ -255,7 +255,7 @@ class Recording:
         return self.summary is not None and self.summary.get("complete") is True
 
     @cached_property
-    def turns(self) -> list[dict]:
+    def turns(self) -> list[dict[str, Any]]:
         """Turn records in order; a cut-off last line (killed writer) is left out."""
         try:
             raw = (self.path / TURNS).read_bytes()
@@ -305,19 +305,20 @@ class Recording:
         if self.summary_record is None:
             return rebuild_summary(self.manifest_record, self.turn_records,
                                    UNFINISHED)
-        missing = [k for k in (*Summary.CORE, "failed_turns") if k not in self.summary]
-        if "episodes_ended" not in self.summary and "games_ended" not in self.summary:
+        stored = self.summary or {}
+        missing = [k for k in (*Summary.CORE, "failed_turns") if k not in stored]
+        if "episodes_ended" not in stored and "games_ended" not in stored:
             missing.append("games_ended" if self.manifest_record.rule_version >= 2 else "episodes_ended")
         if not missing:
             return self.summary_record
         s = self.summary_record
         rebuilt = rebuild_summary(self.manifest_record, self.turn_records, None if s.complete else s.stopped or "aborted")
-        filled = Summary.from_json({**{k: getattr(rebuilt, k) for k in missing}, **self.summary})
+        filled: Summary = Summary.from_json({**{k: getattr(rebuilt, k) for k in missing}, **stored})
         return filled
 
-    def summary_or_partial(self) -> dict:
+    def summary_or_partial(self) -> dict[str, Any]:
         """``outcome()`` as JSON: the stored summary (filled in where it lacks fields) or one rebuilt."""
-        if self.summary_record is not None and self.outcome() is self.summary_record:
+        if self.summary is not None and self.outcome() is self.summary_record:
             return self.summary
         return self.outcome().to_json()
 

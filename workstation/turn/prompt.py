@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol, cast
 
 import numpy as np
 
@@ -50,11 +50,12 @@ class ImagePart:
 
 
 Part = TextPart | ImagePart
+Role = Literal["system", "user", "assistant"]
 
 
 @dataclass
 class Message:
-    role: Literal["system", "user", "assistant"]
+    role: Role
     parts: list[Part] = field(default_factory=list)
 
     def text(self) -> str:
@@ -103,7 +104,7 @@ class Prompt:
             out.append("".join(chunk))
         return "\n".join(out)
 
-    def to_json(self) -> list[dict]:
+    def to_json(self) -> list[dict[str, Any]]:
         """Plain data form (what a recording stores for an edited prompt)."""
         return [
             {"role": m.role, "parts": [
@@ -114,7 +115,7 @@ class Prompt:
         ]
 
     @classmethod
-    def from_json(cls, data: list[dict], frames: FrameSource | None = None, edited: bool = False) -> Prompt:
+    def from_json(cls, data: list[dict[str, Any]], frames: FrameSource | None = None, edited: bool = False) -> Prompt:
         msgs = []
         for m in data:
             parts: list[Part] = [
@@ -142,14 +143,14 @@ class Prompt:
         import re
 
         msgs: list[Message] = []
-        role = None
+        role: Role | None = None
         parts: list[Part] = []
         for line in new_text.split("\n"):
             header = re.fullmatch(r"=== (system|user|assistant) ===", line.strip())
             if header:
                 if role is not None:
                     msgs.append(Message(role, merge_parts(parts)))
-                role, parts = header.group(1), []
+                role, parts = cast(Role, header.group(1)), []
                 continue
             if role is None:
                 role = "user"
@@ -163,11 +164,11 @@ class Prompt:
         if role is not None:
             msgs.append(Message(role, merge_parts(parts)))
         # drop the newline added after the last line of each message
-        for m in msgs:
-            if m.parts and isinstance(m.parts[-1], TextPart) and m.parts[-1].text.endswith("\n"):
-                m.parts[-1] = TextPart(m.parts[-1].text[:-1])
-                if not m.parts[-1].text:
-                    m.parts.pop()
+        for msg in msgs:
+            if msg.parts and isinstance(msg.parts[-1], TextPart) and msg.parts[-1].text.endswith("\n"):
+                msg.parts[-1] = TextPart(msg.parts[-1].text[:-1])
+                if not msg.parts[-1].text:
+                    msg.parts.pop()
         return Prompt(msgs, self.frames, edited=True)
 
 

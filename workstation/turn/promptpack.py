@@ -11,10 +11,13 @@ its digest (a hash of its contents) becomes part of a run's identity.
 
 from __future__ import annotations
 
+from typing import Any
+
 import hashlib
 import re
 import string
 import tomllib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -106,7 +109,7 @@ def default_pack_dir() -> Path:
     return package.parent / "prompts"
 
 
-_CACHE: dict[Path, tuple[tuple, PromptPack]] = {}
+_CACHE: dict[Path, tuple[tuple[Any, ...], PromptPack]] = {}
 
 
 def load_pack(directory: Path | str | None = None) -> PromptPack:
@@ -176,7 +179,7 @@ def _read(path: Path, is_default: bool) -> PromptPack:
     )
 
 
-def _check_template(data: dict, where: str) -> dict[str, str]:
+def _check_template(data: dict[str, Any], where: str) -> dict[str, str]:
     unknown = sorted(set(data) - set(TEMPLATE_KEYS))
     if unknown:
         raise PromptPackError(
@@ -229,10 +232,10 @@ def _text(file: Path, where: str) -> str:
         raise PromptPackError(f"{where}: cannot read {file.name} ({exc.strerror})") from None
 
 
-def _stamp(path: Path) -> tuple:
+def _stamp(path: Path) -> tuple[Any, ...]:
     """Size and mtime of every file a pack reads: changes when any of them does."""
     files = [path / "template.toml", *sorted((path / "games").glob("*.md"))]
-    out = []
+    out: list[tuple[str, int | None, int | None]] = []
     for f in files:
         try:
             st = f.stat()
@@ -246,5 +249,5 @@ def _guide_files() -> str:
     return "games/<key>.md and games/<key>.short.md for each key of `workstation games`"
 
 
-def _names(names) -> str:
+def _names(names: Iterable[str]) -> str:
     return ", ".join(f"{{{n}}}" for n in sorted(names)) or "no placeholders"
