@@ -37,6 +37,7 @@ from pathlib import Path
 from workstation.errors import UserError
 from workstation.game.games import FPS_NATIVE, FPS_PAPER, GAMES, get_game
 from workstation.game.protocol import Protocol
+from workstation.store.atomic import write_atomic
 
 FORMAT = "atari-workstation-session/1"
 SESSION_FILE = "session.json"
@@ -400,9 +401,4 @@ def _run_id(rec: Path) -> str | None:
 
 
 def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    write_atomic(path, text)

@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import os
 import threading
 from collections import Counter, defaultdict
 from concurrent.futures import ThreadPoolExecutor
@@ -28,6 +27,7 @@ from PIL import Image
 from workstation.errors import UserError
 from workstation.qa.answers import lettered, parse_choice
 from workstation.qa.qset import CATEGORIES, GROUPS, read_set
+from workstation.store.atomic import write_atomic
 from workstation.turn.prompt import ImagePart, Message, Prompt, TextPart
 
 ANSWERS = "answers.jsonl"
@@ -113,9 +113,7 @@ def run_eval(set_dir: Path, agent_spec: str, out: Path, repeats: int = 5, concur
             if old.get(key) != meta[key]:
                 raise UserError(f"{out} holds an eval of {old.get('agent')} on another set or agent "
                                 f"({key} differs); choose another --out")
-    tmp = meta_path.with_name(f".{EVAL_FILE}.tmp")
-    tmp.write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
-    os.replace(tmp, meta_path)
+    write_atomic(meta_path, json.dumps(meta, indent=1) + "\n")
 
     done = _read_answers(out / ANSWERS)
     todo = [(q, r) for q in qs for r in range(repeats)
@@ -161,9 +159,7 @@ def run_eval(set_dir: Path, agent_spec: str, out: Path, repeats: int = 5, concur
             close()
     summary = summarise(qs, done, repeats, meta)
     summary["stopped"] = "max cost" if max_cost is not None and spent[0] >= max_cost and not summary["complete"] else None
-    tmp = out / f".{SUMMARY}.tmp"
-    tmp.write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
-    os.replace(tmp, out / SUMMARY)
+    write_atomic(out / SUMMARY, json.dumps(summary, indent=1) + "\n")
     return summary
 
 

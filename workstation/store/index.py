@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
+from workstation.store.atomic import write_atomic
 from workstation.store.recording import MANIFEST, SUMMARY, TURNS, Recording
 from workstation.store.records import RecordingError
 
@@ -146,13 +147,10 @@ class Index:
 
     def _save(self, runs: dict[str, Any]) -> None:
         path = self.root / INDEX_FILE
-        tmp = path.with_name(f"{INDEX_FILE}.{os.getpid()}.tmp")
-        try:
-            tmp.write_text(json.dumps({"version": INDEX_VERSION, "runs": runs}, separators=(",", ":")),
-                           encoding="utf-8")
-            os.replace(tmp, path)
+        try:  # a cache, rebuilt when lost: no fsync
+            write_atomic(path, json.dumps({"version": INDEX_VERSION, "runs": runs}, separators=(",", ":")), fsync=False)
         except OSError:  # a read-only root is listed all the same
-            tmp.unlink(missing_ok=True)
+            pass
 
     def entries(self) -> list[Entry]:
         """Every recording under the root, newest first (index entries checked, changed ones re-read)."""

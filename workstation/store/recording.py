@@ -16,7 +16,6 @@ Nothing is rewritten: a killed run leaves a readable prefix, and
 from __future__ import annotations
 
 import json
-import os
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,7 @@ from collections.abc import Callable
 import numpy as np
 
 from workstation.store import integrity
+from workstation.store.atomic import write_atomic
 from workstation.store.framestore import FrameReader, FrameStoreError, FrameWriter
 from workstation.store.records import Manifest, RecordError, RecordingError, Summary, TurnRecord, rebuild_summary
 
@@ -57,26 +57,7 @@ def dumps(record: dict[str, Any]) -> str:
 
 def _write_atomic(path: Path, record: dict[str, Any], exclusive: bool = False) -> None:
     """Write JSON to ``path`` via a temporary file; with ``exclusive``, fail if it exists."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(json.dumps(record, indent=1, ensure_ascii=False, default=_plain))
-        f.write("\n")
-        f.flush()
-        os.fsync(f.fileno())
-    try:
-        if exclusive:
-            try:
-                os.link(tmp, path)  # atomic, and refuses an existing file
-            except FileExistsError:
-                raise
-            except OSError:  # a file system without hard links
-                if path.exists():
-                    raise FileExistsError(path) from None
-                os.replace(tmp, path)
-        else:
-            os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    write_atomic(path, json.dumps(record, indent=1, ensure_ascii=False, default=_plain) + "\n", exclusive=exclusive)
 
 
 class RecordingWriter:
