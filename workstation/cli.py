@@ -211,11 +211,9 @@ def _games(variants: bool = False) -> int:
     for g in GAMES.values():
         rows.append((g.key, g.ale_name, g.genre, g.skill, str(len(g.allowed)), f"{g.warmup_seconds} s",
                      f"{g.height}x160", "" if g.in_paper else "not in the paper's 20"))
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    for n, r in enumerate(rows):
-        print("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
-        if n == 0:
-            print("  ".join("-" * w for w in widths[:-1]))
+    from workstation.text_table import text_table
+
+    print("\n".join(text_table(rows, rules=[0])))
     print("\nSticky actions are off (the paper): every seed starts from the same state; use --start noops:30 or sticky:0.25 for seeds that differ.")
     return 0
 

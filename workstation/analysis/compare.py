@@ -359,6 +359,6 @@ class Comparison:
         return f"{frame}; {turn}" + (f"  ({pairs})" if pairs else "")
 
     def table_text(self) -> str:
-        rows = [SUMMARY_COLUMNS] + [summary_cells(r) for r in self.rows]
-        widths = [max(len(r[i]) for r in rows) for i in range(len(SUMMARY_COLUMNS))]
-        return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
+        from workstation.text_table import text_table
+
+        return "\n".join(text_table([SUMMARY_COLUMNS] + [summary_cells(r) for r in self.rows]))

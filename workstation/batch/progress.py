@@ -14,6 +14,7 @@ from typing import TextIO
 from collections.abc import Callable
 
 from workstation.batch.jobs import Job as Cell
+from workstation.text_table import text_table
 
 LEFT, RUNNING, DONE, FAILED, STOPPED, SKIPPED = "left", "running", "done", "failed", "stopped", "skipped"
 
@@ -121,9 +122,7 @@ def table(state: BatchState) -> str:
     rows = [("setting", "game", "done", "failed", "left")]
     for s, g, d in state.groups():
         rows.append((s, g, str(d[DONE] + d[SKIPPED]), str(d[FAILED] + d[STOPPED]), str(d[LEFT] + d[RUNNING])))
-    widths = [max(len(r[i]) for r in rows) for i in range(5)]
-    out = ["  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))) for r in rows]
-    out.insert(1, "  ".join("-" * w for w in widths))
+    out = text_table(rows, right=range(2, 5), rules=[0])
     for r in state.failing()[:20]:
         out.append(f"  {r.cell.label} {r.cell.game} seed {r.cell.seed}: {r.last_error}")
     return "\n".join(out)

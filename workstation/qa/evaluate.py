@@ -28,6 +28,7 @@ from workstation.errors import UserError
 from workstation.qa.answers import lettered, parse_choice
 from workstation.qa.qset import CATEGORIES, GROUPS, read_set
 from workstation.store.atomic import write_atomic
+from workstation.text_table import text_table
 from workstation.turn.prompt import ImagePart, Message, Prompt, TextPart
 
 ANSWERS = "answers.jsonl"
@@ -287,10 +288,7 @@ def table(summaries: list[dict]) -> str:
         ag = s.get("agreement")
         rows.append([s["agent"], cell("perception"), cell("motion"), cell("decision"), cell("overall"),
                      "-" if ag is None else f"{100 * ag:.0f}%"])
-    lines = []
-    widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
-    for r in rows:
-        lines.append("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
+    lines = text_table(rows)
     for s in summaries:
         cells = []
         for c in CATEGORIES:

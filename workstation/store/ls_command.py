@@ -7,6 +7,7 @@ import json
 from typing import Any
 from workstation.errors import UserError
 from workstation.locations import RECORDINGS
+from workstation.text_table import text_table
 
 COLUMNS = ("game", "agent", "seed", "score", "turns", "state", "date", "run id", "path")
 AGENT_WIDTH = 32
@@ -74,10 +75,6 @@ def run(args: argparse.Namespace) -> int:
             agent = agent[: AGENT_WIDTH - 1] + "…"
         rows.append((_cell(entry.game), agent, _cell(entry.seed), _cell(entry.score), _cell(entry.turns), entry.state,
                      entry.date or "-", (entry.run_id or "-")[:16], str(index.path_of(entry))))
-    widths = [max(len(r[i]) for r in rows) for i in range(len(COLUMNS))]
-    for n, r in enumerate(rows):
-        print("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
-        if n == 0:
-            print("  ".join("-" * w for w in widths).rstrip())
+    print("\n".join(text_table(rows, rules=[0])))
     print(f"{len(entries)} recording{'s' if len(entries) != 1 else ''}")
     return 0
