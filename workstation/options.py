@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from workstation.agents.registry import SPEC_HELP, AgentSpecError, parse_agent
-from workstation.game.games import GAMES, UnknownGame, get_game
+from workstation.game.games import GAMES, MODES, PACES, UnknownGame, get_game
 from workstation.game.protocol import SETTING, SETTINGS, Protocol, ProtocolError, Setting
 from workstation.errors import UserError
 from workstation.locations import RECORDINGS
@@ -38,8 +38,6 @@ SEED_MAX = 2**32 - 1  # the emulator's seed is a 32-bit unsigned integer
 # The one --effort scale (workstation.providers.spec.EFFORTS; a test keeps the two equal).
 # Each provider then accepts its own subset per model, checked when the spec is made.
 EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
-MODES = ("realtime", "paused")  # human play
-PACES = ("paper", "native")  # human play: 30 fps as the paper counts, or the Atari's 60 Hz
 TEST_PACES = ("instant",)  # no waiting at all: tests only, never offered on the command line
 GENERATION_KEYS = ("effort", "temperature", "max_output_tokens")  # provider options that change replies
 TRANSPORT_KEYS = ("base_url", "timeout")  # provider options that do not
@@ -79,7 +77,7 @@ RUN_SETTINGS: tuple[Setting, ...] = (
     Setting("mode", str, None, "realtime: the game never waits; paused: it waits for your plan",
             choices=MODES),
     Setting("pace", str, None, "paper: 0.1 s per action (900 frames in 30 s); native: the Atari's 60 Hz",
-            choices=PACES),
+            choices=tuple(PACES)),
 )
 RUN_SETTING = {s.name: s for s in RUN_SETTINGS}
 ALL_SETTINGS = {**SETTING, **RUN_SETTING}
@@ -189,9 +187,9 @@ class RunSpec:
             if ref.kind != "human":
                 raise SpecError(name, f"{flag(name)} applies to human play (workstation play); drop it for the "
                                       f"{ref.kind} agent")
-            allowed = MODES if name == "mode" else PACES + TEST_PACES
+            allowed = MODES if name == "mode" else (*PACES, *TEST_PACES)
             if value not in allowed:
-                shown = MODES if name == "mode" else PACES
+                shown = MODES if name == "mode" else tuple(PACES)
                 raise SpecError(name, f"{flag(name)} must be {' or '.join(shown)} (got {value!r})")
         if ref.is_model:
             self._check_provider()

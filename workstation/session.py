@@ -35,7 +35,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from workstation.errors import UserError
-from workstation.game.games import FPS_NATIVE, FPS_PAPER, GAMES, get_game
+from workstation.game.games import FPS_NATIVE, FPS_PAPER, GAMES, MODES, PACES, get_game
 from workstation.game.protocol import Protocol
 from workstation.store.atomic import write_atomic
 
@@ -44,8 +44,6 @@ SESSION_FILE = "session.json"
 RESULTS_FILE = "results.csv"
 RUNS, PRACTICE, INCOMPLETE = "runs", "practice", "incomplete"
 SESSIONS = "sessions"  # default root: sessions/<participant>/
-MODES = ("realtime", "paused")
-PACES = ("paper", "native")
 ORDERS = ("fixed", "shuffled")
 PRACTICE_SEED = 1000  # practice runs use seeds 1000, 1001, ... (never a scored seed)
 RESULT_COLUMNS = ("setting", "game", "seed", "score", "run_id", "complete", "lives_lost", "turns",

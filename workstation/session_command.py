@@ -26,7 +26,7 @@ def register(sub) -> None:
                    "ones (default 0; seeds 1000, 1001, ...)")
     p.add_argument("--mode", choices=MODES, default="realtime", help="realtime (the game never waits) or paused "
                    "(the model's protocol: the game waits for each plan); default realtime")
-    p.add_argument("--pace", choices=PACES, default="paper", help="paper (30 fps: 900 frames in 30 s) or native "
+    p.add_argument("--pace", choices=tuple(PACES), default="paper", help="paper (30 fps: 900 frames in 30 s) or native "
                    "(the Atari's 60 fps); default paper")
     p.add_argument("--order", choices=ORDERS, default="fixed", help="fixed (as given) or shuffled (games, and seeds "
                    "within each game, in an order seeded by the participant id); default fixed")

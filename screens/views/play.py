@@ -48,13 +48,13 @@ from workstation.calls import CancelToken
 from workstation.runs.drive import drive
 from workstation.store.series import result_text
 from workstation.turn.engine import Event, FrameStepped, Phase, TurnEngine
-from workstation.game.games import FPS_NATIVE, FPS_PAPER, get_game
+from workstation.game.games import FPS_NATIVE, FPS_PAPER, MODES, get_game
+from workstation.game.games import PACES as GAME_PACES
 from workstation.game.protocol import Protocol
 from workstation.options import RunSpec
 from workstation.runs.start import start_run
 
-MODES = ("realtime", "paused")
-PACES = {"paper": FPS_PAPER, "native": FPS_NATIVE, "instant": None}  # instant: no waiting (tests)
+PACES: dict[str, int | None] = {**GAME_PACES, "instant": None}  # instant: no waiting (tests)
 QUIT_REASON = "play was cancelled"  # the human agent's own words when a wait for a plan is cut short
 
 

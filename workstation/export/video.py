@@ -16,10 +16,9 @@ import numpy as np
 
 from workstation.export import panel as P
 from workstation.export.layout import OVERLAYS, Box, build_tiles
-from workstation.game.games import FPS_NATIVE, FPS_PAPER
+from workstation.game.games import PACES
 from workstation.store.recording import Recording
 
-PACES = {"paper": FPS_PAPER, "native": FPS_NATIVE}
 
 
 @dataclass

@@ -22,6 +22,9 @@ _ALL18 = (
 
 FPS_PAPER = 30  # the paper's clock convention: timestamps are frame / 30
 FPS_NATIVE = 60  # the Atari 2600 really runs at 60 Hz
+# How fast a person plays, a session runs and a video plays: frames a second (declared once, here).
+PACES: dict[str, int] = {"paper": FPS_PAPER, "native": FPS_NATIVE}
+MODES = ("realtime", "paused")  # human play: the game never waits, or it waits for each plan
 
 
 class UnknownGame(UserError, ValueError):
