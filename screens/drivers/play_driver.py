@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Protocol as _Interface
 
 from workstation.calls import CancelToken
+from workstation.errors import UserError
 from workstation.game.games import PACES as GAME_PACES
 from workstation.game.games import Game
 from workstation.runs.drive import drive
@@ -26,8 +27,8 @@ PACES: dict[str, int | None] = {**GAME_PACES, "instant": None}  # instant: no wa
 QUIT_REASON = "play was cancelled"  # the human agent's own words when a wait for a plan is cut short
 
 
-class PlaySettingsError(ValueError):
-    """A play mode or pace that does not exist."""
+class PlaySettingsError(UserError, ValueError):
+    """A play mode or pace that does not exist (``field`` is ``"mode"`` or ``"pace"``)."""
 
 
 class Pacer(_Interface):
@@ -59,7 +60,8 @@ class WallPacer:
 def action_seconds(pace: str, repeat: int) -> float:
     """Wall-clock seconds per action at a pace (0 for ``instant``)."""
     if pace not in PACES:
-        raise PlaySettingsError(f"unknown pace {pace!r}: use paper (30 fps, as the paper counts) or native (60 fps)")
+        raise PlaySettingsError(f"unknown pace {pace!r}: use paper (30 fps, as the paper counts) or native (60 fps)",
+                                "pace")
     fps = PACES[pace]
     return repeat / fps if fps else 0.0
 

@@ -98,7 +98,7 @@ class PlayScreen(Screen):
                  prompts: str | None = None) -> None:
         super().__init__()
         if mode not in MODES:
-            raise PlaySettingsError(f"unknown mode {mode!r}: use realtime or paused")
+            raise PlaySettingsError(f"unknown mode {mode!r}: use realtime or paused", "mode")
         self.game = get_game(game)
         self.prompts = prompts
         self.seed = seed
