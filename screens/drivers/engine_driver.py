@@ -30,7 +30,7 @@ from workstation.runs.start import branch_run
 
 from screens.messages import (
     EngineAction, EngineBranched, EngineFinished, EngineNotice, EnginePlan, EngineProgress, EnginePrompt,
-    EngineReply, EngineText, EngineTurn, EngineWaiting, RunStats,
+    EngineReply, EngineText, EngineTurn, EngineWaiting, BarStats,
 )
 
 SPEEDS = {"paper": 0.1, "fast": 0.02, "instant": 0.0}  # seconds per action (paper pace: 0.1 s)
@@ -262,10 +262,10 @@ class EngineDriver:
         self._progress()
 
     # -- observers (engine thread) --------------------------------------------
-    def stats(self, phase: str | None = None) -> RunStats:
+    def stats(self, phase: str | None = None) -> BarStats:
         eng = self.engine
         usage, totals = eng.totals["usage"], eng.totals
-        return RunStats(
+        return BarStats(
             frame=eng.clock.frame, budget=eng.protocol.frames, score=eng.clock.score, lives=eng.clock.lives,
             lives_lost=eng.clock.lives_lost, turn=eng.turn, input_tokens=usage.total_input,
             output_tokens=usage.output_tokens, cost_usd=totals["cost_usd"] if totals["priced"] else None,

@@ -39,7 +39,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from screens.widgets.frame_view import FrameView
 from screens.input.keys import HeldKeys, PlanQueue, action_for, button_for_key
-from screens.messages import EngineFinished, EngineNotice, EngineProgress, RunStats
+from screens.messages import EngineFinished, EngineNotice, EngineProgress, BarStats
 from screens.input.play_window import PlayWindow, window_unavailable
 from screens.drivers.play_driver import (PACES, QUIT_REASON, Pacer, PlayDriver, PlaySettingsError, WallPacer,
                                          action_seconds)
@@ -118,7 +118,7 @@ class PlayScreen(Screen):
                                  on_awaiting=lambda turn: self.post_message(self.AwaitingPlan(turn)),
                                  on_progress=lambda eng: self.post_message(EngineProgress(self._stats(eng))))
         # UI-thread state
-        self.stats = RunStats(budget=self.protocol.frames)
+        self.stats = BarStats(budget=self.protocol.frames)
         self.applied = "-"
         self.applied_buttons: tuple[str, ...] = ()
         self.queue = PlanQueue(self.game, self.protocol.max_actions)
@@ -270,9 +270,9 @@ class PlayScreen(Screen):
             for text, severity in self._window.notices():  # e.g. no audio device, said once
                 self.post_message(EngineNotice(text, severity))
 
-    def _stats(self, engine: TurnEngine) -> RunStats:
+    def _stats(self, engine: TurnEngine) -> BarStats:
         c = engine.clock
-        return RunStats(frame=c.frame, budget=self.protocol.frames, score=c.score, lives=c.lives,
+        return BarStats(frame=c.frame, budget=self.protocol.frames, score=c.score, lives=c.lives,
                         lives_lost=c.lives_lost, turn=engine.turn, phase=engine.phase.value)
 
     def _open_window(self) -> None:
