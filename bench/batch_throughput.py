@@ -25,7 +25,6 @@ import subprocess
 import sys
 import tempfile
 import textwrap
-import threading
 import time
 from concurrent.futures import ProcessPoolExecutor
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer

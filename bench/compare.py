@@ -23,6 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from screens.widgets.frame_view import FrameRenderer  # noqa: E402
 from screens.widgets.score_plot import render_plot  # noqa: E402
+from workstation.runs.drive import drive
 from workstation.analysis.compare import Comparison  # noqa: E402
 from workstation.runs.start import RunSpec, start_run  # noqa: E402
 from workstation.store.recording import Recording  # noqa: E402
@@ -31,7 +32,7 @@ from workstation.store.recording import Recording  # noqa: E402
 def record(out: Path, seed: int) -> Path:
     engine = start_run(RunSpec("pacman", seed=seed, out=str(out)), rewindable=False)
     try:
-        engine.run()
+        drive(engine)
     finally:
         engine.close()
     return engine.writer.path

@@ -26,6 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from workstation.runs.drive import drive
 from workstation.store.index import INDEX_FILE, Index  # noqa: E402
 
 
@@ -36,7 +37,7 @@ def make_corpus(root: Path, n: int) -> list[str]:
     src_root = root / "src"
     engine = start_run(RunSpec(game="breakout", protocol=Protocol(frames=30), out=str(src_root)), rewindable=False)
     try:
-        engine.run()
+        drive(engine)
     finally:
         engine.close()
     src = engine.writer.path

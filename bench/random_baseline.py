@@ -15,6 +15,7 @@ import statistics
 import tempfile
 import time
 
+from workstation.runs.drive import drive
 from workstation.game.games import GAMES
 from workstation.runs.start import RunSpec, start_run
 
@@ -34,7 +35,7 @@ def main() -> None:
             t0 = time.perf_counter()
             for seed in range(a.seeds):
                 e = start_run(RunSpec(game=g, agent="random", seed=seed, out=out), rewindable=False)
-                s = e.run()
+                s = drive(e)
                 e.close()
                 scores.append(s["total_reward"])
                 turns.append(s["turns"])

@@ -22,6 +22,7 @@ import time
 
 import numpy as np
 
+from workstation.runs.drive import drive
 from workstation.game.clock import make_env
 from workstation.game.games import get_game
 from workstation.store.recording import Recording
@@ -55,7 +56,7 @@ def recorded(game_key: str, out: str) -> tuple[float, float, int, int]:
     engine = start_run(RunSpec(game=game_key, agent="random", seed=0, out=out), rewindable=False)
     engine.start()
     t1 = time.process_time()
-    engine.run()
+    drive(engine)
     t2 = time.process_time()
     engine.close()
     rec = Recording(engine.writer.path)

@@ -24,6 +24,7 @@ from make_screenshots import SIZE, save, until  # noqa: E402
 from screens.app import Launch, make_app  # noqa: E402
 from screens.views.compare import CompareScreen  # noqa: E402
 from workstation.game.protocol import Protocol, StartOption  # noqa: E402
+from workstation.runs.drive import drive  # noqa: E402
 from workstation.runs.start import RunSpec, start_run  # noqa: E402
 
 
@@ -31,7 +32,7 @@ def record(out: Path, seed: int, start: str = "fixed") -> Path:
     spec = RunSpec("pacman", seed=seed, protocol=Protocol(start=StartOption.parse(start)), out=str(out))
     engine = start_run(spec, rewindable=False)
     try:
-        engine.run()
+        drive(engine)
     finally:
         engine.close()
     return engine.writer.path

@@ -21,9 +21,11 @@ sys.path.insert(0, str(ROOT / "docs"))
 
 from make_screenshots import SIZE, save  # noqa: E402
 
-from screens.views.qa_curate import CurateApp  # noqa: E402
+from screens.app import make_app  # noqa: E402
 from workstation.cli import main as cli  # noqa: E402
+from workstation.launch import Launch  # noqa: E402
 from workstation.qa.qset import read_set  # noqa: E402
+from workstation.runs.drive import drive  # noqa: E402
 from workstation.runs.start import RunSpec, start_run  # noqa: E402
 
 
@@ -32,14 +34,15 @@ async def main() -> None:
         scratch = Path(tmp)
         engine = start_run(RunSpec("breakout", seed=0, out=str(scratch / "recs")), rewindable=False)
         try:
-            engine.run()
+            drive(engine)
         finally:
             engine.close()
         cli(["qa", "gen", "--recordings", str(scratch / "recs"), "--out", str(scratch / "set"), "--per-game", "12"])
-        app = CurateApp(scratch / "set")
-        app.index = next(i for i, q in enumerate(read_set(scratch / "set")) if q["category"] == "motion-target")
+        app = make_app(Launch("qa_curate", qa_set=scratch / "set"))
         async with app.run_test(size=SIZE) as pilot:
-            app._load()
+            curator = app.screen
+            curator.index = next(i for i, q in enumerate(read_set(scratch / "set")) if q["category"] == "motion-target")
+            curator._load()
             await pilot.press("right")
             await pilot.pause(0.5)
             save(app, "qa_curate", scratch)

@@ -25,7 +25,7 @@ import threading
 import time
 from argparse import Namespace
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

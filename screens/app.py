@@ -1,18 +1,19 @@
 """The Textual app: one factory for the CLI and the tests, the command palette and the help screen.
 
-``run_app(Launch(...))`` is what ``workstation`` (home), ``workstation watch``,
-``workstation play`` and ``workstation open`` call: a ``Launch`` names the
-screen and carries the run spec (``workstation.options.RunSpec``) or the
-recording. ``make_app`` builds the app without running it; it checks the
+``make_app(launch)`` is the only way in: ``run_app(Launch(...))`` is what ``workstation``
+(home), ``watch``, ``play``, ``open``, ``compare``, ``session``, ``batch --watch`` and
+``qa curate`` call (through ``workstation.tui.open_tui``), and the tests build the same app.
+A ``Launch`` (``workstation.launch``) names the screen and carries the run spec
+(``workstation.options.RunSpec``), the recording, the batch or the question set. ``make_app`` builds the app without running it; it checks the
 inputs first (spec, files, recording), so a bad one fails as a one-line user
 error before any screen is drawn. Nothing here imports ``workstation.cli``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from textual.app import App
 from textual.binding import Binding
@@ -22,6 +23,7 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Markdown
 
 from workstation.errors import UserError
+from workstation.launch import Launch
 from workstation.locations import RECORDINGS
 from workstation.options import RunSpec, preflight, spec_from_args
 
@@ -128,7 +130,7 @@ class WorkstationApp(App[int]):
         Binding("question_mark", "help", "Help", show=False),
     ]
 
-    def __init__(self, first: Callable[[], Screen], launch: "Launch | None" = None) -> None:
+    def __init__(self, first: Callable[[], Screen], launch: Launch | None = None) -> None:
         super().__init__()
         self._first = first
         self.launch = launch or Launch("home")
@@ -154,15 +156,12 @@ class WorkstationApp(App[int]):
             if screen is not None:
                 self.push_screen(screen)
             return
-        from workstation.errors import user_error_types
+        from workstation.errors import UserError
 
         try:
             engine = make_engine(spec)
-        except user_error_types() as e:
-            from workstation.agents import AgentSpecError
-
-            field = getattr(e, "field", None) or ("agent" if isinstance(e, AgentSpecError) or
-                                                  type(e).__name__ == "ProviderConfigError" else None)
+        except UserError as e:
+            field = e.field
             if field and hasattr(self.screen, "mark_invalid"):  # the home form: mark the field at fault
                 self.screen.mark_invalid(field, str(e))
             else:
@@ -187,41 +186,13 @@ class WorkstationApp(App[int]):
             self.notify(str(e), title="cannot open", severity="error")
 
     def open_newest(self) -> None:
-        from workstation.store.recording import find_recordings
+        from workstation.store.index import find_recordings
 
         found = find_recordings(self.out)
         if not found:
             self.notify(f"no recordings under {self.out}", severity="warning")
             return
         self.post_message(OpenRecording(found[0]))
-
-
-@dataclass(frozen=True)
-class Launch:
-    """What the app opens on: a screen, and the run spec (watch, play) or recording (open) it shows.
-
-    The CLI builds one from its arguments (``workstation.options.spec_from_args``);
-    a batch or a test builds one from a ``RunSpec`` directly.
-    """
-
-    screen: str = "home"  # home | watch | play | open
-    spec: RunSpec | None = None
-    recording: str | Path | None = None
-    step: bool = False  # watch: start in step mode
-    window: bool = False  # play: in a pygame window
-    speed: str = "paper"  # live view pace: paper | fast | instant (tests)
-    out: str = RECORDINGS  # home: where recordings are listed and made
-    recordings: tuple = ()  # compare: the recordings side by side
-    session: Any = None  # session: a workstation.session.Session to run
-
-    def __post_init__(self) -> None:
-        if self.screen not in SCREENS:
-            raise ValueError(f"unknown screen {self.screen!r}: use {', '.join(SCREENS)}")
-        if self.spec is not None and self.out == RECORDINGS:
-            object.__setattr__(self, "out", self.spec.out)
-
-
-SCREENS = ("home", "watch", "play", "open", "compare", "session")
 
 
 def launch_from_args(which: str, args: Any = None) -> Launch:
@@ -287,7 +258,7 @@ def make_app(launch: Launch | str = "home", args: Any = None) -> WorkstationApp:
         if launch.recording is None:
             raise UserError("open needs a recording: workstation open RECORDING")
         rec = Recording(Path(launch.recording))
-        rec.turns, rec.frames  # read now: a damaged recording is a one-line RecordingError, not a traceback
+        _ = rec.turns, rec.frames  # read now: a damaged recording is a one-line RecordingError, not a traceback
         return WorkstationApp(lambda: ReplayScreen(rec, can_go_back=False), launch)
 
     if which == "compare":
@@ -299,6 +270,36 @@ def make_app(launch: Launch | str = "home", args: Any = None) -> WorkstationApp:
         from screens.views.session import SessionScreen
 
         return WorkstationApp(lambda: SessionScreen(launch.session, can_go_back=False), launch)
+    if which == "batch":
+        from screens.views.batch import BatchScreen
+
+        if launch.batch is None:
+            raise UserError("the batch screen needs a prepared batch: workstation batch GRID --watch")
+        batch_screen = BatchScreen(launch.batch, can_go_back=False)  # now: it starts the resource tracker
+        return WorkstationApp(lambda: batch_screen, launch)
+    if which == "qa_curate":
+        from screens.views.qa_curate import CurateScreen
+
+        if launch.qa_set is None:
+            raise UserError("the curator needs a question set: workstation qa curate SET")
+        curator = CurateScreen(launch.qa_set, can_go_back=False)  # an empty or malformed set: UserError now
+        return WorkstationApp(lambda: curator, launch)
+
+    if which == "match":
+        from screens.views.match import MatchScreen
+
+        if not launch.match:
+            raise UserError("the match screen needs a match: workstation play --game G --vs SPEC")
+        m = launch.match
+        return WorkstationApp(lambda: MatchScreen(m["spec"], m["person"], m["mode"], m["pace"],
+                                                  pacer=m.get("pacer"), can_go_back=False), launch)
+    if which == "idc":
+        from screens.views.idc import IdcScreen
+
+        if launch.idc_dir is None:
+            raise UserError("the IDC view needs a directory: workstation idc --view DIR")
+        idc_screen = IdcScreen.of_dir(launch.idc_dir, can_go_back=False)
+        return WorkstationApp(lambda: idc_screen, launch)
 
     def refuse(text: str) -> None:
         raise UserError(text)

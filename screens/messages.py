@@ -15,27 +15,17 @@ from typing import Any
 import numpy as np
 from textual.message import Message
 
-from workstation.agents.base import Reply
+from workstation.calls import Reply
+from workstation.store.series import FrameStats
 from workstation.turn.memory import Step
 from workstation.turn.parser import ParseResult
 from workstation.turn.prompt import ImagePart, Prompt
 
 
 @dataclass(frozen=True)
-class RunStats:
-    """The figures of the stats bar at one moment."""
+class BarStats(FrameStats):
+    """The figures of the stats bar at one moment: a run's ``FrameStats`` and the engine's phase."""
 
-    frame: int = 0
-    budget: int = 900
-    score: float = 0.0
-    lives: int = 0
-    lives_lost: int = 0
-    turn: int = 0  # turns completed
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cost_usd: float | None = 0.0
-    calls: int = 0
-    invalid_turns: int = 0
     phase: str = "ready"
 
 
@@ -92,7 +82,7 @@ class EngineFinished(Message):
 class EngineProgress(Message):
     """Latest figures; a newer one replaces it while queued."""
 
-    def __init__(self, stats: RunStats):
+    def __init__(self, stats: BarStats):
         super().__init__()
         self.stats = stats
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from workstation.agents.base import FatalAgentError, Reply, TurnContext, Usage
+from workstation.calls import FatalAgentError, Reply, TurnContext, Usage
 
 
 class ScriptedAgent:

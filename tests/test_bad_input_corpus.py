@@ -21,11 +21,12 @@ import os
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 import pytest
 
 import workstation.cli as cli
+import workstation.tui as tui
 from tests.bad_input_world import build_world, copy_world, edit_json, snapshot
 
 BAD, DAMAGED = (2,), (1, 2)
@@ -471,7 +472,7 @@ def deny_paths(monkeypatch, paths: list[Path]) -> None:
 
 def run_case(case: Case, world: Path, capsys, monkeypatch) -> tuple[int, str, str]:
     screens: list = []
-    monkeypatch.setattr(cli, "_launch", lambda screen, **kw: screens.append(screen) or 0)
+    monkeypatch.setattr(tui, "_launch", lambda launch: screens.append(launch.screen) or 0)
     code: int | None
     try:
         code = cli.main([a.replace("{w}", str(world)) for a in case.args])

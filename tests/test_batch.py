@@ -9,7 +9,6 @@ from __future__ import annotations
 import csv
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -19,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fake_provider import KEYS, fake_server  # noqa: F401
+from tests.fake_provider import KEYS
 from workstation.batch.estimate import Estimate
 from workstation.batch.grid import load_grid
 from workstation.batch.jobs import jobs_of

@@ -7,7 +7,6 @@ import random
 
 import numpy as np
 
-from tests.fake_provider import fake_server  # noqa: F401 - the fixture
 from workstation.batch.envpool import EnvPool, Lender
 from workstation.game.clock import ENV_SOURCE, GameClock
 from workstation.game.games import get_game

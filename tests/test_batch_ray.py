@@ -12,7 +12,7 @@ import pytest
 
 ray = pytest.importorskip("ray", reason="Ray is not installed (the optional extra: pip install -e '.[ray]')")
 
-from tests.fake_provider import KEYS, fake_server  # noqa: E402,F401
+from tests.fake_provider import KEYS  # noqa: E402
 from workstation.batch.estimate import Estimate  # noqa: E402
 from workstation.batch.grid import load_grid  # noqa: E402
 from workstation.batch.progress import DONE, LEFT, STOPPED  # noqa: E402

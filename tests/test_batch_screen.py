@@ -5,11 +5,12 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from screens.app import Launch, WorkstationApp
+from screens.app import make_app
 from screens.views.batch import BatchScreen
 from screens.views.replay_view import ReplayScreen
 from tests.tui_helpers import run_async, wait_until
 from textual.widgets import DataTable, Footer, Static
+from workstation.launch import Launch
 from workstation.batch.grid import load_grid
 from workstation.batch.runner import Batch
 from workstation.store.recording import Recording
@@ -35,16 +36,17 @@ def make(tmp_path: Path, frames: int = 30) -> Batch:
     return b
 
 
-def app_for(batch: Batch) -> tuple[WorkstationApp, BatchScreen]:
-    screen = BatchScreen(batch)
-    return WorkstationApp(lambda: screen, Launch("home", out=str(batch.dir / "runs"))), screen
+async def batch_screen(app, pilot) -> BatchScreen:
+    await wait_until(pilot, lambda: isinstance(app.screen, BatchScreen), what="the batch screen")
+    return app.screen
 
 
 @run_async
 async def test_the_screen_shows_a_batch_to_its_end_and_opens_a_run(tmp_path):
     batch = make(tmp_path)
-    app, screen = app_for(batch)
+    app = make_app(Launch("batch", batch=batch))  # the front door, as `workstation batch GRID --watch` opens it
     async with app.run_test(size=(140, 40)) as pilot:
+        screen = await batch_screen(app, pilot)
         await wait_until(pilot, lambda: batch.state.finished and not screen.running, timeout=180, what="the batch")
         await pilot.pause(0.7)  # one more refresh
         head = str(app.screen.query_one("#batch-head", Static).render())
@@ -72,8 +74,9 @@ async def test_the_screen_shows_a_batch_to_its_end_and_opens_a_run(tmp_path):
 @run_async
 async def test_x_stops_the_batch_cleanly_and_it_resumes(tmp_path):
     batch = make(tmp_path, frames=900)
-    app, screen = app_for(batch)
+    app = make_app(Launch("batch", batch=batch))  # the front door, as `workstation batch GRID --watch` opens it
     async with app.run_test(size=(140, 40)) as pilot:
+        screen = await batch_screen(app, pilot)
         runs = batch.dir / "runs"
         await wait_until(pilot, lambda: any(runs.glob("*/manifest.json")), timeout=120, what="a run under way")
         await pilot.press("x")
@@ -96,8 +99,9 @@ async def test_runs_done_in_an_earlier_pass_say_so_with_their_scores(tmp_path):
     first = make(tmp_path)
     assert first.run() == 0
     batch = make(tmp_path)  # the same grid again: everything is done before
-    app, screen = app_for(batch)
+    app = make_app(Launch("batch", batch=batch))
     async with app.run_test(size=(140, 40)) as pilot:
+        screen = await batch_screen(app, pilot)
         await wait_until(pilot, lambda: batch.state.finished and not screen.running, timeout=60, what="the batch")
         await pilot.pause(0.7)
         runs = app.screen.query_one("#runs", DataTable)
@@ -110,8 +114,6 @@ async def test_runs_done_in_an_earlier_pass_say_so_with_their_scores(tmp_path):
 
 @run_async
 async def test_home_palette_opens_a_batch_on_disk_and_r_resumes_it(tmp_path, monkeypatch):
-    from screens.app import make_app
-
     monkeypatch.chdir(tmp_path)
     grid = tmp_path / "grid.toml"
     grid.write_text(textwrap.dedent(GRID.format(frames=30)))

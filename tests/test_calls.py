@@ -71,11 +71,3 @@ def test_call_agent_hands_cancel_and_deadline_only_to_agents_that_take_them():
     token.cancel("quit")
     reply = call_agent(New(), None, CTX, cancel=token)
     assert reply.cancelled and reply.error == "cancelled: quit" and reply.text == ""
-
-
-def test_agents_base_still_exports_the_call_types():
-    from workstation.agents import base
-    from workstation import calls
-
-    for name in ("Usage", "Attempt", "Reply", "TurnContext", "FatalAgentError", "OnText", "CancelToken", "Deadline"):
-        assert getattr(base, name) is getattr(calls, name)

@@ -8,6 +8,7 @@ import sys
 import numpy as np
 import pytest
 
+from workstation.runs.drive import drive
 from workstation.analysis.compare import (Comparison, first_divergent_frame, first_plan_divergence,
                                           inputs_per_second, load_run, load_runs, next_event, run_at, start_text, summary_row)
 from workstation.errors import UserError
@@ -20,7 +21,7 @@ def make_run(out, game="breakout", seed=0, frames=300, agent="random", start="fi
     protocol = Protocol(frames=frames, start=StartOption.parse(start))
     engine = start_run(RunSpec(game, agent=agent, seed=seed, protocol=protocol, out=str(out)), rewindable=False)
     try:
-        engine.run()
+        drive(engine)
     finally:
         engine.close()
     return engine.writer.path

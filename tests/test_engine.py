@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from tests.agents_for_tests import FatalAgentError, ScriptedAgent
-from workstation.agents.base import Reply
+from workstation.runs.drive import drive
+from workstation.calls import Reply
 from workstation.turn.engine import Phase, PlanParsed, PromptReady, ReplyReceived, TextDelta, TurnEnded
 from workstation.game.protocol import Protocol
 from workstation.store.recording import Recording
@@ -22,7 +23,7 @@ def turns_of(path) -> list[dict]:
 
 def test_random_smoke_run_is_complete_and_reproducible(tmp_path):
     e = start_run(RunSpec(game="breakout", agent="random", seed=3, out=str(tmp_path)))
-    s = e.run()
+    s = drive(e)
     e.close()
     assert s["complete"] and s["frames"] == 900 and s["invalid_turns"] == 0
     rec = Recording(e.writer.path)
@@ -30,10 +31,10 @@ def test_random_smoke_run_is_complete_and_reproducible(tmp_path):
     assert all(1 <= len(t["actions"]) <= 3 for t in rec.turns)
     assert s["turns"] == len(rec.turns) and 100 < s["turns"] < 300
     e2 = start_run(RunSpec(game="breakout", agent="random", seed=3, out=str(tmp_path)))
-    e2.run()
+    drive(e2)
     assert [t["actions"] for t in Recording(e2.writer.path).turns] == [t["actions"] for t in rec.turns]
     e3 = start_run(RunSpec(game="breakout", agent="random", seed=4, out=str(tmp_path)))
-    e3.run()
+    drive(e3)
     assert [t["actions"] for t in Recording(e3.writer.path).turns] != [t["actions"] for t in rec.turns]
     assert verify(rec).ok
 
@@ -55,14 +56,14 @@ def test_phases_and_events(tmp_path):
     assert e.phase is Phase.READY and e.turn == 1
     rec = turns_of(e.writer.path)[0]
     assert rec["actions"] == ["fire", "right"] and rec["thought"] == "serve it" and rec["action_frames"] == [3, 6]
-    e.run()
+    drive(e)
     assert e.summary["complete"] and any(isinstance(x, TurnEnded) for x in events)
 
 
 def test_invalid_reply_becomes_one_noop_and_keeps_raw(tmp_path):
     agent = ScriptedAgent(["I think we should jump!\nmove: [jump, left]", "move: [left]"])
     e = start_run(RunSpec(game="breakout", out=str(tmp_path), protocol=Protocol(frames=6)), agent=agent)
-    e.run()
+    drive(e)
     t0, t1 = turns_of(e.writer.path)
     assert t0["valid"] is False and t0["actions"] == ["noop"] and t0["rule"] == "unknown_action"
     assert "jump" in t0["raw"] and t0["end_frame"] == 3 and any("jump" in x for x in t0["errors"])
@@ -84,7 +85,7 @@ def test_step_mode_edit_resend_override_and_current_only_land_in_the_recording(t
     e.step()  # next prompt
     e.use_current_frame_only()
     assert e.pending.prompt.image_frames == [e.clock.frame]
-    e.run()
+    drive(e)
     t0, t1 = turns_of(e.writer.path)[:2]
     assert t0["prompt"]["variant"] == "edited" and "Please serve." in json.dumps(t0["prompt"]["messages"])
     assert t0["overridden"] and t0["actions"] == ["fire", "right", "right"] and t0["planned"] == ["left"]
@@ -105,7 +106,7 @@ def test_rewind_and_branch_gives_identical_frames_up_to_the_branch(tmp_path):
     start_frame = turns_of(parent_path)[branch_at]["start_frame"]
     path = branch_run(e, branch_at)
     assert e.turn == branch_at and e.clock.frame == start_frame
-    e.run()
+    drive(e)
     parent, child = Recording(parent_path), Recording(path)
     assert not parent.complete and child.complete
     assert child.manifest["parent"]["turn"] == branch_at and child.manifest["parent"]["path"] == str(parent_path)
@@ -121,7 +122,7 @@ def test_rewind_and_branch_gives_identical_frames_up_to_the_branch(tmp_path):
 def test_latency_clock_runs_noops_for_the_thinking_time(tmp_path):
     agent = ScriptedAgent(["move: [right]"], latency_s=0.5)
     e = start_run(RunSpec(game="breakout", out=str(tmp_path), protocol=Protocol(frames=60, clock="latency")), agent=agent)
-    e.run()
+    drive(e)
     t = turns_of(e.writer.path)
     assert t[0]["noop_frames"] == 15 and t[0]["end_frame"] == 18
     assert e.summary["frames"] == 60
@@ -131,7 +132,7 @@ def test_latency_clock_runs_noops_for_the_thinking_time(tmp_path):
 def test_fatal_error_stops_the_run_and_keeps_the_recording(tmp_path):
     agent = ScriptedAgent(["move: [fire]", "move: [left]", FatalAgentError("bad key: set OPENAI_API_KEY")])
     e = start_run(RunSpec(game="breakout", out=str(tmp_path)), agent=agent)
-    s = e.run()
+    s = drive(e)
     assert not s["complete"] and "bad key" in s["stopped"] and s["turns"] == 2
     rec = Recording(e.writer.path)
     assert rec.summary["complete"] is False and len(rec.turns) == 2 and len(rec.frames) == 1 + 3 + 3
@@ -140,14 +141,14 @@ def test_fatal_error_stops_the_run_and_keeps_the_recording(tmp_path):
 def test_max_cost_stops_cleanly(tmp_path):
     agent = ScriptedAgent(["move: [left]"], cost=0.01)
     e = start_run(RunSpec(game="breakout", out=str(tmp_path), max_cost=0.025), agent=agent)
-    s = e.run()
+    s = drive(e)
     assert s["turns"] == 3 and "cost cap" in s["stopped"] and abs(s["cost_usd"] - 0.03) < 1e-9
     assert turns_of(e.writer.path)[0]["usage"]["input_tokens"] == 100
 
 
 def test_verify_catches_a_tampered_frame_and_tampered_actions(tmp_path):
     e = start_run(RunSpec(game="breakout", agent="random", out=str(tmp_path), protocol=Protocol(frames=120)))
-    e.run()
+    drive(e)
     path = e.writer.path
     assert verify(Recording(path)).ok
     lines = (path / "turns.jsonl").read_text().splitlines()
@@ -161,7 +162,7 @@ def test_verify_catches_a_tampered_frame_and_tampered_actions(tmp_path):
 
 def test_verify_reports_a_damaged_frame_block(tmp_path):
     e = start_run(RunSpec(game="breakout", agent="random", out=str(tmp_path), protocol=Protocol(frames=60)))
-    e.run()
+    drive(e)
     path = e.writer.path
     data = bytearray((path / "frames.bin").read_bytes())
     data[len(data) // 2] ^= 0xFF
@@ -171,10 +172,10 @@ def test_verify_reports_a_damaged_frame_block(tmp_path):
 
 def test_replay_agent_reproduces_a_recording(tmp_path):
     e = start_run(RunSpec(game="qbert", agent="random", seed=2, out=str(tmp_path), protocol=Protocol(frames=300)))
-    src = e.run()
+    src = drive(e)
     r = start_run(RunSpec(game="qbert", agent=f"replay:{e.writer.path}", seed=2, out=str(tmp_path),
                           protocol=Protocol(frames=300)))
-    again = r.run()
+    again = drive(r)
     assert again["total_reward"] == src["total_reward"] and again["turns"] == src["turns"]
     a, b = Recording(e.writer.path), Recording(r.writer.path)
     assert [t["actions"] for t in a.turns] == [t["actions"] for t in b.turns]
@@ -198,7 +199,7 @@ def test_run_identity_ignores_transport_but_not_generation():
 
 def test_a_headless_engine_keeps_no_snapshots_and_says_so(tmp_path):
     e = start_run(RunSpec(game="breakout", out=str(tmp_path), protocol=Protocol(frames=30)), rewindable=False)
-    e.run()
+    drive(e)
     assert e.turns_available == []
     with pytest.raises(ValueError, match="cannot branch at turn 2: this engine keeps no rewind points"):
         branch_run(e, 2)
@@ -234,7 +235,7 @@ def test_stopping_during_latency_noops_records_the_noops_run(tmp_path):
 def test_latency_noops_cut_by_the_budget_record_only_the_frames_run(tmp_path):
     e = start_run(RunSpec(game="breakout", out=str(tmp_path), protocol=Protocol(frames=20, clock="latency")),
                   agent=ScriptedAgent(["move: [right]"], latency_s=1.0))  # 30 NOOP frames asked, 20 left
-    s = e.run()
+    s = drive(e)
     (t,) = turns_of(e.writer.path)
     assert s["complete"] and t["noop_frames"] == 20 and t["actions"] == [] and t["end_frame"] == 20
     assert verify(Recording(e.writer.path)).ok
@@ -244,7 +245,7 @@ def test_an_agent_crash_closes_the_recording_as_stopped_and_raises(tmp_path):
     agent = ScriptedAgent(["move: [fire]", "move: [left]", RuntimeError("provider bug\nsecond line")])
     e = start_run(RunSpec(game="breakout", out=str(tmp_path)), agent=agent)
     with pytest.raises(RuntimeError, match="provider bug"):
-        e.run()
+        drive(e)
     rec = Recording(e.writer.path)
     assert rec.summary["stopped"] == "RuntimeError: provider bug" and rec.summary["complete"] is False
     assert len(rec.turns) == 2 and verify(rec).ok
@@ -268,7 +269,7 @@ class _FailingAgent(ScriptedAgent):
 ])
 def test_a_failed_reply_records_the_agents_one_line_error(tmp_path, error, line):
     e = start_run(RunSpec(game="breakout", out=str(tmp_path), protocol=Protocol(frames=3)), agent=_FailingAgent(error))
-    e.run()
+    drive(e)
     (t,) = turns_of(e.writer.path)
     assert t["errors"] == [line] and t["actions"] == ["noop"] and t["valid"] is False and t["error"] == error
 
@@ -279,7 +280,7 @@ def test_append_only_prompts_match_a_fresh_rebuild_every_turn(tmp_path):
     agent = ScriptedAgent(["move: [fire, left]", "move: [right]", "move: [noop, noop, left]"])
     e = start_run(RunSpec(game="breakout", out=str(tmp_path), protocol=Protocol(frames=60, memory="append")),
                   agent=agent)
-    e.run()
+    drive(e)
     rec = Recording(e.writer.path)
     assert len(agent.prompts) == len(rec.turns) > 5
     for turn, asked in enumerate(agent.prompts):
@@ -292,12 +293,12 @@ def test_latency_clock_tells_the_model_the_game_ran_on(tmp_path, memory):
     agent = ScriptedAgent(["move: [right]"], latency_s=0.5)
     e = start_run(RunSpec(game="breakout", out=str(tmp_path), protocol=Protocol(frames=60, clock="latency", memory=memory)),
                   agent=agent)
-    e.run()
+    drive(e)
     first, second = agent.prompts[0].render_text(), agent.prompts[1].render_text()
     assert "ran on for" not in first
     assert "ran on for 0.5 s" in second
     paused = ScriptedAgent(["move: [right]"], latency_s=0.5)
-    start_run(RunSpec(game="breakout", out=str(tmp_path), protocol=Protocol(frames=30, memory=memory)), agent=paused).run()
+    drive(start_run(RunSpec(game="breakout", out=str(tmp_path), protocol=Protocol(frames=30, memory=memory)), agent=paused))
     assert all("ran on for" not in p.render_text() for p in paused.prompts)
     from workstation.runs.request import rebuild_prompt
 

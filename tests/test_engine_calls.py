@@ -8,10 +8,9 @@ from __future__ import annotations
 import threading
 import time
 
-import pytest
 
-from tests.fake_provider import (SPECS, Step, agent_cache, agents, closed_port, fake, fake_server,  # noqa: F401
-                                 keys, wait_until)
+from tests.fake_provider import Step, closed_port, wait_until
+from workstation.runs.drive import drive
 from workstation.calls import Attempt, CancelToken, FatalAgentError, Reply, Usage
 from workstation.game.protocol import Protocol
 from workstation.runs.start import RunSpec, start_run
@@ -47,7 +46,7 @@ def run(tmp_path, agent, frames=120, **engine):
     for k, v in engine.items():
         setattr(e, k, v)
     try:
-        return e, e.run()
+        return e, drive(e)
     finally:
         e.close()
 
@@ -102,7 +101,7 @@ def test_cancel_during_a_60s_backoff_ends_the_run_and_records_the_turn(agents, f
         token.cancel("quit")
 
     threading.Thread(target=cancel_later, daemon=True).start()
-    s = e.run()
+    s = drive(e)
     assert time.monotonic() - out["at"] < BOUND_S
     assert s["stopped"] == "quit" and not s["complete"] and s["turns"] == 1 and s["failed_turns"] == 0
     assert s["calls"] == 2  # one answered, one rate-limited; nothing after the cancel

@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import random
 import threading
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import ale_py
@@ -33,7 +33,7 @@ gymnasium.register_envs(ale_py)
 Frame = tuple[np.ndarray, np.ndarray, np.ndarray]  # screen, rgb, ram
 
 
-@lru_cache(maxsize=None)
+@cache
 def play(game: str, n: int = 300, seed: int = 0) -> tuple[Frame, ...]:
     """``n`` frames of a random game: palette values, RGB observation and RAM of each."""
     env = gymnasium.make(f"ALE/{game}-v5", frameskip=1, repeat_action_probability=0.0, full_action_space=False)

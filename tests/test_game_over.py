@@ -13,6 +13,7 @@ import json
 import pytest
 
 from tests.agents_for_tests import ScriptedAgent
+from workstation.runs.drive import drive
 from workstation.agents.human_agent import HumanAgent
 from workstation.game.protocol import Protocol
 from workstation.runs.start import RunSpec, start_run
@@ -31,7 +32,7 @@ def turns_of(path) -> list[dict]:
 def run(tmp_path, frames=900, agent=None, **protocol):
     e = start_run(RunSpec(game="breakout", out=str(tmp_path), protocol=Protocol(frames=frames, **protocol)),
                   agent=agent or ScriptedAgent([REPLY]), rewindable=False)
-    summary = e.run()
+    summary = drive(e)
     e.close()
     return e, summary, turns_of(e.writer.path)
 
@@ -126,9 +127,9 @@ def test_rewind_to_before_the_game_over_and_branch_plays_it_again(tmp_path):
 
     e = start_run(RunSpec(game="breakout", out=str(tmp_path), protocol=Protocol(frames=700)),
                   agent=ScriptedAgent([REPLY]))
-    e.run()
+    drive(e)
     branch = branch_run(e, OVER_TURN - 1)
-    e.run()
+    drive(e)
     e.close()
     turns = turns_of(branch)
     t = turns[OVER_TURN]
@@ -142,7 +143,7 @@ def test_recordings_made_under_rule_1_still_verify(tmp_path):
     e = start_run(RunSpec(game="breakout", out=str(tmp_path), protocol=Protocol(frames=700)),
                   agent=ScriptedAgent([REPLY]), rewindable=False)
     e.clock.rules = 1  # the old rule: reset inside the terminal step, the plan goes on
-    e.run()
+    drive(e)
     e.close()
     path = e.writer.path
     manifest = json.loads((path / "manifest.json").read_text())

@@ -9,6 +9,7 @@ import sys
 import numpy as np
 import pytest
 
+from workstation.runs.drive import drive
 from workstation.game.protocol import Protocol
 from workstation.options import RunSpec
 from workstation.runs.start import start_run
@@ -19,7 +20,7 @@ from workstation.store.recording import Recording
 def _run(tmp_path, **protocol):
     e = start_run(RunSpec(game="breakout", out=str(tmp_path), protocol=Protocol(frames=120, **protocol)),
                   rewindable=False)
-    e.run()
+    drive(e)
     e.close()
     return Recording(e.writer.path)
 

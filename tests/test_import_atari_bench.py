@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from workstation.runs.drive import drive
 from workstation.cli import main
 from workstation.game.games import get_game
 from workstation.runs.start import RunSpec, start_run
@@ -72,7 +73,7 @@ def harness_run(tmp_path_factory) -> Path:
     base = tmp_path_factory.mktemp("harness")
     engine = start_run(RunSpec(game="breakout", agent="random", seed=3, out=str(base / "ours")), rewindable=False)
     try:
-        engine.run()
+        drive(engine)
     finally:
         engine.close()
     return write_harness_run(Recording(engine.writer.path), base / "src")

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from workstation.runs.drive import drive
 from workstation.game.protocol import Protocol
 from workstation.runs.start import RunSpec, start_run
 from workstation.store.index import INDEX_FILE, Index, select
@@ -28,7 +29,7 @@ def cli(*args: str) -> subprocess.CompletedProcess:
 def _run(out: Path, game: str = "breakout", seed: int = 0, frames: int = 30) -> Path:
     engine = start_run(RunSpec(game, seed=seed, protocol=Protocol(frames=frames), out=str(out)), rewindable=False)
     try:
-        engine.run()
+        drive(engine)
     finally:
         engine.close()
     return engine.writer.path

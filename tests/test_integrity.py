@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from workstation.runs.drive import drive
 from workstation.game.protocol import Protocol
 from workstation.runs.start import RunSpec, start_run
 from workstation.store.recording import Recording, RecordingError
@@ -31,7 +32,7 @@ def good(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("good")
     engine = start_run(RunSpec("breakout", protocol=Protocol(frames=240), out=str(out)), rewindable=False)
     try:
-        engine.run()
+        drive(engine)
     finally:
         engine.close()
     return engine.writer.path

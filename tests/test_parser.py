@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from workstation.game.games import GAMES, get_game, normal_name
+from workstation.game.games import GAMES, get_game
 from workstation.turn.parser import RULES, ParseResult, parse_reply
 
 CORPUS = [json.loads(line) for line in (Path(__file__).parent / "data" / "parser_corpus.jsonl").open()]

@@ -7,6 +7,7 @@ import io
 import subprocess
 import sys
 
+from workstation.runs.drive import drive
 from workstation.game.protocol import Protocol
 from workstation.runs.progress import RunProgress
 from workstation.runs.start import RunSpec, start_run
@@ -23,7 +24,7 @@ def _run_with(tmp_path, tty: bool, step_s: float):
 
     engine.observers[:0] = [tick]
     engine.observers.append(progress)
-    engine.run()
+    drive(engine)
     engine.close()
     return out.getvalue(), engine
 

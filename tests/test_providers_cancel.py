@@ -13,8 +13,7 @@ import time
 
 import pytest
 
-from tests.fake_provider import (DEFAULT_TEXT, SPECS, Step, agent_cache, agents, fake, fake_server, frames,  # noqa: F401
-                                 keys, wait_until)
+from tests.fake_provider import DEFAULT_TEXT, SPECS, Step, wait_until
 from workstation.calls import CallCancelled, CancelToken, Deadline, DeadlinePassed, TurnContext, call_agent
 from workstation.game.games import get_game
 from workstation.providers.limiter import AdaptiveLimiter

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fake_provider import KEYS, SPECS, FakeProvider, Step, fake_server  # noqa: F401
+from tests.fake_provider import KEYS, SPECS, FakeProvider, Step
 from workstation.store.recording import Recording
 
 

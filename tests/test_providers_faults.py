@@ -7,9 +7,8 @@ import time
 
 import pytest
 
-from tests.fake_provider import (DEFAULT_TEXT, KEYS, SPECS, FakeUsage, Step, agent_cache, agents,  # noqa: F401
-                                 fake, fake_server, frames, keys)
-from workstation.agents.base import FatalAgentError, Reply, TurnContext
+from tests.fake_provider import DEFAULT_TEXT, KEYS, SPECS, FakeUsage, Step
+from workstation.calls import FatalAgentError, Reply, TurnContext
 from workstation.game.games import get_game
 from workstation.turn.prompt import ImagePart, Message, Prompt, TextPart
 from workstation.providers.agent import PROBLEMS

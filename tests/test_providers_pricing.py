@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from workstation.agents.base import Usage
+from workstation.calls import Usage
 from workstation.providers import ProviderConfigError, cost_usd, default_prices, load_prices
 
 U = Usage(input_tokens=1_000_000, cache_read_tokens=2_000_000, cache_write_tokens=100_000,

@@ -8,11 +8,10 @@ import re
 
 import numpy as np
 import pytest
-from tests.fake_provider import (DEFAULT_TEXT, KEYS, SPECS, _b64_any, agent_cache, agents, fake,  # noqa: F401
-                                 fake_server, frames, keys, sent_messages)
+from tests.fake_provider import DEFAULT_TEXT, KEYS, SPECS, _b64_any, sent_messages
 from PIL import Image
 
-from workstation.agents.base import Attempt, TurnContext, Usage
+from workstation.calls import Attempt, TurnContext, Usage
 from workstation.game.games import get_game
 from workstation.turn.prompt import ImagePart, Message, Prompt, TextPart
 from workstation.providers import ProviderOptions, describe_request, make_provider_agent

@@ -17,8 +17,7 @@ import httpx2
 import openai
 import pytest
 
-from tests.fake_provider import (KEYS, SPECS, Step, agent_cache, agents, closed_port, fake, fake_server,  # noqa: F401
-                                 frames, keys, wait_until)
+from tests.fake_provider import KEYS, SPECS, Step, closed_port, wait_until
 from workstation.calls import FatalAgentError, TurnContext
 from workstation.game.games import get_game
 from workstation.providers import ProviderOptions, make_provider_agent

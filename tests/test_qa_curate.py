@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from workstation.runs.drive import drive
 from workstation.cli import main
 from workstation.errors import UserError
 from workstation.game.protocol import Protocol
@@ -17,7 +18,7 @@ def made(tmp_path):
     engine = start_run(RunSpec(game="breakout", agent="random", seed=3, protocol=Protocol(frames=300),
                                out=str(tmp_path / "recs")), rewindable=False)
     try:
-        engine.run()
+        drive(engine)
     finally:
         engine.close()
     assert main(["qa", "gen", "--recordings", str(tmp_path / "recs"), "--out", str(tmp_path / "s"), "--per-game", "4"]) == 0

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from screens.views.qa_curate import CurateApp
+from screens.app import make_app
+from workstation.launch import Launch
 from tests.tui_helpers import run_async
 from workstation.errors import UserError
 from workstation.qa import curate, templates
@@ -53,41 +54,42 @@ def test_add_on_frames_appends_a_human_question(root):
 async def test_write_a_new_question_from_a_template(root):
     qs = read_set(root)
     base = next(q for q in qs if q["game"] == "freeway" and q["category"] == "perception-spatial")
-    app = CurateApp(root)
+    app = make_app(Launch("qa_curate", qa_set=root))
     async with app.run_test(size=(220, 70)) as pilot:
-        app.index = qs.index(base)
-        app._load()
+        cur = app.screen  # the curator: a screen of the one app
+        cur.index = qs.index(base)
+        cur._load()
         await pilot.press("w")
-        question = app.query_one("#qa-question")
+        question = cur.query_one("#qa-question")
         assert question.value == "In Freeway, is the car to the left or to the right of the chicken?"
-        assert "the game's objects: chicken, car" in str(app.query_one("#qa-meta").render())
+        assert "the game's objects: chicken, car" in str(cur.query_one("#qa-meta").render())
         await pilot.press("1")  # object A: the next of the game's names
         assert question.value == "In Freeway, is the chicken to the left or to the right of the chicken?"
         await pilot.press("1", "c")  # back to the car; the next template: motion-target
-        assert app.draft["category"] == "motion-target"
+        assert cur.draft["category"] == "motion-target"
         assert question.value == "In Freeway, across these frames, in which direction is the car moving?"
-        app.query_one("#qa-answer").value = "sideways"
+        cur.query_one("#qa-answer").value = "sideways"
         await pilot.press("a")
-        assert "not saved" in str(app.query_one("#qa-status").render()) and len(read_set(root)) == len(qs)
-        app.query_one("#qa-answer").value = "left"
+        assert "not saved" in str(cur.query_one("#qa-status").render()) and len(read_set(root)) == len(qs)
+        cur.query_one("#qa-answer").value = "left"
         await pilot.press("ctrl+s")
         new = read_set(root)[-1]
         assert new["id"] == "freeway-h001" and new["category"] == "motion-target" and new["answer"] == "left"
         assert new["truth"] == "human" and new["status"] == "accepted" and new["frames"] == base["frames"]
-        assert app.question["id"] == "freeway-h001" and app.draft is None
+        assert cur.question["id"] == "freeway-h001" and cur.draft is None
         # an edited template text is saved as edited; enter walks the fields and saves from the answer
         await pilot.press("w")
-        app.query_one("#qa-question").focus()
+        cur.query_one("#qa-question").focus()
         await pilot.press("end", *" Look at the top lane.", "enter", "enter")
-        assert app.focused.id == "qa-answer"
+        assert cur.focused.id == "qa-answer"
         await pilot.press("enter")
         new = read_set(root)[-1]
         assert new["id"] == "freeway-h002" and new["status"] == "edited" and new["question"].endswith("top lane.")
         # esc out of a field, then esc again drops a draft and saves nothing
         await pilot.press("escape", "w")
-        assert app.draft is not None
+        assert cur.draft is not None
         await pilot.press("escape")
-        assert app.draft is None and len(read_set(root)) == len(qs) + 2
+        assert cur.draft is None and len(read_set(root)) == len(qs) + 2
 
 
 @run_async
@@ -97,11 +99,12 @@ async def test_curator_opens_at_the_first_proposed_question(root, tmp_path):
 
     rec = record(tmp_path / "recs", frames=30)
     q = propose_from_recording(root, rec.path, [3, 4, 5])
-    app = CurateApp(root)
+    app = make_app(Launch("qa_curate", qa_set=root))
     async with app.run_test(size=(220, 70)) as pilot:
-        assert app.question["id"] == q["id"] and app.index == len(read_set(root)) - 1
-        app.query_one("#qa-answer").value = "still"
-        app.query_one("#qa-answer").focus()
+        cur = app.screen  # the curator: a screen of the one app
+        assert cur.question["id"] == q["id"] and cur.index == len(read_set(root)) - 1
+        cur.query_one("#qa-answer").value = "still"
+        cur.query_one("#qa-answer").focus()
         await pilot.press("enter")
         done = read_set(root)[-1]
         assert done["id"] == q["id"] and done["answer"] == "still" and done["status"] == "edited"

@@ -6,9 +6,11 @@ import json
 
 import pytest
 
-from screens.views.qa_curate import CurateApp
+from screens.app import make_app
+from workstation.launch import Launch
 from screens.widgets.frame_view import FrameView
 from tests.tui_helpers import run_async
+from workstation.runs.drive import drive
 from workstation.cli import main
 from workstation.game.protocol import Protocol
 from workstation.qa.qset import QUESTIONS, read_set
@@ -21,7 +23,7 @@ def made(tmp_path_factory):
     engine = start_run(RunSpec(game="breakout", agent="random", seed=4, protocol=Protocol(frames=300),
                                out=str(root / "recs")), rewindable=False)
     try:
-        engine.run()
+        drive(engine)
     finally:
         engine.close()
     assert main(["qa", "gen", "--recordings", str(root / "recs"), "--out", str(root / "s"), "--per-game", "6"]) == 0
@@ -47,10 +49,10 @@ def _outlined(cells) -> bool:
 @run_async
 async def test_outlines_survive_a_small_terminal(made, tmp_path):
     root = _copy(made, tmp_path)
-    app = CurateApp(root)
+    app = make_app(Launch("qa_curate", qa_set=root))
     async with app.run_test(size=(70, 24)) as pilot:  # the frame is scaled well below 160 columns
         await pilot.pause()
-        view = app.query_one("#qa-frame", FrameView)
+        view = app.screen.query_one("#qa-frame", FrameView)
         assert view._renderer._cells.shape[1] < 160 and _outlined(view._renderer._cells)
 
 
@@ -58,10 +60,11 @@ async def test_outlines_survive_a_small_terminal(made, tmp_path):
 async def test_accept_reject_and_outlines(made, tmp_path):
     root = _copy(made, tmp_path)
     ids = [q["id"] for q in read_set(root)]
-    app = CurateApp(root)
+    app = make_app(Launch("qa_curate", qa_set=root))
     async with app.run_test(size=(220, 70)) as pilot:
+        cur = app.screen  # the curator: a screen of the one app
         await pilot.pause()
-        view = app.query_one("#qa-frame", FrameView)
+        view = cur.query_one("#qa-frame", FrameView)
         with_boxes = view._renderer._cells.copy()  # outlines are drawn on the frame as scaled to the cells
         assert _outlined(with_boxes)
         await pilot.press("o")
@@ -70,11 +73,11 @@ async def test_accept_reject_and_outlines(made, tmp_path):
         assert (view._renderer._cells == with_boxes).all()
         await pilot.press("a")
         assert _on_disk(root)[ids[0]]["status"] == "accepted"  # saved before the app exits
-        assert app.index == 1
+        assert cur.index == 1
         await pilot.press("r")
         assert _on_disk(root)[ids[1]]["status"] == "rejected"
         await pilot.press("p", "p")
-        assert app.index == 0
+        assert cur.index == 0
     lines = (root / QUESTIONS).read_text().splitlines()
     assert len(lines) == len(ids) + 2  # appended, never rewritten
 
@@ -84,22 +87,23 @@ async def test_edit_fields_saved_on_enter(made, tmp_path):
     root = _copy(made, tmp_path)
     first = read_set(root)[0]
     other = next(c for c in first["choices"] if c != first["answer"])
-    app = CurateApp(root)
+    app = make_app(Launch("qa_curate", qa_set=root))
     async with app.run_test(size=(220, 70)) as pilot:
+        cur = app.screen  # the curator: a screen of the one app
         await pilot.pause()
-        app.query_one("#qa-question").focus()
+        cur.query_one("#qa-question").focus()
         await pilot.press("end", *" Look closely.", "enter")
         assert _on_disk(root)[first["id"]]["question"] == first["question"] + " Look closely."
-        app.query_one("#qa-answer").value = "sideways"
-        app.query_one("#qa-answer").focus()
+        cur.query_one("#qa-answer").value = "sideways"
+        cur.query_one("#qa-answer").focus()
         await pilot.press("enter")
-        assert "not saved" in str(app.query_one("#qa-status").render())
-        app.query_one("#qa-answer").value = other
+        assert "not saved" in str(cur.query_one("#qa-status").render())
+        cur.query_one("#qa-answer").value = other
         await pilot.press("enter")
         q = _on_disk(root)[first["id"]]
         assert q["answer"] == other and q["status"] == "edited" and q["truth"]["answer_from_ram"] == first["answer"]
         await pilot.press("escape", "right")  # out of the field, keys drive the screen again
-        assert app.frame_pos == (1 if len(first["frames"]) > 1 else 0)
+        assert cur.frame_pos == (1 if len(first["frames"]) > 1 else 0)
 
 
 def test_the_last_line_wins_after_a_crash(made, tmp_path):

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.fake_provider import SPECS, FakeProvider, Seen, Step, keys, sent_messages  # noqa: F401
+from tests.fake_provider import SPECS, FakeProvider, Seen, Step, sent_messages
+from workstation.runs.drive import drive
 from workstation.cli import main
 from workstation.game.protocol import Protocol
 from workstation.qa.qset import CATEGORIES, read_set
@@ -56,7 +57,7 @@ def qset(tmp_path_factory) -> Path:
         engine = start_run(RunSpec(game=game, agent="random", seed=2, protocol=Protocol(frames=450),
                                    out=str(root / "recs")), rewindable=False)
         try:
-            engine.run()
+            drive(engine)
         finally:
             engine.close()
     assert main(["qa", "gen", "--recordings", str(root / "recs"), "--out", str(root / "set"), "--per-game", "8"]) == 0

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from workstation.runs.drive import drive
 from workstation.cli import main
 from workstation.errors import UserError
 from workstation.game.protocol import Protocol
@@ -27,7 +28,7 @@ def recordings(tmp_path_factory) -> Path:
         engine = start_run(RunSpec(game=game, agent="random", seed=1, protocol=Protocol(frames=450), out=str(out)),
                            rewindable=False)
         try:
-            engine.run()
+            drive(engine)
         finally:
             engine.close()
     return out
@@ -41,7 +42,7 @@ def other_recordings(tmp_path_factory) -> Path:
         engine = start_run(RunSpec(game=game, agent="random", seed=1, protocol=Protocol(frames=450), out=str(out)),
                            rewindable=False)
         try:
-            engine.run()
+            drive(engine)
         finally:
             engine.close()
     return out

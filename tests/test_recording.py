@@ -19,8 +19,8 @@ from workstation.store.recording import (
     Recording,
     RecordingError,
     RecordingWriter,
-    find_recordings,
 )
+from workstation.store.index import find_recordings
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -167,7 +167,7 @@ def test_damaged_turn_in_the_middle_is_an_error(tmp_path):
     lines[3] = lines[3][:10]
     (tmp_path / "turns.jsonl").write_text("\n".join(lines) + "\n")
     with pytest.raises(RecordingError, match="line 4 is not valid JSON"):
-        Recording(tmp_path).turns
+        _ = Recording(tmp_path).turns
 
 
 def test_killed_writer_process_leaves_a_readable_recording(tmp_path):

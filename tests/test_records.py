@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from workstation.runs.drive import drive
 from workstation.game.protocol import Protocol
 from workstation.runs.start import RunSpec, start_run
 from workstation.store.recording import Recording, RecordingError
@@ -47,7 +48,7 @@ def test_the_sample_reads_back_typed_with_its_keys_unchanged():
 def test_a_new_run_writes_what_the_records_read(tmp_path):
     engine = start_run(RunSpec("breakout", protocol=Protocol(frames=60), out=str(tmp_path)), rewindable=False)
     try:
-        engine.run()
+        drive(engine)
     finally:
         engine.close()
     rec = Recording(engine.writer.path)
@@ -88,7 +89,7 @@ def test_a_field_of_the_wrong_type_is_named(tmp_path):
     lines[3] = json.dumps(bad)
     (path / "turns.jsonl").write_text("\n".join(lines) + "\n")
     with pytest.raises(RecordingError, match=r"turn record 4: field 'actions' is an integer, not a list"):
-        Recording(path).turn_records
+        _ = Recording(path).turn_records
     with pytest.raises(RecordingError, match="field 'total_reward' is text"):
         s = json.loads((path / "summary.json").read_text())
         (path / "summary.json").write_text(json.dumps({**s, "total_reward": "lots"}))

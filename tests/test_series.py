@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from workstation.runs.drive import drive
 from workstation.game.protocol import Protocol
 from workstation.runs.start import RunSpec, start_run
 from workstation.store.recording import Recording
@@ -24,7 +25,7 @@ def long_run(tmp_path_factory) -> Recording:
     out = tmp_path_factory.mktemp("long")
     engine = start_run(RunSpec("breakout", protocol=Protocol(frames=3000), out=str(out)), rewindable=False)
     try:
-        engine.run()
+        drive(engine)
     finally:
         engine.close()
     return Recording(engine.writer.path)
@@ -75,7 +76,7 @@ def test_tokens_and_cost_per_turn(tmp_path):
     engine = start_run(RunSpec("breakout", protocol=Protocol(frames=60), out=str(tmp_path)), agent=agent,
                        rewindable=False)
     try:
-        engine.run()
+        drive(engine)
     finally:
         engine.close()
     rec = Recording(engine.writer.path)

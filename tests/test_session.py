@@ -14,6 +14,7 @@ from textual.app import App
 
 from screens.views.play import PlayScreen
 from screens.views.session import SessionScreen
+from workstation.runs.drive import drive
 from workstation.analysis.compare import load_runs, summary_row
 from workstation.game.protocol import Protocol
 from workstation.session import Session, Settings, make_settings, plan_steps
@@ -190,7 +191,7 @@ def test_a_complete_run_left_by_a_crash_is_adopted(tmp_path):
     s.begin(step)
     engine = start_run(RunSpec("breakout", agent="random", seed=0, protocol=Protocol(frames=30),
                                out=str(s.runs_dir(step))), rewindable=False)
-    engine.run()
+    drive(engine)
     engine.close()
     again = Session.open(tmp_path / "s", settings(practice=0, games=("breakout",)))
     assert again.complete and again.steps[0].recording.startswith("runs/")

@@ -279,7 +279,7 @@ def test_the_window_process_plays_silent_after_one_notice(seaquest):
     win = PlayWindow("test", 210, fps=FPS_NATIVE)
     try:
         notices = []
-        for k, samples in enumerate(seaquest[:30]):
+        for samples in seaquest[:30]:
             win.send_frame(np.zeros((210, 160, 3), np.uint8), samples)
         win.toggle_mute()
         for _ in range(600):  # until the process has started and spoken (no speed asserted)

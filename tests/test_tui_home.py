@@ -6,8 +6,10 @@ from argparse import Namespace
 
 from textual.widgets import DataTable, Input
 
+from workstation.runs.drive import drive
 from workstation.game.games import GAMES
-from workstation.store.recording import Recording, find_recordings
+from workstation.store.index import find_recordings
+from workstation.store.recording import Recording
 
 from screens.app import HelpScreen, make_app
 from screens.widgets.frame_view import FrameView
@@ -187,7 +189,7 @@ def test_the_recordings_list_flags_a_forged_score(tmp_path):
     from workstation.runs.start import RunSpec, start_run
 
     e = start_run(RunSpec(game="breakout", out=str(tmp_path), protocol=Protocol(frames=30)), rewindable=False)
-    e.run()
+    drive(e)
     e.close()
     assert "DAMAGED" not in recent_label(e.writer.path).plain
     summary = json.loads((e.writer.path / "summary.json").read_text())

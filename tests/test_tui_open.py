@@ -5,6 +5,7 @@ from __future__ import annotations
 from argparse import Namespace
 
 from screens.app import make_app
+from workstation.runs.drive import drive
 from screens.widgets.frame_view import FrameView
 from screens.widgets.plan_view import PlanView
 from screens.widgets.prompt_view import PromptView
@@ -133,7 +134,7 @@ async def test_open_shows_the_game_over_and_the_dropped_plan(tmp_path):
 
     e = start_run(RunSpec(game="breakout", out=str(tmp_path), protocol=Protocol(frames=700)),
                   agent=ScriptedAgent([REPLY]), rewindable=False)
-    e.run()
+    drive(e)
     e.close()
     app = make_app("open", Namespace(recording=str(e.writer.path)))
     async with app.run_test(size=(160, 50)) as pilot:

@@ -10,7 +10,8 @@ from itertools import chain
 import pytest
 from textual.app import App
 
-from screens.views.play import PlayScreen, PlaySettingsError, WallPacer, action_seconds
+from screens.drivers.play_driver import PlaySettingsError, WallPacer, action_seconds
+from screens.views.play import PlayScreen
 from workstation.game.protocol import Protocol
 from workstation.store.recording import Recording
 
@@ -201,9 +202,9 @@ class LatePacer:
 def test_a_late_slot_restarts_the_schedule_instead_of_catching_up():
     pacer = LatePacer(1.0)
     screen = PlayScreen("breakout", 0, pace="paper", pacer=pacer)
-    assert screen._next_slot(0.5, lambda: False) == 1.0  # 0.4 s late: the next slots count from now
+    assert screen.driver.next_slot(0.5, lambda: False) == 1.0  # 0.4 s late: the next slots count from now
     pacer.t = 0.62
-    assert screen._next_slot(0.5, lambda: False) == pytest.approx(0.6)  # a little late: schedule kept
+    assert screen.driver.next_slot(0.5, lambda: False) == pytest.approx(0.6)  # a little late: schedule kept
 
 
 @run_async

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from screens.app import Launch
+from workstation.runs.drive import drive
 from workstation.cli import build_parser
 from workstation.options import spec_from_args
 from workstation.game.protocol import Protocol
@@ -53,7 +54,7 @@ def record(out: str | Path, frames: int = 60, edit: str | None = None) -> Record
         if edit:
             engine.step()  # READY -> PROMPT
             engine.set_prompt(engine.pending.prompt.with_text(engine.pending.prompt.render_text() + edit))
-        engine.run()
+        drive(engine)
     finally:
         engine.close()
     return Recording(engine.writer.path)

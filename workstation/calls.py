@@ -14,8 +14,10 @@ import inspect
 import math
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
 
 if TYPE_CHECKING:
     from workstation.game.games import Game
@@ -44,12 +46,12 @@ class Usage:
     def total_input(self) -> int:
         return self.input_tokens + self.cache_read_tokens + self.cache_write_tokens
 
-    def __add__(self, other: "Usage") -> "Usage":
+    def __add__(self, other: Usage) -> Usage:
         return Usage(self.input_tokens + other.input_tokens, self.cache_read_tokens + other.cache_read_tokens,
                      self.cache_write_tokens + other.cache_write_tokens, self.output_tokens + other.output_tokens,
                      self.reasoning_tokens + other.reasoning_tokens)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)
 
 
@@ -64,7 +66,7 @@ class Attempt:
     status: int | None = None
     wait_s: float = 0.0
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)
 
 
@@ -147,7 +149,7 @@ class Reply:
     tool_calls: list[ToolCall] = field(default_factory=list)  # calls asked for, when tools were offered
 
     @classmethod
-    def cancelled_reply(cls, reason: str | None, **fields: Any) -> "Reply":
+    def cancelled_reply(cls, reason: str | None, **fields: Any) -> Reply:
         """The reply of a call its caller cancelled (usage and attempts so far in ``fields``)."""
         return cls(text="", error=f"{CANCELLED}: {reason or 'stopped'}", cancelled=True, **fields)
 
@@ -166,7 +168,7 @@ class FatalAgentError(RuntimeError):
 
 @dataclass
 class TurnContext:
-    game: "Game"
+    game: Game
     turn: int
     max_actions: int
     frame: int  # budget frames used so far
@@ -226,7 +228,7 @@ class Deadline:
     clock: Callable[[], float] = time.monotonic
 
     @classmethod
-    def after(cls, seconds: float, clock: Callable[[], float] = time.monotonic) -> "Deadline":
+    def after(cls, seconds: float, clock: Callable[[], float] = time.monotonic) -> Deadline:
         return cls(clock() + seconds, clock)
 
     def remaining(self) -> float:
@@ -271,7 +273,7 @@ def takes_cancel(agent: Any) -> bool:
     kind = type(agent)
     if kind not in _TAKES_CANCEL:
         try:
-            params = inspect.signature(agent.act).parameters
+            params: Mapping[str, inspect.Parameter] = inspect.signature(agent.act).parameters
         except (TypeError, ValueError):
             params = {}
         _TAKES_CANCEL[kind] = (any(p.kind is p.VAR_KEYWORD for p in params.values())
@@ -289,9 +291,12 @@ def call_agent(agent: Any, prompt: Any, ctx: TurnContext, on_text: OnText | None
     """
     if cancel is not None and cancel.cancelled:
         return Reply.cancelled_reply(cancel.reason)
+    reply: Reply
     if takes_cancel(agent):
-        return agent.act(prompt, ctx, on_text, cancel=cancel, deadline=deadline)
-    return agent.act(prompt, ctx, on_text)
+        reply = agent.act(prompt, ctx, on_text, cancel=cancel, deadline=deadline)
+    else:
+        reply = agent.act(prompt, ctx, on_text)
+    return reply
 
 
 __all__ = [

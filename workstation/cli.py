@@ -8,26 +8,42 @@ import os
 import sys
 from pathlib import Path
 
+from workstation import session_command
+from workstation.analysis import command as report_command
+from workstation.analysis import compare_command
+from workstation.arena import command as arena_command
+from workstation.batch import command as batch_command
+from workstation.errors import UserError
+from workstation.export import command as export_command
+from workstation.idc import command as idc_command
+from workstation.judge import command as judge_command
+from workstation.launch import Launch
+from workstation.packs import command as packs_command
+from workstation.qa import command as qa_command
+from workstation.runs.importers import command as import_command
+from workstation.store import ls_command
+from workstation.store.framestore import FrameStoreError
+from workstation.store.recording import DamagedRecording, RecordingWriteError
+from workstation.tui import open_tui
+
 EXIT_BAD_INPUT = 2
 
-
-from workstation.errors import UserError
-
 # Commands that live in their own modules. Each module has ``register(sub)``, which adds
-# its subparser and sets ``func=<callable(args) -> int>`` as a default. Add one line here.
-COMMAND_MODULES: tuple[str, ...] = (
-    "workstation.store.ls_command",
-    "workstation.analysis.command",
-    "workstation.runs.importers.command",
-    "workstation.batch.command",
-    "workstation.analysis.compare_command",
-    "workstation.session_command",
-    "workstation.export.command",
-    "workstation.qa.command",
-    "workstation.packs.command",
-    "workstation.judge.command",
-    "workstation.idc.command",
-    "workstation.arena.command",
+# its subparser and sets ``func=<callable(args) -> int>`` as a default. Import it above and
+# add it here (one line each). A command that opens a screen calls ``args.open_tui(Launch(...))``.
+COMMAND_MODULES = (
+    ls_command,
+    report_command,
+    import_command,
+    batch_command,
+    compare_command,
+    session_command,
+    export_command,
+    qa_command,
+    packs_command,
+    judge_command,
+    idc_command,
+    arena_command,
 )
 
 
@@ -86,6 +102,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="workstation", description="Atari VLM workstation (AtariBench protocol). "
                 "`workstation` alone opens the TUI's home screen; the commands below do one thing each.")
     p.add_argument("--version", action="version", version=_version_text())
+    p.set_defaults(open_tui=open_tui)  # the door to the TUI, for the commands that open a screen
     sub = p.add_subparsers(dest="cmd", parser_class=_Parser, metavar="COMMAND")
     rec_help = "a recording directory (one run: manifest.json, turns.jsonl, frames, summary.json)"
 
@@ -148,10 +165,8 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Replay a recording turn by turn in the TUI.")
     o.add_argument("recording", metavar="RECORDING", help=rec_help)
 
-    import importlib
-
-    for name in COMMAND_MODULES:
-        importlib.import_module(name).register(sub)
+    for module in COMMAND_MODULES:
+        module.register(sub)
     return p
 
 
@@ -168,33 +183,23 @@ def main(argv: list[str] | None = None) -> int:
         except OSError:
             pass
         return 0
-    except UserError as e:
+    except (DamagedRecording, FrameStoreError) as e:  # a damaged recording (before UserError, which it is): exit 1, as `verify`
+        text = str(e) if "damaged" in str(e) else f"damaged recording: {e}"
+        sys.stderr.write(f"workstation: error: {_one_line(text)}\n")
+        return 1
+    except UserError as e:  # every error a user can cause: one line, exit 2
         sys.stderr.write(f"workstation: error: {e}\n")
         return EXIT_BAD_INPUT
-    except Exception as e:  # noqa: BLE001 - map known user errors to one line
-        from workstation.errors import user_error_types
-        from workstation.store.framestore import FrameStoreError
-        from workstation.store.recording import DamagedRecording
-
-        if isinstance(e, (DamagedRecording, FrameStoreError)):  # as `verify` says of damage: exit 1
-            text = str(e) if "damaged" in str(e) else f"damaged recording: {e}"
-            sys.stderr.write(f"workstation: error: {_one_line(text)}\n")
-            return 1
-        if isinstance(e, user_error_types()):
-            sys.stderr.write(f"workstation: error: {e}\n")
-            return EXIT_BAD_INPUT
-        from workstation.store.recording import RecordingWriteError
-
-        if isinstance(e, RecordingWriteError):  # the run stopped; its recording says so where it could
-            sys.stderr.write(f"workstation: error: {e}\n")
-            return 1
-        if isinstance(e, OSError) and e.filename is not None:
-            # the user's file system said no (a directory where a file should be, a file where a directory
-            # should be, no permission, a name too long, a full disk): one line naming the path. An OSError
-            # without a path is not the user's doing and keeps its traceback.
-            sys.stderr.write(f"workstation: error: {os_error_line(e)}\n")
-            return EXIT_BAD_INPUT
-        raise
+    except RecordingWriteError as e:  # the run stopped; its recording says so where it could
+        sys.stderr.write(f"workstation: error: {e}\n")
+        return 1
+    except OSError as e:
+        if e.filename is None:  # not the user's doing: keep its traceback
+            raise
+        # the user's file system said no (a directory where a file should be, a file where a directory
+        # should be, no permission, a name too long, a full disk): one line naming the path.
+        sys.stderr.write(f"workstation: error: {os_error_line(e)}\n")
+        return EXIT_BAD_INPUT
 
 
 def _one_line(text: str) -> str:
@@ -249,16 +254,15 @@ def _games(variants: bool = False) -> int:
     for g in GAMES.values():
         rows.append((g.key, g.ale_name, g.genre, g.skill, str(len(g.allowed)), f"{g.warmup_seconds} s",
                      f"{g.height}x160", "" if g.in_paper else "not in the paper's 20"))
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    for n, r in enumerate(rows):
-        print("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
-        if n == 0:
-            print("  ".join("-" * w for w in widths[:-1]))
+    from workstation.text_table import text_table
+
+    print("\n".join(text_table(rows, rules=[0])))
     print("\nSticky actions are off (the paper): every seed starts from the same state; use --start noops:30 or sticky:0.25 for seeds that differ.")
     return 0
 
 
 def _run(a: argparse.Namespace) -> int:
+    from workstation.runs.drive import drive
     from workstation.runs.start import start_run
 
     spec = _spec(a)
@@ -273,7 +277,7 @@ def _run(a: argparse.Namespace) -> int:
 
         engine.observers.append(RunProgress(engine))
     try:
-        summary = engine.run()
+        summary = drive(engine)
     except KeyboardInterrupt:  # run() has already closed the recording as "interrupted"
         print(engine.writer.path)
         raise
@@ -389,68 +393,17 @@ def _request(a: argparse.Namespace) -> int:
     return 0
 
 
-def require_terminal(what: str) -> None:
-    """Refuse (one line, exit 2) to open a screen when stdin or stdout is not a terminal: a piped or
-    redirected TUI would play on with nobody at the keys (a human baseline of NOOPs) or print escapes."""
-    def tty(stream) -> bool:
-        try:
-            return bool(stream is not None and stream.isatty())
-        except (ValueError, OSError):  # closed or detached
-            return False
-
-    missing = [name for name, stream in (("stdin", sys.stdin), ("stdout", sys.stdout)) if not tty(stream)]
-    if missing:
-        raise UserError(f"`workstation {what}` opens the TUI and needs a terminal, but {' and '.join(missing)} "
-                        f"{'is' if len(missing) == 1 else 'are'} not one; run it in a terminal, not piped or redirected")
-
-
-SCREEN_COMMANDS = {"batch": "batch --watch", "qa_curate": "qa curate"}
-
-
-def open_tui(screen: str, **launch) -> int:
-    """The one hand-off from the headless side to the TUI, imported only here and only now:
-    every command that opens a screen (watch, play, open, compare, session, batch --watch,
-    qa curate)
-    comes through it, and is refused without a terminal. ``launch`` are the fields of ``screens.app.Launch``."""
-    require_terminal(SCREEN_COMMANDS.get(screen, screen))
-    return _launch(screen, **launch)
-
-
-def _launch(screen: str, **launch) -> int:
-    try:
-        if screen == "batch":
-            from screens.views.batch import run_batch_screen
-
-            return run_batch_screen(**launch)
-        if screen == "match":
-            from screens.views.match import run_match_screen
-
-            return run_match_screen(**launch)
-        if screen == "qa_curate":
-            from screens.views.qa_curate import run_curator
-
-            return run_curator(**launch)
-        if screen == "idc":
-            from screens.views.idc import run_idc_view
-
-            return run_idc_view(**launch)
-        from screens.app import Launch, run_app
-    except ImportError as e:  # pragma: no cover - textual is a declared dependency
-        raise UserError(f"the TUI cannot start ({e}); reinstall with `pip install -e .`") from e
-    return run_app(Launch(screen, **launch))
-
-
 def _tui(which: list[str], a: argparse.Namespace) -> int:
     screen = which[0]
     if screen == "play" and getattr(a, "vs", None):  # a person against a model: a two-player match
         from workstation.arena.command import play_vs
 
-        return open_tui("match", **play_vs(a))
+        return a.open_tui(Launch("match", match=play_vs(a)))
     spec = _spec(a, agent="human" if screen == "play" else None) if screen in ("watch", "play") else None
     if screen == "open":
         _open(a.recording)  # a missing or unreadable recording is one line before any screen
-    return open_tui(screen, spec=spec, recording=getattr(a, "recording", None),
-                    step=bool(getattr(a, "step", False)), window=bool(getattr(a, "window", False)))
+    return a.open_tui(Launch(screen, spec=spec, recording=getattr(a, "recording", None),
+                             step=bool(getattr(a, "step", False)), window=bool(getattr(a, "window", False))))
 
 
 if __name__ == "__main__":

@@ -1,24 +1,32 @@
-"""The error types that mean "bad input": the CLI prints them as one line and exits 2."""
+"""The one base class of every error a user can cause: the CLI prints it as one line and exits 2.
+
+A ``UserError`` carries what it names, so a form can mark the field and a message can name the
+file, without anyone reading the message text or the class name:
+
+- ``field``: the setting at fault (``"max_actions"``, ``"agent"``, ``"effort"``), or None;
+- ``file``: the file or directory at fault (a grid, a recording, a prompt pack), or None.
+"""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 
 class UserError(Exception):
-    """Bad input: printed as one line, exit status 2."""
+    """Bad input: printed as one line (what is wrong, what to do), exit status 2."""
+
+    def __init__(self, message: str, field: str | None = None, *, file: str | Path | None = None) -> None:
+        super().__init__(message)
+        self.field = field
+        self.file = file
+
+    def __reduce__(self) -> tuple[Any, ...]:  # survives pickling (process and Ray executors) whatever the __init__
+        return (_rebuild, (type(self), self.args, dict(self.__dict__)))
 
 
-def user_error_types() -> tuple[type[BaseException], ...]:
-    from workstation.agents import AgentSpecError
-    from workstation.game.games import UnknownGame
-    from workstation.turn.promptpack import PromptPackError
-    from workstation.game.protocol import ProtocolError
-    from workstation.store.recording import RecordingError
-
-    types: list[type[BaseException]] = [UserError, UnknownGame, ProtocolError, PromptPackError, RecordingError, AgentSpecError]
-    try:
-        from workstation.providers import ProviderConfigError
-
-        types.append(ProviderConfigError)
-    except ImportError:
-        pass
-    return tuple(types)
+def _rebuild(cls: type[UserError], args: tuple[Any, ...], state: dict[str, Any]) -> UserError:
+    e = cls.__new__(cls)
+    e.args = args
+    e.__dict__.update(state)
+    return e

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from workstation.agents.registry import SPEC_HELP, AgentSpecError, parse_agent
-from workstation.game.games import GAMES, UnknownGame, get_game
+from workstation.game.games import GAMES, MODES, PACES, UnknownGame, get_game
 from workstation.game.protocol import SETTING, SETTINGS, Protocol, ProtocolError, Setting
 from workstation.errors import UserError
 from workstation.locations import RECORDINGS
@@ -38,8 +38,6 @@ SEED_MAX = 2**32 - 1  # the emulator's seed is a 32-bit unsigned integer
 # The one --effort scale (workstation.providers.spec.EFFORTS; a test keeps the two equal).
 # Each provider then accepts its own subset per model, checked when the spec is made.
 EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
-MODES = ("realtime", "paused")  # human play
-PACES = ("paper", "native")  # human play: 30 fps as the paper counts, or the Atari's 60 Hz
 TEST_PACES = ("instant",)  # no waiting at all: tests only, never offered on the command line
 GENERATION_KEYS = ("effort", "temperature", "max_output_tokens")  # provider options that change replies
 TRANSPORT_KEYS = ("base_url", "timeout")  # provider options that do not
@@ -79,7 +77,7 @@ RUN_SETTINGS: tuple[Setting, ...] = (
     Setting("mode", str, None, "realtime: the game never waits; paused: it waits for your plan",
             choices=MODES),
     Setting("pace", str, None, "paper: 0.1 s per action (900 frames in 30 s); native: the Atari's 60 Hz",
-            choices=PACES),
+            choices=tuple(PACES)),
     Setting("skill", str, None, "a skill for the player's prompt (its text; a Path is read as its file), as "
             "improvement rounds write them", metavar="TEXT", cli=False, form=False),
 )
@@ -194,9 +192,9 @@ class RunSpec:
             if ref.kind != "human":
                 raise SpecError(name, f"{flag(name)} applies to human play (workstation play); drop it for the "
                                       f"{ref.kind} agent")
-            allowed = MODES if name == "mode" else PACES + TEST_PACES
+            allowed = MODES if name == "mode" else (*PACES, *TEST_PACES)
             if value not in allowed:
-                shown = MODES if name == "mode" else PACES
+                shown = MODES if name == "mode" else tuple(PACES)
                 raise SpecError(name, f"{flag(name)} must be {' or '.join(shown)} (got {value!r})")
         if ref.is_model:
             self._check_provider()
@@ -232,15 +230,8 @@ class RunSpec:
 
         try:
             make_adapter(self.agent, self.provider_options)
-        except ProviderConfigError as e:
-            text = str(e)
-            words = {"effort": ("effort", "thinking"), "temperature": ("temperature",),
-                     "max_output_tokens": ("max output tokens", "--max-output-tokens"), "timeout": ("timeout",),
-                     "base_url": ("base url", "--base-url")}
-            dropped = [n for n in words if f"drop {flag(n)}" in text]  # the fix names the flag at fault
-            at = dropped[0] if dropped else next((n for n, ws in words.items() if any(w in text for w in ws)),
-                                                 "agent")
-            raise SpecError(at, text) from None
+        except ProviderConfigError as e:  # the provider names the setting at fault
+            raise SpecError(e.field or "agent", str(e)) from None
 
     # -- what the parts of the workstation need from a spec ------------------
     @property
@@ -292,7 +283,7 @@ class RunSpec:
         }
 
     @classmethod
-    def from_json(cls, d: dict) -> "RunSpec":
+    def from_json(cls, d: dict) -> RunSpec:
         """The spec ``to_json`` wrote; an unknown key or a bad value is a ``SpecError`` naming it."""
         if not isinstance(d, dict):
             raise SpecError("spec", f"a run spec is a JSON object (got {type(d).__name__})")
@@ -308,7 +299,7 @@ class RunSpec:
         kw["transport"] = _part(Transport, kw.get("transport") or {}, "transport")
         return cls(**kw)
 
-    def with_values(self, **values: Any) -> "RunSpec":
+    def with_values(self, **values: Any) -> RunSpec:
         """A copy with flat field values changed (``frames=30``, ``effort="low"``), checked again."""
         return spec_from_values({**flat_values(self), **values})
 
@@ -492,7 +483,7 @@ def provider_options_from_args(a: Any):
     return provider_options_of(gen, trans)
 
 
-def provider_options_of(gen: "Generation", trans: "Transport"):
+def provider_options_of(gen: Generation, trans: Transport):
     from workstation.providers import ProviderOptions
 
     extra = {} if trans.timeout is None else {"timeout": trans.timeout}

@@ -35,16 +35,15 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from workstation.errors import UserError
-from workstation.game.games import FPS_NATIVE, FPS_PAPER, GAMES, get_game
+from workstation.game.games import FPS_NATIVE, FPS_PAPER, GAMES, MODES, PACES, get_game
 from workstation.game.protocol import Protocol
+from workstation.store.atomic import write_atomic
 
 FORMAT = "atari-workstation-session/1"
 SESSION_FILE = "session.json"
 RESULTS_FILE = "results.csv"
 RUNS, PRACTICE, INCOMPLETE = "runs", "practice", "incomplete"
 SESSIONS = "sessions"  # default root: sessions/<participant>/
-MODES = ("realtime", "paused")
-PACES = ("paper", "native")
 ORDERS = ("fixed", "shuffled")
 PRACTICE_SEED = 1000  # practice runs use seeds 1000, 1001, ... (never a scored seed)
 # the batch's results.csv order (workstation.batch.results), for the columns a session has, then its own
@@ -221,7 +220,7 @@ class Session:
 
     # -- open / resume ------------------------------------------------------------------
     @classmethod
-    def open(cls, path: str | Path, settings: Settings) -> "Session":
+    def open(cls, path: str | Path, settings: Settings) -> Session:
         """A new session in ``path``, or the one there resumed (its settings must equal ``settings``)."""
         path = Path(path)
         f = path / SESSION_FILE
@@ -240,7 +239,7 @@ class Session:
         return s
 
     @classmethod
-    def _resume(cls, path: Path, settings: Settings) -> "Session":
+    def _resume(cls, path: Path, settings: Settings) -> Session:
         f = path / SESSION_FILE
         from workstation.store.records import check_fields, read_json
 
@@ -451,9 +450,4 @@ def _run_id(rec: Path) -> str | None:
 
 
 def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    write_atomic(path, text)

@@ -26,7 +26,7 @@ def register(sub) -> None:
                    "ones (default 0; seeds 1000, 1001, ...)")
     p.add_argument("--mode", choices=MODES, default="realtime", help="realtime (the game never waits) or paused "
                    "(the model's protocol: the game waits for each plan); default realtime")
-    p.add_argument("--pace", choices=PACES, default="paper", help="paper (30 fps: 900 frames in 30 s) or native "
+    p.add_argument("--pace", choices=tuple(PACES), default="paper", help="paper (30 fps: 900 frames in 30 s) or native "
                    "(the Atari's 60 fps); default paper")
     p.add_argument("--order", choices=ORDERS, default="fixed", help="fixed (as given) or shuffled (games, and seeds "
                    "within each game, in an order seeded by the participant id); default fixed")
@@ -63,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"--countdown must be 0 or more seconds (got {args.countdown})")
     settings = settings_from_args(args)
     out = Path(args.out) if args.out else Path(SESSIONS) / slug(settings.participant)
-    from workstation.cli import open_tui, require_terminal
+    from workstation.launch import require_terminal
     from workstation.options import check_out
 
     check_out(str(out))  # the session directory can be made where it is asked for
@@ -73,7 +73,9 @@ def run(args: argparse.Namespace) -> int:
     if session.complete:
         print(f"the session in {out} is already complete; results in {out / 'results.csv'}")
         return 0
-    code = open_tui("session", session=session)
+    from workstation.launch import Launch
+
+    code = args.open_tui(Launch("session", session=session))
     print(f"session {out}: {session.progress_text()}" + ("" if session.complete else
                                                           "; run the same command again to resume"))
     return code

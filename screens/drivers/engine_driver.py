@@ -13,7 +13,8 @@ from __future__ import annotations
 import queue
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import numpy as np
 from textual.message import Message
@@ -30,7 +31,7 @@ from workstation.turn.prompt import edit_problem
 
 from screens.messages import (
     EngineAction, EngineBranched, EngineFinished, EngineNotice, EnginePlan, EngineProgress, EnginePrompt,
-    EngineReply, EngineText, EngineTurn, EngineWaiting, RunStats,
+    EngineReply, EngineText, EngineTurn, EngineWaiting, BarStats,
 )
 from screens.widgets.frame_view import sent_image
 
@@ -266,10 +267,10 @@ class EngineDriver:
         self._progress()
 
     # -- observers (engine thread) --------------------------------------------
-    def stats(self, phase: str | None = None) -> RunStats:
+    def stats(self, phase: str | None = None) -> BarStats:
         eng = self.engine
         usage, totals = eng.totals["usage"], eng.totals
-        return RunStats(
+        return BarStats(
             frame=eng.clock.frame, budget=eng.protocol.frames, score=eng.clock.score, lives=eng.clock.lives,
             lives_lost=eng.clock.lives_lost, turn=eng.turn, input_tokens=usage.total_input,
             output_tokens=usage.output_tokens, cost_usd=totals["cost_usd"] if totals["priced"] else None,

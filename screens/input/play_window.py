@@ -233,7 +233,7 @@ class WindowLoop:
         for item in _drain_queue(audio):
             self.play(item)
         frame = None
-        for frame in _drain_queue(frames):
+        for frame in _drain_queue(frames):  # noqa: B007 - keep the last
             pass
         if frame is not None:
             self.show(frame)

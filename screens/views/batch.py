@@ -5,8 +5,9 @@ cap, calls a second, rate-limit waits and the ETA; every run with its status, ca
 dollars and last error. ``enter`` (or ``o``) on a run that has ended opens its
 recording; ``x`` stops the batch cleanly (no new runs, running ones end at their next
 turn, everything resumable); ``q`` stops it the same way and leaves when it has.
-The batch runs in a thread of its own; the screen reads its ``BatchState`` twice a
-second. Nothing here drives a run: ``workstation.batch.runner.Batch`` does.
+The batch runs in a Textual thread worker of the screen (cancelled on unmount, which also
+asks the batch to stop: ``App.run`` returns once its thread has ended); the screen reads its
+``BatchState`` twice a second. Nothing here drives a run: ``workstation.batch.runner.Batch`` does.
 
 From the home screen's command palette (``batch_commands``): every batch directory
 under ``batches/`` that keeps its grid opens here as it stands on disk, and ``r`` runs
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
+from typing import Any
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -49,17 +51,18 @@ class BatchScreen(Screen[None]):
     BatchScreen #runs { height: 2fr; }
     """
 
-    def __init__(self, batch, start: bool = True, exit_app: bool = False) -> None:
+    def __init__(self, batch: Any, start: bool = True, can_go_back: bool = True) -> None:
         super().__init__()
         self.batch = batch
-        self.exit_app = exit_app  # leaving ends the app (``batch --watch``) rather than going back
+        self.can_go_back = can_go_back  # False: leaving ends the app (``batch --watch``)
         self.code: int | None = None
         self.error: str | None = None
         self._start = start
         self._leaving = False
         self._gone = False  # left: nothing more to draw
         self._was_running = False
-        self._thread: threading.Thread | None = None
+        self._idle = threading.Event()  # set while no batch runs on this screen
+        self._idle.set()
         # Worker processes (random, replay runs) need multiprocessing's resource tracker, which passes
         # on sys.stderr's descriptor when it starts: start it now, before the app swaps stderr out.
         from multiprocessing import resource_tracker
@@ -79,21 +82,35 @@ class BatchScreen(Screen[None]):
 
     def on_mount(self) -> None:
         if self._start:
-            self._thread = threading.Thread(target=self._run, name="batch", daemon=True)
-            self._thread.start()
+            self._run_batch()
         self.refresh_state()
         self._timer = self.set_interval(0.5, self.refresh_state)
         self.query_one("#runs", DataTable).focus()
+
+    def on_unmount(self) -> None:
+        """Left however (``q``, ctrl+q, the app closing): the batch stops cleanly; its worker is cancelled."""
+        if self.running and not self.batch.state.stopping:
+            self.batch.request_stop("the batch screen closed")
+        if self._worker is not None:
+            self._worker.cancel()
+
+    def _run_batch(self) -> None:
+        self._idle.clear()
+        self._worker = self.run_worker(self._run, name="batch", thread=True, exit_on_error=False)
 
     def _run(self) -> None:
         try:
             self.code = self.batch.run()
         except Exception as e:  # noqa: BLE001 - shown, not raised into the event loop
             self.error, self.code = f"{type(e).__name__}: {e}", 1
+        finally:
+            self._idle.set()
+
+    _worker = None
 
     @property
     def running(self) -> bool:
-        return self._thread is not None and self._thread.is_alive()
+        return not self._idle.is_set()
 
     # -- drawing -------------------------------------------------------------------
     def head_text(self) -> str:
@@ -142,7 +159,7 @@ class BatchScreen(Screen[None]):
             self._leaving = False
             self._gone = True
             self._timer.stop()
-            if self.exit_app:
+            if not self.can_go_back:
                 self.app.exit(self.code if self.code is not None else 1)
             else:
                 self.app.pop_screen()
@@ -201,12 +218,11 @@ class BatchScreen(Screen[None]):
             return
         old.successor = fresh  # what `batch --watch` prints on exit is the last pass's final state
         self.batch, self.code, self.error = fresh, None, None
-        self._thread = threading.Thread(target=self._run, name="batch", daemon=True)
-        self._thread.start()
+        self._run_batch()
         self.refresh_state()
 
     @classmethod
-    def of_dir(cls, directory: str | Path) -> "BatchScreen":
+    def of_dir(cls, directory: str | Path) -> BatchScreen:
         """The batch in ``directory`` (its grid.toml) as it stands on disk; ``r`` runs it."""
         from workstation.batch.grid import load_grid
         from workstation.batch.results import runs_dir
@@ -223,19 +239,6 @@ class BatchScreen(Screen[None]):
         self.refresh_state()
 
 
-def run_batch_screen(batch) -> int:
-    """Watch ``batch`` (prepared, not yet run) in the TUI; returns the batch's exit status."""
-    from screens.app import Launch, WorkstationApp
-
-    screen = BatchScreen(batch, exit_app=True)
-    app = WorkstationApp(lambda: screen, Launch("home", out=str(batch.dir / "runs")))
-    app.run()
-    if screen.running:  # left another way (ctrl+q): stop cleanly and wait
-        batch.request_stop("the batch screen closed")
-        screen._thread.join()
-    return screen.code if screen.code is not None else 1
-
-
 def batch_commands(app, root: str | Path | None = None) -> list[tuple[str, str, object]]:
     """Palette commands: one per batch directory under ``root`` (default ``batches/``) that keeps its grid."""
     from workstation.locations import BATCHES
@@ -245,15 +248,15 @@ def batch_commands(app, root: str | Path | None = None) -> list[tuple[str, str, 
         directory = grid.parent
 
         def open_it(directory=directory) -> None:
-            from workstation.errors import user_error_types
+            from workstation.errors import UserError
 
             try:
                 app.push_screen(BatchScreen.of_dir(directory))
-            except user_error_types() as e:
+            except UserError as e:
                 app.notify(str(e), title="cannot open the batch", severity="error")
 
         out.append((f"Batch {directory.name}", f"watch or resume the batch in {directory} (r runs it)", open_it))
     return out
 
 
-__all__ = ["BatchScreen", "batch_commands", "run_batch_screen"]
+__all__ = ["BatchScreen", "batch_commands"]

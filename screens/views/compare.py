@@ -12,7 +12,7 @@ the runs diverge, and the summary table. Turn steps follow the focused run
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 from rich.text import Text
 from textual.binding import Binding
@@ -145,7 +145,7 @@ class CompareScreen(Screen):
         self._timer: Timer | None = None
 
     @classmethod
-    def of(cls, paths: list[str | Path], **kw) -> "CompareScreen":
+    def of(cls, paths: list[str | Path], **kw) -> CompareScreen:
         return cls(Comparison.of(paths), **kw)
 
     # -- layout ------------------------------------------------------------------

@@ -29,7 +29,8 @@ from workstation.game.protocol import SETTINGS, Protocol, ProtocolError, StartOp
 from workstation.locations import RECORDINGS
 from workstation.options import MODEL_CLI, RUN_SETTING, RunSpec, SpecError, flat_values, preflight, spec_from_values
 from workstation.store import integrity
-from workstation.store.recording import Recording, RecordingError, find_recordings
+from workstation.store.index import find_recordings
+from workstation.store.recording import Recording, RecordingError
 
 from screens.widgets.frame_view import FrameView
 from screens.messages import OpenRecording, StartRun

@@ -63,7 +63,7 @@ class IdcScreen(Screen[None]):
         self.curve = C.load(self.out) or {"rounds": []}
 
     @classmethod
-    def of_dir(cls, out: str | Path, can_go_back: bool = True) -> "IdcScreen":
+    def of_dir(cls, out: str | Path, can_go_back: bool = True) -> IdcScreen:
         from workstation.errors import UserError
 
         if C.load(Path(out)) is None:
@@ -199,13 +199,3 @@ class IdcScreen(Screen[None]):
 
 def _num(v) -> str:
     return "-" if v is None else f"{v:.2f}"
-
-
-def run_idc_view(out: str | Path) -> int:
-    """Open DIR's IDC in the TUI (``workstation idc --view DIR``)."""
-    from screens.app import Launch, WorkstationApp
-
-    screen = IdcScreen.of_dir(out, can_go_back=False)
-    app = WorkstationApp(lambda: screen, Launch("home", out=str(Path(out))))
-    app.run()
-    return 0

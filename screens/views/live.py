@@ -26,7 +26,7 @@ from screens.widgets.confirm import ConfirmScreen
 from screens.widgets.frame_view import FrameView
 from screens.messages import (
     EngineAction, EngineBranched, EngineFinished, EngineNotice, EnginePlan, EngineProgress, EnginePrompt,
-    EngineReply, EngineText, EngineTurn, EngineWaiting, RunStats,
+    EngineReply, EngineText, EngineTurn, EngineWaiting, BarStats,
 )
 from screens.widgets.plan_view import PlanView, end_note
 from screens.widgets.prompt_view import PromptView
@@ -80,7 +80,7 @@ class LiveScreen(Screen):
         self.paused = False
         self.can_go_back = can_go_back
         self.phase = "ready"
-        self.stats = RunStats(budget=self.budget)
+        self.stats = BarStats(budget=self.budget)
         self.summary: dict | None = None
         self.error: str | None = None  # the run failed or stopped: stays on the status line
         self.notice: str | None = None  # a refused command: shown until the next turn ends

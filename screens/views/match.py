@@ -246,15 +246,9 @@ class MatchScreen(Screen):
 
 
 def match_app(spec: MatchSpec, person: int, mode: str, pace: str, pacer: Any = None) -> Any:
-    """The app on the match screen; leaving the screen ends it."""
-    from screens.app import Launch, WorkstationApp
+    """The app on the match screen (through ``screens.app.make_app``, the one door); leaving the screen ends it."""
+    from screens.app import make_app
+    from workstation.launch import Launch
 
-    return WorkstationApp(lambda: MatchScreen(spec, person, mode, pace, pacer=pacer, can_go_back=False),
-                          Launch("home", out=spec.out))
-
-
-def run_match_screen(spec: MatchSpec, person: int, mode: str, pace: str) -> int:
-    """`workstation play --vs`: run the match app; returns the exit status."""
-    app = match_app(spec, person, mode, pace)
-    app.run()
-    return int(app.return_code or 0)
+    return make_app(Launch("match", out=spec.out,
+                           match={"spec": spec, "person": person, "mode": mode, "pace": pace, "pacer": pacer}))

@@ -23,10 +23,9 @@ from __future__ import annotations
 
 import queue
 import threading
-import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Callable, Protocol as _Interface
+from collections.abc import Callable
 
 from textual import work
 from textual.app import ComposeResult
@@ -40,60 +39,17 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from screens.widgets.frame_view import FrameView
 from screens.input.keys import HeldKeys, PlanQueue, action_for, button_for_key
-from screens.messages import EngineFinished, EngineNotice, EngineProgress, RunStats
+from screens.messages import EngineFinished, EngineNotice, EngineProgress, BarStats
 from screens.input.play_window import PlayWindow, window_unavailable
+from screens.drivers.play_driver import (PACES, QUIT_REASON, Pacer, PlayDriver, PlaySettingsError, WallPacer,
+                                         action_seconds)
 from workstation.agents.human_agent import HumanAgent
-from workstation.calls import CancelToken
-from workstation.runs.drive import drive
 from workstation.store.series import result_text
-from workstation.turn.engine import Event, FrameStepped, Phase, TurnEngine
-from workstation.game.games import FPS_NATIVE, FPS_PAPER, get_game
+from workstation.turn.engine import Event, FrameStepped, TurnEngine
+from workstation.game.games import FPS_NATIVE, FPS_PAPER, MODES, get_game
 from workstation.game.protocol import Protocol
 from workstation.options import RunSpec
 from workstation.runs.start import start_run
-
-MODES = ("realtime", "paused")
-PACES = {"paper": FPS_PAPER, "native": FPS_NATIVE, "instant": None}  # instant: no waiting (tests)
-QUIT_REASON = "play was cancelled"  # the human agent's own words when a wait for a plan is cut short
-
-
-class PlaySettingsError(ValueError):
-    """A play mode or pace that does not exist."""
-
-
-class Pacer(_Interface):
-    """The clock the worker paces turns by."""
-
-    def now(self) -> float: ...
-
-    def wait_until(self, t: float, cancelled: Callable[[], bool]) -> None:
-        """Return once ``now() >= t``, or early once ``cancelled()``."""
-        ...
-
-
-class WallPacer:
-    """The real clock: monotonic time, sleeping in short naps so a quit is seen within 20 ms."""
-
-    NAP_S = 0.02
-
-    def now(self) -> float:
-        return time.monotonic()
-
-    def wait_until(self, t: float, cancelled: Callable[[], bool]) -> None:
-        while not cancelled():
-            left = t - time.monotonic()
-            if left <= 0:
-                return
-            time.sleep(min(left, self.NAP_S))
-
-
-def action_seconds(pace: str, repeat: int) -> float:
-    """Wall-clock seconds per action at a pace (0 for ``instant``)."""
-    if pace not in PACES:
-        raise PlaySettingsError(f"unknown pace {pace!r}: use paper (30 fps, as the paper counts) or native (60 fps)")
-    fps = PACES[pace]
-    return repeat / fps if fps else 0.0
-
 
 class PlayScreen(Screen):
     """Play a game with the keyboard; the run is recorded with agent ``human``."""
@@ -142,7 +98,7 @@ class PlayScreen(Screen):
                  prompts: str | None = None) -> None:
         super().__init__()
         if mode not in MODES:
-            raise PlaySettingsError(f"unknown mode {mode!r}: use realtime or paused")
+            raise PlaySettingsError(f"unknown mode {mode!r}: use realtime or paused", "mode")
         self.game = get_game(game)
         self.prompts = prompts
         self.seed = seed
@@ -156,8 +112,13 @@ class PlayScreen(Screen):
         self.want_window = window
         self.can_go_back = can_go_back  # False: leaving ends the app (`workstation play`)
         self.pacer: Pacer = pacer or WallPacer()
+        self.driver = PlayDriver(self.game, mode, self.period, self.pacer, buttons=self._buttons,
+                                 on_applied=lambda action, buttons, index: self.post_message(
+                                     self.Applied(action, buttons, index)),
+                                 on_awaiting=lambda turn: self.post_message(self.AwaitingPlan(turn)),
+                                 on_progress=lambda eng: self.post_message(EngineProgress(self._stats(eng))))
         # UI-thread state
-        self.stats = RunStats(budget=self.protocol.frames)
+        self.stats = BarStats(budget=self.protocol.frames)
         self.applied = "-"
         self.applied_buttons: tuple[str, ...] = ()
         self.queue = PlanQueue(self.game, self.protocol.max_actions)
@@ -176,11 +137,10 @@ class PlayScreen(Screen):
         self._engine: TurnEngine | None = None
         self._frame_view: FrameView | None = None
         self._window: PlayWindow | None = None
-        self._plan: list[str] | None = None
         self._cancelled: Callable[[], bool] = self._quit.is_set
 
     @classmethod
-    def from_spec(cls, spec: RunSpec, **kw) -> "PlayScreen":
+    def from_spec(cls, spec: RunSpec, **kw) -> PlayScreen:
         """The screen for a human run spec (``mode`` and ``pace`` default to real time at paper pace)."""
         return cls(spec.game, spec.seed, spec.mode or "realtime", spec.pace or "paper", spec.out, spec.protocol,
                    prompts=spec.prompts, **kw)
@@ -259,8 +219,9 @@ class PlayScreen(Screen):
             self.post_message(EngineProgress(self._stats(engine)))
             self.post_message(self.Started())
             if self.mode == "realtime":
-                self._count_down(cancelled)
-            self._drive(engine, cancelled)
+                self.driver.count_down(self.countdown, cancelled, lambda left: self.post_message(self.Countdown(left)))
+            self._cancelled = cancelled
+            self.driver.run(engine, cancelled)  # screens/drivers/play_driver.py: the one loop, paced
         finally:
             try:
                 if engine is not None:
@@ -272,62 +233,6 @@ class PlayScreen(Screen):
                     self._window.close()
             finally:
                 self.done.set()
-
-    def _drive(self, engine: TurnEngine, cancelled: Callable[[], bool]) -> None:
-        """Play through the one drive loop (``workstation.runs.drive``): the gate waits for the
-        person (or the real-time slot) before each ask and each action; on quit a committed
-        plan is finished without waiting, and the run stops at the next prompt."""
-        token = CancelToken()
-        t = self.pacer.now()
-
-        def gate(eng: TurnEngine) -> bool:
-            nonlocal t
-            if eng.phase is Phase.PROMPT:
-                if cancelled():
-                    token.cancel(QUIT_REASON)
-                    return False
-                if self.mode == "realtime":
-                    t = self._next_slot(t, cancelled)
-                    if cancelled():
-                        token.cancel(QUIT_REASON)
-                        return False
-                    buttons = self._buttons(t)
-                    self._plan = [action_for(buttons, self.game)]
-                    self.post_message(self.Applied(self._plan[0], buttons, 0))
-                else:
-                    self._cancelled = cancelled
-                    self.post_message(self.AwaitingPlan(eng.turn))
-            elif eng.phase in (Phase.PLAN, Phase.ACTING) and self.mode == "paused":
-                index = len(eng.pending.steps)
-                if not cancelled():  # on quit, finish the committed plan without waiting
-                    t = self._next_slot(t, cancelled)
-                self.post_message(self.Applied(eng.pending.plan_names[index], None, index))
-            return True
-
-        def after_step(eng: TurnEngine, before: Phase) -> None:
-            nonlocal t
-            if before is Phase.REPLY and self.mode == "paused":
-                t = self.pacer.now() - self.period  # the first action runs now
-            elif before in (Phase.PLAN, Phase.ACTING):
-                self.post_message(EngineProgress(self._stats(eng)))
-
-        drive(engine, cancel=token, gate=gate, after_step=after_step)
-
-    def _next_slot(self, t: float, cancelled: Callable[[], bool]) -> float:
-        """Wait for the slot after ``t``; when late by over half a slot, restart the schedule from now."""
-        t += self.period
-        self.pacer.wait_until(t, cancelled)
-        now = self.pacer.now()
-        return now if now - t > self.period / 2 else t
-
-    def _count_down(self, cancelled: Callable[[], bool]) -> None:
-        start = self.pacer.now()
-        for i in range(self.countdown):
-            self.post_message(self.Countdown(self.countdown - i))
-            self.pacer.wait_until(start + i + 1, cancelled)
-            if cancelled():
-                return
-        self.post_message(self.Countdown(0))
 
     def _wait_plan(self, cancelled: Callable[[], bool]) -> list[str] | None:
         while not cancelled():
@@ -341,8 +246,7 @@ class PlayScreen(Screen):
         """The human agent's answer; in paused mode the wait counts as its decision time."""
         if self.mode == "paused":
             return self._wait_plan(self._cancelled)  # None (quit) stops the run
-        plan, self._plan = self._plan, None
-        return plan
+        return self.driver.take_plan()
 
     def _buttons(self, t: float) -> tuple[str, ...]:
         with self._held_lock:
@@ -366,9 +270,9 @@ class PlayScreen(Screen):
             for text, severity in self._window.notices():  # e.g. no audio device, said once
                 self.post_message(EngineNotice(text, severity))
 
-    def _stats(self, engine: TurnEngine) -> RunStats:
+    def _stats(self, engine: TurnEngine) -> BarStats:
         c = engine.clock
-        return RunStats(frame=c.frame, budget=self.protocol.frames, score=c.score, lives=c.lives,
+        return BarStats(frame=c.frame, budget=self.protocol.frames, score=c.score, lives=c.lives,
                         lives_lost=c.lives_lost, turn=engine.turn, phase=engine.phase.value)
 
     def _open_window(self) -> None:

@@ -23,12 +23,13 @@ from pathlib import Path
 
 import numpy as np
 from PIL import Image
-from textual.app import App, ComposeResult
+from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 
-from screens.widgets.frame_view import FRAME_WIDTH, FrameRenderer, FrameView, fit_grid, pool_brightest
+from screens.widgets.frame_view import FRAME_WIDTH, FrameRenderer, FrameView, fit_grid, pool_blocks
 from workstation.errors import UserError
 from workstation.qa import curate, templates
 from workstation.qa.qset import CATEGORIES, read_set
@@ -81,7 +82,7 @@ class OutlineRenderer(FrameRenderer):
         columns, rows = fit_grid(rgb.shape[0], self.width, self.height)
         if columns == 0:
             return np.zeros((0, 0), dtype=np.int64)
-        packed = outline_grid(pool_brightest(rgb, columns, rows), self.boxes, rgb.shape[0])
+        packed = outline_grid(pool_blocks(rgb, columns, rows), self.boxes, rgb.shape[0])
         return (packed[0::2] << 24) | packed[1::2]
 
 
@@ -105,17 +106,19 @@ class OutlinedFrameView(FrameView):
         self.show(rgb, index)
 
 
-class CurateApp(App):
-    AUTO_FOCUS = None  # keys drive the screen until tab reaches a field
-    CSS = """
-    #qa-body { height: 1fr; }
-    #qa-frame { width: 3fr; height: 1fr; }
-    #qa-side { width: 2fr; padding: 0 1; }
-    #qa-side Input { margin-bottom: 1; }
-    #qa-meta { height: auto; margin-bottom: 1; }
-    #qa-status { height: auto; color: $accent; }
-    .qa-label { height: 1; text-style: bold; }
-    #qa-question-text { height: auto; max-height: 6; color: $text-muted; }
+class CurateScreen(Screen[None]):
+    """A screen of the one app (``make_app(Launch("qa_curate", qa_set=SET))``): help, palette and theme shared."""
+
+    AUTO_FOCUS = ""  # no auto focus: keys drive the screen until tab reaches a field
+    DEFAULT_CSS = """
+    CurateScreen #qa-body { height: 1fr; }
+    CurateScreen #qa-frame { width: 3fr; height: 1fr; }
+    CurateScreen #qa-side { width: 2fr; padding: 0 1; }
+    CurateScreen #qa-side Input { margin-bottom: 1; }
+    CurateScreen #qa-meta { height: auto; margin-bottom: 1; }
+    CurateScreen #qa-status { height: auto; color: $accent; }
+    CurateScreen .qa-label { height: 1; text-style: bold; }
+    CurateScreen #qa-question-text { height: auto; max-height: 6; color: $text-muted; }
     """
     BINDINGS = [
         Binding("a", "status('accepted')", "accept"),
@@ -131,12 +134,13 @@ class CurateApp(App):
         Binding("2", "draft_object(1)", "object B", show=False),
         Binding("ctrl+s", "save_draft", "save new", show=False, priority=True),
         Binding("escape", "leave_field", "leave field", show=False),
-        Binding("q", "quit", "quit"),
+        Binding("q", "leave", "quit"),
     ]
 
-    def __init__(self, root: Path | str) -> None:
+    def __init__(self, root: Path | str, can_go_back: bool = True) -> None:
         super().__init__()
         self.root = Path(root)
+        self.can_go_back = can_go_back  # False: leaving ends the app (``workstation qa curate``)
         self.questions = read_set(self.root)
         if not self.questions:
             raise UserError(f"{self.root} has no questions to curate")
@@ -232,6 +236,12 @@ class CurateApp(App):
         self.frame_pos = (self.frame_pos + delta) % len(self.question["frames"])
         self._show()
 
+    def action_leave(self) -> None:
+        if self.can_go_back:
+            self.app.pop_screen()
+        else:
+            self.app.exit(0)
+
     def action_outlines(self) -> None:
         self.show_outlines = not self.show_outlines
         self._show()
@@ -321,9 +331,3 @@ class CurateApp(App):
         warn = curate.contradiction(self.question) if field == "answer" else None
         self._say(f"{self.question['id']}: {field} edited (saved)" + (f"\nwarning: {warn}" if warn else ""))
         self._show()
-
-
-def run_curator(root: Path | str) -> int:
-    app = CurateApp(root)
-    app.run()
-    return 0

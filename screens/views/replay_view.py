@@ -31,7 +31,7 @@ from workstation.store.records import TurnRecord
 from workstation.store.series import RunSeries
 
 from screens.widgets.frame_view import FrameView, sent_image
-from screens.messages import RunStats
+from screens.messages import BarStats
 from screens.views.export_key import export_in_background
 from screens.widgets.plan_view import PlanView, end_note
 from screens.widgets.prompt_view import PromptView
@@ -205,8 +205,8 @@ class ReplayScreen(Screen):
                 images.append((part, None))
         view.show_prompt(turn, prompt.render_text(), variant, images)
 
-    def _stats(self) -> RunStats:
-        return RunStats(**vars(self.series.stats_at(self.frame)))
+    def _stats(self) -> BarStats:
+        return BarStats(**vars(self.series.stats_at(self.frame)))
 
     def _status(self) -> None:
         t = Text(no_wrap=True, overflow="ellipsis")

@@ -30,7 +30,8 @@ from workstation.game.games import get_game
 from workstation.session import Session, Step
 from workstation.turn.promptpack import display_title
 
-from screens.views.play import Pacer, PlayScreen, WallPacer
+from screens.drivers.play_driver import Pacer, WallPacer
+from screens.views.play import PlayScreen
 
 STAGES = ("instructions", "countdown", "run", "result", "finished")
 

@@ -8,10 +8,10 @@ from textual.widgets import Static
 from workstation.game.games import FPS_PAPER
 from workstation.store.series import cost_text, tokens_text
 
-from screens.messages import RunStats
+from screens.messages import BarStats
 
 
-def stats_text(s: RunStats) -> Text:
+def stats_text(s: BarStats) -> Text:
     """The bar's text; labels dim, values bold."""
     cost = cost_text(s.cost_usd)
     items = [
@@ -34,13 +34,13 @@ def stats_text(s: RunStats) -> Text:
 
 
 class StatsBar(Static):
-    """Shows a RunStats; updated from EngineProgress (low rate after replacement)."""
+    """Shows a BarStats; updated from EngineProgress (low rate after replacement)."""
 
     def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(stats_text(RunStats()), id=id)
-        self.stats = RunStats()
+        super().__init__(stats_text(BarStats()), id=id)
+        self.stats = BarStats()
 
-    def show_stats(self, stats: RunStats) -> None:
+    def show_stats(self, stats: BarStats) -> None:
         if stats != self.stats:
             self.stats = stats
             self.update(stats_text(stats))

@@ -10,22 +10,11 @@ from typing import TYPE_CHECKING, Any
 from workstation.agents.registry import KINDS, PROVIDER_KINDS, AgentRef, AgentSpecError, parse_agent
 
 if TYPE_CHECKING:
-    from workstation.agents.base import Agent
     from workstation.game.games import Game
-
-_BASE = ("Agent", "FatalAgentError", "Reply", "TurnContext", "Usage")
-
-
-def __getattr__(name: str) -> Any:
-    """The interface types, imported on first use: reading a spec (the CLI's parser) needs none of them."""
-    if name in _BASE:
-        from workstation.agents import base
-
-        return getattr(base, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from workstation.turn.agent import Agent
 
 
-def make_agent(spec: str, game: "Game", seed: int, provider_options: Any = None, plan_source=None) -> "Agent":
+def make_agent(spec: str, game: Game, seed: int, provider_options: Any = None, plan_source=None) -> Agent:
     """``random`` | ``replay:PATH`` | ``human`` | ``openai:M`` | ``compat:M`` | ``anthropic:M`` | ``gemini:M``."""
     ref = parse_agent(spec)
     if ref.kind == "random":
@@ -52,5 +41,4 @@ def make_agent(spec: str, game: "Game", seed: int, provider_options: Any = None,
     return make_provider_agent(spec, provider_options or ProviderOptions())
 
 
-__all__ = ["KINDS", "PROVIDER_KINDS", "Agent", "AgentRef", "AgentSpecError", "FatalAgentError", "Reply",
-           "TurnContext", "Usage", "make_agent", "parse_agent"]
+__all__ = ["KINDS", "PROVIDER_KINDS", "AgentRef", "AgentSpecError", "make_agent", "parse_agent"]

@@ -9,9 +9,9 @@ It returns None when play was cancelled.
 from __future__ import annotations
 
 import time
-from typing import Callable
+from collections.abc import Callable
 
-from workstation.agents.base import FatalAgentError, OnText, Reply, TurnContext
+from workstation.calls import FatalAgentError, OnText, Reply, TurnContext
 from workstation.turn.prompt import Prompt
 
 PlanSource = Callable[[TurnContext], "list[str] | None"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 
-from workstation.agents.base import OnText, Reply, TurnContext
+from workstation.calls import OnText, Reply, TurnContext
 from workstation.game.games import Game
 from workstation.turn.prompt import Prompt
 

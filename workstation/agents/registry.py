@@ -11,9 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from workstation.errors import UserError
 
-class AgentSpecError(ValueError):
-    """An agent spec the workstation cannot make an agent from."""
+
+class AgentSpecError(UserError, ValueError):
+    """An agent spec the workstation cannot make an agent from (``field`` is ``"agent"``)."""
+
+    def __init__(self, message: str, field: str | None = "agent", *, file: str | None = None) -> None:
+        super().__init__(message, field, file=file)
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from workstation.agents.base import OnText, Reply, TurnContext
+from workstation.calls import OnText, Reply, TurnContext
 from workstation.game.games import Game
 from workstation.turn.prompt import Prompt
 from workstation.store.recording import Recording, RecordingError

@@ -360,7 +360,7 @@ class Comparison:
     pairs: list[int | None] = field(default_factory=list)  # run 2, 3, 4 against run 1
 
     @classmethod
-    def of(cls, paths: list[str | Path]) -> "Comparison":
+    def of(cls, paths: list[str | Path]) -> Comparison:
         runs = load_runs(paths)
         pairs = divergence_from_first(runs) if len(runs) > 2 else []
         return cls(runs, first_divergent_frame(runs), first_plan_divergence(runs), [summary_row(r) for r in runs],
@@ -378,6 +378,6 @@ class Comparison:
         return f"{frame}; {turn}" + (f"  ({pairs})" if pairs else "")
 
     def table_text(self) -> str:
-        rows = [SUMMARY_COLUMNS] + [summary_cells(r) for r in self.rows]
-        widths = [max(len(r[i]) for r in rows) for i in range(len(SUMMARY_COLUMNS))]
-        return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
+        from workstation.text_table import text_table
+
+        return "\n".join(text_table([SUMMARY_COLUMNS] + [summary_cells(r) for r in self.rows]))

@@ -24,7 +24,7 @@ def run(args: argparse.Namespace) -> int:
     if not 2 <= len(args.recordings) <= MAX_RUNS:
         raise UserError(f"compare takes 2 to {MAX_RUNS} recordings, not {len(args.recordings)}")
     if args.text:
-        from workstation.store.recording import Recording, RecordingError
+        from workstation.store.recording import Recording
 
         c = Comparison.of(args.recordings)  # bad input (a missing recording, two games) is one line, exit 2
         for path in args.recordings:  # a damaged one is refused as `verify` refuses it: exit 1
@@ -37,6 +37,6 @@ def run(args: argparse.Namespace) -> int:
         print(c.table_text())
         return 0
     load_runs(args.recordings)  # bad input is one line before the TUI starts
-    from workstation.cli import open_tui
+    from workstation.launch import Launch
 
-    return open_tui("compare", recordings=tuple(args.recordings))
+    return args.open_tui(Launch("compare", recordings=tuple(args.recordings)))

@@ -187,7 +187,7 @@ def _judge_sections(inp: Inputs, out: list[str], needs: list) -> None:
     if over:
         out += ["## Table 9: text-history over-reliance", ""]
         rows = []
-        for d, s in inp.judges:
+        for _d, s in inp.judges:
             for st, per in s["per_setting"].items():
                 rows.append([st, f"{per['text_cue_followed']}/{per['text_cue_asked']}"])
         out += _table(["setting", "followed a contradicted text cue"], rows, True) + [""]

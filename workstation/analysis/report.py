@@ -13,6 +13,7 @@ from workstation.store.series import plural
 from workstation.analysis import ablation, behaviour, footprint, stats
 from workstation.analysis.table import Results
 from workstation.errors import UserError
+from workstation.text_table import text_table
 
 
 @dataclass
@@ -182,9 +183,7 @@ def _table(head: list[str], rows: list[list[str]], md: bool, right: set[int] | N
         cell = lambda c: str(c).replace("|", "\\|")  # labels such as model|feedback=false
         return ["| " + " | ".join(map(cell, r)) + " |" for r in [head, *rows][:1]] + \
                ["| " + " | ".join(sep) + " |"] + ["| " + " | ".join(map(cell, r)) + " |" for r in rows] + [""]
-    w = [max(len(str(r[i])) for r in [head, *rows]) for i in range(len(head))]
-    line = lambda r: "  ".join(str(c).rjust(w[i]) if i in right else str(c).ljust(w[i]) for i, c in enumerate(r)).rstrip()
-    return [line(head), "  ".join("-" * x for x in w), *map(line, rows)]
+    return text_table([head, *rows], right=right, rules=[0])
 
 
 def _heading(text: str, md: bool) -> list[str]:

@@ -124,9 +124,12 @@ def run(a: argparse.Namespace) -> int:
         previous[sig] = signal.signal(sig, on_signal)
     try:
         if watch:
-            from workstation.cli import open_tui
+            from workstation.batch.progress import DONE, SKIPPED
+            from workstation.launch import Launch
 
-            code = open_tui("batch", batch=batch)
+            code = a.open_tui(Launch("batch", batch=batch))  # the screen stops the batch cleanly when it closes
+            if code == 0 and any(r.status not in (DONE, SKIPPED) for r in batch.state.runs.values()):
+                code = 1  # left another way (ctrl+q) before every run was complete
         else:
             code = batch.run(tick=log.tick)
     finally:

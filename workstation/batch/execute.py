@@ -14,7 +14,8 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from workstation.calls import CancelToken
 
@@ -38,7 +39,7 @@ class Hooks:
     on_progress: Callable[[Progress], None] | None = None
     limiter: Any = None  # an AdaptiveLimiter-like object (slot/acquire/release) for model runs
     cancel: CancelToken | None = None  # cancelled: end the run now, even mid-call
-    clients: "SharedClients | None" = None  # SDK clients shared by the runs of this process
+    clients: SharedClients | None = None  # SDK clients shared by the runs of this process
     envs: Any = None  # an EnvPool (workstation.batch.envpool): emulators shared by the model runs of this process
 
 

@@ -18,7 +18,8 @@ import os
 import signal
 import threading
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from workstation.batch.envpool import EnvPool
 from workstation.batch.execute import Hooks, Progress, SharedClients, execute

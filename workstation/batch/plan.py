@@ -6,6 +6,7 @@ from workstation.store.series import plural
 from workstation.batch.estimate import PAPER_INPUT_PER_CALL, PAPER_OUTPUT_PER_CALL
 from workstation.batch.progress import SKIPPED, money
 from workstation.batch.runner import Batch
+from workstation.text_table import text_table
 
 
 def _k(x: float) -> str:
@@ -39,15 +40,11 @@ def plan_text(batch: Batch) -> str:
         tot["cost"] += cost or 0.0
     rows.append(("total", "", str(tot["runs"]), str(tot["done"]), str(tot["left"]), _k(tot["calls"]), _k(tot["in"]),
                  _k(tot["out"]), money(tot["cost"]) + ("+?" if unpriced else "")))
-    widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
     variants = len({c.label for c in batch.cells}) // max(1, len(g.settings))
     lines = [f"batch {g.name}: {plural(len(batch.cells), 'run')} ({plural(len(g.settings), 'setting')} x "
              f"{plural(variants, 'protocol variant')} x {plural(len(g.games), 'game')} x {plural(len(g.seeds), 'seed')})"
              f" -> {batch.dir}/runs"]
-    for n, r in enumerate(rows):
-        lines.append("  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))))
-        if n == 0 or n == len(rows) - 2:
-            lines.append("  ".join("-" * w for w in widths))
+    lines += text_table(rows, right=range(2, len(head)), rules=[0, len(rows) - 2])
     sources = sorted({f"{label}: {batch.estimates[label].source}" for label, _ in groups
                       if batch.cells and batch.estimates[label].source != "no calls"})
     if sources:

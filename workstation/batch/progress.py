@@ -10,9 +10,11 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Callable, TextIO
+from typing import TextIO
+from collections.abc import Callable
 
 from workstation.batch.jobs import Job as Cell
+from workstation.text_table import text_table
 
 LEFT, RUNNING, DONE, FAILED, STOPPED, SKIPPED = "left", "running", "done", "failed", "stopped", "skipped"
 
@@ -45,7 +47,7 @@ class BatchState:
 
     @classmethod
     def of(cls, name: str, cells: list[Cell], max_cost: float | None = None,
-           clock: Callable[[], float] = time.monotonic) -> "BatchState":
+           clock: Callable[[], float] = time.monotonic) -> BatchState:
         return cls(name, {c.run_id: RunState(c) for c in cells}, max_cost, clock, clock())
 
     def counts(self) -> dict[str, int]:
@@ -134,9 +136,7 @@ def table(state: BatchState) -> str:
         mean = means.get((s, g))
         rows.append((s, g, str(d[DONE] + d[SKIPPED]), str(d[FAILED] + d[STOPPED]), str(d[LEFT] + d[RUNNING]),
                      "-" if mean is None else f"{mean[0]:.1f} ({mean[1]})"))
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    out = ["  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))) for r in rows]
-    out.insert(1, "  ".join("-" * w for w in widths))
+    out = text_table(rows, right=range(2, 6), rules=[0])
     for r in state.failing()[:20]:
         out.append(f"  {r.cell.label} {r.cell.game} seed {r.cell.seed}: {r.last_error}")
     return "\n".join(out)

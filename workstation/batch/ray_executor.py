@@ -21,7 +21,8 @@ import os
 import time
 from concurrent.futures import Future
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 from workstation.batch.execute import Hooks, Progress, execute
 from workstation.batch.executors import Executor, limiter_key

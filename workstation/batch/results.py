@@ -12,12 +12,12 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 from pathlib import Path
 
 from workstation.batch.jobs import Job as Cell
 from workstation.game.protocol import SETTINGS
 from workstation.store.changes import mark
+from workstation.store.atomic import write_atomic
 from workstation.store.index import Entry, Index
 from workstation.store.recording import Recording, RecordingError
 
@@ -138,9 +138,7 @@ def write(batch_dir: str | Path, rows: list[dict]) -> None:
 
 
 def _replace(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    write_atomic(path, text)
 
 
 __all__ = ["COLUMNS", "PROTOCOL_COLUMNS", "collect", "rebuild", "recordings_by_id", "row", "runs_dir", "write"]

@@ -27,7 +27,7 @@ import time
 from collections import deque
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 from workstation.batch import results
 from workstation.batch.estimate import Estimate, estimates

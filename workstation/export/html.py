@@ -94,7 +94,7 @@ def _xor_deflate(raw: bytes, frame_size: int) -> bytes:
 def export_html(recs: list[Recording], out: Path, start: int, stop: int, overlays: tuple[str, ...],
                 pace: str = "paper") -> int:
     """Write the page; ``pace`` sets the play button's speed (paper 30, native 60 frames a second)."""
-    from workstation.export.video import PACES
+    from workstation.game.games import PACES
 
     runs, blobs = [], []
     for r in recs:

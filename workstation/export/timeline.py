@@ -47,7 +47,7 @@ def build_timeline(rec: Recording) -> Timeline:
     starts = np.array([int(t.get("start_frame", 0)) for t in turns], np.int64)
     turn_at = (np.searchsorted(starts, np.arange(n), side="right") - 1).astype(np.int32)
     action_at = np.full(n, NO_ACTION, np.int16)
-    for ti, t in enumerate(turns):
+    for t in turns:
         start = max(0, int(t.get("start_frame", 0)))
         a_start = start + int(t.get("noop_frames") or 0)
         action_at[start:] = len(t.get("action_frames") or [])  # past its end: every action done (later turns overwrite)

@@ -10,16 +10,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
 from workstation.export import panel as P
 from workstation.export.layout import OVERLAYS, Box, build_tiles
-from workstation.game.games import FPS_NATIVE, FPS_PAPER
+from workstation.game.games import PACES
 from workstation.store.recording import Recording
 
-PACES = {"paper": FPS_PAPER, "native": FPS_NATIVE}
 
 
 @dataclass

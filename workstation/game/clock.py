@@ -18,11 +18,13 @@ game's first frame.
 
 from __future__ import annotations
 
+from typing import Any
+
 import re
 from contextvars import ContextVar
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Callable
+from functools import cache
+from collections.abc import Callable
 
 import numpy as np
 
@@ -58,7 +60,7 @@ def make_env(game: Game, repeat_action_probability: float = 0.0, sound: bool = F
                     full_action_space=False, **({"sound_obs": True} if sound else {}), **variant)
 
 
-@lru_cache(maxsize=None)
+@cache
 def game_variants(key: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """(modes, difficulties) a game's ROM offers (read from the ROM; nothing is played)."""
     import ale_py
@@ -105,7 +107,7 @@ class ClockState:
     lives: int
     episode: int
     lives_lost: int
-    noop_rng: dict
+    noop_rng: dict[str, Any]
     rgb: np.ndarray
     over: bool
     game_over: bool = False
@@ -175,7 +177,7 @@ class GameClock:
         self._after_reset(obs, info)
         self._emit()
 
-    def _after_reset(self, obs: np.ndarray, info: dict) -> None:
+    def _after_reset(self, obs: np.ndarray, info: dict[str, Any]) -> None:
         noop = 0
         extra = 0
         if self.protocol.start.kind == "noops":

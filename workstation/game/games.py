@@ -8,9 +8,12 @@ indices into the game's minimal action set (``full_action_space=False``).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
 from workstation.game.vocabulary import GameWords, Vocabulary, builtin_text, harness_key, normal_name, parse_vocabulary
+
+from workstation.errors import UserError
 
 # ALE meaning of each index of every game's minimal action set (ale-py 0.12.1).
 _ALL18 = (
@@ -20,10 +23,16 @@ _ALL18 = (
 
 FPS_PAPER = 30  # the paper's clock convention: timestamps are frame / 30
 FPS_NATIVE = 60  # the Atari 2600 really runs at 60 Hz
+# How fast a person plays, a session runs and a video plays: frames a second (declared once, here).
+PACES: dict[str, int] = {"paper": FPS_PAPER, "native": FPS_NATIVE}
+MODES = ("realtime", "paused")  # human play: the game never waits, or it waits for each plan
 
 
-class UnknownGame(ValueError):
-    """A game name that is not in the registry."""
+class UnknownGame(UserError, ValueError):
+    """A game name that is not in the registry (``field`` is ``"game"``)."""
+
+    def __init__(self, message: str, field: str | None = "game", *, file: str | None = None) -> None:
+        super().__init__(message, field, file=file)
 
 
 @dataclass(frozen=True)
@@ -96,7 +105,8 @@ class Game:
         return words
 
 
-def _g(key, ale, n_or_meanings, allowed, genre, skill, warmup=0, height=210, in_paper=True):
+def _g(key: str, ale: str, n_or_meanings: int | str, allowed: Iterable[int], genre: str, skill: str,
+       warmup: int = 0, height: int = 210, in_paper: bool = True) -> Game:
     meanings = tuple(_ALL18[:n_or_meanings]) if isinstance(n_or_meanings, int) else tuple(n_or_meanings.split())
     return Game(
         key=key, ale_name=ale, minimal_set=meanings, allowed=tuple(allowed), genre=genre,

@@ -10,7 +10,10 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any, Callable, Literal
+from typing import Any, Literal
+from collections.abc import Callable
+
+from workstation.errors import UserError
 
 MAX_FRAMES = 108_000  # the emulator's own episode cap (30 minutes at 60 Hz); the paper uses 900
 MAX_NOOPS = 1_000  # noops:N starts: at most this many NOOP frames (the classic protocol uses 30)
@@ -18,15 +21,11 @@ MAX_CLIPS = 50  # history K and reward history R: clips kept in a prompt (the pa
 MAX_REPEAT = 60  # emulator frames per action (the paper uses 3)
 
 
-class ProtocolError(ValueError):
+class ProtocolError(UserError, ValueError):
     """A protocol option with a bad value; the message says what is allowed.
 
     ``field`` names the setting at fault (``max_actions``), for forms and batch grids.
     """
-
-    def __init__(self, message: str, field: str | None = None) -> None:
-        super().__init__(message)
-        self.field = field
 
 
 @dataclass(frozen=True)
@@ -137,7 +136,7 @@ class StartOption:
             raise ProtocolError(f"bad --start kind {self.kind!r}: use fixed, noops:N or sticky:P", "start")
 
     @classmethod
-    def parse(cls, text: str) -> "StartOption":
+    def parse(cls, text: str) -> StartOption:
         t = text.strip().lower()
         if t == "fixed":
             return cls()
@@ -221,7 +220,7 @@ class Protocol:
             if why:
                 raise ProtocolError(why, s.name)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         d = asdict(self)
         d["start"] = str(self.start)
         for key in VARIANT_KEYS:  # written only when set, so every run made before them keeps its run id
@@ -230,7 +229,7 @@ class Protocol:
         return d
 
     @classmethod
-    def from_json(cls, d: dict) -> "Protocol":
+    def from_json(cls, d: dict[str, Any]) -> Protocol:
         if not isinstance(d, dict):
             raise ProtocolError(f"the protocol is {type(d).__name__}, not an object of settings")
         known = {f.name for f in fields(cls)}
@@ -239,7 +238,7 @@ class Protocol:
             kw["start"] = StartOption.parse(kw["start"])
         return cls(**kw)
 
-    def changed(self) -> dict:
+    def changed(self) -> dict[str, Any]:
         """Settings that differ from the paper's defaults (for display)."""
         base = Protocol().to_json()
         return {k: v for k, v in self.to_json().items() if base.get(k) != v}

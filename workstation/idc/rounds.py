@@ -17,7 +17,8 @@ import json
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from workstation.calls import CancelToken
 from workstation.errors import UserError

@@ -14,7 +14,8 @@ import base64
 import hashlib
 import inspect
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Protocol
+from typing import Any, Protocol
+from collections.abc import Callable, Iterator
 
 from workstation.calls import OnText, ToolCall, Usage
 from workstation.turn.prompt import ImagePart, Message, Prompt, TextPart

@@ -20,7 +20,7 @@ import os
 import queue
 import threading
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from workstation.calls import (Attempt, CallCancelled, CallStopped, CancelToken, Deadline, FatalAgentError, OnText,
                                Reply, TurnContext, Usage)
@@ -51,7 +51,7 @@ def make_adapter(spec: str, options: ProviderOptions) -> Adapter:
     return ADAPTERS[provider](model, options)
 
 
-def make_provider_agent(spec: str, options: ProviderOptions | None = None) -> "ProviderAgent":
+def make_provider_agent(spec: str, options: ProviderOptions | None = None) -> ProviderAgent:
     """The agent for ``openai:M``, ``compat:M``, ``anthropic:M`` or ``gemini:M``.
 
     Raises ``ProviderConfigError`` (one line) for a bad spec, an effort the model

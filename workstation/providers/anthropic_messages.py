@@ -57,26 +57,26 @@ def thinking_fields(model: str, options: ProviderOptions) -> dict:
         if version is None or version >= (4, 6):
             if effort not in ADAPTIVE_EFFORTS:
                 raise ProviderConfigError(f"anthropic:{model} does not take effort {effort!r}; "
-                                          f"use none or one of {', '.join(ADAPTIVE_EFFORTS)}")
+                                          f"use none or one of {', '.join(ADAPTIVE_EFFORTS)}", "effort")
             if effort == "xhigh" and version is not None and version < (4, 7):
-                raise ProviderConfigError(f"anthropic:{model} does not take effort 'xhigh'; use high or max")
+                raise ProviderConfigError(f"anthropic:{model} does not take effort 'xhigh'; use high or max", "effort")
             fields["thinking"] = {"type": "adaptive"}
             fields["output_config"] = {"effort": effort}
         else:
             if effort not in BUDGETS:
                 raise ProviderConfigError(
-                    f"anthropic:{model} takes a fixed thinking budget; use effort none or one of {', '.join(BUDGETS)}")
+                    f"anthropic:{model} takes a fixed thinking budget; use effort none or one of {', '.join(BUDGETS)}", "effort")
             budget = BUDGETS[effort]
             if limit is not None and limit <= budget:
                 raise ProviderConfigError(
                     f"max output tokens {limit} leaves no room after the {budget}-token thinking budget of "
-                    f"effort {effort!r}; raise it above {budget}")
+                    f"effort {effort!r}; raise it above {budget}", "max_output_tokens")
             fields["thinking"] = {"type": "enabled", "budget_tokens": budget}
             limit = limit or budget + REPLY_ROOM
     thinking_on = fields.get("thinking", {}).get("type") in ("enabled", "adaptive")
     if thinking_on and options.temperature not in (None, 1.0):
         raise ProviderConfigError(f"anthropic:{model} allows only temperature 1 while thinking; "
-                                  "drop --temperature or use --effort none")
+                                  "drop --temperature or use --effort none", "temperature")
     fields["max_tokens"] = limit or DEFAULT_MAX_TOKENS
     return fields
 

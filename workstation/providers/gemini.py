@@ -40,16 +40,16 @@ def thinking_config(model: str, effort: str | None) -> dict | None:
     if version is None or version >= (3, 0):
         if effort not in LEVELS:
             raise ProviderConfigError(
-                f"gemini:{model} thinks by level and cannot take effort {effort!r}; use one of {', '.join(LEVELS)}")
+                f"gemini:{model} thinks by level and cannot take effort {effort!r}; use one of {', '.join(LEVELS)}", "effort")
         return {"thinking_level": LEVELS[effort]}
     if version >= (2, 5):
         if effort not in BUDGETS_25:
             raise ProviderConfigError(
-                f"gemini:{model} takes a thinking budget up to 24576 tokens; use one of {', '.join(BUDGETS_25)}")
+                f"gemini:{model} takes a thinking budget up to 24576 tokens; use one of {', '.join(BUDGETS_25)}", "effort")
         if effort == "none" and "pro" in model:
-            raise ProviderConfigError(f"gemini:{model} cannot turn thinking off; use minimal")
+            raise ProviderConfigError(f"gemini:{model} cannot turn thinking off; use minimal", "effort")
         return {"thinking_budget": BUDGETS_25[effort]}
-    raise ProviderConfigError(f"gemini:{model} does not think; drop --effort")
+    raise ProviderConfigError(f"gemini:{model} does not think; drop --effort", "effort")
 
 
 def gemini_usage(meta) -> Usage:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 from contextlib import contextmanager
-from typing import Iterator
+from collections.abc import Iterator
 
 from workstation.calls import CancelToken, Deadline
 
@@ -62,7 +62,7 @@ class AdaptiveLimiter:
             self._cond.notify_all()
 
     @contextmanager
-    def slot(self, cancel: CancelToken | None = None, deadline: Deadline | None = None) -> Iterator["_Slot"]:
+    def slot(self, cancel: CancelToken | None = None, deadline: Deadline | None = None) -> Iterator[_Slot]:
         """``with limiter.slot() as s: ...; s.outcome = "ok"`` (neutral unless set)."""
         s = _Slot(self.acquire(cancel, deadline))
         try:

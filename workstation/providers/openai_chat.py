@@ -32,7 +32,7 @@ class OpenAIChat:
         if not options.base_url:
             raise ProviderConfigError(
                 f"compat:{model} needs --base-url, e.g. http://localhost:8000/v1 (vLLM) "
-                "or http://localhost:11434/v1 (Ollama)")
+                "or http://localhost:11434/v1 (Ollama)", "base_url")
         self.model, self.options = model, options
         self.client = None
 

@@ -38,11 +38,11 @@ def check_effort(model: str, effort: str | None) -> None:
     if effort is None:
         return
     if _NOT_REASONING.search(model):
-        raise ProviderConfigError(f"openai:{model} is not a reasoning model and takes no effort; drop --effort")
+        raise ProviderConfigError(f"openai:{model} is not a reasoning model and takes no effort; drop --effort", "effort")
     for pattern, allowed in _EFFORTS:
         if pattern.search(model) and effort not in allowed:
             raise ProviderConfigError(
-                f"openai:{model} does not take effort {effort!r}; use one of {', '.join(allowed)}")
+                f"openai:{model} does not take effort {effort!r}; use one of {', '.join(allowed)}", "effort")
 
 
 def openai_usage(total_in: int, cached: int, cache_write: int, output: int, reasoning: int) -> Usage:

@@ -71,7 +71,7 @@ def load_prices(path: str | Path | None = None) -> PriceTable:
         try:
             data = tomllib.loads(p.read_text())
         except (OSError, tomllib.TOMLDecodeError) as exc:
-            raise ProviderConfigError(f"cannot read price file {p}: {exc}; fix it or unset {ENV_VAR}") from None
+            raise ProviderConfigError(f"cannot read price file {p}: {exc}; fix it or unset {ENV_VAR}", None, file=p) from None
         _merge(table, data, str(p))
     return table
 
@@ -94,7 +94,7 @@ def _merge(table: PriceTable, data: dict, origin: str) -> None:
                 )
             except (KeyError, TypeError, ValueError):
                 raise ProviderConfigError(
-                    f"price file {origin}: entry {provider}.{model} needs numeric input and output prices"
+                    f"price file {origin}: entry {provider}.{model} needs numeric input and output prices", None, file=origin
                 ) from None
 
 

@@ -9,7 +9,7 @@ headers. Every error string and payload dump passes through here.
 from __future__ import annotations
 
 import re
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 REDACTED = "[redacted]"
 

@@ -25,7 +25,8 @@ import socket
 import ssl
 import time
 from email.utils import parsedate_to_datetime
-from typing import Any, Callable, Iterable, Mapping, TypeVar
+from typing import Any, TypeVar
+from collections.abc import Callable, Iterable, Mapping
 
 import tenacity
 

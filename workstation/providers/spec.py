@@ -12,6 +12,8 @@ import math
 import os
 from dataclasses import asdict, dataclass, fields
 
+from workstation.errors import UserError
+
 # provider -> what it speaks
 PROVIDERS = {
     "openai": "OpenAI Responses API",
@@ -34,8 +36,15 @@ KEY_VARS = {
 COMPAT_DUMMY_KEY = "not-needed"  # local servers ignore the key, the SDK wants one
 
 
-class ProviderConfigError(ValueError):
-    """A bad spec, option or missing key: one line saying what to fix."""
+class ProviderConfigError(UserError, ValueError):
+    """A bad spec, option or missing key: one line saying what to fix.
+
+    ``field`` names the run setting at fault (``"effort"``, ``"base_url"``; ``"agent"`` for the spec
+    or its key), so forms and specs mark it without reading the message.
+    """
+
+    def __init__(self, message: str, field: str | None = "agent", *, file: str | None = None) -> None:
+        super().__init__(message, field, file=file)
 
 
 @dataclass(frozen=True)
@@ -52,13 +61,13 @@ class ProviderOptions:
         if self.effort is not None:
             object.__setattr__(self, "effort", self.effort.strip().lower())
         if self.effort is not None and self.effort not in EFFORTS:
-            raise ProviderConfigError(f"unknown effort {self.effort!r}; use one of {', '.join(EFFORTS)}")
+            raise ProviderConfigError(f"unknown effort {self.effort!r}; use one of {', '.join(EFFORTS)}", "effort")
         if self.temperature is not None and not (0.0 <= self.temperature <= 2.0):
-            raise ProviderConfigError(f"temperature {self.temperature} is out of range; use a value from 0 to 2")
+            raise ProviderConfigError(f"temperature {self.temperature} is out of range; use a value from 0 to 2", "temperature")
         if self.max_output_tokens is not None and self.max_output_tokens < 1:
-            raise ProviderConfigError("max output tokens must be a positive number")
+            raise ProviderConfigError("max output tokens must be a positive number", "max_output_tokens")
         if not (self.timeout > 0 and math.isfinite(self.timeout)):
-            raise ProviderConfigError("timeout must be a positive number of seconds")
+            raise ProviderConfigError("timeout must be a positive number of seconds", "timeout")
         if self.max_attempts < 1:
             raise ProviderConfigError("max attempts must be at least 1")
         if self.max_wait_s < 0:

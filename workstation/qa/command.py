@@ -46,9 +46,9 @@ def _curate(a: argparse.Namespace) -> int:
     from workstation.qa.qset import check_frames
 
     check_frames(Path(a.set), read_set(Path(a.set)))  # a malformed set or frame is one line before any screen
-    from workstation.cli import open_tui
+    from workstation.launch import Launch
 
-    return open_tui("qa_curate", root=a.set)
+    return a.open_tui(Launch("qa_curate", qa_set=a.set))
 
 
 def _gen(a: argparse.Namespace) -> int:

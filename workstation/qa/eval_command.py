@@ -6,9 +6,12 @@ import argparse
 import re
 import sys
 from pathlib import Path
+from typing import Any
 
 
-def register(qsub) -> None:
+def register(qsub: Any) -> None:
+    from workstation.options import add_model_arguments
+
     e = qsub.add_parser("eval", help="ask an agent every question (repeated), score per capability")
     e.add_argument("set", metavar="SET", help="question-set directory (from `workstation qa gen`)")
     e.add_argument("--agent", required=True, help="random | openai:M | compat:M | anthropic:M | gemini:M (not replay: or human)")
@@ -19,13 +22,7 @@ def register(qsub) -> None:
                    help="which questions to ask, by status (default proposed,accepted,edited)")
     e.add_argument("--prompts", default=None, metavar="DIR", help="prompt pack for the decision-long guides")
     e.add_argument("--seed", type=int, default=0, help="seed of the random agent")
-    g = e.add_argument_group("model providers")
-    g.add_argument("--base-url", default=None, help="SDK base URL (http://host:port/v1 for openai/compat)")
-    g.add_argument("--effort", default=None, help="none|minimal|low|medium|high|xhigh|max")
-    g.add_argument("--temperature", type=float, default=None)
-    g.add_argument("--max-output-tokens", type=int, default=None)
-    g.add_argument("--timeout", type=float, default=None, help="seconds per call (default 60)")
-    g.add_argument("--max-cost", type=float, default=None, metavar="USD", help="stop asking past this cost")
+    add_model_arguments(e)  # --base-url, --effort, ..., --max-cost: declared once, in workstation.options
     e.set_defaults(qa_func=_eval)
 
     t = qsub.add_parser("table", help="several evals side by side (the paper's Table 2 layout)")
@@ -60,17 +57,10 @@ def _eval(a: argparse.Namespace) -> int:
     bad = [s for s in statuses if s not in STATUSES]
     if bad or not statuses:
         raise UserError(f"unknown status {bad[0] if bad else a.status!r}: use {', '.join(STATUSES)}")
-    options = None
     check_agent(a)
-    if a.agent.strip().lower() != "random":
-        from workstation.providers import ProviderOptions
+    from workstation.options import provider_options_from_args
 
-        try:
-            options = ProviderOptions(base_url=a.base_url, effort=a.effort, temperature=a.temperature,
-                                      max_output_tokens=a.max_output_tokens,
-                                      timeout=60.0 if a.timeout is None else a.timeout)
-        except ValueError as e:
-            raise UserError(str(e)) from None
+    options = provider_options_from_args(a)  # None for the built-in agents; a bad value names its flag
     out = Path(a.out) if a.out else Path(a.set) / "evals" / re.sub(r"[^A-Za-z0-9._-]+", "-", a.agent)
     summary = run_eval(Path(a.set), a.agent, out, repeats=a.repeats, concurrency=a.concurrency, statuses=statuses,
                        provider_options=options, prompts=a.prompts, seed=a.seed,

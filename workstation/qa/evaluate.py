@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import os
 import threading
 from collections import Counter, defaultdict
 from concurrent.futures import ThreadPoolExecutor
@@ -27,7 +26,9 @@ from PIL import Image
 
 from workstation.errors import UserError
 from workstation.qa.answers import lettered, parse_choice
-from workstation.qa.qset import CATEGORIES, GROUPS, QUESTIONS, read_set
+from workstation.qa.qset import CATEGORIES, GROUPS, read_set
+from workstation.store.atomic import write_atomic
+from workstation.text_table import text_table
 from workstation.turn.prompt import ImagePart, Message, Prompt, TextPart
 
 ANSWERS = "answers.jsonl"
@@ -120,9 +121,7 @@ def run_eval(set_dir: Path, agent_spec: str, out: Path, repeats: int = 5, concur
             if old.get(key) != meta[key]:
                 raise UserError(f"{out} holds an eval of {old.get('agent')} on another set or agent "
                                 f"({key} differs); choose another --out")
-    tmp = meta_path.with_name(f".{EVAL_FILE}.tmp")
-    tmp.write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
-    os.replace(tmp, meta_path)
+    write_atomic(meta_path, json.dumps(meta, indent=1) + "\n")
 
     done = _read_answers(out / ANSWERS)
     todo = [(q, r) for q in qs for r in range(repeats)
@@ -168,9 +167,7 @@ def run_eval(set_dir: Path, agent_spec: str, out: Path, repeats: int = 5, concur
             close()
     summary = summarise(qs, done, repeats, meta)
     summary["stopped"] = "max cost" if max_cost is not None and spent[0] >= max_cost and not summary["complete"] else None
-    tmp = out / f".{SUMMARY}.tmp"
-    tmp.write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
-    os.replace(tmp, out / SUMMARY)
+    write_atomic(out / SUMMARY, json.dumps(summary, indent=1) + "\n")
     return summary
 
 
@@ -198,8 +195,8 @@ def _record(q: dict, repeat: int, reply_text: str | None, reply) -> dict:
 
 
 def _model_asker(set_dir: Path, spec: str, options, guides: dict[str, str]):
-    from workstation.agents import AgentSpecError, FatalAgentError, make_agent
-    from workstation.calls import TurnContext
+    from workstation.agents import AgentSpecError, make_agent
+    from workstation.calls import FatalAgentError, TurnContext
     from workstation.game.games import get_game
 
     local = threading.local()
@@ -325,10 +322,7 @@ def table(summaries: list[dict]) -> str:
         rows.append([row_label(s), *[share(s["accuracy"][k], s["counts"].get(k)) for k in
                                      ("perception", "motion", "decision", "overall")],
                      "-" if ag is None else f"{100 * ag:.0f}%"])
-    lines = []
-    widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
-    for r in rows:
-        lines.append("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
+    lines = text_table(rows)
     lines.append("(accuracy [95% Wilson interval] (answers))")
     for s in summaries:
         cells = []

@@ -24,10 +24,10 @@ earlier one (that is how curation records an edit without rewriting the file).
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 from workstation.errors import UserError
+from workstation.store.atomic import write_atomic
 
 FORMAT = "atari-workstation-qa/1"
 SET_FILE = "set.json"
@@ -124,9 +124,7 @@ class SetWriter:
         (self.root / FRAMES_DIR).mkdir(parents=True, exist_ok=True)
         meta_path = self.root / SET_FILE
         if not meta_path.exists():
-            tmp = meta_path.with_name(f".{SET_FILE}.{os.getpid()}.tmp")
-            tmp.write_text(json.dumps({"format": FORMAT, **(meta or {})}, indent=1) + "\n", encoding="utf-8")
-            os.replace(tmp, meta_path)
+            write_atomic(meta_path, json.dumps({"format": FORMAT, **(meta or {})}, indent=1) + "\n")
         else:
             read_set(self.root, check_files=False)  # refuse to append to a malformed or foreign set
         self._out = open(self.root / QUESTIONS, "a", encoding="utf-8")
@@ -136,9 +134,7 @@ class SetWriter:
         rel = f"{FRAMES_DIR}/{run_id}-{index:06d}.png"
         path = self.root / rel
         if not path.exists():
-            tmp = path.with_name(f".{path.name}.tmp")
-            tmp.write_bytes(png)
-            os.replace(tmp, path)
+            write_atomic(path, png)
         return {"file": rel, "index": index, "t": paper_time(index)}
 
     def add(self, q: dict) -> None:
@@ -149,7 +145,7 @@ class SetWriter:
     def close(self) -> None:
         self._out.close()
 
-    def __enter__(self) -> "SetWriter":
+    def __enter__(self) -> SetWriter:
         return self
 
     def __exit__(self, *exc: object) -> None:

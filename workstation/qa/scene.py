@@ -6,7 +6,8 @@ from pathlib import Path
 
 from workstation.qa.pixels import aligned, blob_centre
 from workstation.qa.truth import Obj, ObjectSpec, RamMap, load_map
-from workstation.store.recording import Recording, RecordingError, find_recordings
+from workstation.store.index import find_recordings
+from workstation.store.recording import Recording, RecordingError
 from workstation.errors import UserError
 
 _ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth")

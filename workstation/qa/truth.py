@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 import tomllib
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from workstation.errors import UserError
@@ -162,7 +162,7 @@ def supported_games() -> list[str]:
     return sorted(p.stem for p in MAPS_DIR.glob("*.toml"))
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_map(game: str) -> RamMap:
     """The RAM map of a game key (see ``workstation games``); UserError if missing or malformed."""
     path = MAPS_DIR / f"{game}.toml"

@@ -11,7 +11,7 @@ exception goes on.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from workstation.calls import CancelToken
 from workstation.turn.engine import Phase, TurnEngine

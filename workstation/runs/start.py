@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 import platform
 import time
-from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import Any
 
 from workstation.agents import make_agent
 from workstation.game.clock import RULES

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from workstation.agents.base import Reply, TurnContext
+from workstation.calls import Reply, TurnContext
 from workstation.game.clock import RULES
 from workstation.game.games import FPS_PAPER, get_game
 from workstation.game.protocol import Protocol

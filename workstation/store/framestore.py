@@ -26,7 +26,7 @@ import threading
 import zlib
 from collections import OrderedDict
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 from PIL import Image
@@ -212,7 +212,7 @@ class FrameWriter(_FrameStore):
         self.closed = False
 
     @classmethod
-    def branch(cls, directory: Path, source: _FrameStore, n_frames: int) -> "FrameWriter":
+    def branch(cls, directory: Path, source: _FrameStore, n_frames: int) -> FrameWriter:
         """A new store in ``directory`` starting with the first ``n_frames`` frames of ``source``."""
         if not 0 <= n_frames <= len(source):
             raise FrameStoreError(f"cannot copy {n_frames} frames: the source holds {len(source)}")
@@ -321,7 +321,7 @@ class FrameWriter(_FrameStore):
                 f.close()
             self.closed = True  # frames stay readable; the read handle closes with the object
 
-    def __enter__(self) -> "FrameWriter":
+    def __enter__(self) -> FrameWriter:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -389,7 +389,7 @@ class FrameReader(_FrameStore):
                 self._data.close()
                 self._data = None
 
-    def __enter__(self) -> "FrameReader":
+    def __enter__(self) -> FrameReader:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -12,13 +12,18 @@ is listed all the same (nothing is cached).
 
 from __future__ import annotations
 
+from typing import Any
+
 import gc
 import json
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
-from workstation.store.recording import MANIFEST, SUMMARY, TURNS, Recording, RecordingError
+from workstation.store.atomic import write_atomic
+from workstation.store.recording import MANIFEST, SUMMARY, TURNS, Recording
+from workstation.store.records import RecordingError
 
 INDEX_FILE = ".workstation-index.json"
 INDEX_VERSION = 2  # 2: entries carry the changes made by hand, run ids include them
@@ -34,7 +39,7 @@ class Entry:
     game: str | None = None
     agent: str | None = None
     seed: int | None = None
-    protocol: dict = field(default_factory=dict)
+    protocol: dict[str, Any] = field(default_factory=dict[str, Any])
     created: str | None = None
     state: str = "unreadable"  # complete | stopped | killed | unreadable
     score: float | None = None
@@ -54,7 +59,7 @@ class Entry:
         """A person changed this run by hand (an override, an edited prompt, a branch...)."""
         return bool(self.changes)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in ENTRY_FIELDS}
 
     @property
@@ -87,7 +92,7 @@ def _read(path: Path, rel: str) -> Entry:
                  stopped=s.stopped, branch_of=parent, changes=rec.interventions or None)
 
 
-def _sig(path: str) -> list | None:
+def _sig(path: str) -> list[Any] | None:
     try:
         st = os.stat(path)
     except OSError:
@@ -95,7 +100,7 @@ def _sig(path: str) -> list | None:
     return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
 
 
-def _signature(directory: str) -> list | None:
+def _signature(directory: str) -> list[Any] | None:
     """What an entry depends on; None when the directory holds no manifest."""
     manifest = _sig(os.path.join(directory, MANIFEST))
     if manifest is None:
@@ -105,7 +110,7 @@ def _signature(directory: str) -> list | None:
     return [manifest, summary, turns]
 
 
-def walk(root: str, depth: int = 0):
+def walk(root: str, depth: int = 0) -> Iterator[tuple[str, list[Any]]]:
     """Recording directories under ``root`` (relative paths), with their signatures."""
     sig = _signature(root)
     if sig is not None:
@@ -139,7 +144,7 @@ class Index:
         self.cache = cache
         self.read_count = 0  # recordings read from their files in the last listing (the rest came from the index)
 
-    def _load(self) -> dict:
+    def _load(self) -> dict[str, Any]:
         if not self.cache:
             return {}
         try:
@@ -148,17 +153,15 @@ class Index:
             return {}
         if not isinstance(data, dict) or data.get("version") != INDEX_VERSION or not isinstance(data.get("runs"), dict):
             return {}
-        return data["runs"]
+        runs: dict[str, Any] = data["runs"]
+        return runs
 
-    def _save(self, runs: dict) -> None:
+    def _save(self, runs: dict[str, Any]) -> None:
         path = self.root / INDEX_FILE
-        tmp = path.with_name(f"{INDEX_FILE}.{os.getpid()}.tmp")
-        try:
-            tmp.write_text(json.dumps({"version": INDEX_VERSION, "runs": runs}, separators=(",", ":")),
-                           encoding="utf-8")
-            os.replace(tmp, path)
+        try:  # a cache, rebuilt when lost: no fsync
+            write_atomic(path, json.dumps({"version": INDEX_VERSION, "runs": runs}, separators=(",", ":")), fsync=False)
         except OSError:  # a read-only root is listed all the same
-            tmp.unlink(missing_ok=True)
+            pass
 
     def entries(self) -> list[Entry]:
         """Every recording under the root, newest first (index entries checked, changed ones re-read)."""
@@ -173,7 +176,7 @@ class Index:
     def _entries(self) -> list[Entry]:
         cached = self._load()
         root = str(self.root)
-        runs: dict = {}
+        runs: dict[str, Any] = {}
         out: list[Entry] = []
         self.read_count = 0
         changed = False
@@ -214,7 +217,7 @@ class Index:
         found = self.find(run_id)
         if not found:
             raise RecordingError(f"no recording under {self.root} has a run id starting {run_id!r}")
-        ids = sorted({e.run_id for e in found})
+        ids = sorted({e.run_id or "" for e in found})
         if len(ids) > 1:
             raise RecordingError(f"run id {run_id!r} is ambiguous under {self.root}: it starts "
                                  f"{', '.join(ids[:5])}{'...' if len(ids) > 5 else ''}; give more characters")
@@ -244,3 +247,15 @@ def select(entries: list[Entry], *, game: str | None = None, agent: str | None =
             continue
         out.append(e)
     return out
+
+
+def find_recordings(root: Path) -> list[Path]:
+    """Recording directories under ``root`` (itself included, nested ones to a depth of 4), newest first."""
+    root = Path(root)
+    if not root.is_dir():
+        return []
+    # walk stops at each recording: it never lists its frame files
+    found = [(sig[0][1], Path(directory)) for directory, sig in walk(str(root))]
+    found.sort(key=lambda item: (item[0], str(item[1])), reverse=True)
+    return [path for _, path in found]
+

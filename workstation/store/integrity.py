@@ -12,10 +12,29 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from workstation.store.recording import Recording
+from workstation.store.framestore import FrameReader, FrameStoreError
+from workstation.store.records import RecordingError, Summary, TurnRecord
+
+
+class Recording(Protocol):
+    """What the check reads of a ``workstation.store.recording.Recording`` (which calls it: so no import back)."""
+
+    @property
+    def path(self) -> Path: ...
+
+    @property
+    def summary_record(self) -> Summary | None: ...
+
+    @property
+    def turn_records(self) -> list[TurnRecord]: ...
+
+    @property
+    def cut_off_line(self) -> int | None: ...
+
+    @property
+    def frames(self) -> FrameReader: ...
 
 SUMMARY = "summary.json"
 CHUNK = 1 << 20
@@ -29,7 +48,7 @@ def sha256_of(path: Path) -> str:
     return h.hexdigest()
 
 
-def file_digests(directory: Path) -> dict[str, dict]:
+def file_digests(directory: Path) -> dict[str, dict[str, Any]]:
     """Size and SHA-256 of every file of a recording, by name (the summary and hidden files left out)."""
     out = {}
     for p in sorted(Path(directory).iterdir()):
@@ -38,7 +57,7 @@ def file_digests(directory: Path) -> dict[str, dict]:
     return out
 
 
-def digest_problems(directory: Path, files: dict) -> list[str]:
+def digest_problems(directory: Path, files: dict[str, Any]) -> list[str]:
     """Each file that is missing, or differs in size or digest from what the summary recorded."""
     found = []
     for name, want in sorted(files.items()):
@@ -60,10 +79,8 @@ def digest_problems(directory: Path, files: dict) -> list[str]:
     return found
 
 
-def agreement_problems(rec: "Recording") -> list[str]:
+def agreement_problems(rec: Recording) -> list[str]:
     """Where the summary contradicts the turns or the frames (a summary-less run has nothing to contradict)."""
-    from workstation.store.recording import RecordingError
-
     s = rec.summary_record
     if s is None:
         return []
@@ -96,10 +113,8 @@ def agreement_problems(rec: "Recording") -> list[str]:
     return found
 
 
-def problems(rec: "Recording", digests: bool = True) -> list[str]:
+def problems(rec: Recording, digests: bool = True) -> list[str]:
     """Everything the fast check finds wrong with ``rec`` (empty: nothing found)."""
-    from workstation.store.recording import RecordingError
-
     found: list[str] = []
     s = rec.summary_record
     if digests and s is not None and s.files:
@@ -111,11 +126,8 @@ def problems(rec: "Recording", digests: bool = True) -> list[str]:
     return found
 
 
-def _decode_all(rec: "Recording") -> list[str]:
+def _decode_all(rec: Recording) -> list[str]:
     """Read every frame back (for recordings without digests): the first one that fails."""
-    from workstation.store.framestore import FrameStoreError
-    from workstation.store.recording import RecordingError
-
     try:
         frames = rec.frames
         for i in range(len(frames)):
@@ -126,7 +138,7 @@ def _decode_all(rec: "Recording") -> list[str]:
     return []
 
 
-def quick_verdict(rec: "Recording") -> tuple[bool, str]:
+def quick_verdict(rec: Recording) -> tuple[bool, str]:
     """(sound, one line) for ``workstation verify --quick``: no re-execution."""
     found = problems(rec)
     s = rec.summary_record
@@ -142,7 +154,7 @@ def quick_verdict(rec: "Recording") -> tuple[bool, str]:
     from workstation.store.series import plural
 
     turns_, frames_ = plural(n_turns, "turn"), plural(n_frames, "frame")
-    if has_digests:
+    if has_digests and s is not None and s.files:
         what = f"{len(s.files)} files match their digests; the summary agrees with {turns_} and {frames_}"
     elif s is not None:
         what = (f"the summary agrees with {turns_} and {frames_}, all frames read back "

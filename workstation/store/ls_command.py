@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import Any
 from workstation.errors import UserError
 from workstation.locations import RECORDINGS
+from workstation.text_table import text_table
 
 COLUMNS = ("game", "agent", "seed", "score", "turns", "state", "changed", "date", "run id", "path")
 AGENT_WIDTH = 32
 
 
-def register(sub) -> None:
+def register(sub: Any) -> None:
     p = sub.add_parser("ls", help="list the recordings under a directory (game, agent, seed, score, state, run id)",
                        description="List the recordings under DIR (nested ones too), newest first, as a table. "
                        "Filters combine; an index file in DIR keeps later listings fast and is checked "
@@ -53,7 +55,7 @@ def _settings(pairs: list[str]) -> dict[str, str]:
     return out
 
 
-def _cell(value) -> str:
+def _cell(value: object) -> str:
     if value is None:
         return "-"
     if isinstance(value, float):
@@ -64,7 +66,7 @@ def _cell(value) -> str:
 def run(args: argparse.Namespace) -> int:
     from workstation.store.changes import mark
     from workstation.store.index import Index, select
-    from workstation.store.recording import RecordingError
+    from workstation.store.records import RecordingError
 
     settings = _settings(args.setting)  # every filter checked before the index file is touched
     if args.seed is not None and not 0 <= args.seed <= 2**32 - 1:
@@ -79,20 +81,16 @@ def run(args: argparse.Namespace) -> int:
     if args.changed or args.plain:
         entries = [e for e in entries if e.changed == bool(args.changed)]
     if args.json:
-        for e in entries:
-            print(json.dumps({**e.to_json(), "path": str(index.path_of(e))}))
+        for entry in entries:
+            print(json.dumps({**entry.to_json(), "path": str(index.path_of(entry))}))
         return 0
     rows = [COLUMNS]
-    for e in entries:
-        agent = e.agent or "-"
+    for entry in entries:
+        agent = entry.agent or "-"
         if len(agent) > AGENT_WIDTH:
             agent = agent[: AGENT_WIDTH - 1] + "…"
-        rows.append((_cell(e.game), agent, _cell(e.seed), _cell(e.score), _cell(e.turns), e.state, mark(e.changes),
-                     e.date or "-", (e.run_id or "-")[:16], str(index.path_of(e))))
-    widths = [max(len(r[i]) for r in rows) for i in range(len(COLUMNS))]
-    for n, r in enumerate(rows):
-        print("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
-        if n == 0:
-            print("  ".join("-" * w for w in widths).rstrip())
+        rows.append((_cell(entry.game), agent, _cell(entry.seed), _cell(entry.score), _cell(entry.turns), entry.state,
+                     mark(entry.changes), entry.date or "-", (entry.run_id or "-")[:16], str(index.path_of(entry))))
+    print("\n".join(text_table(rows, rules=[0])))
     print(f"{len(entries)} recording{'s' if len(entries) != 1 else ''}")
     return 0

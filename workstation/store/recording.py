@@ -22,14 +22,16 @@ import json
 import os
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import numpy as np
 
 from workstation.store import changes as hand_changes
 from workstation.store import integrity
+from workstation.store.atomic import write_atomic
 from workstation.store.framestore import FrameReader, FrameStoreError, FrameWriter
-from workstation.store.records import Manifest, RecordError, Summary, TurnRecord, rebuild_summary
+from workstation.store.records import Manifest, RecordError, RecordingError, Summary, TurnRecord, rebuild_summary
 
 MANIFEST = "manifest.json"
 TURNS = "turns.jsonl"
@@ -40,10 +42,6 @@ UNFINISHED = "unfinished: no summary.json (the run was killed, or is still runni
 class RecordingWriteError(Exception):
     """Writing a recording failed (disk full, permission lost, directory removed): the run
     stops with this one line, exit status 1; what was written before stays readable."""
-
-
-class RecordingError(Exception):
-    """A recording that is missing, damaged, or written to wrongly (one-line message)."""
 
 
 class DamagedRecording(RecordingError):
@@ -78,39 +76,20 @@ def _plain(value: Any) -> Any:
     raise TypeError(f"{type(value).__name__} is not JSON serialisable")
 
 
-def dumps(record: dict) -> str:
+def dumps(record: dict[str, Any]) -> str:
     """Compact JSON of one record (no spaces, UTF-8 kept as is)."""
     return json.dumps(record, separators=(",", ":"), ensure_ascii=False, default=_plain)
 
 
-def _write_atomic(path: Path, record: dict, exclusive: bool = False) -> None:
+def _write_atomic(path: Path, record: dict[str, Any], exclusive: bool = False) -> None:
     """Write JSON to ``path`` via a temporary file; with ``exclusive``, fail if it exists."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(json.dumps(record, indent=1, ensure_ascii=False, default=_plain))
-        f.write("\n")
-        f.flush()
-        os.fsync(f.fileno())
-    try:
-        if exclusive:
-            try:
-                os.link(tmp, path)  # atomic, and refuses an existing file
-            except FileExistsError:
-                raise
-            except OSError:  # a file system without hard links
-                if path.exists():
-                    raise FileExistsError(path) from None
-                os.replace(tmp, path)
-        else:
-            os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    write_atomic(path, json.dumps(record, indent=1, ensure_ascii=False, default=_plain) + "\n", exclusive=exclusive)
 
 
 class RecordingWriter:
     """Writes one run: manifest now, a line per turn, frames as they come, summary last."""
 
-    def __init__(self, directory: Path, manifest: dict, height: int, width: int = 160) -> None:
+    def __init__(self, directory: Path, manifest: dict[str, Any], height: int, width: int = 160) -> None:
         self._start(directory, manifest)
         try:
             self.frames = FrameWriter(self.path, height, width)
@@ -118,7 +97,7 @@ class RecordingWriter:
             self._turns.close()
             raise RecordingError(str(e)) from None
 
-    def _start(self, directory: Path, manifest: dict) -> None:
+    def _start(self, directory: Path, manifest: dict[str, Any]) -> None:
         self.path = Path(directory)
         self.manifest = dict(manifest)
         self.changes: list[dict] = list(manifest.get("changes") or [])
@@ -134,8 +113,8 @@ class RecordingWriter:
 
     @classmethod
     def branch_from(
-        cls, directory: Path, manifest: dict, parent: "Recording", n_frames: int, n_turns: int
-    ) -> "RecordingWriter":
+        cls, directory: Path, manifest: dict[str, Any], parent: Recording, n_frames: int, n_turns: int
+    ) -> RecordingWriter:
         """A new recording that starts as a copy of ``parent``'s first frames and turns.
 
         For rewind-and-branch: frames ``0..n_frames-1`` (with RAM) and the first
@@ -173,7 +152,7 @@ class RecordingWriter:
         except OSError as e:
             raise self._write_error(e) from e
 
-    def add_turn(self, record: dict | TurnRecord) -> None:
+    def add_turn(self, record: dict[str, Any] | TurnRecord) -> None:
         """Append one turn record, flushing frames first so every turn's frames are on disk."""
         self._check_open()
         if isinstance(record, TurnRecord):
@@ -213,21 +192,21 @@ class RecordingWriter:
                                  self.manifest.get("seed"), run_id)
         self.path = run_dirs.rename_to(self.path, name)
 
-    def _write_error(self, e: OSError) -> "RecordingWriteError":
+    def _write_error(self, e: OSError) -> RecordingWriteError:
         reason = e.strerror or str(e) or type(e).__name__
         where = e.filename or self.path
         return RecordingWriteError(f"cannot write the recording {where}: {reason}; free space, fix the "
                                    f"permissions or choose another --out (what was written so far is kept)")
 
-    def finish(self, summary: dict | Summary) -> None:
+    def finish(self, summary: dict[str, Any] | Summary) -> None:
         """Close the run and write its summary (complete unless the summary says otherwise)."""
         self._close({"complete": True, **_as_dict(summary)})
 
-    def abort(self, summary: dict | Summary) -> None:
+    def abort(self, summary: dict[str, Any] | Summary) -> None:
         """Close a run that did not finish; the summary records why (``stopped``)."""
         self._close({"stopped": "aborted", **_as_dict(summary), "complete": False})
 
-    def _close(self, summary: dict) -> None:
+    def _close(self, summary: dict[str, Any]) -> None:
         """Close the files, then write the summary with every file's size and digest (``files``)."""
         self._check_open()
         self.closed = True
@@ -249,7 +228,7 @@ class RecordingWriter:
             raise self._write_error(failed[0]) from failed[0]
         self._rename_for_changes()
 
-    def __enter__(self) -> "RecordingWriter":
+    def __enter__(self) -> RecordingWriter:
         return self
 
     def __exit__(self, exc_type: type | None, exc: BaseException | None, tb: object) -> None:
@@ -258,7 +237,7 @@ class RecordingWriter:
             self.abort({"stopped": reason})
 
 
-def _as_dict(summary: dict | Summary) -> dict:
+def _as_dict(summary: dict[str, Any] | Summary) -> dict[str, Any]:
     return summary.to_json() if isinstance(summary, Summary) else dict(summary)
 
 
@@ -289,20 +268,20 @@ class Recording:
         self.manifest = self._load(manifest_path)
         self.manifest_record = self._typed(Manifest, self.manifest, manifest_path)
         summary_path = self.path / SUMMARY
-        self.summary: dict | None = self._load(summary_path) if summary_path.is_file() else None
+        self.summary: dict[str, Any] | None = self._load(summary_path) if summary_path.is_file() else None
         self.summary_record: Summary | None = (
             None if self.summary is None else self._typed(Summary, self.summary, summary_path))
         self.cut_off_line: int | None = None  # the last line of turns.jsonl, cut off mid-write
 
     @staticmethod
-    def _typed(cls, data: dict, path: Path):
+    def _typed(cls: Any, data: dict[str, Any], path: Path) -> Any:
         try:
             return cls.from_json(data)
         except RecordError as e:
             raise RecordingError(f"cannot read {path}: {e}") from None
 
     @staticmethod
-    def _load(path: Path) -> dict:
+    def _load(path: Path) -> dict[str, Any]:
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
@@ -317,7 +296,7 @@ class Recording:
         return self.summary is not None and self.summary.get("complete") is True
 
     @cached_property
-    def changes(self) -> list[dict]:
+    def changes(self) -> list[dict[str, Any]]:
         """What a person changed (``workstation.store.changes``); older recordings': read from their turns."""
         if "changes" in self.manifest:
             found = self.manifest["changes"]
@@ -346,7 +325,7 @@ class Recording:
         return hand_changes.changed_run_id(self.manifest_record.run_id, self.changes)
 
     @cached_property
-    def turns(self) -> list[dict]:
+    def turns(self) -> list[dict[str, Any]]:
         """Turn records in order; a cut-off last line (killed writer) is left out."""
         try:
             raw = (self.path / TURNS).read_bytes()
@@ -406,19 +385,20 @@ class Recording:
             rebuilt = rebuild_summary(self.manifest_record, self.turn_records, UNFINISHED)
             rebuilt.interventions = self.interventions or None
             return rebuilt
-        missing = [k for k in (*Summary.CORE, "failed_turns") if k not in self.summary]
-        if "episodes_ended" not in self.summary and "games_ended" not in self.summary:
+        stored = self.summary or {}
+        missing = [k for k in (*Summary.CORE, "failed_turns") if k not in stored]
+        if "episodes_ended" not in stored and "games_ended" not in stored:
             missing.append("games_ended" if self.manifest_record.rule_version >= 2 else "episodes_ended")
         if not missing:
             return self.summary_record
         s = self.summary_record
         rebuilt = rebuild_summary(self.manifest_record, self.turn_records, None if s.complete else s.stopped or "aborted")
-        filled = Summary.from_json({**{k: getattr(rebuilt, k) for k in missing}, **self.summary})
+        filled: Summary = Summary.from_json({**{k: getattr(rebuilt, k) for k in missing}, **stored})
         return filled
 
-    def summary_or_partial(self) -> dict:
+    def summary_or_partial(self) -> dict[str, Any]:
         """``outcome()`` as JSON: the stored summary (filled in where it lacks fields) or one rebuilt."""
-        if self.summary_record is not None and self.outcome() is self.summary_record:
+        if self.summary is not None and self.outcome() is self.summary_record:
             return self.summary
         return self.outcome().to_json()
 
@@ -426,7 +406,7 @@ class Recording:
         """What the fast integrity check finds wrong (file digests, summary against turns and frames)."""
         return integrity.problems(self, digests)
 
-    def require_sound(self) -> "Recording":
+    def require_sound(self) -> Recording:
         """``self`` when the fast integrity check finds nothing; else ``DamagedRecording`` (one line, exit 1)."""
         damage = self.damage()
         if damage:
@@ -459,16 +439,3 @@ class Recording:
     def __repr__(self) -> str:
         state = "complete" if self.complete else "partial"
         return f"Recording({str(self.path)!r}, {state})"
-
-
-def find_recordings(root: Path) -> list[Path]:
-    """Recording directories under ``root`` (itself included, nested ones to a depth of 4), newest first."""
-    root = Path(root)
-    if not root.is_dir():
-        return []
-    from workstation.store.index import walk  # stops at each recording: never lists its frame files
-
-    found = [(sig[0][1], Path(directory)) for directory, sig in walk(str(root))]
-    found.sort(key=lambda item: (item[0], str(item[1])), reverse=True)
-    return [path for _, path in found]
-

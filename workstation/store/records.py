@@ -31,8 +31,13 @@ READABLE_FORMATS = ("atari-workstation/1",)
 FORMAT_PREFIX = "atari-workstation/"
 
 
-class RecordError(ValueError):
+class RecordError(UserError, ValueError):
     """A record whose fields have the wrong types (one line; the reader adds the file)."""
+
+
+class RecordingError(UserError):
+    """A recording that is missing, damaged, or written to wrongly (one-line message; ``file`` names it
+    where the raiser knows it). Defined here, below the recording and its integrity check, which both raise it."""
 
 
 # -- field checks -----------------------------------------------------------------
@@ -87,7 +92,7 @@ def _dict(name: str, value: Any, *, optional: bool = False) -> Any:
     return value
 
 
-def _list(name: str, value: Any, item=None, *, optional: bool = False) -> Any:
+def _list(name: str, value: Any, item: Any = None, *, optional: bool = False) -> Any:
     if value is None and optional:
         return None
     if not isinstance(value, list):
@@ -111,10 +116,10 @@ class _Record:
     ITEMS: ClassVar[dict[str, Any]] = {}  # list fields whose items are checked
     OMIT_EMPTY: ClassVar[tuple[str, ...]] = ()  # written only when not empty / not None
 
-    extra: dict
+    extra: dict[str, Any]
 
     @classmethod
-    def from_json(cls, data: Any):
+    def from_json(cls, data: Any) -> Any:
         if not isinstance(data, dict):
             raise RecordError(f"holds {_kind(data)}, not a JSON object")
         values: dict[str, Any] = {}
@@ -129,9 +134,9 @@ class _Record:
             values[key] = value
         spec = cls.SPEC
         extra = {k: v for k, v in data.items() if k not in spec}
-        return cls(**values, extra=extra)
+        return cls(**values, extra=extra)  # type: ignore[call-arg]  # every record dataclass has ``extra``
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for key in self.SPEC:
             value = getattr(self, key)
@@ -145,7 +150,7 @@ class _Record:
 
 
 # -- usage -------------------------------------------------------------------------
-def usage_totals(usage: dict | None) -> tuple[int, int]:
+def usage_totals(usage: dict[str, Any] | None) -> tuple[int, int]:
     """(input tokens counting cache reads and writes, output tokens) of a usage object, (0, 0) if none."""
     if not usage:
         return 0, 0
@@ -156,7 +161,7 @@ def usage_totals(usage: dict | None) -> tuple[int, int]:
 USAGE_KEYS = ("input_tokens", "cache_read_tokens", "cache_write_tokens", "output_tokens", "reasoning_tokens")
 
 
-def add_usage(a: dict | None, b: dict | None) -> dict:
+def add_usage(a: dict[str, Any] | None, b: dict[str, Any] | None) -> dict[str, Any]:
     """The sum of two usage objects (missing counts as zero), with every key present."""
     a, b = a or {}, b or {}
     return {k: int(a.get(k) or 0) + int(b.get(k) or 0) for k in USAGE_KEYS}
@@ -174,17 +179,17 @@ class Manifest(_Record):
     in_paper: bool | None = None
     seed: int | None = None
     protocol: Any = field(default_factory=dict)  # Protocol.to_json(); checked by Protocol.from_json
-    agent: dict = field(default_factory=dict)
-    prompt_pack: dict = field(default_factory=dict)
-    versions: dict = field(default_factory=dict)
+    agent: dict[str, Any] = field(default_factory=dict[str, Any])
+    prompt_pack: dict[str, Any] = field(default_factory=dict[str, Any])
+    versions: dict[str, Any] = field(default_factory=dict[str, Any])
     created: str | None = None
-    frame_shape: list = field(default_factory=lambda: [210, 160])
+    frame_shape: list[Any] = field(default_factory=lambda: [210, 160])
     clock: str | None = None
     rules: int | None = None  # game-over rule version; absent = 1
     seed_note: str | None = None
-    parent: dict | None = None  # a rewind-and-branch: the run it left and the turn
-    branch: dict | None = None  # the frames and turns copied from the parent
-    extra: dict = field(default_factory=dict)
+    parent: dict[str, Any] | None = None  # a rewind-and-branch: the run it left and the turn
+    branch: dict[str, Any] | None = None  # the frames and turns copied from the parent
+    extra: dict[str, Any] = field(default_factory=dict[str, Any])
 
     SPEC: ClassVar = {
         "format": ("str", False), "rules": ("int", True), "run_id": ("str", True), "game": ("str", True), "env_id": ("str", True),
@@ -197,10 +202,11 @@ class Manifest(_Record):
     OMIT_EMPTY: ClassVar = ("rules", "seed_note", "parent", "branch")
 
     @classmethod
-    def from_json(cls, data: Any) -> "Manifest":
+    def from_json(cls, data: Any) -> Manifest:
         if isinstance(data, dict):
             check_format(data.get("format", FORMAT))
-        return super().from_json(data)
+        manifest: Manifest = super().from_json(data)
+        return manifest
 
     @property
     def rule_version(self) -> int:
@@ -237,34 +243,34 @@ class TurnRecord(_Record):
     end_frame: int = 0
     raw: str = ""
     thought: str = ""
-    planned: list = field(default_factory=list)
-    actions: list = field(default_factory=list)
+    planned: list[Any] = field(default_factory=list[Any])
+    actions: list[Any] = field(default_factory=list[Any])
     valid: bool = True
     rule: str | None = None
-    errors: list = field(default_factory=list)
+    errors: list[Any] = field(default_factory=list[Any])
     overridden: bool = False
     reward: float = 0.0
-    action_rewards: list = field(default_factory=list)
-    action_life_lost: list = field(default_factory=list)
-    action_reset: list = field(default_factory=list)
-    action_frames: list = field(default_factory=list)
+    action_rewards: list[Any] = field(default_factory=list[Any])
+    action_life_lost: list[Any] = field(default_factory=list[Any])
+    action_reset: list[Any] = field(default_factory=list[Any])
+    action_frames: list[Any] = field(default_factory=list[Any])
     lives_lost: int = 0
     noop_frames: int = 0
     score: float = 0.0
     lives: int = 0
-    prompt: dict = field(default_factory=dict)
-    usage: dict | None = None
+    prompt: dict[str, Any] = field(default_factory=dict[str, Any])
+    usage: dict[str, Any] | None = None
     latency_s: float = 0.0
     cost_usd: float | None = None
-    attempts: list = field(default_factory=list)
+    attempts: list[Any] = field(default_factory=list[Any])
     error: str | None = None
     finish_reason: str | None = None
     game_over: bool = False  # the game ended during this turn
     cut_frames: int | None = None  # frames the cut action ran, or None if none was cut
-    dropped: list = field(default_factory=list)  # planned actions dropped (budget or game over)
+    dropped: list[Any] = field(default_factory=list[Any])  # planned actions dropped (budget or game over)
     reset_frame: int | None = None  # budget frame of the new game's first frame
-    discarded_replies: list = field(default_factory=list)  # step mode: replies discarded by a re-send
-    extra: dict = field(default_factory=dict)
+    discarded_replies: list[Any] = field(default_factory=list[Any])  # step mode: replies discarded by a re-send
+    extra: dict[str, Any] = field(default_factory=dict[str, Any])
 
     SPEC: ClassVar = {
         "turn": ("int", False), "start_frame": ("int", False), "end_frame": ("int", False), "raw": ("str", False),
@@ -282,7 +288,7 @@ class TurnRecord(_Record):
     OMIT_EMPTY: ClassVar = ("discarded_replies",)
 
     @classmethod
-    def from_json(cls, data: Any) -> "TurnRecord":
+    def from_json(cls, data: Any) -> TurnRecord:
         rec = super().from_json(data)
         n = len(rec.actions)
         for key in ("action_rewards", "action_life_lost", "action_frames"):
@@ -290,7 +296,8 @@ class TurnRecord(_Record):
                 raise RecordError(f"field {key!r} has {len(getattr(rec, key))} items for {n} actions")
         if "action_reset" not in data:  # written before resets were recorded per action
             rec.action_reset = [False] * n
-        return rec
+        record: TurnRecord = rec
+        return record
 
     @property
     def tokens(self) -> tuple[int, int]:
@@ -314,7 +321,7 @@ class TurnRecord(_Record):
 
     @property
     def variant(self) -> str:
-        return self.prompt.get("variant", "standard")
+        return str(self.prompt.get("variant", "standard"))
 
     @property
     def shown_plan(self) -> list[str]:
@@ -341,13 +348,13 @@ class Summary(_Record):
     episodes_ended: int | None = None  # rule 1's name for the games that ended
     games_ended: int | None = None  # rule 2: games that ended in a game over
     calls: int = 0
-    usage: dict = field(default_factory=lambda: add_usage(None, None))
+    usage: dict[str, Any] = field(default_factory=lambda: add_usage(None, None))
     cost_usd: float | None = 0.0
     wall_s: float | None = None
     stopped: str | None = None
-    files: dict | None = None  # name -> {"sha256", "bytes"}: the fast integrity check
-    interventions: dict | None = None  # changes made by hand, per kind (workstation.store.changes)
-    extra: dict = field(default_factory=dict)
+    files: dict[str, Any] | None = None  # name -> {"sha256", "bytes"}: the fast integrity check
+    interventions: dict[str, Any] | None = None  # changes made by hand, per kind (workstation.store.changes)
+    extra: dict[str, Any] = field(default_factory=dict[str, Any])
 
     SPEC: ClassVar = {
         "complete": ("bool", False), "game": ("str", True), "seed": ("int", True), "agent": ("str", True),
@@ -381,7 +388,7 @@ class Summary(_Record):
 
 def rebuild_summary(manifest: Manifest, turns: list[TurnRecord], why: str | None) -> Summary:
     """The summary of a run that wrote none (killed), from its turn records: every field a finished one has."""
-    usage: dict = add_usage(None, None)
+    usage: dict[str, Any] = add_usage(None, None)
     cost, priced = 0.0, True
     for t in turns:
         if t.usage is not None:

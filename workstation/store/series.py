@@ -12,6 +12,8 @@ a summary the CLI prints. Headless: numpy only, no Textual.
 
 from __future__ import annotations
 
+from typing import Any
+
 import bisect
 from dataclasses import dataclass, field
 
@@ -36,7 +38,7 @@ class FrameSeries:
         self.resets = np.zeros(n, dtype=bool)
 
     @classmethod
-    def over(cls, rewards: np.ndarray, losses: np.ndarray, resets: np.ndarray | None = None) -> "FrameSeries":
+    def over(cls, rewards: np.ndarray, losses: np.ndarray, resets: np.ndarray | None = None) -> FrameSeries:
         """A series over arrays someone else fills in place (the TUI's engine driver, frame by frame)."""
         self = cls.__new__(cls)
         self.budget = len(rewards) - 1
@@ -64,9 +66,9 @@ class FrameSeries:
 
     def events(self) -> list[tuple[int, str, float]]:
         """(frame, "reward" | "life_lost" | "reset", value) in frame order."""
-        out = []
-        for f in np.flatnonzero((self.rewards != 0) | self.losses | self.resets):
-            f = int(f)
+        out: list[tuple[int, str, float]] = []
+        for at in np.flatnonzero((self.rewards != 0) | self.losses | self.resets):
+            f = int(at)
             if self.rewards[f]:
                 out.append((f, "reward", float(self.rewards[f])))
             if self.losses[f]:
@@ -80,14 +82,14 @@ class FrameSeries:
         return buckets(self.rewards, width), buckets(self.losses.astype(np.int64), width) > 0
 
 
-def buckets(values: np.ndarray, n: int, reduce=np.add) -> np.ndarray:
+def buckets(values: np.ndarray, n: int, reduce: Any = np.add) -> np.ndarray:
     """Reduce ``values`` into ``n`` near-equal consecutive buckets."""
     values = np.asarray(values)
     if n <= 0 or len(values) == 0:
         return np.zeros(0, dtype=values.dtype)
     starts = (np.arange(n) * len(values)) // n
     starts = np.unique(np.minimum(starts, len(values) - 1))
-    out = reduce.reduceat(values, starts)
+    out: np.ndarray = reduce.reduceat(values, starts)
     if len(out) < n:  # fewer frames than cells: pad
         out = np.concatenate([out, np.zeros(n - len(out), dtype=out.dtype)])
     return out
@@ -149,7 +151,7 @@ class RunSeries:
     ends: list[int] = field(default_factory=list)
 
     @classmethod
-    def from_recording(cls, rec) -> "RunSeries":
+    def from_recording(cls, rec: Any) -> RunSeries:
         """From a ``workstation.store.recording.Recording`` (its typed turns and manifest)."""
         n_frames = None
         try:
@@ -160,7 +162,7 @@ class RunSeries:
 
     @classmethod
     def from_turns(cls, turns: list[TurnRecord], manifest: Manifest | None = None,
-                   n_frames: int | None = None) -> "RunSeries":
+                   n_frames: int | None = None) -> RunSeries:
         known = turns[-1].last_frame if turns else (n_frames - 1 if n_frames else -1)
         budget = max((manifest.budget if manifest else None) or 0, known, (n_frames or 0) - 1, 0)
         fs = FrameSeries(budget)
@@ -276,7 +278,7 @@ class RunSeries:
         n_in = sum(t.tokens[0] for t in done)
         n_out = sum(t.tokens[1] for t in done)
         priced = [t for t in done if t.usage is not None]
-        cost = None if any(t.cost_usd is None for t in priced) else float(sum(t.cost_usd for t in priced))
+        cost = None if any(t.cost_usd is None for t in priced) else float(sum(t.cost_usd or 0.0 for t in priced))
         return FrameStats(
             frame=frame, budget=self.budget, score=float(self.score[f]), lives=int(self.lives[f]),
             lives_lost=int(self.losses[: f + 1].sum()), turn=self.turns_ended_by(frame), input_tokens=n_in,
@@ -323,12 +325,12 @@ def state_text(s: Summary, damage: str | None = None) -> str:
     return f"INCOMPLETE ({s.stopped or 'killed'})"
 
 
-def plural(n, word: str, many: str | None = None) -> str:
+def plural(n: float, word: str, many: str | None = None) -> str:
     """``1 turn``, ``2 turns`` (``many`` for an irregular plural)."""
     return f"{n:g} {word}" if n == 1 else f"{n:g} {many or word + 's'}"
 
 
-def summary_line(summary: Summary | dict, damage: str | None = None) -> str:
+def summary_line(summary: Summary | dict[str, Any], damage: str | None = None) -> str:
     """The one-line account of a run the CLI prints after a run and in ``info``."""
     s = summary if isinstance(summary, Summary) else Summary.from_json(summary)
     cost = f" cost=${s.cost_usd:.4f}" if s.cost_usd else ""
@@ -337,7 +339,7 @@ def summary_line(summary: Summary | dict, damage: str | None = None) -> str:
             f"lives_lost={s.lives_lost} invalid={s.invalid_turns}{cost} {state_text(s, damage)}{hand}")
 
 
-def result_text(summary: Summary | dict, budget: int) -> str:
+def result_text(summary: Summary | dict[str, Any], budget: int) -> str:
     """A finished run's result in a few words (the live view's notice, play's result)."""
     s = summary if isinstance(summary, Summary) else Summary.from_json(summary)
     hand = f"; changed by hand ({mark(s.interventions)})" if s.interventions else ""

@@ -6,7 +6,7 @@
 ``step()`` advances exactly one phase (or one whole action while acting), so a
 screen can stop anywhere: read or edit the prompt, re-send it, override the
 plan, advance frame by frame, rewind to an earlier turn and branch. A batch or
-the CLI calls ``run()``. The engine has no threads and no asyncio: callers
+the CLI drives it to the end with ``workstation.runs.drive.drive(engine)``. The engine has no threads and no asyncio: callers
 drive it (the TUI from a thread worker). Observers get events.
 
 Game over (the public harness's rule, see ``workstation.game.clock``): the frame
@@ -20,10 +20,11 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
-from workstation.agents.base import Agent, FatalAgentError, Reply, TurnContext, Usage
-from workstation.calls import CancelToken, call_agent
+from workstation.calls import CancelToken, FatalAgentError, Reply, TurnContext, Usage, call_agent
+from workstation.turn.agent import Agent
 from workstation.game.clock import RULES, ClockState, GameClock
 from workstation.game.games import FPS_PAPER, Game
 from workstation.turn.memory import Clip, Step
@@ -90,12 +91,12 @@ class ActionExecuted(Event):
 
 @dataclass
 class TurnEnded(Event):
-    record: dict
+    record: dict[str, Any]
 
 
 @dataclass
 class RunEnded(Event):
-    summary: dict
+    summary: dict[str, Any]
 
 
 Observer = Callable[[Event], Any]
@@ -106,7 +107,7 @@ class _Snapshot:
     clock: ClockState
     n_clips: int
     agent_state: Any
-    totals: dict
+    totals: dict[str, Any]
 
 
 @dataclass
@@ -124,7 +125,7 @@ class _Pending:
     by_hand: bool = True  # an override is a person's (an importer's replay of recorded actions is not)
     human_plan: bool = False  # a person typed the plan instead of asking the agent
     asked_current_only: bool = False  # the current-frame-only prompt was swapped in (then maybe edited)
-    discarded: list[dict] = field(default_factory=list)
+    discarded: list[dict[str, Any]] = field(default_factory=list)
     noop_frames: int = 0
     noop_left: int = 0
     steps: list[Step] = field(default_factory=list)
@@ -158,7 +159,7 @@ class TurnEngine:
         self.max_cost = max_cost
         self.cancel = cancel or CancelToken()  # cancel(reason) from any thread ends the call under way
         self.max_failed_turns = max_failed_turns  # stop after this many turns in a row lost to errors (0: never)
-        self._stopped_call: dict | None = None  # the call a cancel or a fatal failure ended (summary)
+        self._stopped_call: dict[str, Any] | None = None  # the call a cancel or a fatal failure ended (summary)
         self.rewindable = rewindable  # keep a snapshot per turn (about 110 KB each) for rewind
         self.clock = GameClock(game, protocol, seed, sink=writer.add_frame if writer else None, rules=rules)
         self.builder = PromptBuilder(game, protocol, pack, writer.frames if writer else None, skill=skill)
@@ -166,7 +167,7 @@ class TurnEngine:
         self.phase = Phase.READY
         self.turn = 0
         self.pending: _Pending | None = None
-        self.summary: dict | None = None
+        self.summary: dict[str, Any] | None = None
         self.stopped: str | None = None
         self.totals = {"usage": Usage(), "cost_usd": 0.0, "calls": 0, "invalid_turns": 0, "priced": True,
                        "failed_turns": 0, "failed_in_a_row": 0}
@@ -184,12 +185,6 @@ class TurnEngine:
     @property
     def done(self) -> bool:
         return self.phase is Phase.FINISHED
-
-    def run(self) -> dict:
-        """Play to the end of the budget; returns the summary (``workstation.runs.drive``)."""
-        from workstation.runs.drive import drive  # the one loop; imported here to keep turn/ below runs/
-
-        return drive(self) or {}
 
     def run_turn(self) -> None:
         """Advance until the current turn has ended (or the run finished)."""
@@ -218,27 +213,36 @@ class TurnEngine:
             return self.step()
         return self._frame()
 
+    @property
+    def _turn_now(self) -> _Pending:
+        """The turn in progress (there is one from READY's prompt until the turn's record is written)."""
+        if self.pending is None:
+            raise RuntimeError(f"no turn in progress (now: {self.phase.value})")
+        return self.pending
+
     # -- step-mode controls ----------------------------------------------
     def set_prompt(self, prompt: Prompt) -> None:
         """Replace the prompt about to be sent (edited in step mode)."""
         self._require(Phase.PROMPT, "edit the prompt")
-        self.pending.prompt = prompt
-        self.pending.prompt_variant = "edited"
+        p = self._turn_now
+        p.prompt = prompt
+        p.prompt_variant = "edited"
         self._emit(PromptReady(self.turn, prompt))
 
     def use_current_frame_only(self) -> None:
         """Swap in the current-frame-only prompt (the paper's temporal misgrounding probe)."""
         self._require(Phase.PROMPT, "switch to the current-frame-only prompt")
-        self.pending.prompt = self.builder.current_only(self.pending.start_frame)
-        self.pending.prompt_variant = "current_only"
-        self.pending.asked_current_only = True
-        self._emit(PromptReady(self.turn, self.pending.prompt))
+        p = self._turn_now
+        p.prompt = self.builder.current_only(p.start_frame)
+        p.prompt_variant = "current_only"
+        p.asked_current_only = True
+        self._emit(PromptReady(self.turn, p.prompt))
 
     def resend(self) -> None:
         """Discard the reply and go back to the prompt, to send it again."""
         if self.phase not in (Phase.REPLY, Phase.PLAN):
             raise RuntimeError(f"can only re-send after a reply and before acting (now: {self.phase.value})")
-        p = self.pending
+        p = self._turn_now
         if p.reply is not None:
             p.discarded.append({"raw": p.reply.text, "error": p.reply.error, "latency_s": round(p.reply.latency_s, 3),
                                 "cost_usd": p.reply.cost_usd})
@@ -261,7 +265,7 @@ class TurnEngine:
         result = parse_reply("move: [" + ", ".join(names) + "]", self.game, self.protocol.max_actions)
         if not result.valid:
             raise ValueError("; ".join(result.errors))
-        p = self.pending
+        p = self._turn_now
         if self.phase is Phase.PROMPT:
             p.human_plan, p.parse = True, result
             self.phase = Phase.PLAN
@@ -319,13 +323,14 @@ class TurnEngine:
                 {**self.totals, "usage": self.totals["usage"] + Usage()},
             )
         frame = self.clock.frame
-        self.pending = _Pending(start_frame=frame)
-        self.pending.prompt = self.builder.build(self.clips, frame)
+        pending = _Pending(start_frame=frame)
+        pending.prompt = self.builder.build(self.clips, frame)
+        self.pending = pending
         self.phase = Phase.PROMPT
-        return self._emit(PromptReady(self.turn, self.pending.prompt))
+        return self._emit(PromptReady(self.turn, pending.prompt))
 
     def _ask(self) -> Event | None:
-        p = self.pending
+        p = self._turn_now
         ctx = TurnContext(self.game, self.turn, self.protocol.max_actions, self.clock.frame)
         on_text = (lambda d: self._emit(TextDelta(self.turn, d))) if self.observers else None
         stop = None
@@ -358,7 +363,7 @@ class TurnEngine:
         return self._emit(ReplyReceived(self.turn, reply))
 
     def _parse(self) -> Event | None:
-        p = self.pending
+        p = self._turn_now
         error = p.reply.error
         p.parse = parse_reply(p.reply.text if error is None else "", self.game, self.protocol.max_actions)
         if error is not None:  # the agent's own one-line account replaces the parser's "empty reply"
@@ -371,7 +376,7 @@ class TurnEngine:
 
     def _frame(self) -> Event | None:
         """Execute one emulator frame of the plan (latency NOOPs first)."""
-        p = self.pending
+        p = self._turn_now
         self.phase = Phase.ACTING
         if self.clock.done:
             return self._end_turn()
@@ -399,7 +404,7 @@ class TurnEngine:
 
     def _close_action(self) -> Event:
         """Record the action in progress as a step (whole, or cut by the budget or a stop)."""
-        p = self.pending
+        p = self._turn_now
         i = len(p.steps)
         step = Step(self.game.action_name(p.plan[i]), self.clock.frame, p.cur_reward, p.cur_lost, p.cur_reset)
         p.steps.append(step)
@@ -407,7 +412,7 @@ class TurnEngine:
         return self._emit(ActionExecuted(self.turn, i, step))
 
     def _act_one(self) -> Event | None:
-        p = self.pending
+        p = self._turn_now
         n = len(p.steps)
         ev = None
         while self.phase in (Phase.PLAN, Phase.ACTING) and len(p.steps) == n:
@@ -432,7 +437,7 @@ class TurnEngine:
         rest of the plan and the new game's first frame (a budget frame of its own,
         made here, unless the budget is used up).
         """
-        p = self.pending
+        p = self._turn_now
         end_frame = self.clock.frame
         game_over = self.clock.game_over
         cut_frames, reset_frame = None, None
@@ -506,7 +511,7 @@ class TurnEngine:
         self.phase = Phase.READY
         return self._emit(TurnEnded(record.turn, record.to_json()))
 
-    def _prompt_ref(self, p: _Pending) -> dict:
+    def _prompt_ref(self, p: _Pending) -> dict[str, Any]:
         prompt = p.prompt
         ref = {"digest": prompt.digest(), "variant": p.prompt_variant, "images": prompt.image_frames}
         if p.prompt_variant != "standard":

@@ -9,6 +9,8 @@ history"); a turn may appear in both. ``append_only`` keeps the whole chat.
 
 from __future__ import annotations
 
+from typing import Any
+
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -64,7 +66,7 @@ def select_structured(clips: list[Clip], history: int, reward_history: int) -> t
     return rewarded, recent
 
 
-def clips_from_turns(turns: list) -> list[Clip]:
+def clips_from_turns(turns: list[Any]) -> list[Clip]:
     """Rebuild clips from a recording's turn records (typed ``TurnRecord``s, or their JSON) for replaying prompts."""
     from workstation.store.records import TurnRecord
 

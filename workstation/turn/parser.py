@@ -55,6 +55,8 @@ Decisions, in the order they apply:
 
 from __future__ import annotations
 
+from typing import Any
+
 import functools
 import json
 import re
@@ -83,7 +85,7 @@ class ParseResult:
     rule: str | None = None  # None when valid, else one of RULES
     raw_moves: list[str] = field(default_factory=list)  # tokens as found, before mapping
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
 
@@ -367,7 +369,7 @@ def _thought(lines: list[str], found: _Found | None) -> str:
             j < len(view)
             and view[j] is not None
             and not (found and j - 1 == found.line)  # an inline label ends its line's thought
-            and not _is_label(view[j])
+            and not _is_label(view[j] or "")
         ):
             parts.append(view[j])
             j += 1

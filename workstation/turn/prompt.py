@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Literal, Protocol, Union
+from typing import Any, Literal, Protocol, cast
 
 import numpy as np
 
@@ -50,7 +50,8 @@ class ImagePart:
         return timestamp(self.frame)
 
 
-Part = Union[TextPart, ImagePart]
+Part = TextPart | ImagePart
+Role = Literal["system", "user", "assistant"]
 
 
 @dataclass
@@ -58,7 +59,7 @@ class Message:
     """One message. With tools: an assistant message lists the ``tool_calls`` it made, and a
     ``tool`` message answers one of them (``answers``), its parts the result's text and images."""
 
-    role: Literal["system", "user", "assistant", "tool"]
+    role: Role
     parts: list[Part] = field(default_factory=list)
     tool_calls: list[ToolCall] = field(default_factory=list)
     answers: ToolCall | None = None  # role "tool": the call this result is for
@@ -111,7 +112,7 @@ class Prompt:
             out.append("".join(chunk))
         return "\n".join(out)
 
-    def to_json(self) -> list[dict]:
+    def to_json(self) -> list[dict[str, Any]]:
         """Plain data form (what a recording stores for an edited prompt)."""
         return [
             {"role": m.role, "parts": [
@@ -122,7 +123,7 @@ class Prompt:
         ]
 
     @classmethod
-    def from_json(cls, data: list[dict], frames: FrameSource | None = None, edited: bool = False) -> "Prompt":
+    def from_json(cls, data: list[dict[str, Any]], frames: FrameSource | None = None, edited: bool = False) -> Prompt:
         msgs = []
         for m in data:
             parts: list[Part] = [
@@ -141,7 +142,7 @@ class Prompt:
                 h.update(b"\x00t:" + p.text.encode() if isinstance(p, TextPart) else b"\x00i:%d" % p.frame)
         return h.hexdigest()[:16]
 
-    def with_text(self, new_text: str) -> "Prompt":
+    def with_text(self, new_text: str) -> Prompt:
         """The same prompt with the instruction/user text replaced, images kept in order.
 
         Used by step mode's "edit": the edited text is split at image markers
@@ -150,14 +151,14 @@ class Prompt:
         import re
 
         msgs: list[Message] = []
-        role = None
+        role: Role | None = None
         parts: list[Part] = []
         for line in new_text.split("\n"):
             header = re.fullmatch(r"=== (system|user|assistant) ===", line.strip())
             if header:
                 if role is not None:
                     msgs.append(Message(role, merge_parts(parts)))
-                role, parts = header.group(1), []
+                role, parts = cast(Role, header.group(1)), []
                 continue
             if role is None:
                 role = "user"
@@ -171,18 +172,18 @@ class Prompt:
         if role is not None:
             msgs.append(Message(role, merge_parts(parts)))
         # drop the newline added after the last line of each message
-        for m in msgs:
-            if m.parts and isinstance(m.parts[-1], TextPart) and m.parts[-1].text.endswith("\n"):
-                m.parts[-1] = TextPart(m.parts[-1].text[:-1])
-                if not m.parts[-1].text:
-                    m.parts.pop()
+        for msg in msgs:
+            if msg.parts and isinstance(msg.parts[-1], TextPart) and msg.parts[-1].text.endswith("\n"):
+                msg.parts[-1] = TextPart(msg.parts[-1].text[:-1])
+                if not msg.parts[-1].text:
+                    msg.parts.pop()
         return Prompt(msgs, self.frames, edited=True)
 
 
 ROLE_LINE = r"=== (system|user|assistant) ==="
 
 
-def edit_problem(new_text: str, original: "Prompt") -> str | None:
+def edit_problem(new_text: str, original: Prompt) -> str | None:
     """Why an edited prompt text cannot be sent, as one line; None when its roles are intact.
 
     The text must start with a ``=== role ===`` line (text before it would have no

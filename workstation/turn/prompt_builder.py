@@ -6,9 +6,12 @@ prompt costs microseconds and PNGs are encoded only if an agent asks for them.
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 from workstation.game.games import FPS_PAPER, Game
 from workstation.turn.memory import Clip, select_structured
-from workstation.turn.prompt import FrameSource, ImagePart, Message, Prompt, TextPart, merge_parts, timestamp
+from workstation.turn.prompt import (FrameSource, ImagePart, Message, Part, Prompt, TextPart, merge_parts,
+                                     timestamp)
 from workstation.turn.promptpack import PromptPack, display_title
 from workstation.game.protocol import Protocol
 
@@ -43,7 +46,7 @@ class PromptBuilder:
             *([pack.render_skill(game, skill)] if skill else []),
             pack.render("reply_format", max_actions=protocol.max_actions, example=f"[{example}]"),
         ])
-        self._feedback_cache: dict[tuple, str] = {}
+        self._feedback_cache: dict[tuple[Any, ...], str] = {}
 
     # -- pieces ----------------------------------------------------------
     def feedback(self, reward: float, life_lost: bool, reset: bool) -> str:
@@ -66,7 +69,7 @@ class PromptBuilder:
             self._feedback_cache[key] = text
         return text
 
-    def _clip_parts(self, clip: Clip, parts: list, heading: bool = True) -> None:
+    def _clip_parts(self, clip: Clip, parts: list[Any], heading: bool = True) -> None:
         """Append a clip's parts. A finished clip never changes, so its parts are built once."""
         key = (id(self), heading)
         cache = clip.__dict__.setdefault("_parts", {})
@@ -86,7 +89,7 @@ class PromptBuilder:
             cache[key] = built
         parts.extend(built)
 
-    def _current(self, frame: int, parts: list, latency_s: float | None) -> None:
+    def _current(self, frame: int, parts: list[Any], latency_s: float | None) -> None:
         if latency_s:
             parts.append(TextPart(self.pack.render("latency_note", seconds=f"{latency_s:.1f}") + "\n"))
         remaining = (self.protocol.frames - frame) / FPS_PAPER
@@ -117,13 +120,13 @@ class PromptBuilder:
         """The paper's temporal-misgrounding probe: instructions and the current frame only."""
         if self._document is not None:
             return self._document.current_only(frame)
-        parts: list = []
+        parts: list[Any] = []
         self._current(frame, parts, None)
         return Prompt([Message("system", [TextPart(self.system_text)]), Message("user", merge_parts(parts))], self.frames)
 
     def _structured(self, clips: list[Clip], frame: int, latency_s: float | None) -> Prompt:
         rewarded, recent = select_structured(clips, self.protocol.history, self.protocol.reward_history)
-        parts: list = []
+        parts: list[Any] = []
         if not clips:
             parts.append(TextPart(self.pack.render("no_history") + "\n\n"))
         if rewarded:
@@ -142,7 +145,7 @@ class PromptBuilder:
     def _append(self, clips: list[Clip], frame: int) -> Prompt:
         msgs = [Message("system", [TextPart(self.system_text)])]
         first = clips[0].start_frame if clips else frame
-        parts: list = []
+        parts: list[Any] = []
         self._current(first, parts, None)
         msgs.append(Message("user", merge_parts(parts)))
         last = len(clips) - 1
@@ -153,7 +156,7 @@ class PromptBuilder:
             msgs.append(Message("user", list(result)))
         return Prompt(msgs, self.frames)
 
-    def _exchange(self, clip: Clip, nxt: int) -> tuple[tuple, tuple]:
+    def _exchange(self, clip: Clip, nxt: int) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
         """A past turn in the chat: the reply, then what it did up to frame ``nxt``.
 
         Built once per (clip, nxt): a chat grows by a turn each time, and every
@@ -165,7 +168,7 @@ class PromptBuilder:
         built = cache.get(key)
         if built is None:
             end = clip.steps[-1].frame if clip.steps else clip.start_frame
-            parts = []
+            parts: list[Part] = []
             if clip.noop_frames:
                 parts.append(TextPart(self.pack.render("latency_note", seconds=f"{clip.noop_frames / FPS_PAPER:.1f}") + "\n"))
             parts.append(TextPart(self.pack.render("append_result", time=timestamp(end)) + "\n"))
@@ -176,4 +179,4 @@ class PromptBuilder:
             else:  # the game moved on after the last action: show where it is now
                 self._current(nxt, parts, None)
             built = cache[key] = ((TextPart(clip.raw or "move: [noop]"),), tuple(merge_parts(parts)))
-        return built
+        return cast(tuple[tuple[Any, ...], tuple[Any, ...]], built)

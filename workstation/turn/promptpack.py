@@ -26,15 +26,19 @@ adding it changed no run id; it counts in the run id of a run that has a skill
 
 from __future__ import annotations
 
+from typing import Any
+
 import hashlib
 import re
 import string
 import tomllib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from dataclasses import replace
 
+from workstation.errors import UserError
 from workstation.game.games import GAMES, MINIMAL_SETS, Game, get_game
 from workstation.game.vocabulary import Vocabulary, VocabularyError, builtin_text, parse_vocabulary
 from workstation.turn.document_pack import check_document
@@ -70,7 +74,7 @@ DEFAULT_SKILL_SLOT = "A skill for {title}, written from earlier play of this gam
 _TITLES = {"Pacman": "Pac-Man", "Qbert": "Q*bert", "Riverraid": "River Raid", "Robotank": "Robot Tank"}
 
 
-class PromptPackError(ValueError):
+class PromptPackError(UserError, ValueError):
     """A prompt pack that cannot be used; the message names the file or key and the fix."""
 
 
@@ -154,7 +158,7 @@ def default_pack_dir() -> Path:
     return package.parent / "prompts"
 
 
-_CACHE: dict[Path, tuple[tuple, PromptPack]] = {}
+_CACHE: dict[Path, tuple[tuple[Any, ...], PromptPack]] = {}
 
 
 def load_pack(directory: Path | str | None = None) -> PromptPack:
@@ -318,7 +322,7 @@ def _skill_slot(table, where: str) -> str:
     return table["slot"].strip().replace("{{", "{").replace("}}", "}")
 
 
-def _check_template(data: dict, where: str) -> dict[str, str]:
+def _check_template(data: dict[str, Any], where: str) -> dict[str, str]:
     unknown = sorted(set(data) - set(TEMPLATE_KEYS))
     if unknown:
         raise PromptPackError(
@@ -371,11 +375,11 @@ def _text(file: Path, where: str) -> str:
         raise PromptPackError(f"{where}: cannot read {file.name} ({exc.strerror})") from None
 
 
-def _stamp(path: Path) -> tuple:
+def _stamp(path: Path) -> tuple[Any, ...]:
     """Size and mtime of every file a pack reads: changes when any of them does."""
     files = [path / "template.toml", path / "vocabulary.toml", path / "warmup.toml",
              *sorted((path / "games").glob("*.md"))]
-    out = []
+    out: list[tuple[str, int | None, int | None]] = []
     for f in files:
         try:
             st = f.stat()
@@ -389,5 +393,5 @@ def _guide_files() -> str:
     return "games/<key>.md and games/<key>.short.md for each key of `workstation games`"
 
 
-def _names(names) -> str:
+def _names(names: Iterable[str]) -> str:
     return ", ".join(f"{{{n}}}" for n in sorted(names)) or "no placeholders"

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from workstation.store.series import plural
-from workstation.agents.base import OnText, Reply, TurnContext, Usage
+from workstation.calls import OnText, Reply, TurnContext, Usage
 from workstation.errors import UserError
 from workstation.game.games import Game, UnknownGame, get_game
 from workstation.game.protocol import Protocol, ProtocolError

@@ -1,20 +1,18 @@
-"""The one small interface every agent implements: prompt in, reply text out.
+"""What the turn engine asks of an agent: prompt in, reply text out.
 
 An agent never sees the emulator, the RAM or the score: only the Prompt. It
 returns a Reply carrying the raw text plus how it was obtained (usage, latency,
 cost, every attempt). The engine parses the text; agents never choose action ids.
-
 The call types (Usage, Attempt, Reply, TurnContext, FatalAgentError, the cancel
-token and deadline) live in ``workstation.calls``, shared with the providers;
-they are re-exported here so older imports keep working.
+token and deadline) live in ``workstation.calls``; the agents themselves in
+``workstation.agents`` (built-in kinds) and ``workstation.providers`` (models).
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Any, Protocol
 
-from workstation.calls import (Attempt, CancelToken, Deadline, FatalAgentError, OnText, Reply, TurnContext,
-                               Usage)
+from workstation.calls import CancelToken, Deadline, OnText, Reply, TurnContext
 from workstation.turn.prompt import Prompt
 
 
@@ -35,10 +33,6 @@ class Agent(Protocol):
 
     def close(self) -> None: ...
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[str, Any]:
         """What the manifest records about this agent (no secrets)."""
         ...
-
-
-__all__ = ["Agent", "Attempt", "CancelToken", "Deadline", "FatalAgentError", "OnText", "Reply", "TurnContext",
-           "Usage"]

@@ -1,0 +1,46 @@
+"""The one atomic write: a reader sees the old file or the new one, whole, never a part of one.
+
+The bytes go to a temporary file of a unique name beside the target (two writers never share
+one), are flushed and fsync-ed, then renamed over the target (``os.replace``), or linked to it
+with ``exclusive`` (which refuses a target that exists). Whatever fails, the temporary file goes.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+
+
+def write_atomic(path: str | Path, data: str | bytes, *, exclusive: bool = False, fsync: bool = True) -> None:
+    """Write ``data`` (text as UTF-8) to ``path`` atomically.
+
+    ``exclusive``: raise ``FileExistsError`` if ``path`` exists (then nothing is written).
+    ``fsync=False`` for what can be rebuilt (a cache): the rename stays atomic, the bytes may
+    wait in the OS's buffers.
+    """
+    path = Path(path)
+    # unique, and created fresh ("x"), with the permissions any new file gets (mkstemp's are 0600)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    try:
+        with open(tmp, "xb") as f:
+            f.write(data.encode("utf-8") if isinstance(data, str) else data)
+            f.flush()
+            if fsync:
+                os.fsync(f.fileno())
+        if exclusive:
+            try:
+                os.link(tmp, path)  # atomic, and refuses an existing file
+            except FileExistsError:
+                raise
+            except OSError:  # a file system without hard links
+                if path.exists():
+                    raise FileExistsError(path) from None
+                os.replace(tmp, path)
+        else:
+            os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+__all__ = ["write_atomic"]
