@@ -14,64 +14,17 @@ watching a shared stop event instead, so a stop ends them at a turn boundary too
 from __future__ import annotations
 
 import multiprocessing as mp
-import os
 import signal
 import threading
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
-from typing import Any, Callable
+from typing import Any
 
 from workstation.batch.envpool import EnvPool
-from workstation.batch.execute import Hooks, Progress, SharedClients, execute
+from workstation.batch.executor_base import CPU_STOP_REASON, Executor, cores, limiter_key
+from workstation.batch.execute import Hooks, SharedClients, execute
 from workstation.batch.jobs import Job as Cell
 from workstation.calls import CancelToken
 from workstation.errors import UserError
-
-CPU_STOP_REASON = "the batch stopped (interrupted); resume re-runs it"
-
-
-class Executor:
-    name = "base"
-
-    def __init__(self) -> None:
-        self.guard: Callable[[], str | None] = lambda: None  # the batch's cost guard, asked at every turn boundary
-        self._stop_reason: str | None = None
-        self._lock = threading.Lock()
-        self._progress: dict[str, Progress] = {}
-
-    def stop(self, reason: str) -> None:
-        """Every run ends at its next turn boundary, marked stopped with ``reason``; no new run starts."""
-        with self._lock:
-            if self._stop_reason is None:
-                self._stop_reason = reason
-
-    def should_stop(self) -> str | None:
-        return self._stop_reason or self.guard()
-
-    def progress(self) -> dict[str, Progress]:
-        with self._lock:
-            return dict(self._progress)
-
-    def _on_progress(self, p: Progress) -> None:
-        with self._lock:
-            self._progress[p.run_id] = p
-
-    def forget(self, run_id: str) -> None:
-        with self._lock:
-            self._progress.pop(run_id, None)
-
-    def submit(self, cell: Cell) -> Future:  # pragma: no cover - interface
-        raise NotImplementedError
-
-    def shutdown(self) -> None:
-        pass
-
-
-def limiter_key(cell: Cell) -> tuple[str, str, str]:
-    from workstation.providers.spec import parse_spec
-
-    provider, model = parse_spec(cell.spec.agent)
-    return provider, cell.spec.transport.base_url or "", model
-
 
 # -- local ---------------------------------------------------------------------------
 _STOP: Any = None  # the stop event of a worker process
@@ -198,13 +151,6 @@ def make_executor(kind: str, model_threads: int, cpu_processes: int, caps: dict[
 
         return RayExecutor(caps, address=ray_address, max_cost=max_cost, per_call=per_call)
     raise UserError(f"--executor must be local or ray (got {kind!r})")
-
-
-def cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
 
 
 __all__ = ["Executor", "LocalExecutor", "cores", "limiter_key", "make_executor"]

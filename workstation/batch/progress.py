@@ -123,6 +123,12 @@ def table(state: BatchState) -> str:
     widths = [max(len(r[i]) for r in rows) for i in range(5)]
     out = ["  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))) for r in rows]
     out.insert(1, "  ".join("-" * w for w in widths))
+    c = state.counts()
+    missing = len(state.runs) - c[DONE] - c[SKIPPED]
+    if missing and state.finished:
+        why = ", ".join(f"{n} {k}" for k, n in ((FAILED, c[FAILED]), (STOPPED, c[STOPPED]),
+                                                 ("not started", c[LEFT] + c[RUNNING])) if n)
+        out.append(f"{missing} of {len(state.runs)} runs have no complete recording in the batch directory ({why})")
     for r in state.failing()[:20]:
         out.append(f"  {r.cell.label} {r.cell.game} seed {r.cell.seed}: {r.last_error}")
     return "\n".join(out)
