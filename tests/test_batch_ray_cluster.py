@@ -133,6 +133,12 @@ def cluster(tmp_path):
     finally:
         for n in reversed(nodes):
             n.kill()
+        current = Path("/tmp/ray/ray_current_cluster")  # a killed head leaves it; a later ray.init() would join it
+        try:
+            if current.read_text().strip() == address:
+                current.unlink()
+        except OSError:
+            pass
 
 
 def batch(grid: Path, out: Path, address: str, env: dict, wait: bool = True):
