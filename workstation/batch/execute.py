@@ -88,7 +88,7 @@ def make_agent_with(spec, limiter, clients: SharedClients | None = None):
     return ProviderAgent(spec.agent, adapter, key, limiter=limiter)
 
 
-BATCH_FRAME_CACHE = 16  # decoded frames kept per run (the writer keeps 64 for the TUI's scrubbing)
+BATCH_FRAME_CACHE = 4  # decoded frames kept per run (the writer keeps 64 for the TUI's scrubbing)
 BATCH_PNG_CACHE = 32  # encoded prompt images kept per run (the writer keeps 512)
 
 
@@ -97,9 +97,8 @@ def lean(engine) -> None:
     the writer's defaults (64 frames, 512 PNGs: 2-4 MB a run) suit one run watched in the TUI.
     Prompts need only the last few frames; anything older decodes from disk."""
     frames = getattr(engine.writer, "frames", None)
-    if frames is not None and hasattr(frames, "_cache_frames"):
-        frames._cache_frames = min(frames._cache_frames, BATCH_FRAME_CACHE)
-        frames._cache_pngs = min(frames._cache_pngs, BATCH_PNG_CACHE)
+    if frames is not None:
+        frames.limit_caches(BATCH_FRAME_CACHE, BATCH_PNG_CACHE)
 
 
 def execute(spec_json: dict, run_id: str, hooks: Hooks | None = None) -> dict:
