@@ -6,7 +6,7 @@ run at its next turn boundary on ``stop(reason)``, and report live progress of
 model runs (calls, dollars) through ``progress()``.
 
 ``local``: model runs wait on the network, so they run a thread each, up to the
-batch's concurrency: in this process when there are few (under ``PROCESS_FROM``), else
+batch's concurrency: in this process when there are few (under ``PROCESS_FROM``, 96), else
 spread over one worker process per core (``model_procs.ModelProcesses``), each with its
 share of the limits, since a call's few milliseconds of CPU under one GIL cap a process
 near 200 calls a second. CPU-bound runs (random, replay) run one process per core (a
@@ -53,7 +53,7 @@ def _worker_run(spec_json: dict, run_id: str) -> dict:
     return execute(spec_json, run_id, Hooks(should_stop=_stop_reason))
 
 
-PROCESS_FROM = 48  # model runs at once from which they spread over one process per core
+PROCESS_FROM = 96  # model runs at once from which they spread over one process per core (below, one process keeps up)
 PROCESSES_ENV = "WORKSTATION_MODEL_PROCESSES"  # force that many model processes (0: none)
 
 
@@ -62,6 +62,32 @@ def model_processes(model_threads: int, n_cores: int) -> int:
     if forced is not None and forced.strip().isdigit():
         return int(forced)
     return n_cores if n_cores > 1 and model_threads >= PROCESS_FROM else 0
+
+
+def model_context():
+    """How model processes start: forked once the engine and the SDKs are imported here, so each starts
+    in milliseconds instead of importing them again (seconds on a loaded machine, before any call goes
+    out); spawned when this process already runs other threads (the TUI), which a fork must not copy."""
+    if threading.active_count() > 1 or "fork" not in mp.get_all_start_methods():
+        return mp.get_context("spawn")
+    preimport()
+    return mp.get_context("fork")
+
+
+def preimport() -> None:
+    try:
+        from PIL import Image
+
+        import workstation.providers.agent  # noqa: F401
+        import workstation.runs.drive  # noqa: F401
+        import workstation.runs.start  # noqa: F401
+        import workstation.store.integrity  # noqa: F401
+
+        Image.init()
+        import openai  # noqa: F401
+        import openai.types.chat  # noqa: F401
+    except ImportError:
+        pass
 
 
 class _Cancel(CancelToken):
@@ -100,8 +126,8 @@ class LocalExecutor(Executor):
         self._warmed: set = set()
         self.model_procs: ModelProcesses | None = None
         if n_procs:
-            self.model_procs = ModelProcesses(n_procs, model_threads, caps, self._ctx, self._stop_event, self._why,
-                                              self._on_progress)
+            self.model_procs = ModelProcesses(n_procs, model_threads, caps, model_context(), self._stop_event,
+                                              self._why, self._on_progress)
             self.cancel.also.append(self.model_procs.cancel)
 
     def stop(self, reason: str) -> None:
