@@ -101,6 +101,18 @@ def lean(engine) -> None:
         frames.limit_caches(BATCH_FRAME_CACHE, BATCH_PNG_CACHE)
 
 
+def verdict(path: str) -> tuple[bool, str]:
+    """``verify --quick`` of a finished recording, where the run ran (a worker process checks its own runs
+    in parallel, instead of the batch's one thread checking them all)."""
+    from workstation.store.integrity import quick_verdict
+    from workstation.store.recording import Recording, RecordingError
+
+    try:
+        return quick_verdict(Recording(path))
+    except RecordingError as e:
+        return False, f"DAMAGED: {e}"
+
+
 def execute(spec_json: dict, run_id: str, hooks: Hooks | None = None) -> dict:
     """Run one cell; returns ``{run_id, path, complete, stopped, calls, cost_usd, score, error, wall_s}``."""
     from workstation.batch.envpool import Lender
@@ -171,6 +183,8 @@ def execute(spec_json: dict, run_id: str, hooks: Hooks | None = None) -> dict:
                 engine.close()
             except Exception:  # noqa: BLE001
                 pass
+    if result["complete"] and result["path"]:
+        result["verdict"] = verdict(result["path"])
     result["rate_limit_waits"] = progress.rate_limit_waits
     result["last_error"] = result["error"] or progress.last_error or (
         result["stopped"] if result["stopped"] and not result["complete"] else None)

@@ -10,7 +10,6 @@ folder name, the newest line winning.
 from __future__ import annotations
 
 import json
-import os
 import socket
 from pathlib import Path
 
@@ -36,9 +35,7 @@ def note(batch_dir: str | Path, run_id: str, recording: str | Path, executor: st
     line = {"run_id": run_id, "recording": Path(recording).name, "executor": executor,
             "node_id": where.get("node_id") or "", "node_host": where.get("node_host") or ""}
     with open(Path(batch_dir) / LEDGER, "a", encoding="utf-8") as f:
-        f.write(json.dumps(line) + "\n")
-        f.flush()
-        os.fsync(f.fileno())
+        f.write(json.dumps(line) + "\n")  # advisory (it names nodes): flushed, not synced, per run
 
 
 def read(batch_dir: str | Path) -> dict[str, dict]:

@@ -164,6 +164,7 @@ def run_task(spec_json: dict, run_id: str, actor: Any, key: str | None, per_call
 def home(result: dict, runs_dir: str) -> dict:
     """On the driver: the shipped recording of a finished task into ``runs_dir`` (its path in the result)."""
     data = result.pop("bundle", None)
+    result.pop("verdict", None)  # checked on its node; the driver checks what arrived
     if data is not None:
         result["path"] = str(shipping.unpack(data, runs_dir))
     return result

@@ -285,7 +285,7 @@ class Batch:
                 r.calls, r.cost_usd, r.rate_limit_waits = p.calls, p.cost_usd, p.rate_limit_waits
                 r.last_error = p.last_error or r.last_error
 
-    def _not_home(self, path: str | None) -> str | None:
+    def _not_home(self, path: str | None, verdict: tuple | None = None) -> str | None:
         """Why a run reported complete does not count (its recording is not in DIR/runs/, or not sound); None if it counts."""
         from workstation.store.integrity import quick_verdict
 
@@ -295,6 +295,9 @@ class Batch:
         p = Path(path)
         if p.parent.resolve() != root or not (p / MANIFEST).is_file():
             return f"its recording is not in {root} (it was written to {path})"
+        if verdict is not None:  # checked in place by the process that wrote it, in this directory
+            ok, line = verdict
+            return None if ok else f"its recording fails verify --quick: {line}"
         try:
             rec = Recording(p)
             if not rec.complete:
@@ -328,7 +331,7 @@ class Batch:
         r.path = res.get("path")
         if r.path:
             placement.note(self.dir, cell.run_id, r.path, self.executor.name, res.get("where") or placement.here())
-        missing = self._not_home(r.path) if res.get("complete") else None
+        missing = self._not_home(r.path, res.get("verdict")) if res.get("complete") else None
         if missing:
             r.status, r.last_error = FAILED, missing
         elif res.get("complete"):
