@@ -198,13 +198,34 @@ class CancelToken:
         self._event = threading.Event()
         self._lock = threading.Lock()
         self.reason: str | None = None
+        self._callbacks: dict[int, Callable[[], None]] = {}
+        self._next = 0
 
     def cancel(self, reason: str = "stopped by the user") -> None:
         """Cancel with ``reason`` (the first reason given is kept)."""
         with self._lock:
+            if self._event.is_set():
+                return
+            self.reason = reason
+            self._event.set()
+            callbacks, self._callbacks = list(self._callbacks.values()), {}
+        for f in callbacks:
+            f()
+
+    def subscribe(self, callback: Callable[[], None]) -> Callable[[], None]:
+        """Call ``callback`` once when cancelled (now, if it is already); returns the unsubscribe function.
+        A waiter then sleeps until its work or the cancel arrives, instead of waking to look."""
+        with self._lock:
             if not self._event.is_set():
-                self.reason = reason
-                self._event.set()
+                key, self._next = self._next, self._next + 1
+                self._callbacks[key] = callback
+                return lambda: self._unsubscribe(key)
+        callback()
+        return lambda: None
+
+    def _unsubscribe(self, key: int) -> None:
+        with self._lock:
+            self._callbacks.pop(key, None)
 
     @property
     def cancelled(self) -> bool:

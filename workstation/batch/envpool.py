@@ -100,13 +100,6 @@ class EnvPool:
                 pass
 
 
-class _Lent:
-    """Stands in for the clock's env while the run has none (between turns, and at close)."""
-
-    def close(self) -> None:
-        pass
-
-
 class Lender:
     """A run's side of the pool: the clock's env source (``workstation.game.clock.ENV_SOURCE``), then
     ``release()`` before each model call and ``acquire()`` after it; ``end()`` when the run is over."""
@@ -132,31 +125,27 @@ class Lender:
         c = self.clock
         if c is None or self.env is None:
             return
-        c.rgb  # noqa: B018 - the current frame's RGB stays with the clock
-        self.state = c.ale.cloneState(include_rng=False)
-        self._give()
+        env, self.state = c.detach()
+        self.env = None
+        self.pool.give(*self.args, env)
 
     def acquire(self) -> None:
         c = self.clock
         if c is None or self.env is not None:
             return
         env = self.pool.take(*self.args, fresh=False)
-        rgb = c._rgb
-        env.unwrapped.ale.restoreState(self.state)
-        c.attach_env(env)
-        c._rgb = rgb
+        c.attach(env, self.state)
         self.env = env
 
     def end(self) -> None:
         """The run is over (or never got its engine): the emulator goes back; the clock's close() closes nothing."""
-        if self.env is not None:
-            self._give()
-
-    def _give(self) -> None:
-        env, self.env = self.env, None
+        if self.env is None:
+            return
         if self.clock is not None:
-            self.clock.env = self.clock._env = self.clock.ale = _Lent()
-        self.pool.give(*self.args, env)
+            self.release()
+        else:
+            env, self.env = self.env, None
+            self.pool.give(*self.args, env)
 
 
 __all__ = ["EnvPool", "Lender", "poolable"]

@@ -89,7 +89,7 @@ def make_agent_with(spec, limiter, clients: SharedClients | None = None):
     return ProviderAgent(spec.agent, adapter, key, limiter=limiter)
 
 
-BATCH_FRAME_CACHE = 16  # decoded frames kept per run (the writer keeps 64 for the TUI's scrubbing)
+BATCH_FRAME_CACHE = 4  # decoded frames kept per run (the writer keeps 64 for the TUI's scrubbing)
 BATCH_PNG_CACHE = 32  # encoded prompt images kept per run (the writer keeps 512)
 
 
@@ -98,9 +98,20 @@ def lean(engine) -> None:
     the writer's defaults (64 frames, 512 PNGs: 2-4 MB a run) suit one run watched in the TUI.
     Prompts need only the last few frames; anything older decodes from disk."""
     frames = getattr(engine.writer, "frames", None)
-    if frames is not None and hasattr(frames, "_cache_frames"):
-        frames._cache_frames = min(frames._cache_frames, BATCH_FRAME_CACHE)
-        frames._cache_pngs = min(frames._cache_pngs, BATCH_PNG_CACHE)
+    if frames is not None:
+        frames.limit_caches(BATCH_FRAME_CACHE, BATCH_PNG_CACHE)
+
+
+def verdict(path: str) -> tuple[bool, str]:
+    """``verify --quick`` of a finished recording, where the run ran (a worker process checks its own runs
+    in parallel, instead of the batch's one thread checking them all)."""
+    from workstation.store.integrity import quick_verdict
+    from workstation.store.recording import Recording, RecordingError
+
+    try:
+        return quick_verdict(Recording(path))
+    except RecordingError as e:
+        return False, f"DAMAGED: {e}"
 
 
 def execute(spec_json: dict, run_id: str, hooks: Hooks | None = None) -> dict:
@@ -173,6 +184,8 @@ def execute(spec_json: dict, run_id: str, hooks: Hooks | None = None) -> dict:
                 engine.close()
             except Exception:  # noqa: BLE001
                 pass
+    if result["complete"] and result["path"]:
+        result["verdict"] = verdict(result["path"])
     result["rate_limit_waits"] = progress.rate_limit_waits
     result["last_error"] = result["error"] or progress.last_error or (
         result["stopped"] if result["stopped"] and not result["complete"] else None)

@@ -5,10 +5,13 @@ share one limiter per (provider, base URL, model) among the model runs, stop eve
 run at its next turn boundary on ``stop(reason)``, and report live progress of
 model runs (calls, dollars) through ``progress()``.
 
-``local``: model runs wait on the network, so they share this process (a thread
-each, up to the batch's concurrency); CPU-bound runs (random, replay) run one
-process per core (a ``ProcessPoolExecutor``), each process ignoring Ctrl-C and
-watching a shared stop event instead, so a stop ends them at a turn boundary too.
+``local``: model runs wait on the network, so they run a thread each, up to the
+batch's concurrency: in this process when there are few (under ``PROCESS_FROM``, 96), else
+spread over one worker process per core (``model_procs.ModelProcesses``), each with its
+share of the limits, since a call's few milliseconds of CPU under one GIL cap a process
+near 200 calls a second. CPU-bound runs (random, replay) run one process per core (a
+``ProcessPoolExecutor``). Worker processes ignore Ctrl-C and watch a shared stop event
+instead, so a stop ends their runs at a turn boundary too.
 """
 
 from __future__ import annotations
@@ -22,57 +25,12 @@ from typing import Any
 from collections.abc import Callable
 
 from workstation.batch.envpool import EnvPool
-from workstation.batch.execute import Hooks, Progress, SharedClients, execute
+from workstation.batch.executor_base import CPU_STOP_REASON, Executor, cores, limiter_key
+from workstation.batch.execute import Hooks, SharedClients, execute
 from workstation.batch.jobs import Job as Cell
+from workstation.batch.model_procs import ModelProcesses, fewer_malloc_arenas, warm
 from workstation.calls import CancelToken
 from workstation.errors import UserError
-
-CPU_STOP_REASON = "the batch stopped (interrupted); resume re-runs it"
-
-
-class Executor:
-    name = "base"
-
-    def __init__(self) -> None:
-        self.guard: Callable[[], str | None] = lambda: None  # the batch's cost guard, asked at every turn boundary
-        self._stop_reason: str | None = None
-        self._lock = threading.Lock()
-        self._progress: dict[str, Progress] = {}
-
-    def stop(self, reason: str) -> None:
-        """Every run ends at its next turn boundary, marked stopped with ``reason``; no new run starts."""
-        with self._lock:
-            if self._stop_reason is None:
-                self._stop_reason = reason
-
-    def should_stop(self) -> str | None:
-        return self._stop_reason or self.guard()
-
-    def progress(self) -> dict[str, Progress]:
-        with self._lock:
-            return dict(self._progress)
-
-    def _on_progress(self, p: Progress) -> None:
-        with self._lock:
-            self._progress[p.run_id] = p
-
-    def forget(self, run_id: str) -> None:
-        with self._lock:
-            self._progress.pop(run_id, None)
-
-    def submit(self, cell: Cell) -> Future:  # pragma: no cover - interface
-        raise NotImplementedError
-
-    def shutdown(self) -> None:
-        pass
-
-
-def limiter_key(cell: Cell) -> tuple[str, str, str]:
-    from workstation.providers.spec import parse_spec
-
-    provider, model = parse_spec(cell.spec.agent)
-    return provider, cell.spec.transport.base_url or "", model
-
 
 # -- local ---------------------------------------------------------------------------
 _STOP: Any = None  # the stop event of a worker process
@@ -96,16 +54,54 @@ def _worker_run(spec_json: dict, run_id: str) -> dict:
     return execute(spec_json, run_id, Hooks(should_stop=_stop_reason))
 
 
-def fewer_malloc_arenas(n: int = 2) -> None:
-    """glibc gives each thread of a busy process its own malloc arena (up to 8 a core), which
-    holds on to freed memory; sixty-four run threads then cost ~100 MB more resident memory
-    than they use. Cap the arenas (Linux glibc only; elsewhere nothing happens)."""
-    try:
-        import ctypes
+PROCESS_FROM = 96  # model runs at once from which they spread over one process per core (below, one process keeps up)
+PROCESSES_ENV = "WORKSTATION_MODEL_PROCESSES"  # force that many model processes (0: none)
 
-        ctypes.CDLL("libc.so.6").mallopt(-8, n)  # M_ARENA_MAX
-    except (OSError, AttributeError):
+
+def model_processes(model_threads: int, n_cores: int) -> int:
+    forced = os.environ.get(PROCESSES_ENV)
+    if forced is not None and forced.strip().isdigit():
+        return int(forced)
+    return n_cores if n_cores > 1 and model_threads >= PROCESS_FROM else 0
+
+
+def model_context():
+    """How model processes start: forked once the engine and the SDKs are imported here, so each starts
+    in milliseconds instead of importing them again (seconds on a loaded machine, before any call goes
+    out); spawned when this process already runs other threads (the TUI), which a fork must not copy."""
+    if threading.active_count() > 1 or "fork" not in mp.get_all_start_methods():
+        return mp.get_context("spawn")
+    preimport()
+    return mp.get_context("fork")
+
+
+def preimport() -> None:
+    try:
+        from PIL import Image
+
+        import workstation.providers.agent  # noqa: F401
+        import workstation.runs.drive  # noqa: F401
+        import workstation.runs.start  # noqa: F401
+        import workstation.store.integrity  # noqa: F401
+
+        Image.init()
+        import openai  # noqa: F401
+        import openai.types.chat  # noqa: F401
+    except ImportError:
         pass
+
+
+class _Cancel(CancelToken):
+    """The executor's cancel token: cancelling it also cancels the model processes' runs."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.also: list[Callable[[str], None]] = []
+
+    def cancel(self, reason: str = "stopped by the user") -> None:
+        super().cancel(reason)
+        for f in self.also:
+            f(reason)
 
 
 class LocalExecutor(Executor):
@@ -113,7 +109,8 @@ class LocalExecutor(Executor):
 
     def __init__(self, model_threads: int, cpu_processes: int, caps: dict[tuple, int]) -> None:
         super().__init__()
-        if model_threads > 4:
+        n_procs = model_processes(model_threads, cores())
+        if model_threads > 4 and not n_procs:
             fewer_malloc_arenas()
         from workstation.providers.limiter import AdaptiveLimiter
 
@@ -123,11 +120,16 @@ class LocalExecutor(Executor):
         self._ctx = mp.get_context("spawn")
         self._stop_event = self._ctx.Event()
         self._why = self._ctx.Array("c", 400)
-        self.cancel = CancelToken()  # a second signal: end model runs now, even mid-call
+        self.cancel = _Cancel()  # a second signal: end model runs now, even mid-call
         self.limiters = {key: AdaptiveLimiter(initial=n, minimum=1, maximum=n) for key, n in caps.items()}
         self.clients = SharedClients()
         self.envs = EnvPool()
         self._warmed: set = set()
+        self.model_procs: ModelProcesses | None = None
+        if n_procs:
+            self.model_procs = ModelProcesses(n_procs, model_threads, caps, model_context(), self._stop_event,
+                                              self._why, self._on_progress)
+            self.cancel.also.append(self.model_procs.cancel)
 
     def stop(self, reason: str) -> None:
         super().stop(reason)
@@ -142,6 +144,8 @@ class LocalExecutor(Executor):
                 self._procs = ProcessPoolExecutor(max_workers=self._cpu_n, mp_context=self._ctx,
                                                   initializer=_worker_init, initargs=(self._stop_event, self._why))
             return self._procs.submit(_worker_run, spec, cell.run_id)
+        if self.model_procs is not None:
+            return self.model_procs.submit(spec, cell.run_id, limiter_key(cell))
         self._warm(cell)
         hooks = Hooks(should_stop=self.should_stop, on_progress=self._on_progress,
                       limiter=self.limiters.get(limiter_key(cell)), cancel=self.cancel, clients=self.clients,
@@ -149,37 +153,14 @@ class LocalExecutor(Executor):
         return self._threads.submit(execute, spec, cell.run_id, hooks)
 
     def _warm(self, cell: Cell) -> None:
-        """Before the first model run of a provider starts, do here what its thread would do lazily:
-        import the engine, the emulator, PIL's image plugins and the SDK (an SDK's first call imports
-        hundreds of modules). Done by the first of sixty-four threads, each import waits its turn for
-        the GIL among the others, and every run waits for that import (its module lock): the first
-        calls went out ~8 s after the start. Errors are left for the run to report."""
         kind = limiter_key(cell)
-        if kind in self._warmed:
-            return
-        self._warmed.add(kind)
-        try:
-            from PIL import Image
-
-            import workstation.runs.drive  # noqa: F401 - the engine, recorder, prompt builder
-            import workstation.runs.start  # noqa: F401
-            from workstation.batch.execute import make_agent_with
-            from workstation.game.games import get_game
-            from workstation.options import RunSpec
-
-            Image.init()
-            spec = RunSpec.from_json(cell.spec.to_json())
-            self.envs.prefill(get_game(spec.game), spec.protocol)
-            agent = make_agent_with(spec, self.limiters.get(kind), self.clients)
-            client = getattr(agent.adapter, "client", None)  # the shared one, made by make_agent_with
-            for path in ("chat.completions", "responses", "messages", "models"):  # the SDKs' lazy resources
-                obj = client
-                for name in path.split("."):
-                    obj = getattr(obj, name, None)
-        except Exception:  # noqa: BLE001 - only a head start; the run itself reports what is wrong
-            pass
+        if kind not in self._warmed:
+            self._warmed.add(kind)
+            warm(cell.spec.to_json(), self.limiters.get(kind), self.clients, self.envs)
 
     def shutdown(self) -> None:
+        if self.model_procs is not None:
+            self.model_procs.shutdown()
         self._threads.shutdown(wait=True)
         self.clients.close()
         self.envs.close()
@@ -199,13 +180,6 @@ def make_executor(kind: str, model_threads: int, cpu_processes: int, caps: dict[
 
         return RayExecutor(caps, address=ray_address, max_cost=max_cost, per_call=per_call)
     raise UserError(f"--executor must be local or ray (got {kind!r})")
-
-
-def cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
 
 
 __all__ = ["Executor", "LocalExecutor", "cores", "limiter_key", "make_executor"]

@@ -137,6 +137,12 @@ def table(state: BatchState) -> str:
         rows.append((s, g, str(d[DONE] + d[SKIPPED]), str(d[FAILED] + d[STOPPED]), str(d[LEFT] + d[RUNNING]),
                      "-" if mean is None else f"{mean[0]:.1f} ({mean[1]})"))
     out = text_table(rows, right=range(2, 6), rules=[0])
+    c = state.counts()
+    missing = len(state.runs) - c[DONE] - c[SKIPPED]
+    if missing and state.finished:
+        why = ", ".join(f"{n} {k}" for k, n in ((FAILED, c[FAILED]), (STOPPED, c[STOPPED]),
+                                                 ("not started", c[LEFT] + c[RUNNING])) if n)
+        out.append(f"{missing} of {len(state.runs)} runs have no complete recording in the batch directory ({why})")
     for r in state.failing()[:20]:
         out.append(f"  {r.cell.label} {r.cell.game} seed {r.cell.seed}: {r.last_error}")
     return "\n".join(out)

@@ -2,9 +2,13 @@
 
 ``ray.init(address=...)`` joins a cluster (``--ray-address``), or starts a local Ray
 when none is given (a Ray already initialised in this process is used as it is). Each
-run is a task that calls the same ``execute`` as the local executor, writing its
-recording to the spec's ``out`` (made absolute here: on a cluster it must be a
-directory every worker reaches, e.g. a shared file system). The ``Coordinator`` actor:
+run is a task that calls the same ``execute`` as the local executor, recording into a
+scratch folder on its own node (no shared file system needed); when the run ends
+(complete, stopped or failed) the task packs the recording (``shipping.pack``),
+removes the scratch folder and returns the bytes with its result, through Ray's
+object store. The driver unpacks it atomically into DIR/runs/ (``shipping.unpack``),
+as the local executor would have written it; the result says which node played it.
+A run whose node dies is failed here and re-run on resume. The ``Coordinator`` actor:
 
 - grants call slots per (provider, base URL, model), halving a limit on a 429 and
   growing it back after clean calls, as ``AdaptiveLimiter`` does in one process;
@@ -24,8 +28,9 @@ from contextlib import contextmanager
 from typing import Any
 from collections.abc import Iterator
 
+from workstation.batch import placement, shipping
 from workstation.batch.execute import Hooks, Progress, execute
-from workstation.batch.executors import Executor, limiter_key
+from workstation.batch.executor_base import Executor, limiter_key
 from workstation.batch.jobs import Job
 from workstation.calls import CancelToken, Deadline
 from workstation.errors import UserError
@@ -128,9 +133,12 @@ def _key_text(key: tuple) -> str:
 
 
 def run_task(spec_json: dict, run_id: str, actor: Any, key: str | None, per_call: float) -> dict:
-    """The body of a run's Ray task."""
+    """The body of a run's Ray task: the run records into this node's scratch space and its recording
+    comes back packed in the result (``bundle``), with the node that played it (``where``)."""
     import ray
 
+    scratch = shipping.scratch()
+    spec_json = {**spec_json, "out": str(scratch)}
     latest: dict[str, Any] = {}
 
     def on_progress(p: Progress) -> None:
@@ -144,8 +152,22 @@ def run_task(spec_json: dict, run_id: str, actor: Any, key: str | None, per_call
     result: dict = {}
     try:
         result = execute(spec_json, run_id, hooks)
+        result["where"] = placement.here()
+        if result.get("path"):
+            result["bundle"] = shipping.pack(result["path"])
+            result["path"] = None  # a path on this node means nothing to the driver
     finally:
+        shipping.remove(scratch)
         ray.get(actor.finish.remote(run_id, result.get("cost_usd") if result else latest.get("cost_usd")))
+    return result
+
+
+def home(result: dict, runs_dir: str) -> dict:
+    """On the driver: the shipped recording of a finished task into ``runs_dir`` (its path in the result)."""
+    data = result.pop("bundle", None)
+    result.pop("verdict", None)  # checked on its node; the driver checks what arrived
+    if data is not None:
+        result["path"] = str(shipping.unpack(data, runs_dir))
     return result
 
 
@@ -175,12 +197,21 @@ class RayExecutor(Executor):
 
     def submit(self, cell: Job) -> Future:
         spec = cell.spec.to_json()
-        spec["out"] = os.path.abspath(spec["out"])  # every worker must reach it (shared storage on a cluster)
+        runs_dir = os.path.abspath(spec["out"])  # the driver's; the task records on its own node
         key = _key_text(limiter_key(cell)) if cell.is_model else None
         opts = {"num_cpus": 1} if not cell.is_model else {"num_cpus": 0}
         ref = self._task.options(**opts, max_retries=0).remote(spec, cell.run_id, self.actor, key,
                                                                self.per_call.get(cell.label, 0.0))
-        return ref.future()
+        out: Future = Future()
+
+        def arrived(inner: Future) -> None:
+            try:
+                out.set_result(home(inner.result(), runs_dir))
+            except BaseException as e:  # noqa: BLE001 - the task failed, its node died, or unpacking did
+                out.set_exception(e)
+
+        ref.future().add_done_callback(arrived)
+        return out
 
     def progress(self) -> dict[str, Progress]:
         try:
@@ -195,4 +226,4 @@ class RayExecutor(Executor):
             self._ray.shutdown()
 
 
-__all__ = ["ActorLimiter", "Coordinator", "RayExecutor", "check_ray", "run_task"]
+__all__ = ["ActorLimiter", "Coordinator", "RayExecutor", "check_ray", "home", "run_task"]

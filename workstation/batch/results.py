@@ -14,6 +14,7 @@ import io
 import json
 from pathlib import Path
 
+from workstation.batch import placement
 from workstation.batch.jobs import Job as Cell
 from workstation.game.protocol import SETTINGS
 from workstation.store.changes import mark
@@ -28,6 +29,8 @@ COLUMNS = ("run_id", "setting", "game", "seed", "score", "lives_lost", "turns", 
 # the prompt pack (name@digest): `report A B` warns when settings were played under different ones.
 PROTOCOL_COLUMNS = tuple(s.name for s in SETTINGS if s.name != "frames")
 PACK_COLUMN = "prompt_pack"
+# Where the run ran (from DIR/placement.jsonl, empty for a recording the batch did not place).
+WHERE_COLUMNS = placement.FIELDS
 RUNS = "runs"
 
 
@@ -50,8 +53,8 @@ def recordings_by_id(batch_dir: str | Path) -> dict[str, list[Entry]]:
     return out
 
 
-def row(cell: Cell, path: Path) -> dict:
-    """The results row of one run, from its recording."""
+def row(cell: Cell, path: Path, where: dict | None = None) -> dict:
+    """The results row of one run, from its recording (and where it ran, from the placement ledger)."""
     rec = Recording(path)
     s = rec.outcome()
     usage = s.usage or {}
@@ -70,6 +73,8 @@ def row(cell: Cell, path: Path) -> dict:
     for name in PROTOCOL_COLUMNS:
         out[name] = proto.get(name)
     out[PACK_COLUMN] = pack_label(rec.manifest_record.prompt_pack)
+    for name in WHERE_COLUMNS:
+        out[name] = (where or {}).get(name)
     out["stopped"] = s.stopped
     out["path"] = str(path)
     return out
@@ -103,13 +108,14 @@ def collect(batch_dir: str | Path, cells: list[Cell]) -> list[dict]:
     """The rows of the grid's runs that have a recording, in grid order (nothing written)."""
     found = recordings_by_id(batch_dir)
     root = runs_dir(batch_dir)
+    placed = placement.read(batch_dir)
     rows = []
     for cell in cells:
         entries = found.get(cell.run_id)
         if not entries:
             continue
         try:
-            rows.append(row(cell, root / entries[0].path))
+            rows.append(row(cell, root / entries[0].path, placed.get(Path(entries[0].path).name)))
         except RecordingError as e:  # unreadable: the row says so and counts as incomplete
             rows.append({"run_id": cell.run_id, "setting": cell.label, "game": cell.game, "seed": cell.seed,
                          "complete": False, "stopped": f"unreadable: {e}", "path": str(root / entries[0].path)})
@@ -127,7 +133,7 @@ def _text(value) -> str:
 def write(batch_dir: str | Path, rows: list[dict]) -> None:
     batch_dir = Path(batch_dir)
     batch_dir.mkdir(parents=True, exist_ok=True)
-    header = COLUMNS + PROTOCOL_COLUMNS + (PACK_COLUMN,)
+    header = COLUMNS + PROTOCOL_COLUMNS + (PACK_COLUMN,) + WHERE_COLUMNS
     buf = io.StringIO(newline="")
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(header)
@@ -141,4 +147,4 @@ def _replace(path: Path, text: str) -> None:
     write_atomic(path, text)
 
 
-__all__ = ["COLUMNS", "PROTOCOL_COLUMNS", "collect", "rebuild", "recordings_by_id", "row", "runs_dir", "write"]
+__all__ = ["COLUMNS", "PROTOCOL_COLUMNS", "WHERE_COLUMNS", "collect", "rebuild", "recordings_by_id", "row", "runs_dir", "write"]

@@ -14,8 +14,11 @@
   spend (with one more call per running run) reaches it. ``request_stop`` (SIGINT,
   SIGTERM) stops launching and ends running runs at their next turn; a second one
   ends model calls under way;
-- at the end the results table is rebuilt from the recordings. Exit 0 only when
-  every run of the grid has a complete recording.
+- a run counts as done only when its complete recording is in DIR/runs/ and passes
+  ``verify --quick`` (a run on a Ray node ships it home first); at the end every done
+  run is looked for again, the results table is rebuilt from what is there, and a run
+  whose recording is missing is failed, saying so. Exit 0 only when every run of the
+  grid has a complete, sound recording in DIR/runs/.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, wait
 from pathlib import Path
 from collections.abc import Callable
 
-from workstation.batch import results
+from workstation.batch import placement, results
 from workstation.batch.estimate import Estimate, estimates
 from workstation.batch.executors import Executor, cores, limiter_key, make_executor
 from workstation.batch.grid import Grid
@@ -259,6 +262,7 @@ class Batch:
         finally:
             self.executor.shutdown()
             self.state.finished = True
+            self._reconcile()
             results.rebuild(self.dir, self.cells)
             self.unlock()
         return 0 if all(r.status in (DONE, SKIPPED) for r in self.state.runs.values()) else 1
@@ -291,6 +295,38 @@ class Batch:
                 r.turns = getattr(p, "turns", r.turns)
                 r.last_error = p.last_error or r.last_error
 
+    def _not_home(self, path: str | None, verdict: tuple | None = None) -> str | None:
+        """Why a run reported complete does not count (its recording is not in DIR/runs/, or not sound); None if it counts."""
+        from workstation.store.integrity import quick_verdict
+
+        root = results.runs_dir(self.dir).resolve()
+        if not path:
+            return "its recording never reached the batch directory"
+        p = Path(path)
+        if p.parent.resolve() != root or not (p / MANIFEST).is_file():
+            return f"its recording is not in {root} (it was written to {path})"
+        if verdict is not None:  # checked in place by the process that wrote it, in this directory
+            ok, line = verdict
+            return None if ok else f"its recording fails verify --quick: {line}"
+        try:
+            rec = Recording(p)
+            if not rec.complete:
+                return f"its recording in {p} is not complete"
+            ok, line = quick_verdict(rec)
+        except RecordingError as e:
+            return f"its recording cannot be read: {e}"
+        return None if ok else f"its recording fails verify --quick: {line}"
+
+    def _reconcile(self) -> None:
+        """Every run counted done has its complete recording in DIR/runs/ now; any that does not is failed."""
+        found = results.recordings_by_id(self.dir)
+        for r in self.state.runs.values():
+            if r.status not in (DONE, SKIPPED):
+                continue
+            entries = found.get(r.cell.run_id)
+            if not entries or not entries[0].complete:
+                r.status, r.last_error = FAILED, f"no complete recording in {results.runs_dir(self.dir)}"
+
     def _settle(self, cell: Cell, fut: Future) -> None:
         r = self.state.runs[cell.run_id]
         self.executor.forget(cell.run_id)
@@ -304,7 +340,12 @@ class Batch:
         r.rate_limit_waits = res.get("rate_limit_waits") or r.rate_limit_waits
         r.path = res.get("path")
         r.score, r.turns = res.get("score"), res.get("turns", r.turns)
-        if res.get("complete"):
+        if r.path:
+            placement.note(self.dir, cell.run_id, r.path, self.executor.name, res.get("where") or placement.here())
+        missing = self._not_home(r.path, res.get("verdict")) if res.get("complete") else None
+        if missing:
+            r.status, r.last_error = FAILED, missing
+        elif res.get("complete"):
             r.status, r.last_error = DONE, None
         elif res.get("not_started"):
             r.status = LEFT

@@ -113,6 +113,13 @@ class ClockState:
     game_over: bool = False
 
 
+class _Detached:
+    """Stands in for the clock's env while it has none (between turns of a batch run, and at close)."""
+
+    def close(self) -> None:
+        pass
+
+
 class GameClock:
     def __init__(self, game: Game, protocol: Protocol, seed: int, sink: FrameSink | None = None,
                  rules: int = RULES, sound: bool = False):
@@ -152,6 +159,24 @@ class GameClock:
         self._env = self.env.unwrapped
         self.ale = self._env.ale
         self._action_set = self._env._action_set  # minimal-set index -> ALE action
+
+    def detach(self):
+        """Give up the emulator between turns (a batch lends it to another run): returns ``(env, state)``,
+        the run's emulator state without its RNG; the current frame's RGB stays here. Until ``attach``
+        the clock holds no emulator (its ``close()`` closes nothing)."""
+        rgb = self.rgb  # the current frame's RGB stays with the clock
+        state = self.ale.cloneState(include_rng=False)
+        env = self.env
+        self.env = self._env = self.ale = _Detached()
+        self._rgb = rgb
+        return env, state
+
+    def attach(self, env, state) -> None:
+        """Take an emulator back (any of the same game and settings) and restore ``state`` from ``detach`` in it."""
+        rgb = self._rgb
+        env.unwrapped.ale.restoreState(state)
+        self.attach_env(env)
+        self._rgb = rgb
 
     def enable_sound(self) -> None:
         """Make the emulator produce sound (before ``start()``: it makes the env anew)."""

@@ -165,21 +165,29 @@ class ProviderAgent:
                 box.put(("error", exc))
 
         threading.Thread(target=work, name=f"{self.spec} call", daemon=True).start()
-        while True:
-            try:
-                kind, value = box.get(timeout=POLL_S if deadline is None else min(POLL_S, deadline.remaining()))
-            except queue.Empty:
-                if cancel is not None:
+        # a cancel wakes the wait (no polling: hundreds of waiting calls each waking to look cost CPU)
+        unsubscribe = cancel.subscribe(lambda: box.put(("cancel", None))) if cancel is not None else None
+        try:
+            while True:
+                try:
+                    kind, value = box.get(timeout=None if deadline is None else min(POLL_S, deadline.remaining()))
+                except queue.Empty:
+                    if cancel is not None:
+                        cancel.check()
+                    if deadline is not None:
+                        deadline.check()
+                    continue
+                if kind == "cancel":
                     cancel.check()
-                if deadline is not None:
-                    deadline.check()
-                continue
-            if kind == "text":
-                on_text(value)
-            elif kind == "done":
-                return value
-            else:
-                raise value
+                elif kind == "text":
+                    on_text(value)
+                elif kind == "done":
+                    return value
+                else:
+                    raise value
+        finally:
+            if unsubscribe is not None:
+                unsubscribe()
 
     def _cost(self, usage: Usage | None, seen: Completion | None) -> float | None:
         if usage is None:

@@ -19,10 +19,22 @@ import json
 from workstation.calls import OnText, ToolCall, parse_arguments
 from workstation.turn.prompt import Prompt
 from workstation.providers.adapter import (Completion, ImageEncoder, conversation, judge, parts,
-                                           png_data_url, split_kwargs, system_text)
+                                           png_data_url, system_text)
 from workstation.providers.openai_responses import openai_usage
 from workstation.providers.retry import ProviderError
 from workstation.providers.spec import ProviderConfigError, ProviderOptions
+
+
+def post_stream(client, body: dict):
+    """The streamed Chat Completion for a JSON-ready ``body``, through the SDK client's own request path
+    (auth, headers, timeout, status errors, SSE decoding), as ``chat.completions.create`` sends it but
+    without re-walking the body against the SDK's typed parameters: ``request()`` builds plain dicts,
+    and that walk (every history image's base64 text) was the largest CPU cost of a call (bench/call_profile.py)."""
+    from openai import Stream
+    from openai.types.chat import ChatCompletion, ChatCompletionChunk
+
+    return client.post("/chat/completions", body=body, cast_to=ChatCompletion, stream=True,
+                       stream_cls=Stream[ChatCompletionChunk])
 
 
 class OpenAIChat:
@@ -89,8 +101,7 @@ class OpenAIChat:
                                     timeout=self.options.timeout)
 
     def complete(self, body: dict, on_text: OnText | None) -> Completion:
-        known, extra = split_kwargs(self.client.chat.completions.create, body)
-        stream = self.client.chat.completions.create(**known, extra_body=extra or None)
+        stream = post_stream(self.client, body)
         text: list[str] = []
         calls: dict[int, dict] = {}  # index -> id, name and the argument pieces so far
         finish = usage = request_id = model = None

@@ -79,6 +79,17 @@ class _FrameStore:
     def __len__(self) -> int:
         return len(self._kinds)
 
+    def limit_caches(self, frames: int, pngs: int) -> None:
+        """Keep at most ``frames`` decoded frames and ``pngs`` encoded PNGs in memory (a headless batch run
+        needs only its prompt's last few; the defaults suit one run scrubbed in the TUI)."""
+        with self._lock:
+            self._cache_frames = max(1, min(self._cache_frames, frames))
+            self._cache_pngs = max(1, min(self._cache_pngs, pngs))
+            while len(self._frames) > self._cache_frames:
+                self._frames.popitem(last=False)
+            while len(self._pngs) > self._cache_pngs:
+                self._pngs.popitem(last=False)
+
     def _read_block(self, offset: int, length: int) -> bytes:
         raise NotImplementedError
 
