@@ -91,8 +91,8 @@ def head_ip() -> str:
 
 
 def node_count(address: str, env: dict) -> int:
-    code = ("import ray; ray.init(address=%r, log_to_driver=False); "
-            "print(sum(1 for n in ray.nodes() if n['Alive']))" % address)
+    code = (f"import ray; ray.init(address={address!r}, log_to_driver=False); "
+            "print(sum(1 for n in ray.nodes() if n['Alive']))")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     try:
         return int(out.stdout.strip().splitlines()[-1])
