@@ -24,14 +24,11 @@ def run(args: argparse.Namespace) -> int:
     if not 2 <= len(args.recordings) <= MAX_RUNS:
         raise UserError(f"compare takes 2 to {MAX_RUNS} recordings, not {len(args.recordings)}")
     if args.text:
-        from workstation.store.recording import Recording, RecordingError
+        from workstation.store.recording import Recording
 
         c = Comparison.of(args.recordings)  # bad input (a missing recording, two games) is one line, exit 2
         for path in args.recordings:  # a damaged one is refused as `verify` refuses it: exit 1
-            try:
-                Recording(path).require_sound()
-            finally:
-                pass
+            Recording(path).require_sound()
         print(c.start)
         print(c.divergence_text())
         print(c.table_text())
