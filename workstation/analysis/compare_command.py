@@ -28,10 +28,7 @@ def run(args: argparse.Namespace) -> int:
 
         c = Comparison.of(args.recordings)  # bad input (a missing recording, two games) is one line, exit 2
         for path in args.recordings:  # a damaged one is refused as `verify` refuses it: exit 1
-            try:
-                Recording(path).require_sound()
-            finally:
-                pass
+            Recording(path).require_sound()
         print(c.start)
         print(c.divergence_text())
         print(c.table_text())

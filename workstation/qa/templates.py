@@ -40,6 +40,19 @@ def default_objects(game: str, category: str) -> tuple[str, str]:
     return others[0], player  # spatial, motion-target: another object, relative to the player's
 
 
+MAX_COUNT_CHOICES = 10  # a count template offers 0..N for up to this many objects
+
+
+def fixed_axes(game: str, name: str) -> set[str]:
+    """The axes ("x", "y") along which the object never moves in this game (a constant in its RAM map)."""
+    if not (MAPS_DIR / f"{game}.toml").is_file():
+        return set()
+    spec = next((s for s in load_map(game).specs if s.name == name), None)
+    if spec is None:
+        return set()
+    return {axis for axis in ("x", "y") if "const" in getattr(spec, axis)}
+
+
 def fill(game: str, category: str, a: str, b: str) -> dict:
     """The template's ``question``, ``choices`` and ``answer`` (the first choice) for objects a and b."""
     if category not in CATEGORIES:
@@ -50,7 +63,7 @@ def fill(game: str, category: str, a: str, b: str) -> dict:
         count = max(3, next((s.count for s in load_map(game).specs if s.name == a), 3))
     if category == "perception-detection":
         q = f"In {title}, how many {plural(a)} are visible?"
-        choices = [str(k) for k in range(0, min(count, 5) + 1)]
+        choices = [str(k) for k in range(0, min(count, MAX_COUNT_CHOICES) + 1)]  # Freeway's 10 cars: 0..10
     elif category == "perception-spatial":
         q = f"In {title}, is {_the(a)} to the left or to the right of {_the(b)}?"
         choices = ["left", "right"]
@@ -59,9 +72,15 @@ def fill(game: str, category: str, a: str, b: str) -> dict:
         choices = list(CARDINAL)
     elif category == "motion-controlled":
         q = f"In {title}, across these frames, in which direction is {_the(a)} (the object you control) moving?"
-        choices = list(CARDINAL)
+        fixed = fixed_axes(game, a)
+        choices = [c for c in CARDINAL if not ((c in ("left", "right") and "x" in fixed)
+                                               or (c in ("up", "down") and "y" in fixed))]
     else:  # decision-short / decision-long: the same text; the eval prepends the guide for -long
-        q = f"In {title}, to reach {_the(b)}, should {_the(a)} move left or right now?"
-        choices = ["left", "right"]
+        if "x" in fixed_axes(game, a) and "y" not in fixed_axes(game, a):  # Freeway: the chicken goes up or down
+            q = f"In {title}, with {_the(b)} where it is, should {_the(a)} move up or down now?"
+            choices = ["up", "down"]
+        else:
+            q = f"In {title}, to reach {_the(b)}, should {_the(a)} move left or right now?"
+            choices = ["left", "right"]
     return {"question": q, "choices": choices, "answer": choices[0]}
 
