@@ -7,8 +7,8 @@ HARNESS_DIR is your own checkout of github.com/mignonjia/AtariBench. The harness
 imported from it at run time only (nothing of its code or text is in this repository).
 
 1. ``workstation prompts from-atari-bench HARNESS_DIR --out PACK`` builds the pack.
-2. For each of the 21 games (seed 0, 900 frames) and three Breakout runs whose game
-   ends on budget frames 898, 899 and 900, a script of replies in the harness's own
+2. For each of the 21 games (seed 0, 900 frames) and the Breakout runs whose game
+   ends on budget frames 898 and 899 (900: no sequence found yet), a script of replies in the harness's own
    words (its ACTION_MAP words, some upper-cased or with ``_`` for blanks, a few
    refused: an unknown word, no thought line, eleven actions) is played
    - through the harness's ``PipelineRunner`` with a client that returns the script;
