@@ -7,8 +7,8 @@ HARNESS_DIR is your own checkout of github.com/mignonjia/AtariBench. The harness
 imported from it at run time only (nothing of its code or text is in this repository).
 
 1. ``workstation prompts from-atari-bench HARNESS_DIR --out PACK`` builds the pack.
-2. For each of the 21 games (seed 0, 900 frames) and three Breakout runs whose game
-   ends on budget frames 898, 899 and 900, a script of replies in the harness's own
+2. For each of the 21 games (seed 0, 900 frames) and the Breakout runs whose game
+   ends on budget frames 898 and 899 (900: no sequence found yet), a script of replies in the harness's own
    words (its ACTION_MAP words, some upper-cased or with ``_`` for blanks, a few
    refused: an unknown word, no thought line, eleven actions) is played
    - through the harness's ``PipelineRunner`` with a client that returns the script;
@@ -57,7 +57,7 @@ FILLER = "thought: the script ran out\nmove: [noop]"
 
 # Breakout action scripts (minimal-set ids: 0 noop, 1 fire, 2 right, 3 left) whose game
 # ends on the budget frame named: four quick lives (serve, then run right), a wait,
-# a last serve, then a fixed move. Found by searching serve times with ale-py.
+# a last serve, then moves. Found by searching serve times and paddle moves with ale-py.
 _QUICK = ([1] + [2] * 39) * 4
 
 
@@ -65,7 +65,12 @@ def _edge(serve_at: int, wait: int, side: int) -> list[int]:
     return _QUICK + [0] * (serve_at - len(_QUICK)) + [1] + [0] * wait + [side] * 150
 
 
-EDGE_RUNS = {898: _edge(167, 0, 2), 899: None, 900: None}  # filled below once found
+# After the four quick lives: a wait, a serve, a few paddle moves, then still (digits are ids).
+_AFTER_899 = "00000000000000000000000000133333000003000030203302033020332233322330003333000223322233220"
+EDGE_RUNS = {  # budget frame of the game over -> the actions
+    898: _edge(167, 0, 2),
+    899: _QUICK + [int(c) for c in _AFTER_899] + [0] * 150,
+}
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:
@@ -214,7 +219,7 @@ def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
     ap.add_argument("harness", type=Path)
     ap.add_argument("--memory", choices=("structured", "append"), default="structured")
-    ap.add_argument("--games", help="comma-separated game keys (default: all 21 and the Breakout edge runs)")
+    ap.add_argument("--games", help="comma-separated runs: game keys, breakout@898 ... (default: all)")
     ap.add_argument("--frames", type=int, default=900)
     ap.add_argument("--keep", type=Path, help="keep the pack and both sides' runs here")
     args = ap.parse_args(argv)
@@ -230,16 +235,18 @@ def main(argv: list[str]) -> int:
         print(f"prompts from-atari-bench failed: {built.stderr.strip()}", file=sys.stderr)
         return 1
     print(built.stdout.strip().splitlines()[1] if len(built.stdout.splitlines()) > 1 else built.stdout.strip())
-    runs: list[tuple[str, str, list[str]]] = []
-    games = args.games.split(",") if args.games else harness.keys()
-    for game in games:
-        runs.append((game, game, script(harness.words(game), f"parity-{game}")))
-    if not args.games:
-        words = harness.spec("breakout").action_map
-        by_id = {i: next(w for w, v in words.items() if v == i) for i in sorted(set(words.values()))}
-        for frame, actions in EDGE_RUNS.items():
-            if actions:
-                runs.append((f"breakout@{frame}", "breakout", edge_script(actions, by_id)))
+    runs: list[tuple[str, str, list[str]]] = [
+        (game, game, script(harness.words(game), f"parity-{game}")) for game in harness.keys()]
+    words = harness.spec("breakout").action_map
+    by_id = {i: next(w for w, v in words.items() if v == i) for i in sorted(set(words.values()))}
+    runs += [(f"breakout@{frame}", "breakout", edge_script(actions, by_id)) for frame, actions in EDGE_RUNS.items()]
+    if args.games:
+        wanted = args.games.split(",")
+        unknown = sorted(set(wanted) - {label for label, _, _ in runs})
+        if unknown:
+            print(f"--games: {unknown[0]} is not a run here; use game keys or breakout@898 etc.", file=sys.stderr)
+            return 2
+        runs = [r for r in runs if r[0] in wanted]
     fake = FakeProvider()
     same = 0
     print(f"{'run':<20} {'turns':>5} {'reward':>8} {'lost':>4} {'prompts':>7} {'s':>5}  result")

@@ -93,3 +93,10 @@ def test_a_replay_under_a_harness_pack_plays_the_same_ids_in_its_words(pack, tmp
     assert [t.actions for t in replay.turn_records] == [t.actions for t in source.turn_records]
     assert any(w in ("top-right", "bottom-left", "top-left", "bottom-right") for t in replay.turn_records
                for w in said(t))
+
+
+def test_show_names_what_built_in_agents_say(pack, capsys):
+    code, out, _ = run_cli(capsys, "prompts", "show", str(pack), "--game", "qbert")
+    assert code == 0 and "# built-in agents say: noop, top-left, bottom-right" in out
+    code, out, _ = run_cli(capsys, "prompts", "show", "default", "--game", "qbert")
+    assert code == 0 and "# built-in agents say: noop, up, right, left, down" in out

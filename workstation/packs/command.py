@@ -98,6 +98,7 @@ def _show(a) -> int:
     for word, action in game.aliases.items():
         print(f"  {word} -> {game.action_name(action)} ({action})")
     print(f"# offered actions: {', '.join(game.action_names)}")
+    print(f"# built-in agents say: {', '.join(game.offered_words)}")
     print(f"# warm-up: {game.warmup_seconds:g} s")
     for note in pack.warmup_notes():
         if note.startswith(game.key + ":"):
