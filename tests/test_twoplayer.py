@@ -268,6 +268,38 @@ def test_a_match_interrupted_mid_turn_keeps_a_recording_that_verifies(tmp_path):
     assert res.ok and res.unchecked_frames == 3 and res.turns_checked == 2
 
 
+def test_the_quick_check_and_info_take_verify_s_rule_for_an_interrupted_match(tmp_path, capsys):
+    from workstation.store.integrity import interrupted_tail
+
+    engine = start_match(MatchSpec("pong", "random", "random", 1, Protocol(frames=300), str(tmp_path)))
+
+    def interrupt(ev) -> None:
+        if ev.kind == "action" and ev.turn == 2:
+            raise KeyboardInterrupt
+
+    engine.observers.append(interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        engine.run()
+    engine.close()
+    path = engine.writer.path
+    rec = Recording(path)
+    assert interrupted_tail(rec) == 3 and rec.problems() == []
+    for args in (["verify", str(path)], ["verify", "--quick", str(path)], ["info", str(path)]):
+        assert main(args) == 0, args
+        captured = capsys.readouterr()
+        assert "DAMAGED" not in captured.out + captured.err, args
+    assert main(["verify", "--quick", str(path)]) == 0
+    assert "the last 3 frames belong to a turn interrupted" in capsys.readouterr().out
+    # the rule is narrow: a complete match, or more frames than one turn makes, is still a mismatch
+    summary = json.loads((path / "summary.json").read_text())
+    summary["complete"] = True
+    (path / "summary.json").write_text(json.dumps(summary))
+    assert "the last turn ends at frame 6" in "; ".join(Recording(path).problems())
+    summary.update(complete=False, frames=summary["frames"] + 40)
+    (path / "summary.json").write_text(json.dumps(summary))
+    assert interrupted_tail(Recording(path)) == 0 and Recording(path).problems()
+
+
 def test_every_side_prompt_of_a_match_is_rebuilt_exactly(tmp_path, capsys):
     from workstation.arena.request import rebuild_side_prompt
 
