@@ -312,3 +312,19 @@ def test_every_side_prompt_of_a_match_is_rebuilt_exactly(tmp_path, capsys):
     assert main(["request", str(path), "--turn", "3", "--side", "2"]) == 0
     out = capsys.readouterr().out
     assert "side 2" in out and "black boxer, who starts" in out
+
+
+def test_both_random_boxers_can_land_punches_with_the_one_player_baseline_s_draw(tmp_path):
+    from workstation.agents.random_agent import RandomAgent
+    from workstation.arena.players import make_side_agent
+    from workstation.game.games import GAMES
+
+    tp = get_two_player_game("boxing")
+    agent = make_side_agent("random", tp, 3, 1)
+    assert isinstance(agent, RandomAgent) and agent.max_per_turn == 3  # n uniform in 1..3, then n uniform actions
+    assert agent._names == GAMES["boxing"].action_names and len(agent._names) == 18
+    landed = {}
+    for seed in (2, 3):  # measured: seed 2 side 1 wins 1-0, seed 3 side 2 wins (0..9: six of ten score)
+        rec = Recording(_match(tmp_path / str(seed), "boxing", seed=seed))
+        landed[seed] = [sum(1 for t in rec.turns for r in t["players"][k]["action_rewards"] if r > 0) for k in (0, 1)]
+    assert landed[2][0] > 0 and landed[3][1] > 0
