@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from screens.views.hotseat import HotseatScreen, side_key
-from screens.views.match import match_app
 from tests.test_tui_match import MatchApp
 from tests.tui_helpers import run_async, wait_until
 from workstation.arena.command import play_vs

@@ -25,6 +25,13 @@ async def _open_form(app, pilot):
     return app.screen
 
 
+async def _submit(form, pilot):
+    """Enter in a field submits the form, as Start does."""
+    form.query_one("#mf-frames").focus()
+    await pilot.press("enter")
+    await pilot.pause()
+
+
 def test_an_error_marks_the_field_it_names():
     assert field_for("--vs: unknown agent 'bogus'") == "#mf-vs"
     assert field_for("--seed must be 0 or more") == "#mf-seed"
@@ -38,17 +45,17 @@ async def test_a_bad_opponent_is_marked_and_the_form_stays_then_a_good_one_opens
         form = await _open_form(app, pilot)
         form.query_one("#mf-vs").value = "bogus"
         form.query_one("#mf-frames").value = "30"
-        await pilot.click("#mf-start")
+        await _submit(form, pilot)
         assert isinstance(app.screen, MatchForm) and form.invalid == "#mf-vs"
         assert "unknown agent" in str(form.query_one("#mf-error").render())
         assert form.query_one("#mf-vs").has_class("-invalid")
         form.query_one("#mf-seed").value = "x"
         form.query_one("#mf-vs").value = "random"
-        await pilot.click("#mf-start")
+        await _submit(form, pilot)
         assert form.invalid == "#mf-seed" and not form.query_one("#mf-vs").has_class("-invalid")
         form.query_one("#mf-seed").value = "3"
         form.query_one("#mf-side").value = "2"
-        await pilot.click("#mf-start")
+        await _submit(form, pilot)
         await wait_until(pilot, lambda: isinstance(app.screen, MatchScreen), what="the match screen")
         screen = app.screen
         assert screen.person == 2 and screen.spec.specs == ("random", "human") and screen.spec.seed == 3
@@ -72,7 +79,7 @@ async def test_side_both_seats_two_people_and_escape_cancels(tmp_path):
         form.query_one("#mf-side").value = "both"
         form.query_one("#mf-game").value = "pong"
         form.query_one("#mf-frames").value = "9"
-        await pilot.click("#mf-start")
+        await _submit(form, pilot)
         await wait_until(pilot, lambda: isinstance(app.screen, HotseatScreen), what="the two-person screen")
         assert app.screen.spec.specs == ("human", "human") and app.screen.spec.game == "pong"
         await pilot.press("escape")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from argparse import Namespace
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -31,7 +32,7 @@ def test_side_scores_end_at_the_summary_scores(match_rec):
     events = side_scores(match_rec.turns)
     final = [p["score"] for p in match_rec.summary["players"]]
     assert events and list(events[-1][1:]) == final and final[0] == -final[1] != 0
-    assert all(a <= b for (a, *_), (b, *_) in zip(events, events[1:]))
+    assert all(a <= b for (a, *_), (b, *_) in pairwise(events))
 
 
 @run_async

@@ -283,18 +283,19 @@ def test_the_quick_check_and_info_take_verify_s_rule_for_an_interrupted_match(tm
     engine.close()
     path = engine.writer.path
     rec = Recording(path)
-    assert interrupted_tail(rec) == 3 and rec.problems() == []
+    tail = verify_match(rec).unchecked_frames
+    assert tail > 0 and interrupted_tail(rec) == tail and rec.problems() == []
     for args in (["verify", str(path)], ["verify", "--quick", str(path)], ["info", str(path)]):
         assert main(args) == 0, args
         captured = capsys.readouterr()
         assert "DAMAGED" not in captured.out + captured.err, args
     assert main(["verify", "--quick", str(path)]) == 0
-    assert "the last 3 frames belong to a turn interrupted" in capsys.readouterr().out
+    assert f"the last {tail} frames belong to a turn interrupted" in capsys.readouterr().out
     # the rule is narrow: a complete match, or more frames than one turn makes, is still a mismatch
     summary = json.loads((path / "summary.json").read_text())
     summary["complete"] = True
     (path / "summary.json").write_text(json.dumps(summary))
-    assert "the last turn ends at frame 6" in "; ".join(Recording(path).problems())
+    assert "; the last turn ends at frame" in "; ".join(Recording(path).problems())
     summary.update(complete=False, frames=summary["frames"] + 40)
     (path / "summary.json").write_text(json.dumps(summary))
     assert interrupted_tail(Recording(path)) == 0 and Recording(path).problems()

@@ -19,9 +19,9 @@ from typing import Any
 
 from textual.events import Key
 
+from screens.drivers.match_driver import MatchUpdate
 from screens.input.keys import PlanQueue
 from screens.views.match import MatchScreen
-from screens.drivers.match_driver import MatchUpdate
 from workstation.arena.start import MatchSpec
 
 MOVES = {

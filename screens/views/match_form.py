@@ -11,7 +11,7 @@ match screen; leaving it comes back to home.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -46,7 +46,7 @@ class MatchForm(ModalScreen):
     #mf-buttons { height: auto; margin-top: 1; }
     .-invalid { border: tall $error; }
     """
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+    BINDINGS: ClassVar = [Binding("escape", "cancel", "Cancel")]
 
     def __init__(self, out: str | Path, game: str | None = None) -> None:
         super().__init__()

@@ -11,7 +11,7 @@ home/end, escape back, q quits.
 from __future__ import annotations
 
 from bisect import bisect_right
-from typing import Any
+from typing import Any, ClassVar
 
 from rich.markup import escape
 from textual.app import ComposeResult
@@ -58,7 +58,7 @@ class MatchReplayScreen(Screen):
     #mr-scores, #mr-side1, #mr-side2 { margin-bottom: 1; }
     #mr-status { height: 1; }
     """
-    BINDINGS = [
+    BINDINGS: ClassVar = [
         Binding("left,left_square_bracket", "turn(-1)", "Prev turn"),
         Binding("right,right_square_bracket", "turn(1)", "Next turn"),
         Binding("comma", "frame(-1)", "Prev frame"),
