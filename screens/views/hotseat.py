@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from textual.events import Key
+from textual.widgets import Static
 
 from screens.drivers.match_driver import MatchUpdate
 from screens.input.keys import PlanQueue
@@ -137,4 +138,4 @@ class HotseatScreen(MatchScreen):
             state = "commit when ready" if self.waiting[side] else "in" if self.awaiting_plan else "waiting for the game"
             lines.append(f"side {side} plan {len(q.items)}/{q.max_actions}: {items}  ({state})")
         if lines:
-            self.query_one("#match-queue").update("\n".join(lines))
+            self.query_one("#match-queue", Static).update("\n".join(lines))

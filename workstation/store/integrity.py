@@ -71,7 +71,7 @@ def interrupted_tail(rec: "Recording") -> int:
     from workstation.game.protocol import Protocol
 
     s, turns = rec.summary_record, rec.turn_records
-    if s is None or not turns or rec.manifest.get("kind") != "match" or rec.summary.get("complete") is True:
+    if s is None or not turns or rec.manifest.get("kind") != "match" or (rec.summary or {}).get("complete") is True:
         return 0
     try:
         protocol = Protocol.from_json(rec.manifest.get("protocol") or {})
