@@ -178,10 +178,10 @@ class WorkstationApp(App[int]):
     def on_open_recording(self, m: OpenRecording) -> None:
         from workstation.store.recording import Recording, RecordingError
 
-        from screens.views.replay_view import ReplayScreen
+        from screens.views.match_replay import replay_screen
 
         try:
-            self.push_screen(ReplayScreen(Recording(m.path)))
+            self.push_screen(replay_screen(Recording(m.path)))
         except RecordingError as e:
             self.notify(str(e), title="cannot open", severity="error")
 
@@ -253,13 +253,13 @@ def make_app(launch: Launch | str = "home", args: Any = None) -> WorkstationApp:
     if which == "open":
         from workstation.store.recording import Recording
 
-        from screens.views.replay_view import ReplayScreen
+        from screens.views.match_replay import replay_screen
 
         if launch.recording is None:
             raise UserError("open needs a recording: workstation open RECORDING")
         rec = Recording(Path(launch.recording))
         _ = rec.turns, rec.frames  # read now: a damaged recording is a one-line RecordingError, not a traceback
-        return WorkstationApp(lambda: ReplayScreen(rec, can_go_back=False), launch)
+        return WorkstationApp(lambda: replay_screen(rec, can_go_back=False), launch)
 
     if which == "compare":
         from screens.views.compare import CompareScreen
@@ -291,6 +291,11 @@ def make_app(launch: Launch | str = "home", args: Any = None) -> WorkstationApp:
         if not launch.match:
             raise UserError("the match screen needs a match: workstation play --game G --vs SPEC")
         m = launch.match
+        if m["person"] == 0:  # two people on one keyboard
+            from screens.views.hotseat import HotseatScreen
+
+            return WorkstationApp(lambda: HotseatScreen(m["spec"], m["pace"], pacer=m.get("pacer"),
+                                                        can_go_back=False), launch)
         return WorkstationApp(lambda: MatchScreen(m["spec"], m["person"], m["mode"], m["pace"],
                                                   pacer=m.get("pacer"), can_go_back=False), launch)
     if which == "idc":

@@ -95,10 +95,10 @@ async def test_real_time_the_person_steers_while_the_model_plan_plays(tmp_path):
 
 @pytest.mark.parametrize("argv,needle", [
     (["--game", "breakout", "--vs", "random"], "the two-player games are"),
-    (["--game", "boxing", "--vs", "human"], "--vs human: two people need a window"),
+    (["--game", "boxing", "--vs", "human", "--window"], "--window with --vs: the match plays in the terminal"),
     (["--game", "boxing", "--vs", "random", "--side", "3"], "--side 3: there are sides 1 and 2"),
     (["--game", "boxing", "--vs", "bogus"], "--vs: unknown agent"),
-], ids=["one-player-game", "human-vs-human", "unknown-side", "unknown-agent"])
+], ids=["one-player-game", "two-people-in-a-window", "unknown-side", "unknown-agent"])
 def test_bad_play_vs_is_one_line_exit_2(argv, needle, tmp_path, capsys):
     try:
         code = main(["play", *argv, "--out", str(tmp_path / "out")])

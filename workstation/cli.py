@@ -97,7 +97,7 @@ def _version_text() -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from workstation.options import add_model_arguments, add_protocol_arguments
+    from workstation.options import add_model_arguments, add_play_arguments, add_protocol_arguments
 
     p = _Parser(prog="workstation", description="Atari VLM workstation (AtariBench protocol). "
                 "`workstation` alone opens the TUI's home screen; the commands below do one thing each.")
@@ -148,18 +148,10 @@ def build_parser() -> argparse.ArgumentParser:
     add_protocol_arguments(w)
     add_model_arguments(w)
 
-    from workstation.options import RUN_SETTING, add_argument
 
     pl = sub.add_parser("play", help="play yourself, recorded like a model run (TUI)",
                         description="Play a game yourself in the TUI; the run is recorded with agent human.")
-    _run_args(pl, agent=False)
-    add_argument(pl, RUN_SETTING["mode"], default="realtime")
-    add_argument(pl, RUN_SETTING["pace"], default="paper")
-    pl.add_argument("--window", action="store_true", help="play in a pygame window (needs a display)")
-    pl.add_argument("--vs", metavar="SPEC", help="play a two-player game against this agent (workstation.arena)")
-    pl.add_argument("--side", type=int, default=1, metavar="1|2", help="with --vs: the side you play (default 1)")
-    add_argument(pl, RUN_SETTING["base_url"])  # --vs compat:MODEL on a server of your own
-    add_protocol_arguments(pl)
+    add_play_arguments(pl)
 
     o = sub.add_parser("open", help="replay a recording in the TUI",
                        description="Replay a recording turn by turn in the TUI.")

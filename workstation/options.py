@@ -516,3 +516,17 @@ def spec_from_args(a: Any, agent: str | None = None) -> RunSpec:
 __all__ = ["ALL_SETTINGS", "EFFORTS", "GENERATION_KEYS", "Generation", "RUN_SETTINGS", "RunSpec", "SEED_MAX",
            "SpecError", "Transport", "add_model_arguments", "add_protocol_arguments", "check_out", "flag",
            "flat_values", "preflight", "run_identity", "spec_from_args", "spec_from_values"]
+
+
+def add_play_arguments(pl: argparse.ArgumentParser) -> None:
+    """`workstation play`'s arguments (the CLI's and the home screen's match form's one declaration)."""
+    add_argument(pl, RUN_SETTING["game"], required=True)
+    add_argument(pl, RUN_SETTING["seed"])
+    add_argument(pl, RUN_SETTING["out"])
+    add_argument(pl, RUN_SETTING["mode"], default="realtime")
+    add_argument(pl, RUN_SETTING["pace"], default="paper")
+    pl.add_argument("--window", action="store_true", help="play in a pygame window (needs a display)")
+    pl.add_argument("--vs", metavar="SPEC", help="play a two-player game against this agent (workstation.arena)")
+    pl.add_argument("--side", type=int, default=1, metavar="1|2", help="with --vs: the side you play (default 1)")
+    add_argument(pl, RUN_SETTING["base_url"])  # --vs compat:MODEL on a server of your own
+    add_protocol_arguments(pl)

@@ -40,7 +40,8 @@ class MatchDriver:
         self.spec, self.person, self.mode = spec, person, mode
         self.post, self.show_frame, self.pacer, self.period = post, show_frame, pacer, period
         self.held = held  # real time: the action the person holds at a time
-        self.plans: queue.Queue[list[str]] = queue.Queue()
+        self.side_plans: dict[int, queue.Queue[list[str]]] = {1: queue.Queue(), 2: queue.Queue()}
+        self.plans = self.side_plans[person or 1]  # the person's committed plans (person 0: two people, per side)
         self.quit = threading.Event()
         self.engine: MatchEngine | None = None
         self._t = 0.0
@@ -55,6 +56,20 @@ class MatchDriver:
             except queue.Empty:
                 pass
         return None
+
+    def source_for(self, side: int) -> Callable[[Any], list[str] | None]:
+        """Two people (person 0): side ``side``'s plans, from its own queue."""
+
+        def source(ctx: Any) -> list[str] | None:
+            self.post(MatchUpdate("awaiting", {"turn": ctx.turn, "side": side}))
+            while not self.quit.is_set():
+                try:
+                    return self.side_plans[side].get(timeout=0.05)
+                except queue.Empty:
+                    pass
+            return None
+
+        return source
 
     def live(self, index: int) -> str:
         """Real time: wait for the action's slot, then read the held keys."""
@@ -91,7 +106,8 @@ class MatchDriver:
         engine = None
         try:
             live = {self.person: self.live} if self.mode == "realtime" else None
-            engine = self.engine = start_match(self.spec, observers=[self._observe], plan_source=self.plan_source,
+            source: Any = {1: self.source_for(1), 2: self.source_for(2)} if self.person == 0 else self.plan_source
+            engine = self.engine = start_match(self.spec, observers=[self._observe], plan_source=source,
                                                person_ok=True, live=live)
             engine.start()
             self.show_frame(engine.clock.rgb(), 0)

@@ -34,6 +34,7 @@ from workstation.store.recording import Recording, RecordingError
 
 from screens.widgets.frame_view import FrameView
 from screens.messages import OpenRecording, StartRun
+from screens.views.match_form import match_commands, open_match_form
 
 MAX_RECENT = 20
 PROVIDER_EXAMPLES = ["openai:gpt-5.1", "anthropic:claude-sonnet-4-5", "gemini:gemini-2.5-flash", "compat:MODEL"]
@@ -114,6 +115,7 @@ class HomeScreen(Screen):
         Binding("o", "open", "Open"),
         Binding("m", "mark", "Mark"),
         Binding("c", "compare", "Compare marked"),
+        Binding("v", "match", "Match", show=False),  # a two-player match: screens/views/match_form.py
         Binding("escape", "leave_field", "Leave field"),  # shown only while a field has the cursor
         Binding("q", "app.quit", "Quit"),
     ]
@@ -423,7 +425,10 @@ class HomeScreen(Screen):
             (f"Play {g} yourself", "human play, recorded like a model run (p)", lambda: self.action_start("play")),
             ("Open the selected recording", "replay it turn by turn (o)", self.action_open),
             ("Refresh recordings", f"re-read {self.out}", self.refresh_recent),
-        ] + _batch_commands(self.app)
+        ] + _batch_commands(self.app) + match_commands(self)
+
+    def action_match(self) -> None:
+        open_match_form(self.app, self.out, self.selected_game)
 
     # -- compare: mark recordings (m), then open them side by side (c) in screens/views/compare.py --
     def _marked(self) -> list[Path]:

@@ -132,6 +132,9 @@ class MatchScreen(Screen):
 
     # -- messages ------------------------------------------------------------
     def on_match_update(self, m: MatchUpdate) -> None:
+        self.handle_update(m)  # Textual calls every class's on_* handler: subclasses override handle_update
+
+    def handle_update(self, m: MatchUpdate) -> None:
         d = m.data
         if m.kind == "awaiting":
             self.awaiting_plan = True
@@ -169,6 +172,9 @@ class MatchScreen(Screen):
 
     # -- keys ----------------------------------------------------------------
     def on_key(self, event: Key) -> None:
+        self.take_key(event)
+
+    def take_key(self, event: Key) -> None:
         key = event.key
         finished = self.summary is not None or self.error is not None
         if key == "escape" or (finished and key in ("enter", "q")):

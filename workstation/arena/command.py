@@ -175,17 +175,18 @@ def play_vs(a: argparse.Namespace) -> dict[str, Any]:
     from workstation.agents import AgentSpecError, parse_agent
 
     try:
-        if parse_agent(a.vs).kind == "human":
-            raise UserError("--vs human: two people need a window to play in (the terminal has one keyboard focus); "
-                            "play against an agent, e.g. --vs random")
+        two_people = parse_agent(a.vs).kind == "human"
     except AgentSpecError as e:
         raise UserError(f"--vs: {e}") from None
-    specs = ("human", a.vs) if a.side == 1 else (a.vs, "human")
-    check_players(specs, window=False, person_ok=True)
+    # person 0: both sides are people, on one keyboard. They play paused whatever --mode says (play's default is
+    # realtime): a terminal repeats only the key pressed last, so two people holding keys would cut each other off.
+    specs = ("human", "human") if two_people else ("human", a.vs) if a.side == 1 else (a.vs, "human")
+    check_players(specs, window=two_people, person_ok=True)
     if a.window:
         raise UserError("--window with --vs: the match plays in the terminal for now; leave --window out")
     spec = match_spec(a, specs[0], specs[1], a.seed)
     prep = prepare_match(spec, plan_source=lambda ctx: None, person_ok=True)  # every check, nothing written
     for agent in prep.agents:
         agent.close()
-    return {"spec": spec, "person": a.side, "mode": a.mode or "paused", "pace": a.pace or "paper"}
+    return {"spec": spec, "person": 0 if two_people else a.side, "mode": "paused" if two_people else a.mode or "paused",
+            "pace": a.pace or "paper"}

@@ -16,7 +16,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from workstation.agents.base import Agent, FatalAgentError, Reply, TurnContext, Usage
+from workstation.calls import FatalAgentError, Reply, TurnContext, Usage
+from workstation.turn.agent import Agent
 from workstation.arena.sides import MatchText, SidePromptBuilder, side_pack
 from workstation.calls import CancelToken, call_agent
 from workstation.game.protocol import Protocol

@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from workstation.agents import AgentSpecError, make_agent, parse_agent
-from workstation.agents.base import Agent, OnText, Reply, TurnContext
+from workstation.calls import OnText, Reply, TurnContext
+from workstation.turn.agent import Agent
 from workstation.errors import UserError
 from workstation.game.twoplayer import SIDES, TwoPlayerGame
 from workstation.store.recording import Recording, RecordingError

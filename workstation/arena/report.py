@@ -15,7 +15,8 @@ from workstation.arena.ratings import (
     wins_matrix,
 )
 from workstation.errors import UserError
-from workstation.store.recording import Recording, RecordingError, find_recordings
+from workstation.store.index import find_recordings
+from workstation.store.recording import Recording, RecordingError
 
 SHADES = " ░▒▓█"
 

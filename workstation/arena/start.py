@@ -10,7 +10,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from workstation.agents.base import Agent
+from workstation.turn.agent import Agent
 from workstation.arena.match import MatchEngine, MatchObserver
 from workstation.arena.players import check_players, make_side_agent, side_seed
 from workstation.arena.sides import load_match_text
@@ -76,7 +76,7 @@ def prepare_match(spec: MatchSpec, plan_source: Any = None, person_ok: bool = Fa
                   agents: tuple[Agent, Agent] | None = None) -> Prepared:
     """Check the spec and make both agents; the run id is known before anything is played."""
     tp = get_two_player_game(spec.game)
-    check_players(spec.specs, person_ok=person_ok or agents is not None)
+    check_players(spec.specs, window=person_ok, person_ok=person_ok or agents is not None)  # the TUI seats two
     if spec.protocol.clock != "paused":
         from workstation.arena.players import MatchSpecError
 
@@ -85,8 +85,9 @@ def prepare_match(spec: MatchSpec, plan_source: Any = None, person_ok: bool = Fa
     pack = load_pack(spec.prompts)
     text = load_match_text(pack, tp.key)
     if agents is None:
-        agents = (make_side_agent(spec.p1, tp, spec.seed, 1, spec.provider_options[0], plan_source),
-                  make_side_agent(spec.p2, tp, spec.seed, 2, spec.provider_options[1], plan_source))
+        sources = plan_source if isinstance(plan_source, dict) else {1: plan_source, 2: plan_source}  # per side
+        agents = (make_side_agent(spec.p1, tp, spec.seed, 1, spec.provider_options[0], sources.get(1)),
+                  make_side_agent(spec.p2, tp, spec.seed, 2, spec.provider_options[1], sources.get(2)))
     descs = [a.describe() for a in agents]
     return Prepared(tp, pack, text, agents, match_identity(tp.key, spec.protocol, spec.seed, descs, text.digest))
 

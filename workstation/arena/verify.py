@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from workstation.agents.base import Reply, TurnContext
+from workstation.calls import Reply, TurnContext
 from workstation.arena.match import MatchEngine, MatchEvent
 from workstation.arena.sides import load_match_text
 from workstation.game.protocol import Protocol

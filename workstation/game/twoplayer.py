@@ -54,10 +54,10 @@ class TwoPlayerGame:
 
 def _extra(key: str, ale: str, meanings: str, genre: str, skill: str, height: int = 210, **aliases: int) -> Game:
     names = tuple(meanings.split())
+    words = {n.lower(): i for i, n in enumerate(names)}  # a game's words are all its words: its own action names too
+    words.update({k.replace("_", " "): v for k, v in aliases.items()})
     return Game(key=key, ale_name=ale, minimal_set=names, allowed=tuple(range(len(names))), genre=genre,
-                skill=skill, height=height, in_paper=False,
-                aliases={**{n.lower(): i for i, n in enumerate(names)},  # every word a reply may use: ALE names too
-                         **{k.replace("_", " "): v for k, v in aliases.items()}})
+                skill=skill, height=height, in_paper=False, aliases=words)
 
 
 # Games whose sides were checked by moving one player at a time and looking at the frames (docs/two-player.md).

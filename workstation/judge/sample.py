@@ -127,7 +127,7 @@ def read_sources(sources: list[str]) -> list[RunRef]:
                                         "`workstation batch` on the same grid") from None
             got = _from_rows(rows, p, str(p))
         elif p.is_dir():
-            from workstation.store.recording import find_recordings
+            from workstation.store.index import find_recordings
 
             paths = [p] if (p / "manifest.json").is_file() else find_recordings(p)
             got = [r for r in (_ref(q) for q in paths) if r is not None]

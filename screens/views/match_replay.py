@@ -1,0 +1,234 @@
+"""Open a match recording: the frame, both players' plans and both scores, turn by turn and frame by frame.
+
+A match's turns hold one record per side (its reply, its plan, the actions it
+played with the padding, its per-action rewards); the one-player replay screen
+reads only the top level and so showed no actions. This screen reads the sides.
+Nothing runs here but file reads. Keys as on the one-player replay screen:
+left/right a turn, comma/full stop a frame, space plays at paper pace,
+home/end, escape back, q quits.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from typing import Any, ClassVar
+
+from rich.markup import escape
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.timer import Timer
+from textual.widgets import Footer, Static
+
+from screens.widgets.frame_view import FrameView
+from workstation.store.framestore import FrameStoreError
+from workstation.store.recording import Recording, RecordingError
+
+PLAY_FRAMES = 3  # frames per playback tick: one action
+PLAY_TICK_S = 0.1  # paper pace
+
+
+def side_scores(turns: list[dict[str, Any]]) -> list[tuple[int, float, float]]:
+    """(frame, side 1's score, side 2's score) after each action that scored, in frame order."""
+    events: list[tuple[int, float, float]] = []
+    s = [0.0, 0.0]
+    for t in turns:
+        frames = t.get("lockstep_frames") or []
+        players = t.get("players") or []
+        for i, end in enumerate(frames):
+            gained = [float((p.get("action_rewards") or [])[i]) if i < len(p.get("action_rewards") or []) else 0.0
+                      for p in players[:2]]
+            if any(gained):
+                s = [s[k] + (gained[k] if k < len(gained) else 0.0) for k in range(2)]
+                events.append((int(end), s[0], s[1]))
+    return events
+
+
+class MatchReplayScreen(Screen):
+    """A match recording: both sides' plans and scores at the frame on screen."""
+
+    AUTO_FOCUS = ""
+    CSS = """
+    MatchReplayScreen { layout: vertical; }
+    #mr-body { height: 1fr; }
+    #mr-frame { width: 1fr; }
+    #mr-side { width: 56; padding: 0 1; background: $panel; }
+    #mr-title { text-style: bold; color: $accent; margin-bottom: 1; }
+    #mr-scores, #mr-side1, #mr-side2 { margin-bottom: 1; }
+    #mr-status { height: 1; }
+    """
+    BINDINGS: ClassVar = [
+        Binding("left,left_square_bracket", "turn(-1)", "Prev turn"),
+        Binding("right,right_square_bracket", "turn(1)", "Next turn"),
+        Binding("comma", "frame(-1)", "Prev frame"),
+        Binding("full_stop", "frame(1)", "Next frame"),
+        Binding("space", "play", "Play/pause"),
+        Binding("home", "goto(0)", "Start", show=False),
+        Binding("end", "goto(-1)", "End", show=False),
+        Binding("escape", "back", "Back"),
+        Binding("q", "app.quit", "Quit"),
+    ]
+
+    def __init__(self, rec: Recording, *, can_go_back: bool = True) -> None:
+        super().__init__()
+        self.rec = rec
+        self.can_go_back = can_go_back
+        self.turns: list[dict[str, Any]] = list(rec.turns)
+        self.n_frames = len(rec.frames)
+        self.starts = [int(t.get("start_frame", 0)) for t in self.turns]
+        self.score_events = side_scores(self.turns)
+        self._event_frames = [e[0] for e in self.score_events]
+        self.players = {p.get("side"): p for p in rec.manifest.get("players") or []}
+        self.frame = 0
+        self.turn = -1
+        self.playing = False
+        self._timer: Timer | None = None
+
+    # -- layout ------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        yield Footer()
+        with Horizontal(id="mr-body"):
+            yield FrameView(id="mr-frame")
+            with Vertical(id="mr-side"):
+                yield Static(escape(self._title()), id="mr-title")
+                yield Static("", id="mr-scores")
+                yield Static("", id="mr-side1")
+                yield Static("", id="mr-side2")
+        yield Static("", id="mr-status")
+
+    def agent_of(self, side: int) -> str:
+        agent = (self.players.get(side) or {}).get("agent") or {}
+        return str(agent.get("spec") or agent.get("kind") or "?") if isinstance(agent, dict) else str(agent)
+
+    def _title(self) -> str:
+        m = self.rec.manifest
+        state = "complete" if self.rec.complete else "INCOMPLETE"
+        return (f"match · {m.get('game')} · seed {m.get('seed')}\n"
+                f"side 1 {self.agent_of(1)}  vs  side 2 {self.agent_of(2)}\n"
+                f"{len(self.turns)} turns, {self.n_frames} frames · {state}")
+
+    def on_mount(self) -> None:
+        if self.n_frames == 0:
+            self.notify("this recording holds no frames", severity="warning")
+        self.goto(0)
+
+    # -- what is at a frame ---------------------------------------------------
+    def turn_at(self, frame: int) -> int:
+        """The last turn started at or before ``frame`` (-1 before the first; frames past the last stay on it)."""
+        return bisect_right(self.starts, frame) - 1
+
+    def scores_at(self, frame: int) -> tuple[float, float]:
+        i = bisect_right(self._event_frames, frame) - 1
+        return (0.0, 0.0) if i < 0 else self.score_events[i][1:]
+
+    def actions_done(self, turn: int, frame: int) -> int:
+        frames = self.turns[turn].get("lockstep_frames") or []
+        return bisect_right(frames, frame)
+
+    # -- navigation ------------------------------------------------------------
+    def goto(self, frame: int) -> None:
+        if self.n_frames == 0:
+            self._show()
+            return
+        self.frame = max(0, min(self.n_frames - 1, frame))
+        try:
+            rgb = self.rec.frames.rgb(self.frame)
+        except (FrameStoreError, RecordingError, IndexError) as e:
+            self._stop_playback()
+            self.notify(str(e), title="cannot show this frame", severity="error")
+        else:
+            self.query_one("#mr-frame", FrameView).show(rgb, self.frame)
+        self.turn = self.turn_at(self.frame)
+        self._show()
+
+    def _side_text(self, side: int) -> str:
+        who = f"[b]side {side}[/b] {escape(self.agent_of(side))}"
+        if self.turn < 0:
+            return f"{who}\n(before the first turn)"
+        t = self.turns[self.turn]
+        players = t.get("players") or []
+        p = players[side - 1] if side - 1 < len(players) else {}
+        actions = list(p.get("actions") or [])
+        done = self.actions_done(self.turn, self.frame)
+        shown = [f"[reverse]{escape(a)}[/reverse]" if i == done else escape(a) for i, a in enumerate(actions)]
+        padded = int(p.get("padded") or 0)
+        lines = [who, escape(f"plan: [{', '.join(p.get('planned') or []) or '-'}]"),
+                 f"played: {' '.join(shown) or '-'}" + (f"  ({padded} noop padding)" if padded else "")]
+        if p.get("dropped"):
+            lines.append(f"dropped: {escape(', '.join(map(str, p['dropped'])))}")
+        if not p.get("valid", True):
+            lines.append(f"[red]invalid reply[/red]: {escape('; '.join(map(str, p.get('errors') or [])))}")
+        if p.get("error"):
+            lines.append(f"[red]error[/red]: {escape(str(p['error']))}")
+        if p.get("thought"):
+            lines.append(f"thought: {escape(str(p['thought']))}")
+        lines.append(f"turn reward {float(p.get('reward') or 0):g}  lives lost {int(p.get('lives_lost') or 0)}")
+        return "\n".join(lines)
+
+    def _show(self) -> None:
+        s1, s2 = self.scores_at(self.frame)
+        scores = f"score  side 1 {s1:g}  ·  side 2 {s2:g}"
+        summary = self.rec.summary or {}
+        if summary.get("result"):
+            scores += f"\nfinal: {escape(str(summary['result']))}"
+        self.query_one("#mr-scores", Static).update(scores)
+        self.query_one("#mr-side1", Static).update(self._side_text(1))
+        self.query_one("#mr-side2", Static).update(self._side_text(2))
+        frames = f"frame {self.frame}/{self.n_frames - 1}" if self.n_frames else "no frames"
+        turns = f"turn {self.turn}/{len(self.turns) - 1}" if self.turn >= 0 else \
+            "before the first turn" if self.turns else "no turns recorded"
+        state = "PLAYING" if self.playing else "REPLAY"
+        self.query_one("#mr-status", Static).update(
+            f"[reverse] {state} [/reverse]  {frames}  {turns}  recording {escape(str(self.rec.path))}")
+
+    # -- actions -----------------------------------------------------------------
+    def action_turn(self, delta: int) -> None:
+        if not self.turns:
+            return
+        target = max(0, min(len(self.turns) - 1, self.turn + delta))
+        self.goto(self.starts[target])
+
+    def action_frame(self, delta: int) -> None:
+        self.goto(self.frame + delta)
+
+    def action_goto(self, frame: int) -> None:
+        self.goto(self.n_frames - 1 if frame < 0 else frame)
+
+    def action_play(self) -> None:
+        if self.playing:
+            self._stop_playback()
+        elif self.n_frames:
+            self.playing = True
+            self._timer = self.set_interval(PLAY_TICK_S, self._tick)
+            if self.frame >= self.n_frames - 1:
+                self.goto(0)
+        self._show()
+
+    def _stop_playback(self) -> None:
+        self.playing = False
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+
+    def _tick(self) -> None:
+        if self.frame >= self.n_frames - 1:
+            self.action_play()
+            return
+        self.goto(self.frame + PLAY_FRAMES)
+
+    def action_back(self) -> None:
+        self._stop_playback()
+        if self.can_go_back:
+            self.dismiss()
+        else:
+            self.app.exit()
+
+
+def replay_screen(rec: Recording, **kwargs: Any) -> Screen:
+    """The screen that opens ``rec``: a match gets its own, anything else the one-player replay screen."""
+    if rec.manifest.get("kind") == "match":
+        return MatchReplayScreen(rec, can_go_back=kwargs.get("can_go_back", True))
+    from screens.views.replay_view import ReplayScreen
+
+    return ReplayScreen(rec, **kwargs)

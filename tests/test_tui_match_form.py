@@ -1,0 +1,86 @@
+"""A two-player match from the home screen: the form (v, or the palette entry), its checks, and the match it opens."""
+
+from __future__ import annotations
+
+from argparse import Namespace
+
+from screens.app import make_app
+from screens.views.home import HomeScreen
+from screens.views.hotseat import HotseatScreen
+from screens.views.match import MatchScreen
+from screens.views.match_form import MatchForm, field_for
+from tests.tui_helpers import run_async, wait_until
+
+
+def _home(out):
+    return make_app("home", Namespace(out=str(out), speed="instant"))
+
+
+async def _open_form(app, pilot):
+    await wait_until(pilot, lambda: isinstance(app.screen, HomeScreen), what="home")
+    assert "Start a two-player match" in [name for name, *_ in app.screen.palette_commands()]
+    app.screen.set_focus(None)  # the keys are the screen's, not a field's
+    await pilot.press("v")
+    await wait_until(pilot, lambda: isinstance(app.screen, MatchForm), what="the match form")
+    return app.screen
+
+
+async def _submit(form, pilot):
+    """Enter in a field submits the form, as Start does."""
+    form.query_one("#mf-frames").focus()
+    await pilot.press("enter")
+    await pilot.pause()
+
+
+def test_an_error_marks_the_field_it_names():
+    assert field_for("--vs: unknown agent 'bogus'") == "#mf-vs"
+    assert field_for("--seed must be 0 or more") == "#mf-seed"
+    assert field_for("breakout is a one-player game; the two-player games are ...") == "#mf-game"
+
+
+@run_async
+async def test_a_bad_opponent_is_marked_and_the_form_stays_then_a_good_one_opens_the_match(tmp_path):
+    app = _home(tmp_path)
+    async with app.run_test(size=(160, 50)) as pilot:
+        form = await _open_form(app, pilot)
+        form.query_one("#mf-vs").value = "bogus"
+        form.query_one("#mf-frames").value = "30"
+        await _submit(form, pilot)
+        assert isinstance(app.screen, MatchForm) and form.invalid == "#mf-vs"
+        assert "unknown agent" in str(form.query_one("#mf-error").render())
+        assert form.query_one("#mf-vs").has_class("-invalid")
+        form.query_one("#mf-seed").value = "x"
+        form.query_one("#mf-vs").value = "random"
+        await _submit(form, pilot)
+        assert form.invalid == "#mf-seed" and not form.query_one("#mf-vs").has_class("-invalid")
+        form.query_one("#mf-seed").value = "3"
+        form.query_one("#mf-side").value = "2"
+        await _submit(form, pilot)
+        await wait_until(pilot, lambda: isinstance(app.screen, MatchScreen), what="the match screen")
+        screen = app.screen
+        assert screen.person == 2 and screen.spec.specs == ("random", "human") and screen.spec.seed == 3
+        assert screen.spec.protocol.frames == 30
+        await wait_until(pilot, lambda: screen.awaiting_plan, what="the plan prompt")
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: screen.summary is not None, what="the match to stop")
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: isinstance(app.screen, HomeScreen), what="back home")
+    assert screen.recording is not None and screen.recording.parent == tmp_path
+
+
+@run_async
+async def test_side_both_seats_two_people_and_escape_cancels(tmp_path):
+    app = _home(tmp_path)
+    async with app.run_test(size=(160, 50)) as pilot:
+        form = await _open_form(app, pilot)
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: isinstance(app.screen, HomeScreen), what="home again")
+        form = await _open_form(app, pilot)
+        form.query_one("#mf-side").value = "both"
+        form.query_one("#mf-game").value = "pong"
+        form.query_one("#mf-frames").value = "9"
+        await _submit(form, pilot)
+        await wait_until(pilot, lambda: isinstance(app.screen, HotseatScreen), what="the two-person screen")
+        assert app.screen.spec.specs == ("human", "human") and app.screen.spec.game == "pong"
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: app.screen.summary is not None, what="the match to stop")
