@@ -482,6 +482,11 @@ def test_report_paper_lays_out_what_the_data_allows_and_lists_the_rest(batch_dir
     assert "## Stuck stretches" in capsys.readouterr().out
     assert main(["report", str(out), "--paper"]) == 0  # a judge directory alone: the batch tables are listed
     assert "Fig. 3 rank heatmap: needs a batch directory" in capsys.readouterr().out
+    # a batch with no random baseline (the usual two-model batch): Fig. 4 is listed, the rest is drawn
+    assert main(["report", str(batch_dir), str(out), "--paper"]) == 0
+    text = capsys.readouterr().out
+    assert "## Fig. 3" in text and "## Failure categories per model" in text and "## Fig. 4" not in text
+    assert "Fig. 4 separability and criteria: needs runs of the baseline setting 'random'" in text
 
 
 def test_a_baseline_is_not_judged(tmp_path, capsys):
