@@ -223,8 +223,11 @@ def test_bad_input_is_one_line_exit_2(fake, tmp_path, extra, needle):
 def test_bad_specs_and_places(fake, tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     (tmp_path / "file").write_text("x")
+    (tmp_path / "abatch" / "runs").mkdir(parents=True)
+    (tmp_path / "abatch" / "results.csv").write_text("run_id\n")
     cases = [
         (["--out", str(tmp_path / "file")], "not a directory"),
+        (["--out", str(tmp_path / "abatch")], "no IDC (curve.json)"),  # a batch is not written into
         (["--player", "random"], "need a model"),
         (["--reflector", "nope:x"], "--reflector"),
         (["--game", "nogame"], "nogame"),
@@ -234,6 +237,7 @@ def test_bad_specs_and_places(fake, tmp_path):
                            text=True, timeout=120, env=env)
         assert r.returncode == 2 and needle in r.stderr and len(r.stderr.strip().splitlines()) == 1, (extra, r.stderr)
         assert "Traceback" not in r.stderr
+    assert sorted(p.name for p in (tmp_path / "abatch").iterdir()) == ["results.csv", "runs"]
     # an IDC directory resumed with other settings is refused, and nothing in it changes
     out = tmp_path / "idc"
     out.mkdir()

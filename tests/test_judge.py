@@ -307,6 +307,14 @@ BAD = [
     (["judge", "{batch}", "--judge", "compat:j", "--base-url", "http://127.0.0.1:9/v1", "--out", "{tmp}/o",
       "--gap", "0"], "--gap must be at least 1"),
     (["judge", "{batch}", "--judge", "compat:j", "--base-url", "http://127.0.0.1:9/v1", "--out", "{tmp}/o",
+      "--gap", "-1"], "--gap must be at least 1"),
+    (["judge", "{batch}", "--judge", "compat:j", "--base-url", "notaurl", "--out", "{tmp}/o"],
+     "is not an http:// or https:// URL"),  # the SDK would retry it for minutes
+    (["judge", "{tmp}/empty", "--judge", "compat:j", "--base-url", "http://127.0.0.1:9/v1", "--out", "{tmp}/o"],
+     "holds no readable recording"),
+    (["judge", "{tmp}/lone/results.csv", "--judge", "compat:j", "--base-url", "http://127.0.0.1:9/v1",
+      "--out", "{tmp}/o"], "has a readable recording"),  # a results CSV whose recordings are not beside it
+    (["judge", "{batch}", "--judge", "compat:j", "--base-url", "http://127.0.0.1:9/v1", "--out", "{tmp}/o",
       "--groups", "alpha"], "two groups"),
     (["judge", "{batch}", "--judge", "compat:j", "--base-url", "http://127.0.0.1:9/v1", "--out", "{tmp}/o",
       "--judge-prompt", "{tmp}/nothing.toml"], "not a readable judge prompt"),
@@ -340,6 +348,9 @@ BAD = [
 @pytest.mark.parametrize("argv, message", BAD, ids=[" ".join(a[1:3]) + f" #{i}" for i, (a, _) in enumerate(BAD)])
 def test_bad_input_is_one_line_exit_2(argv, message, batch_dir, tmp_path):
     (tmp_path / "notes.csv").write_text("a,b\n1,2\n")
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "lone").mkdir()
+    (tmp_path / "lone" / "results.csv").write_text((batch_dir / "results.csv").read_text())
     (tmp_path / "prev").mkdir()
     (tmp_path / "prev" / "judge.json").write_text(json.dumps({"format": "atari-workstation-judge/1",
                                                              "judge": "compat:other", "prompt": {"digest": "x"}}))
@@ -351,6 +362,25 @@ def test_bad_input_is_one_line_exit_2(argv, message, batch_dir, tmp_path):
     assert message in r.stderr
     v = tmp_path / "o" / "verdicts.jsonl"
     assert not v.exists() or not v.read_text().strip()
+
+
+def test_a_moved_batch_is_read_where_it_is_and_a_damaged_recording_stops_the_judging(batch_dir, tmp_path):
+    import shutil
+
+    moved = tmp_path / "moved"
+    shutil.copytree(batch_dir, moved)  # its rows still hold the old absolute paths
+    refs = read_sources([str(moved)])
+    assert refs and all(moved / "runs" in r.path.parents for r in refs)
+    victim = next(r.path for r in refs if r.complete)
+    (victim / "frames.bin").write_bytes(b"")  # the sampled run, or the one it was compared with: either way
+    for source in (moved, moved / "results.csv", moved / "runs"):
+        r = subprocess.run([sys.executable, "-m", "workstation", "judge", str(source), "--judge", "compat:j",
+                            "--base-url", "http://127.0.0.1:9/v1", "--out", str(tmp_path / "o")],
+                           capture_output=True, text=True, cwd=ROOT, timeout=60,
+                           env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)})
+        assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+        assert "damaged" in r.stderr and victim.name in r.stderr and "workstation verify" in r.stderr
+        assert "Traceback" not in r.stderr and not (tmp_path / "o").exists()
 
 
 def test_requery_asks_the_player_with_full_history_and_current_frame_only(batch_dir, judge_fake, tmp_path, capsys):
@@ -452,6 +482,11 @@ def test_report_paper_lays_out_what_the_data_allows_and_lists_the_rest(batch_dir
     assert "## Stuck stretches" in capsys.readouterr().out
     assert main(["report", str(out), "--paper"]) == 0  # a judge directory alone: the batch tables are listed
     assert "Fig. 3 rank heatmap: needs a batch directory" in capsys.readouterr().out
+    # a batch with no random baseline (the usual two-model batch): Fig. 4 is listed, the rest is drawn
+    assert main(["report", str(batch_dir), str(out), "--paper"]) == 0
+    text = capsys.readouterr().out
+    assert "## Fig. 3" in text and "## Failure categories per model" in text and "## Fig. 4" not in text
+    assert "Fig. 4 separability and criteria: needs runs of the baseline setting 'random'" in text
 
 
 def test_a_baseline_is_not_judged(tmp_path, capsys):

@@ -128,3 +128,12 @@ def test_options_round_trip_through_a_description(monkeypatch):
     assert options_from_description(description) == options
     newer = {"options": {"effort": "low", "from_the_future": 1}}
     assert options_from_description(newer) == ProviderOptions(effort="low")
+
+
+@pytest.mark.parametrize("url", ["notaurl", "localhost:8000/v1", "ftp://host/v1", "http://"])
+def test_a_base_url_that_is_no_http_url_is_refused_at_once(url):
+    from workstation.providers.spec import ProviderConfigError, ProviderOptions
+
+    with pytest.raises(ProviderConfigError, match="not an http:// or https:// URL"):
+        ProviderOptions(base_url=url)
+    assert ProviderOptions(base_url="http://127.0.0.1:8000/v1").base_url

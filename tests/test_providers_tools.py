@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from workstation.calls import ToolCall, ToolSpec, parse_arguments
 from workstation.providers import ProviderOptions, describe_request
 from workstation.turn.prompt import Message, Prompt, TextPart
@@ -55,3 +57,5 @@ def test_arguments_that_are_not_a_json_object_are_named():
     assert parse_arguments("") == ({}, None)
     assert "not valid JSON" in parse_arguments("{oops")[1]
     assert "JSON object" in parse_arguments("[1]")[1]
+    assert parse_arguments(json.dumps(json.dumps({"skill": "s"}))) == ({"skill": "s"}, None)  # encoded twice
+    assert "JSON object" in parse_arguments(json.dumps("just text"))[1]

@@ -127,6 +127,8 @@ def parse_arguments(raw: str | dict | None) -> tuple[dict, str | None]:
         return dict(raw), None
     try:
         value = json.loads(raw)
+        if isinstance(value, str) and value.lstrip().startswith("{"):
+            value = json.loads(value)  # some servers encode the object twice: a JSON string holding it
     except ValueError as e:
         return {}, f"the arguments are not valid JSON ({e.msg} at character {e.pos})"
     if not isinstance(value, dict):

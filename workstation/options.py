@@ -130,6 +130,12 @@ class Transport:
             raise SpecError("timeout", f"--timeout must be more than 0 seconds (got {self.timeout:g})")
         if self.base_url is not None and not self.base_url.strip():
             raise SpecError("base_url", "--base-url is empty; give a URL such as http://localhost:11434/v1")
+        if self.base_url is not None and self.base_url.strip():
+            from workstation.providers.spec import base_url_problem
+
+            why = base_url_problem(self.base_url)
+            if why:
+                raise SpecError("base_url", why)
 
 
 @dataclass(frozen=True)

@@ -65,7 +65,8 @@ def gather(paths: list[str], baseline: str = "random", bootstrap_seed: int = 0) 
         else:
             if got.batch is not None:
                 raise UserError(f"{p}: a second batch; --paper lays out one batch (plus eval, judge and stuck results)")
-            got.batch = report.build(load_results(text), baseline=baseline, bootstrap_seed=bootstrap_seed)
+            got.batch = report.build(load_results(text), baseline=baseline, bootstrap_seed=bootstrap_seed,
+                                     without_baseline=True)
             got.batch_path = text
     if got.batch is not None and not got.stuck:
         got.stuck.append(_stuck_of(got.batch_path))
@@ -102,12 +103,16 @@ def sections(inp: Inputs) -> tuple[list[str], list[tuple[str, str]]]:
         rows = [[g, *[_f(r.ranks[g].get(s), 1) if s in r.ranks[g] else "" for s in settings]] for g in games]
         rows.append(["**average**", *[_f(r.average_rank[s][0]) for s in settings]])
         out += _table(["game", *settings], rows, True) + [""]
-        out += ["## Fig. 4: separability per game and criteria matrix", ""]
-        mark = lambda s, i: "n/a" if (i + 1) in s.lacking else ("yes" if s.criteria[i] else "no")
-        rows = [[g, _f(s.d_best), _f(s.d_quartile), _f(s.eta2, 3), mark(s, 0), mark(s, 1), mark(s, 2), s.label]
-                for g, s in ((g, r.separability[g]) for g in games)]
-        out += _table(["game", "d best vs baseline", "d top vs bottom", "eta^2", "(1)", "(2)", "(3)", "label"],
-                      rows, True) + [""]
+        if not r.separability:
+            _missing(needs, "Fig. 4 separability and criteria", f"runs of the baseline setting {r.baseline!r} in "
+                                                                "the batch (or --baseline LABEL)")
+        else:
+            out += ["## Fig. 4: separability per game and criteria matrix", ""]
+            mark = lambda s, i: "n/a" if (i + 1) in s.lacking else ("yes" if s.criteria[i] else "no")
+            rows = [[g, _f(s.d_best), _f(s.d_quartile), _f(s.eta2, 3), mark(s, 0), mark(s, 1), mark(s, 2), s.label]
+                    for g, s in ((g, r.separability[g]) for g in games)]
+            out += _table(["game", "d best vs baseline", "d top vs bottom", "eta^2", "(1)", "(2)", "(3)", "label"],
+                          rows, True) + [""]
         for fieldname, title in ABLATIONS:
             mine = [a for a in r.ablations if a.pair.field == fieldname or fieldname in a.pair.field]
             if not mine:

@@ -31,11 +31,19 @@ class Report:
     human: dict | None = None  # human-normalised scores, when human runs are present
 
 
-def build(results: Results, baseline: str = "random", bootstrap_seed: int = 0) -> Report:
+def build(results: Results, baseline: str = "random", bootstrap_seed: int = 0,
+          without_baseline: bool = False) -> Report:
+    """The report; ``without_baseline``: a batch with no baseline runs gets no separability (``{}``)
+    instead of an error (``report --paper`` then lists Fig. 4 as not drawn)."""
     if baseline not in results.settings:
         folded = [s for s in results.settings if s.casefold() == baseline.casefold()]
         if len(folded) == 1:  # e.g. "Random" in another harness's CSV
             baseline = folded[0]
+    if baseline not in results.settings and without_baseline:
+        table = stats.cells(results)
+        per_game, average = stats.ranks(table)
+        return Report(results, baseline, table, per_game, average, {}, ablation.ablations(results, bootstrap_seed),
+                      behaviour.behaviour(results), footprint.footprint(results), bootstrap_seed)
     if baseline not in results.settings:
         baseline = varied_baseline(results.settings, baseline) or baseline
     if baseline not in results.settings:

@@ -82,6 +82,7 @@ class Idc:
 
     # -- the whole run ---------------------------------------------------------
     def run(self) -> int:
+        self._check_out()
         self.out.mkdir(parents=True, exist_ok=True)
         self._lock()
         try:
@@ -95,6 +96,17 @@ class Idc:
         self.cancel.cancel(f"the IDC stopped ({reason})")
         if self.batch is not None:
             self.batch.request_stop(reason)
+
+    def _check_out(self) -> None:
+        """Refuse a directory that holds something other than an IDC (a batch, recordings, notes): the
+        IDC would write its rounds among them."""
+        if not self.out.is_dir() or (self.out / C.CURVE).exists():
+            return
+        other = sorted(p.name + ("/" if p.is_dir() else "") for p in self.out.iterdir() if not p.name.startswith("."))
+        if other:
+            shown = ", ".join(other[:3]) + (", ..." if len(other) > 3 else "")
+            raise UserError(f"--out {self.out} holds {shown} and no IDC (curve.json); choose a new or empty "
+                            "directory")
 
     def _lock(self) -> None:
         fd = os.open(self.out / LOCK, os.O_RDWR | os.O_CREAT, 0o644)

@@ -67,35 +67,51 @@ def _setting_of(rec: Recording) -> str:
     return f"{m.agent_spec or 'unknown'}{extra}"
 
 
-def _ref(path: Path, setting: str | None = None) -> RunRef | None:
+def _read(path: Path, setting: str | None = None) -> tuple[RunRef | None, str | None]:
+    """The run a recording holds, or None and why it cannot be read."""
     try:
         rec = Recording(path)
         m, s = rec.manifest_record, rec.outcome()
-    except RecordingError:
-        return None
+    except (RecordingError, OSError, ValueError) as e:
+        return None, str(e) or type(e).__name__
     if m.run_id is None or m.game is None:
-        return None
+        return None, "its manifest names no run id or game"
+    if s.complete:  # a run that may be sampled: its files must agree with its summary (digests, turns, frames)
+        damage = rec.damage()
+        if damage:
+            return None, damage
     return RunRef(m.run_id, setting or _setting_of(rec), m.game, int(m.seed or 0), float(s.total_reward),
-                  bool(s.complete), path, m.agent_spec or "")
+                  bool(s.complete), path, m.agent_spec or ""), None
+
+
+def _damaged(where: str, path: Path, why: str) -> UserError:
+    what = why if "damaged" in why else f"the recording {path} is damaged ({why})"
+    return UserError(f"{where}: {what}; check it with `workstation verify {path}`, or move it out of the "
+                     "batch and judge again")
 
 
 def _from_rows(rows: list[dict], base: Path, where: str) -> list[RunRef]:
+    """The rows' recordings, looked up in the batch's own runs/ first (a batch copied or moved elsewhere
+    keeps the old absolute paths in its rows), then at the row's path. A recording that is there but
+    cannot be read stops the judging: sampling without it would silently pick another run."""
     from workstation.batch.results import recordings_by_id, runs_dir
 
     found = None
     out = []
     for r in rows:
-        path = r.get("path")
-        if not path or not Path(path).is_dir():
+        stored = str(r.get("path") or "")
+        path = runs_dir(base) / Path(stored).name if stored else None
+        if path is None or not path.is_dir():
             if found is None:
                 found = recordings_by_id(base)
             entries = found.get(str(r.get("run_id")))
-            if not entries:
-                continue
-            path = runs_dir(base) / entries[0].path
-        ref = _ref(Path(path), setting=str(r.get("setting") or ""))
-        if ref is not None:
-            out.append(ref)
+            path = runs_dir(base) / entries[0].path if entries else (Path(stored) if stored else None)
+        if path is None or not path.is_dir():
+            continue
+        ref, why = _read(path, setting=str(r.get("setting") or ""))
+        if ref is None:
+            raise _damaged(where, path, why or "unreadable")
+        out.append(ref)
     if not out and rows:
         raise UserError(f"{where}: none of its {len(rows)} runs has a readable recording; "
                         "point at the batch directory that holds runs/")
@@ -130,7 +146,12 @@ def read_sources(sources: list[str]) -> list[RunRef]:
             from workstation.store.index import find_recordings
 
             paths = [p] if (p / "manifest.json").is_file() else find_recordings(p)
-            got = [r for r in (_ref(q) for q in paths) if r is not None]
+            got = []
+            for q in paths:
+                ref, why = _read(q)
+                if ref is None:
+                    raise _damaged(str(p), q, why or "unreadable")
+                got.append(ref)
             if not got:
                 raise UserError(f"{p}: holds no readable recording; pass a batch directory, a results CSV "
                                 "or recording directories")

@@ -47,6 +47,18 @@ class ProviderConfigError(UserError, ValueError):
         super().__init__(message, field, file=file)
 
 
+def base_url_problem(url: str | None) -> str | None:
+    """Why ``url`` cannot be an SDK base URL (the SDKs would retry a scheme-less one until they give up)."""
+    if url is None or not url.strip():
+        return None  # no URL: the provider's own endpoint (compat says it needs one)
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url.strip())
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        return f"--base-url {url!r} is not an http:// or https:// URL; give one such as http://localhost:11434/v1"
+    return None
+
+
 @dataclass(frozen=True)
 class ProviderOptions:
     base_url: str | None = None
@@ -68,6 +80,9 @@ class ProviderOptions:
             raise ProviderConfigError("max output tokens must be a positive number", "max_output_tokens")
         if not (self.timeout > 0 and math.isfinite(self.timeout)):
             raise ProviderConfigError("timeout must be a positive number of seconds", "timeout")
+        why = base_url_problem(self.base_url)
+        if why:
+            raise ProviderConfigError(why, "base_url")
         if self.max_attempts < 1:
             raise ProviderConfigError("max attempts must be at least 1")
         if self.max_wait_s < 0:
