@@ -313,6 +313,12 @@ def make_app(launch: Launch | str = "home", args: Any = None) -> WorkstationApp:
     return WorkstationApp(lambda: screen, launch)
 
 
+def match_app(spec: Any, person: int, mode: str, pace: str, pacer: Any = None) -> WorkstationApp:
+    """The app on a match screen (person 0: two people on one keyboard); leaving the screen ends it."""
+    return make_app(Launch("match", out=spec.out,
+                           match={"spec": spec, "person": person, "mode": mode, "pace": pace, "pacer": pacer}))
+
+
 def run_app(launch: Launch | str = "home", args: Any = None) -> int:
     """Run the TUI; returns the exit status."""
     app = make_app(launch, args)

@@ -110,7 +110,7 @@ def test_bad_play_vs_is_one_line_exit_2(argv, needle, tmp_path, capsys):
 
 @run_async
 async def test_play_vs_command_line_opens_the_match_app(tmp_path):
-    from screens.views.match import match_app
+    from screens.app import match_app
     from workstation.arena.command import play_vs
     from workstation.cli import build_parser
 

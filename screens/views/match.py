@@ -249,12 +249,3 @@ class MatchScreen(Screen):
         items = " ".join(f"{i + 1}.{n}" for i, n in enumerate(self.queue.names)) or "(empty)"
         state = "enter commits" if self.awaiting_plan else "waiting for the game"
         q.update(f"your plan {len(self.queue.items)}/{self.queue.max_actions}: {items}\n{state}")
-
-
-def match_app(spec: MatchSpec, person: int, mode: str, pace: str, pacer: Any = None) -> Any:
-    """The app on the match screen (through ``screens.app.make_app``, the one door); leaving the screen ends it."""
-    from screens.app import make_app
-    from workstation.launch import Launch
-
-    return make_app(Launch("match", out=spec.out,
-                           match={"spec": spec, "person": person, "mode": mode, "pace": pace, "pacer": pacer}))

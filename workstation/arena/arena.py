@@ -76,7 +76,7 @@ def estimate_cost(player: str, protocol: Any) -> float | None:
 
 
 def play_arena(a: argparse.Namespace, players: list[str]) -> dict[str, int]:
-    from workstation.arena.command import match_spec
+    from workstation.arena.match_args import match_spec
     from workstation.arena.start import prepare_match, start_match
 
     check_arena_players(players, a.seeds)

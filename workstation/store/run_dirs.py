@@ -21,9 +21,7 @@ def dir_name(game_key: str, agent_spec: str, seed, run_id: str | None) -> str:
 
 def claim(out: Path, name: str) -> Path:
     """Make a new, empty folder ``out/name`` (then ``name-2``, ``-3``...); ``os.mkdir`` fails if it exists."""
-    from workstation.store.recording import (
-        RecordingError,  # the recording module renames through this one
-    )
+    from workstation.store.records import RecordingError
 
     out = Path(out)
     try:
