@@ -186,7 +186,11 @@ class RayExecutor(Executor):
             self._owns = True
         self._ray = ray
         self.per_call = per_call or {}
-        self.actor = ray.remote(Coordinator).options(num_cpus=0).remote(
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        here = NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=False)
+        # the coordinator lives on the driver's node: a worker node that dies must not take the limits with it
+        self.actor = ray.remote(Coordinator).options(num_cpus=0, scheduling_strategy=here).remote(
             {_key_text(k): n for k, n in caps.items()}, max_cost)
         self._task = ray.remote(run_task)
         self.cancel = CancelToken()
@@ -200,7 +204,9 @@ class RayExecutor(Executor):
         runs_dir = os.path.abspath(spec["out"])  # the driver's; the task records on its own node
         key = _key_text(limiter_key(cell)) if cell.is_model else None
         opts = {"num_cpus": 1} if not cell.is_model else {"num_cpus": 0}
-        ref = self._task.options(**opts, max_retries=0).remote(spec, cell.run_id, self.actor, key,
+        # a random or replay run whose node dies (or was dead but not yet known so) is simply played again
+        # elsewhere: it holds no limiter slot; a model run fails and is re-run on resume
+        ref = self._task.options(**opts, max_retries=0 if cell.is_model else 2).remote(spec, cell.run_id, self.actor, key,
                                                                self.per_call.get(cell.label, 0.0))
         out: Future = Future()
 
