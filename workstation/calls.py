@@ -76,7 +76,7 @@ class ToolSpec:
 
     name: str
     description: str
-    parameters: dict = field(default_factory=lambda: {"type": "object", "properties": {}})
+    parameters: dict[str, Any] = field(default_factory=lambda: {"type": "object", "properties": {}})
 
 
 @dataclass
@@ -91,12 +91,12 @@ class ToolCall:
 
     id: str
     name: str
-    arguments: dict = field(default_factory=dict)
+    arguments: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
-    meta: dict = field(default_factory=dict)
+    meta: dict[str, Any] = field(default_factory=dict)
 
-    def to_json(self) -> dict:
-        d = {"id": self.id, "name": self.name, "arguments": self.arguments}
+    def to_json(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"id": self.id, "name": self.name, "arguments": self.arguments}
         if self.error:
             d["error"] = self.error
         return d
@@ -112,12 +112,12 @@ class ToolResult:
     images: list[bytes] = field(default_factory=list)
     is_error: bool = False
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"call_id": self.call_id, "name": self.name, "text": self.text, "images": len(self.images),
                 "is_error": self.is_error}
 
 
-def parse_arguments(raw: str | dict | None) -> tuple[dict, str | None]:
+def parse_arguments(raw: str | dict[str, Any] | None) -> tuple[dict[str, Any], str | None]:
     """A tool call's arguments as a dict, and the problem when they are not a JSON object."""
     import json
 
@@ -129,7 +129,7 @@ def parse_arguments(raw: str | dict | None) -> tuple[dict, str | None]:
         value = json.loads(raw)
         if isinstance(value, str) and value.lstrip().startswith("{"):
             value = json.loads(value)  # some servers encode the object twice: a JSON string holding it
-    except ValueError as e:
+    except json.JSONDecodeError as e:
         return {}, f"the arguments are not valid JSON ({e.msg} at character {e.pos})"
     if not isinstance(value, dict):
         return {}, f"the arguments must be a JSON object, not {type(value).__name__}"

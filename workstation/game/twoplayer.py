@@ -101,7 +101,7 @@ def emulator_seed(seed: int) -> int:
 def make_ale(tp: TwoPlayerGame, protocol: Protocol, seed: int) -> Any:
     """A multi-agent ALE with the game's first two-player mode (or ``protocol.game_mode``), reset."""
     global _LOGGER_SET
-    import multi_agent_ale_py  # type: ignore[import-untyped]
+    import multi_agent_ale_py
     from ale_py import roms
 
     if not _LOGGER_SET:

@@ -30,14 +30,15 @@ KINDS: dict[str, tuple[str, str]] = {
 }
 
 
-def of_turn(turn: Any) -> list[dict]:
+def of_turn(turn: Any) -> list[dict[str, Any]]:
     """The changes one turn record (JSON) carries, in ``KINDS`` order."""
     if not isinstance(turn, dict):
         return []
     t = turn.get("turn")
-    prompt = turn.get("prompt") if isinstance(turn.get("prompt"), dict) else {}
+    raw_prompt = turn.get("prompt")
+    prompt: dict[str, Any] = raw_prompt if isinstance(raw_prompt, dict) else {}
     variant = prompt.get("variant")
-    out: list[dict] = []
+    out: list[dict[str, Any]] = []
     human = bool(turn.get("human_plan"))
     if turn.get("overridden") and not human and turn.get("override_source") != "import":
         out.append({"kind": "override", "turn": t, "plan": list(turn.get("actions") or [])})
@@ -53,18 +54,18 @@ def of_turn(turn: Any) -> list[dict]:
     return out
 
 
-def branch_entry(parent_run_id: str | None, turn: int) -> dict:
+def branch_entry(parent_run_id: str | None, turn: int) -> dict[str, Any]:
     """The change a rewind-and-branch at ``turn`` makes (it names the run it left)."""
     return {"kind": "branch", "turn": turn, "parent": parent_run_id}
 
 
-def inherited(parent_changes: list[dict], n_turns: int) -> list[dict]:
+def inherited(parent_changes: list[dict[str, Any]], n_turns: int) -> list[dict[str, Any]]:
     """What a branch keeps of its parent's changes: those of the turns it copies, and every earlier branch."""
     return [c for c in parent_changes
             if c.get("kind") == "branch" or (isinstance(c.get("turn"), int) and c["turn"] < n_turns)]
 
 
-def counts(changes: list[dict]) -> dict[str, int]:
+def counts(changes: list[dict[str, Any]]) -> dict[str, int]:
     """Changes per kind (only kinds that occur), in ``KINDS`` order."""
     n: dict[str, int] = {}
     for c in changes:
@@ -92,7 +93,7 @@ def legend() -> str:
     return ", ".join(f"{letter} {what}" for letter, what in KINDS.values())
 
 
-def changed_run_id(plain_run_id: str | None, changes: list[dict]) -> str | None:
+def changed_run_id(plain_run_id: str | None, changes: list[dict[str, Any]]) -> str | None:
     """The run id of a run with these changes: the plain id itself when there are none."""
     if not changes:
         return plain_run_id
@@ -100,9 +101,9 @@ def changed_run_id(plain_run_id: str | None, changes: list[dict]) -> str | None:
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
-def derived(manifest: dict, turns: list) -> list[dict]:
+def derived(manifest: dict[str, Any], turns: list[Any]) -> list[dict[str, Any]]:
     """The changes of a recording written before they were tracked: from its turns and its parent."""
-    out: list[dict] = []
+    out: list[dict[str, Any]] = []
     parent = manifest.get("parent")
     if isinstance(parent, dict):
         out.append({"kind": "branch", "turn": parent.get("turn"), "parent": parent.get("run_id")})

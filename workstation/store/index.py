@@ -48,7 +48,7 @@ class Entry:
     stopped: str | None = None
     branch_of: str | None = None
     error: str | None = None  # why an unreadable recording cannot be read
-    changes: dict | None = None  # changes made by hand, per kind (workstation.store.changes); None: plain
+    changes: dict[str, Any] | None = None  # changes made by hand, per kind (workstation.store.changes); None: plain
 
     @property
     def complete(self) -> bool:

@@ -100,7 +100,7 @@ class RecordingWriter:
     def _start(self, directory: Path, manifest: dict[str, Any]) -> None:
         self.path = Path(directory)
         self.manifest = dict(manifest)
-        self.changes: list[dict] = list(manifest.get("changes") or [])
+        self.changes: list[dict[str, Any]] = list(manifest.get("changes") or [])
         self.path.mkdir(parents=True, exist_ok=True)
         try:
             _write_atomic(self.path / MANIFEST, manifest, exclusive=True)
@@ -165,7 +165,7 @@ class RecordingWriter:
         except OSError as e:
             raise self._write_error(e) from e
 
-    def add_changes(self, new: list[dict]) -> None:
+    def add_changes(self, new: list[dict[str, Any]]) -> None:
         """Note changes made by hand: the manifest's ``changes`` and run id are rewritten at once."""
         if not new:
             return
@@ -188,7 +188,7 @@ class RecordingWriter:
         from workstation.store import run_dirs
 
         agent = self.manifest.get("agent") if isinstance(self.manifest.get("agent"), dict) else {}
-        name = run_dirs.dir_name(str(self.manifest.get("game")), str(agent.get("spec") or "agent"),
+        name = run_dirs.dir_name(str(self.manifest.get("game")), str((agent or {}).get("spec") or "agent"),
                                  self.manifest.get("seed"), run_id)
         self.path = run_dirs.rename_to(self.path, name)
 
@@ -321,7 +321,8 @@ class Recording:
     def run_id(self) -> str | None:
         """This run's id: the plain id, or for a run changed by hand, one that includes what was changed."""
         if "changes" in self.manifest:
-            return self.manifest_record.run_id
+            rid = self.manifest_record.run_id
+            return rid if isinstance(rid, str) else None
         return hand_changes.changed_run_id(self.manifest_record.run_id, self.changes)
 
     @cached_property

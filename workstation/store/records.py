@@ -439,7 +439,7 @@ def read_json(path: Path | str, kind: type = dict) -> Any:
     return data
 
 
-def read_jsonl(path: Path | str) -> list[tuple[int, dict]]:
+def read_jsonl(path: Path | str) -> list[tuple[int, dict[str, Any]]]:
     """(line number, object) for each non-blank line of ``path``; a line that is not a JSON object is one line."""
     path = Path(path)
     try:
@@ -448,7 +448,7 @@ def read_jsonl(path: Path | str) -> list[tuple[int, dict]]:
         raise RecordFileError(f"{path} cannot be read ({e.strerror or e})") from None
     except UnicodeDecodeError:
         raise RecordFileError(f"{path} is not UTF-8 text") from None
-    out = []
+    out: list[tuple[int, dict[str, Any]]] = []
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
@@ -462,7 +462,7 @@ def read_jsonl(path: Path | str) -> list[tuple[int, dict]]:
     return out
 
 
-def check_fields(data: dict, fields: dict[str, tuple], where: str) -> dict:
+def check_fields(data: dict[str, Any], fields: dict[str, tuple[Any, ...]], where: str) -> dict[str, Any]:
     """Check the fields of a JSON object read from ``where`` (a file, or a file and line).
 
     ``fields`` maps a key to ``(check, optional)`` or ``(check, optional, low, high)``, the checks those of the
@@ -490,7 +490,8 @@ def check_fields(data: dict, fields: dict[str, tuple], where: str) -> dict:
     return data
 
 
-def read_record(path: Path | str, cls=None, fields: dict | None = None):
+def read_record(path: Path | str, cls: type[_Record] | None = None,
+                fields: dict[str, tuple[Any, ...]] | None = None) -> Any:
     """A JSON object from ``path``, checked: typed as ``cls`` (Manifest, Summary, ...) or by ``fields``."""
     data = read_json(path)
     if fields:

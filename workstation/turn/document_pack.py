@@ -32,6 +32,8 @@ a Python list (``['left', 'left']``).
 from __future__ import annotations
 
 import string
+from collections.abc import Callable, Iterable
+from typing import Any
 
 DOCUMENT_KEYS: dict[str, frozenset[str]] = {
     "structured": frozenset({"guide", "skill", "budget_rule", "reward_history", "recent_clips", "time", "image"}),
@@ -48,10 +50,10 @@ DOCUMENT_KEYS: dict[str, frozenset[str]] = {
     "append_first": frozenset({"time", "image"}),
     "append_update": frozenset({"clip"}),
 }
-OPTIONAL_KEYS = {"system": frozenset()}
+OPTIONAL_KEYS: dict[str, frozenset[str]] = {"system": frozenset()}
 
 
-def check_document(data: dict, where: str, error) -> dict[str, str]:
+def check_document(data: dict[str, Any], where: str, error: Callable[[str], Exception]) -> dict[str, str]:
     """The document strings of a ``layout = "document"`` template, checked; ``error`` is the exception class."""
     known = {**DOCUMENT_KEYS, **OPTIONAL_KEYS}
     if isinstance(data.get("skill"), dict):  # the [skill] slot table (read by the pack loader where it knows it)
@@ -83,7 +85,7 @@ def check_document(data: dict, where: str, error) -> dict[str, str]:
 
 
 def placeholders(text: str) -> set[str]:
-    names = set()
+    names: set[str] = set()
     for _, name, spec, conversion in string.Formatter().parse(text):
         if name is None:
             continue
@@ -95,5 +97,5 @@ def placeholders(text: str) -> set[str]:
     return names
 
 
-def _names(names) -> str:
+def _names(names: Iterable[str]) -> str:
     return ", ".join(f"{{{n}}}" for n in sorted(names)) or "no placeholders"

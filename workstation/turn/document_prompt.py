@@ -10,6 +10,8 @@ that lost a life, each oldest first.
 
 from __future__ import annotations
 
+from typing import Any
+
 import re
 
 from workstation.game.games import FPS_PAPER, Game
@@ -24,8 +26,8 @@ def _image(frame: int) -> str:
     return f"\x00{frame}\x00"  # a marker no pack text contains; split into an image part at the end
 
 
-def _parts(text: str) -> list:
-    parts: list = []
+def _parts(text: str) -> list[Any]:
+    parts: list[Any] = []
     pos = 0
     for m in _MARK.finditer(text):
         if m.start() > pos:
@@ -46,7 +48,7 @@ def _ended(clip: Clip) -> bool:
 
 
 class DocumentBuilder:
-    def __init__(self, game: Game, protocol: Protocol, pack, frames: FrameSource | None = None,
+    def __init__(self, game: Game, protocol: Protocol, pack: Any, frames: FrameSource | None = None,
                  skill: str | None = None):
         self.game = game
         self.protocol = protocol
@@ -96,7 +98,7 @@ class DocumentBuilder:
             if _ended(clip):
                 text += s["clip_reset_note"].format()
             cache[(id(self), "document")] = text
-        return text
+        return str(text)
 
     def _messages(self, user: list[Message]) -> Prompt:
         system = self.s.get("system")

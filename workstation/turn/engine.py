@@ -172,7 +172,7 @@ class TurnEngine:
         self.totals = {"usage": Usage(), "cost_usd": 0.0, "calls": 0, "invalid_turns": 0, "priced": True,
                        "failed_turns": 0, "failed_in_a_row": 0}
         self._snapshots: dict[int, _Snapshot] = {}
-        self.changes: list[dict] = list(writer.changes) if writer is not None else []  # made by hand
+        self.changes: list[dict[str, Any]] = list(writer.changes) if writer is not None else []  # made by hand
         self._t_start = time.perf_counter()
         self._started = False
 

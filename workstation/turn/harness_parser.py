@@ -21,6 +21,8 @@ would, including the replies it refuses. Its rules (restated from the protocol,
 
 from __future__ import annotations
 
+from typing import Any
+
 import re
 
 from workstation.game.games import Game
@@ -37,7 +39,7 @@ _MOVE_BRACKET = re.compile(r"move:\s*\[(.*?)\]", _FLAGS)
 _MOVE_LINE = re.compile(r"move:\s*([^\[\]\n][^\n]*)", re.I)
 
 
-def parse_harness(text: str, game: Game, max_actions: int):
+def parse_harness(text: str, game: Game, max_actions: int) -> tuple[Any, ...]:
     """(thought, words, ids, errors); ``errors`` empty when the reply is played as written."""
     cleaned = text.strip()
     if cleaned.startswith("```"):

@@ -62,7 +62,8 @@ import json
 import re
 from dataclasses import asdict, dataclass, field
 
-from workstation.game.games import Game, normal_name
+from workstation.game.games import Game
+from workstation.game.vocabulary import normal_name
 from workstation.game.vocabulary import GameWords
 
 FALLBACK_THOUGHT_CHARS = 500  # cap on a thought taken from unlabelled text

@@ -96,7 +96,7 @@ class PromptPack:
         """The game as this pack plays it: its words, the actions they offer, its warm-up."""
         g = game if isinstance(game, Game) else get_game(game)
         g = GAMES.get(g.key, g)
-        changes: dict = {}
+        changes: dict[str, Any] = {}
         if self.vocabulary is not None:
             changes = dict(allowed=self.vocabulary.offered(g.key, g.minimal_set),
                            aliases=self.vocabulary.ids(g.key, g.minimal_set), matching=self.vocabulary.matching,
@@ -300,7 +300,7 @@ def without_table(text: str, name: str) -> str:
     return "".join(lines[:start] + lines[end:])
 
 
-def _skill_slot(table, where: str) -> str:
+def _skill_slot(table: Any, where: str) -> str:
     if table is None:
         return DEFAULT_SKILL_SLOT
     if not isinstance(table, dict):
@@ -319,7 +319,7 @@ def _skill_slot(table, where: str) -> str:
     if used - SKILL_PLACEHOLDERS or "skill" not in used:
         raise PromptPackError(f"{where}: template.toml [skill] slot must use {{skill}} and may use {{title}} "
                               f"(it uses {_names(used)})")
-    return table["slot"].strip().replace("{{", "{").replace("}}", "}")
+    return str(table["slot"]).strip().replace("{{", "{").replace("}}", "}")
 
 
 def _check_template(data: dict[str, Any], where: str) -> dict[str, str]:
