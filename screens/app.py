@@ -36,7 +36,7 @@ HELP = """\
 (`q` quits too, except while you play).
 
 ## Home
-`↑` `↓` pick a game, `enter` goes on to its settings · `w` watch · `s` step mode · `p` play yourself ·
+`↑` `↓` pick a game, `enter` goes on to its settings · `w` watch · `s` step mode · `p` play yourself · `v` a two-player match ·
 `tab` moves through the settings to the recordings list, where `o` or `enter` opens the highlighted one,
 `m` marks it and `c` compares the marked ones side by side ·
 `esc` leaves a field (so `w` `s` `p` work again). A refused setting is marked and the reason shown above

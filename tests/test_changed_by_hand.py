@@ -3,6 +3,8 @@ through ls / info / report and a batch resume (the real emulator, the real CLI).
 
 from __future__ import annotations
 
+from workstation.runs.drive import drive
+
 import csv
 import json
 import re
@@ -38,7 +40,7 @@ def cli(*args: str) -> subprocess.CompletedProcess:
 def plain_run(out: Path) -> Recording:
     e = start_run(spec(out))
     try:
-        e.run()
+        drive(e)
     finally:
         e.close()
     return Recording(e.writer.path)
@@ -53,7 +55,7 @@ def changed_run(out: Path, change) -> tuple[Recording, dict]:
         e.step()  # turn 1: READY -> PROMPT
         assert e.phase is Phase.PROMPT
         change(e)
-        summary = e.run()
+        summary = drive(e)
     finally:
         e.close()
     return Recording(e.writer.path), summary
@@ -125,7 +127,7 @@ def test_a_branch_is_marked_and_keeps_the_changes_of_the_turns_it_copies(tmp_pat
         for _ in range(4):
             e.run_turn()
         path = branch_run(e, 2)
-        e.run()
+        drive(e)
     finally:
         e.close()
     parent = Recording(next(p for p in tmp_path.iterdir() if p != path and p.is_dir()))
@@ -145,7 +147,7 @@ def test_an_import_replaying_recorded_actions_is_not_changed_by_hand(tmp_path):
         e.step()
         e.step()
         e.override_plan(["left"], by_hand=False)
-        summary = e.run()
+        summary = drive(e)
     finally:
         e.close()
     rec = Recording(e.writer.path)

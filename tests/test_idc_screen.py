@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from workstation.runs.drive import drive
+
 import os
 
 from screens.app import Launch, WorkstationApp
@@ -20,7 +22,7 @@ def make_dir(tmp_path):
     out = tmp_path / "idc"
     engine = start_run(RunSpec("freeway", protocol=Protocol(frames=30), out=str(out / "round_2" / "runs")),
                        rewindable=False)
-    engine.run()
+    drive(engine)
     engine.close()
     rec = os.path.relpath(engine.writer.path, out)
     curve = {"game": "freeway", "player": "compat:p", "reflector": "compat:r", "random_mean": 0.0, "rounds_planned": 2,

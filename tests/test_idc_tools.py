@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from workstation.runs.drive import drive
+
 import os
 from pathlib import Path
 
@@ -23,7 +25,7 @@ def round_root(tmp_path_factory) -> Path:
 
     root = tmp_path_factory.mktemp("round") / "runs"
     engine = start_run(RunSpec("freeway", protocol=Protocol(frames=30), out=str(root)), rewindable=False)
-    engine.run()
+    drive(engine)
     engine.close()
     return root
 

@@ -7,6 +7,8 @@ the judge is a real provider agent talking to the same fake, which serves script
 
 from __future__ import annotations
 
+from workstation.runs.drive import drive
+
 import json
 import random
 import subprocess
@@ -495,7 +497,7 @@ def test_a_baseline_is_not_judged(tmp_path, capsys):
 
     e = start_run(RunSpec(game="breakout", agent="random", out=str(tmp_path / "recs"), protocol=Protocol(frames=30)),
                   rewindable=False)
-    e.run()
+    drive(e)
     e.close()
     assert main(["judge", str(tmp_path / "recs"), "--judge", "compat:j", "--base-url", "http://127.0.0.1:9/v1",
                  "--out", str(tmp_path / "o")]) == 2

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from workstation.runs.drive import drive
+
 import json
 from pathlib import Path
 
@@ -20,7 +22,7 @@ from workstation.store.recording import Recording
 def play(out: Path, replies: list[str], frames: int, seed: int) -> Path:
     agent = ScriptedAgent(replies)  # replies by turn, the last one repeated
     e = start_run(RunSpec(game="breakout", out=str(out), seed=seed, protocol=Protocol(frames=frames)), agent=agent)
-    e.run()
+    drive(e)
     e.close()
     return Path(e.writer.path)
 

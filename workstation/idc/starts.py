@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from workstation.runs.drive import drive
+
 import numpy as np
 
 from workstation.options import RunSpec
@@ -44,7 +46,7 @@ def random_scores(base: RunSpec, seeds: list[int]) -> list[float]:
     for s in seeds:
         engine = TurnEngine(game, base.protocol, make_agent("random", game, s), s, pack, rewindable=False)
         try:
-            scores.append(float(engine.run().get("total_reward") or 0.0))
+            scores.append(float((drive(engine) or {}).get("total_reward") or 0.0))
         finally:
             engine.close()
     return scores
