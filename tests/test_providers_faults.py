@@ -64,10 +64,11 @@ def test_gemini_retry_delay_in_the_body(agents, fake, frames):
 
 def test_rate_limit_halves_the_concurrency_limit(agents, fake, frames):
     agent = agents.get("anthropic")
-    before = agent.limiter.limit
+    agent.limiter.limit = before = 8  # the limiter is shared across the suite: start from a known limit
     fake.push(Step("status", 429, {"retry-after": "0"}, error_body("slow down", "rate_limit_error")))
     agent.act(prompt(frames), CTX)
-    assert agent.limiter.limit == max(1, before // 2)
+    # halved on the 429 (the clean retry after it may grow it back by one, never more)
+    assert before // 2 <= agent.limiter.limit <= before // 2 + 1
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
