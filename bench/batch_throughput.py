@@ -32,7 +32,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-REPLY = "thought: keep the paddle under the ball\nmove: [left, right, fire]"  # 3 actions = 9 frames a turn
+REPLIES = {1: "thought: keep the paddle under the ball\nmove: [left]",  # 1 action = 3 frames a turn
+           3: "thought: keep the paddle under the ball\nmove: [left, right, fire]"}  # 3 actions = 9 frames a turn
+REPLY = REPLIES[int(os.environ.get("BENCH_ACTIONS", "3"))]
 
 
 # -- the slow server ------------------------------------------------------------------
@@ -92,7 +94,8 @@ def serve(port_file: str, latency: float) -> None:
 
 def start_server(latency: float) -> tuple[subprocess.Popen, int]:
     port_file = tempfile.mktemp(prefix="batch-bench-port-")
-    proc = subprocess.Popen([sys.executable, __file__, "--serve", port_file, "--latency", str(latency)])
+    proc = subprocess.Popen([sys.executable, __file__, "--serve", port_file, "--latency", str(latency),
+                             "--actions", os.environ.get("BENCH_ACTIONS", "3")])
     for _ in range(200):
         if os.path.exists(port_file) and Path(port_file).read_text():
             return proc, int(Path(port_file).read_text())
@@ -128,6 +131,9 @@ def tree_rss_mb(pid: int) -> float:
     return total + sum(tree_rss_mb(int(c)) for c in children)
 
 
+LAST_CPU_S = 0.0  # user + sys seconds of the last batch (load does not inflate it)
+
+
 def run_batch(grid_text: str, out: Path, *args: str) -> tuple[float, float, int]:
     grid = out.with_suffix(".toml")
     grid.write_text(textwrap.dedent(grid_text))
@@ -137,10 +143,16 @@ def run_batch(grid_text: str, out: Path, *args: str) -> tuple[float, float, int]
                              "--every", "30", *args], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True)
     peak = 0.0
-    while proc.poll() is None:
+    while True:  # wait4: the batch's CPU time, its waited-for worker processes included
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            break
         peak = max(peak, tree_rss_mb(proc.pid))
         time.sleep(0.2)
     wall = time.monotonic() - t0
+    global LAST_CPU_S
+    LAST_CPU_S = usage.ru_utime + usage.ru_stime
     if proc.returncode != 0:
         raise SystemExit(f"the batch failed ({proc.returncode}): {proc.stderr.read()[-2000:]}")
     return wall, peak, proc.returncode
@@ -151,7 +163,7 @@ def results(out: Path) -> list[dict]:
 
 
 def model_level(port: int, c: int, latency: float, calls: int, tmp: Path) -> dict:
-    frames = calls * 9  # 3 actions of 3 frames a turn: one call per 9 frames
+    frames = calls * 3 * int(os.environ.get("BENCH_ACTIONS", "3"))  # one call per turn of N actions x 3 frames
     grid = f"""\
         name = "c{c}"
         games = ["breakout"]
@@ -167,14 +179,21 @@ def model_level(port: int, c: int, latency: float, calls: int, tmp: Path) -> dic
         timeout = 120
         """
     arrivals(port)  # reset
+    t0 = time.monotonic()
     wall, peak, _ = run_batch(grid, tmp / f"c{c}", "--concurrency", str(c))
     rows = results(tmp / f"c{c}")
     total = sum(r["calls"] for r in rows)
     seen = sorted(arrivals(port))
+    if os.environ.get("BENCH_TIMELINE") and seen:  # calls arriving in each second of the batch
+        per = [0] * (int(seen[-1] - t0) + 1)
+        for x in seen:
+            per[int(x - t0)] += 1
+        print(f"  first call at {seen[0] - t0:.1f} s, last at {seen[-1] - t0:.1f} s, batch ended at {wall:.1f} s; "
+              f"calls a second: {per}", flush=True)
     lo, hi = seen[len(seen) // 10], seen[(len(seen) * 9) // 10]
     steady = (len(seen) * 8 // 10) / (hi - lo) if hi > lo else 0.0
     ideal = c / latency
-    return {"C": c, "calls": total, "wall_s": wall, "whole": total / wall, "steady": steady, "ideal": ideal,
+    return {"C": c, "calls": total, "wall_s": wall, "cpu_ms_call": 1000 * LAST_CPU_S / max(total, 1), "whole": total / wall, "steady": steady, "ideal": ideal,
             "rss_mb": peak, "complete": all(r["complete"] for r in rows)}
 
 
@@ -243,9 +262,12 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=1, help="batches per level (prints the median and spread)")
     ap.add_argument("--random-runs", type=int, default=120, help="random-agent runs (the batch's fixed start-up, "
                     "about 1-2 s for the CLI and its worker processes, is spread over them)")
+    ap.add_argument("--actions", type=int, choices=(1, 3), default=3, help="actions a reply (1: the hidden check's "
+                    "one-action turns)")
     ap.add_argument("--skip-model", action="store_true")
     ap.add_argument("--skip-random", action="store_true")
     a = ap.parse_args()
+    os.environ["BENCH_ACTIONS"] = str(a.actions)  # the server process reads it too
     if a.serve:
         serve(a.serve, a.latency)
         return
@@ -256,7 +278,7 @@ def main() -> None:
             print(f"model runs: compat:fake against a local server answering after L = {a.latency:g} s; "
                   f"{a.calls} calls a run, C runs at --concurrency C")
             print(f"{'C':>4} {'calls':>6} {'wall s':>7} {'calls/s':>8} {'steady':>8} {'ideal C/L':>9} "
-                  f"{'whole %':>8} {'steady %':>8} {'RSS MB':>7}")
+                  f"{'whole %':>8} {'steady %':>8} {'RSS MB':>7} {'CPU ms/call':>11}")
             for c in ([] if a.skip_model else [int(x) for x in a.levels.split(",")]):
                 seen = []
                 for i in range(a.repeat):
@@ -265,7 +287,7 @@ def main() -> None:
                     seen.append(r)
                     print(f"{r['C']:>4} {r['calls']:>6} {r['wall_s']:>7.1f} {r['whole']:>8.1f} {r['steady']:>8.1f} "
                           f"{r['ideal']:>9.1f} {100 * r['whole'] / r['ideal']:>7.0f}% {100 * r['steady'] / r['ideal']:>7.0f}% "
-                          f"{r['rss_mb']:>7.0f}" + ("" if r["complete"] else "  (not every run complete!)"), flush=True)
+                          f"{r['rss_mb']:>7.0f} {r['cpu_ms_call']:>11.2f}" + ("" if r["complete"] else "  (not every run complete!)"), flush=True)
                 if len(seen) > 1:  # the machine is shared: the median and the spread of the repeats
                     def pct(k):
                         v = sorted(100 * x[k] / x["ideal"] for x in seen)

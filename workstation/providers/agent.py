@@ -18,7 +18,6 @@ from __future__ import annotations
 import importlib.metadata
 import os
 import queue
-import threading
 import time
 from collections.abc import Callable
 
@@ -28,6 +27,7 @@ from workstation.turn.prompt import Prompt
 from workstation.providers.adapter import Adapter, Completion
 from workstation.providers.anthropic_messages import AnthropicMessages
 from workstation.providers.gemini import Gemini
+from workstation.providers.helper_threads import HELPERS
 from workstation.providers.limiter import POLL_S, AdaptiveLimiter, limiter_for
 from workstation.providers.openai_chat import OpenAIChat
 from workstation.providers.openai_responses import OpenAIResponses
@@ -164,7 +164,7 @@ class ProviderAgent:
             except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
                 box.put(("error", exc))
 
-        threading.Thread(target=work, name=f"{self.spec} call", daemon=True).start()
+        HELPERS.submit(work)
         # a cancel wakes the wait (no polling: hundreds of waiting calls each waking to look cost CPU)
         unsubscribe = cancel.subscribe(lambda: box.put(("cancel", None))) if cancel is not None else None
         try:

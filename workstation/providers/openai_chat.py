@@ -25,16 +25,67 @@ from workstation.providers.retry import ProviderError
 from workstation.providers.spec import ProviderConfigError, ProviderOptions
 
 
+class _DrainAfterDone:
+    """An SSE decoder that, once ``[DONE]`` arrives, reads what is left of the body: the HTTP message's
+    end (a chunked body's last chunk), normally already received. At most a few more pieces are read,
+    and a failure there is ignored: the reply is complete already, only the connection is lost."""
+
+    MAX_PIECES = 8
+
+    def __init__(self, decoder) -> None:  # type: ignore[no-untyped-def]
+        self.decoder = decoder
+
+    def iter_bytes(self, raw):  # type: ignore[no-untyped-def]
+        raw = iter(raw)
+        for sse in self.decoder.iter_bytes(raw):
+            if sse.data.startswith("[DONE]"):
+                try:
+                    for _ in zip(range(self.MAX_PIECES), raw):
+                        pass
+                except Exception:  # noqa: BLE001 - the reply is whole; the SDK closes the response
+                    pass
+            yield sse
+
+
+def _chunk_stream_class() -> type:
+    """The SDK's ``Stream`` of chat chunks as plain dicts, reading the body to its end at ``[DONE]``.
+
+    Two costs of the SDK's own ``Stream[ChatCompletionChunk]`` at hundreds of calls in flight
+    (bench/call_profile.py, bench/batch_throughput.py): it builds a typed model of every chunk
+    (~7 % of a batch's CPU), and it stops reading at ``[DONE]``, closing the response before the
+    HTTP message is known to be complete, which closes the connection, so every call opened a
+    new TCP connection. Here the chunks stay the JSON the server sent, and the body is read to
+    its end, so the connection goes back to the pool for the next call. The SDK's stream does the
+    rest: SSE decoding, error events, the translation of transport errors."""
+    global _CHUNK_STREAM
+    if _CHUNK_STREAM is None:
+        from openai import Stream
+
+        class ChunkStream(Stream[object]):
+            def __init__(self, **kwargs) -> None:  # type: ignore[no-untyped-def]
+                super().__init__(**kwargs)
+                self._decoder = _DrainAfterDone(self._decoder)  # type: ignore[assignment]
+
+        _CHUNK_STREAM = ChunkStream
+    return _CHUNK_STREAM
+
+
+_CHUNK_STREAM: type | None = None
+
+
 def post_stream(client, body: dict):
     """The streamed Chat Completion for a JSON-ready ``body``, through the SDK client's own request path
     (auth, headers, timeout, status errors, SSE decoding), as ``chat.completions.create`` sends it but
     without re-walking the body against the SDK's typed parameters: ``request()`` builds plain dicts,
-    and that walk (every history image's base64 text) was the largest CPU cost of a call (bench/call_profile.py)."""
-    from openai import Stream
-    from openai.types.chat import ChatCompletion, ChatCompletionChunk
+    and that walk (every history image's base64 text) was the largest CPU cost of a call (bench/call_profile.py).
+    Its chunks are dicts, as the server sent them."""
+    return client.post("/chat/completions", body=body, cast_to=object, stream=True,
+                       stream_cls=_chunk_stream_class())
 
-    return client.post("/chat/completions", body=body, cast_to=ChatCompletion, stream=True,
-                       stream_cls=Stream[ChatCompletionChunk])
+
+def _get(d, key: str):  # type: ignore[no-untyped-def]
+    """``d[key]`` of a JSON object, None for anything else (a server may send null or leave fields out)."""
+    return d.get(key) if isinstance(d, dict) else None
 
 
 class OpenAIChat:
@@ -107,29 +158,32 @@ class OpenAIChat:
         finish = usage = request_id = model = None
         with stream:
             for chunk in stream:
-                request_id, model = chunk.id or request_id, chunk.model or model
-                if chunk.choices:
-                    choice = chunk.choices[0]
-                    delta = choice.delta.content if choice.delta else None
-                    if delta:
-                        text.append(delta)
+                request_id, model = _get(chunk, "id") or request_id, _get(chunk, "model") or model
+                choices = _get(chunk, "choices")
+                if choices and isinstance(choices, list):
+                    choice = choices[0]
+                    delta = _get(choice, "delta")
+                    piece = _get(delta, "content")
+                    if piece and isinstance(piece, str):
+                        text.append(piece)
                         if on_text:
-                            on_text(delta)
-                    for tc in (choice.delta.tool_calls or []) if choice.delta else []:
-                        index = getattr(tc, "index", None)
+                            on_text(piece)
+                    for tc in _get(delta, "tool_calls") or []:
+                        index = _get(tc, "index")
                         slot = calls.setdefault(index if index is not None else len(calls),
                                                 {"id": None, "name": "", "args": []})
-                        slot["id"] = getattr(tc, "id", None) or slot["id"]
-                        if getattr(tc, "function", None) is not None:
-                            slot["name"] += tc.function.name or ""
-                            slot["args"].append(tc.function.arguments or "")
-                    finish = choice.finish_reason or finish
-                if chunk.usage is not None:
-                    u = chunk.usage
-                    pd, cd = u.prompt_tokens_details, u.completion_tokens_details
-                    usage = openai_usage(u.prompt_tokens or 0, (pd and pd.cached_tokens) or 0,
-                                         (pd and pd.cache_write_tokens) or 0, u.completion_tokens or 0,
-                                         (cd and cd.reasoning_tokens) or 0)
+                        slot["id"] = _get(tc, "id") or slot["id"]
+                        function = _get(tc, "function")
+                        if function is not None:
+                            slot["name"] += _get(function, "name") or ""
+                            slot["args"].append(_get(function, "arguments") or "")
+                    finish = _get(choice, "finish_reason") or finish
+                u = _get(chunk, "usage")
+                if isinstance(u, dict):
+                    pd, cd = _get(u, "prompt_tokens_details"), _get(u, "completion_tokens_details")
+                    usage = openai_usage(u.get("prompt_tokens") or 0, _get(pd, "cached_tokens") or 0,
+                                         _get(pd, "cache_write_tokens") or 0, u.get("completion_tokens") or 0,
+                                         _get(cd, "reasoning_tokens") or 0)
         if finish is None:
             raise ProviderError("transient", "the reply stream ended before a finish reason")
         full = "".join(text)
