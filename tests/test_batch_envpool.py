@@ -125,3 +125,40 @@ def test_a_model_batch_on_shared_emulators_verifies_frame_for_frame(tmp_path, fa
         result = verify(Recording(p))
         assert result.ok, (p.name, result.detail)
     fake_server.reset()
+
+
+def test_a_fresh_emulator_starts_as_a_reset_one_after_another_run_played_on_it():
+    """The pool restores the state a fresh emulator's first reset ended in, screen included: the
+    restored state does not redraw the screen buffer, which still shows the last run's frame."""
+    from workstation.game.games import GAMES
+
+    pool = EnvPool(per_game=1)
+    protocol = Protocol()
+    for key in sorted(GAMES)[:6] + ["breakout"]:
+        game = get_game(key)
+        seen = []
+        for _ in range(3):
+            frames = []
+            lender = Lender(pool)
+            token = ENV_SOURCE.set(lender)
+            try:
+                clock = GameClock(game, protocol, seed=1, sink=lambda screen, rgb, ram: frames.append(
+                    (screen.copy(), rgb().copy(), ram.copy())))
+                lender.bind(clock)
+                clock.start()
+                for a in range(40):  # leave the emulator somewhere else for the next run
+                    clock.step_frame(a % len(clock._action_set))
+            finally:
+                lender.end()
+                ENV_SOURCE.reset(token)
+            seen.append(frames)
+        own = []
+        alone = GameClock(game, protocol, seed=1, sink=lambda screen, rgb, ram: own.append(
+            (screen.copy(), rgb().copy(), ram.copy())))
+        alone.start()
+        for a in range(40):
+            alone.step_frame(a % len(alone._action_set))
+        for frames in seen:
+            assert len(frames) == len(own)
+            for (s, r, m), (s2, r2, m2) in zip(frames, own):
+                assert (s == s2).all() and (r == r2).all() and (m == m2).all(), key

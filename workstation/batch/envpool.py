@@ -17,6 +17,7 @@ clock (frames play during the call) keep an emulator of their own, as before.
 
 from __future__ import annotations
 
+import copy
 import threading
 from collections import defaultdict
 from typing import Any
@@ -41,6 +42,7 @@ class EnvPool:
         self._free: dict[tuple, list] = defaultdict(list)
         self._made: dict[tuple, int] = defaultdict(int)
         self._pristine: dict[int, Any] = {}  # id(env) -> its state when made
+        self._after_reset: dict[int, tuple] = {}  # id(env) -> (state, obs, info) after its first reset
         self._all: list = []
         self.waits = 0  # takes that waited for a free emulator
 
@@ -73,6 +75,24 @@ class EnvPool:
             self._pristine[id(env)] = env.unwrapped.ale.cloneState(include_rng=True)
             self._all.append(env)
         return env
+
+    def first_reset(self, env):
+        """``(obs, info, screen)`` of ``env.unwrapped.reset()`` for an emulator just taken fresh, without
+        playing it: the reset (the ROM's start-up frames, ~5 ms) from the state it had when made always
+        ends in the same state, so it is played once an emulator and restored after (ALE's full state,
+        its RNG with it). ``screen`` is the palette screen the reset left: a restored state does not
+        redraw the emulator's screen buffer, which still shows the last run's frame."""
+        known = self._after_reset.get(id(env))
+        ale = env.unwrapped.ale
+        if known is None:
+            obs, info = env.unwrapped.reset()
+            known = (ale.cloneState(include_rng=True), copy.deepcopy(obs), copy.deepcopy(info), ale.getScreen())
+            with self._cond:
+                self._after_reset[id(env)] = known
+            return obs, info, known[3].copy()
+        state, obs, info, screen = known
+        ale.restoreState(state)
+        return copy.deepcopy(obs), copy.deepcopy(info), screen.copy()
 
     def made(self) -> int:
         """How many emulators this pool has made (closed ones too)."""
@@ -110,6 +130,7 @@ class Lender:
         self.env = None  # the pooled emulator this run holds now
         self.args: tuple | None = None
         self.state = None  # the run's emulator state while it holds none
+        self._started = False  # the clock has had its first reset
 
     def __call__(self, game, protocol, sound: bool):
         if not poolable(protocol) or self.args is not None:
@@ -117,6 +138,13 @@ class Lender:
         self.args = (game, protocol, sound)
         self.env = self.pool.take(game, protocol, sound, fresh=True)
         return self.env
+
+    def first_reset(self, env):
+        """The clock's reset at its start, when ``env`` is the fresh one this lender took (else None)."""
+        if env is None or env is not self.env or self._started:
+            return None
+        self._started = True
+        return self.pool.first_reset(env)
 
     def bind(self, clock) -> None:
         self.clock = clock if self.env is not None and clock.env is self.env else None

@@ -146,7 +146,7 @@ class GameClock:
         self._sticky = protocol.start.kind == "sticky"
 
     def _open_env(self) -> None:
-        source = ENV_SOURCE.get()
+        source = self._source = ENV_SOURCE.get()
         env = source(self.game, self.protocol, self.sound) if source is not None else None
         if env is None:
             env = make_env(self.game, self.protocol.start.repeat_action_probability, self.sound,
@@ -198,11 +198,20 @@ class GameClock:
             # Sticky actions off: the emulator's seed changes nothing (the same frames and RAM on all
             # 21 games, tests/test_clock.py), and reset(seed=) loads the ROM again (~0.09 s, holding
             # the GIL): a plain reset halves a run's start-up, which batches of many runs feel.
+            # A batch's pooled emulator, taken fresh, restores the state its first reset ended in.
+            first = getattr(self._source, "first_reset", None)
+            again = first(self.env) if first is not None else None
+            if again is not None:
+                obs, info, screen = again
+                played = self._after_reset(obs, info)
+                self._emit(None if played else screen)  # none played since the restore: the reset's screen
+                return
             obs, info = self._env.reset()
         self._after_reset(obs, info)
         self._emit()
 
-    def _after_reset(self, obs: np.ndarray, info: dict[str, Any]) -> None:
+    def _after_reset(self, obs: np.ndarray, info: dict[str, Any]) -> int:
+        """Warm up (and the start's random no-ops); returns how many frames that played."""
         noop = 0
         extra = 0
         if self.protocol.start.kind == "noops":
@@ -213,6 +222,7 @@ class GameClock:
                 obs, info = self._env.reset()
         self._rgb = obs["image"] if self.sound else obs  # sound_obs makes it {"image", "sound"}
         self.lives = int(info["lives"])
+        return self.game.warmup_frames + extra
 
     @property
     def rgb(self) -> np.ndarray:
@@ -224,10 +234,10 @@ class GameClock:
     def _rgb_now(self) -> np.ndarray:
         return self.rgb
 
-    def _emit(self) -> None:
+    def _emit(self, screen: np.ndarray | None = None) -> None:
         if self.sink is not None:
             # the RGB goes as a callable: the frame store needs it only when a new colour appears
-            self.sink(self.ale.getScreen(), self._rgb_now, self.ale.getRAM())
+            self.sink(self.ale.getScreen() if screen is None else screen, self._rgb_now, self.ale.getRAM())
 
     @property
     def remaining(self) -> int:

@@ -15,6 +15,7 @@ those is billed.
 
 from __future__ import annotations
 
+import functools
 import importlib.metadata
 import os
 import queue
@@ -240,10 +241,7 @@ class ProviderAgent:
         table = self.prices or default_prices()
         price = table.lookup(provider, model)
         url, _ = self.adapter.endpoint()
-        try:
-            sdk = f"{SDKS[provider]} {importlib.metadata.version(SDKS[provider])}"
-        except importlib.metadata.PackageNotFoundError:
-            sdk = SDKS[provider]
+        sdk = sdk_version(SDKS[provider])
         return {
             "spec": self.spec,
             "provider": provider,
@@ -259,6 +257,16 @@ class ProviderAgent:
             "price_note": table.note(provider, model),
             "price_table": {"version": table.version, "as_of": table.as_of},
         }
+
+
+@functools.lru_cache(maxsize=None)
+def sdk_version(package: str) -> str:
+    """``"openai 3.57.0"``, read once a process (each lookup parses the package's metadata: ~6 ms,
+    and a batch starts hundreds of runs)."""
+    try:
+        return f"{package} {importlib.metadata.version(package)}"
+    except importlib.metadata.PackageNotFoundError:
+        return package
 
 
 def var_or_none(provider: str) -> str | None:
