@@ -1,0 +1,430 @@
+"""``batch --out URI``: a batch kept in object storage (``s3://``, ``gs://``, ... through fsspec), run in a local stage.
+
+The batch itself runs, resumes and locks exactly as with a local ``--out DIR``, in a
+*stage*: ``$XDG_CACHE_HOME/workstation/out/<hash of the URI>/`` (``~/.cache/...``).
+Around it this module
+
+- before the run, checks the URI (fsspec installed, the scheme known, the endpoint
+  reachable, the bucket there) and brings down what the URI holds: its ``grid.toml``
+  (so another grid is refused as for a directory), its ``placement.jsonl`` and every
+  recording the URI holds as uploaded that the stage lacks, so resume skips those runs;
+- while it runs, uploads each recording the driver counts done (a background thread,
+  fed by ``Batch.on_settled``), and every ``RESULTS_EVERY_S`` the results table;
+- at the end, uploads every complete recording of the stage not yet up (also those a
+  killed driver left), then ``results.csv``, ``results.jsonl``, ``placement.jsonl``
+  and ``grid.toml``.
+
+A reader of the bucket never takes half a recording for a whole one: the files of
+``runs/NAME/`` go up first and the marker ``uploaded/NAME.json`` (its file list and
+sizes) last; a folder without its marker is an upload under way or cut short (it is
+replaced on the next upload). Credentials come from the environment (``AWS_*``, the
+fsspec config); an S3 stand-in is reached through ``AWS_ENDPOINT_URL`` /
+``AWS_ENDPOINT_URL_S3``, as botocore reads them. No message carries a credential.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import re
+import shutil
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from queue import Empty, Queue
+from urllib.parse import urlsplit
+
+from workstation.batch import placement, results
+from workstation.errors import UserError
+
+EXTRA = "pip install 'atari-workstation[object-store]'"
+MARKERS = "uploaded"  # URI/uploaded/NAME.json: written last, once every file of URI/runs/NAME/ is up
+TOP_FILES = ("results.csv", "results.jsonl", placement.LEDGER, "grid.toml")
+RESULTS_EVERY_S = 60.0  # the results table goes up this often while the batch runs (when something new is up)
+STAGE_ENV = "WORKSTATION_OUT_STAGE"  # where stages go (default $XDG_CACHE_HOME/workstation/out)
+TIMEOUT_ENV = "WORKSTATION_OUT_TIMEOUT"  # seconds to connect to the endpoint (default 10)
+BUCKETED = {"s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "adl", "oss", "r2"}
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
+_S3_BUCKET = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
+_SECRET_NAME = re.compile(r"SECRET|TOKEN|PASSWORD|CREDENTIAL|KEY", re.I)
+LOCK = ".remote.lock"
+
+
+def scheme_of(out: str | None) -> str | None:
+    m = _SCHEME.match(out or "")
+    return m.group(1).lower() if m else None
+
+
+def is_remote(out: str | None) -> bool:
+    """``--out`` names object storage (a URI whose scheme is not ``file``)."""
+    s = scheme_of(out)
+    return s is not None and s != "file"
+
+
+def local_out(out: str) -> str:
+    """``file:///x`` is the directory ``/x``; anything else is returned as given."""
+    return urlsplit(out).path if scheme_of(out) == "file" else out
+
+
+def clean(text: str) -> str:
+    """One line, with every credential in the environment blotted out."""
+    for name, value in os.environ.items():
+        if len(value) >= 8 and _SECRET_NAME.search(name) and value in text:
+            text = text.replace(value, "***")
+    text = " ".join(text.split())
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
+def stage_of(uri: str) -> Path:
+    root = os.environ.get(STAGE_ENV) or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "workstation" / "out"
+    return Path(root) / hashlib.sha256(uri.rstrip("/").encode()).hexdigest()[:20]
+
+
+def _why(e: BaseException) -> str:
+    return clean(f"{type(e).__name__}: {e}" if str(e) else type(e).__name__)
+
+
+def _check_uri(uri: str) -> tuple[str, str]:
+    """(scheme, bucket) of a well-formed URI, else UserError (the URI is not echoed if it holds a password)."""
+    try:
+        parts = urlsplit(uri)
+        has_login = parts.username is not None or parts.password is not None
+    except ValueError as e:
+        raise UserError(f"--out: not a URI ({e}); give a directory or a URI like s3://bucket/prefix") from None
+    scheme = parts.scheme.lower()
+    if has_login:
+        raise UserError(f"--out {scheme}://...: the URI holds a login; put credentials in the environment "
+                        "(AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, or the fsspec config), not in --out")
+    if parts.query or parts.fragment:
+        raise UserError(f"--out {uri}: a batch URI takes no ?query or #fragment; give scheme://bucket/prefix "
+                        "(an S3 endpoint goes in AWS_ENDPOINT_URL)")
+    bucket = parts.netloc
+    if scheme in BUCKETED and not bucket:
+        raise UserError(f"--out {uri}: no bucket; give {scheme}://BUCKET/prefix")
+    if scheme in ("s3", "s3a") and not _S3_BUCKET.match(bucket):
+        raise UserError(f"--out {uri}: {bucket!r} is not an S3 bucket name (3-63 lowercase letters, digits, "
+                        "dots, hyphens); give s3://BUCKET/prefix")
+    return scheme, bucket
+
+
+def _filesystem(uri: str, scheme: str):
+    try:
+        import fsspec
+    except ImportError:
+        raise UserError(f"--out {uri}: object storage needs fsspec (and s3fs for s3://): {EXTRA}") from None
+    try:
+        fsspec.get_filesystem_class(scheme)
+    except ValueError:
+        raise UserError(f"--out {uri}: unknown storage scheme {scheme}://; give a directory or a URI fsspec knows "
+                        "(s3://, gs://, az://, memory://...)") from None
+    except ImportError as e:
+        raise UserError(f"--out {uri}: {clean(str(e))} ({EXTRA} covers s3://)") from None
+    timeout = float(os.environ.get(TIMEOUT_ENV) or 10)
+    kwargs: dict = {}
+    if scheme in ("s3", "s3a"):
+        kwargs["config_kwargs"] = {"connect_timeout": timeout, "read_timeout": max(timeout, 30.0),
+                                   "retries": {"max_attempts": 2}}
+    try:
+        return fsspec.core.url_to_fs(uri, **kwargs)
+    except Exception as e:  # noqa: BLE001 - any backend's own way to refuse a URI
+        raise UserError(f"--out {uri}: cannot open it ({_why(e)})") from None
+
+
+class RemoteOut:
+    """A batch's URI and its local stage; ``open`` checks both before anything is written."""
+
+    def __init__(self, uri: str, fs, root: str, stage: Path) -> None:
+        self.uri, self.fs, self.root, self.stage = uri.rstrip("/"), fs, root.rstrip("/"), Path(stage)
+        self.marked: dict[str, dict] = {}  # folder name -> its marker, as the URI holds them
+        self.failed: dict[str, str] = {}  # folder name -> why its upload failed (retried at the end)
+        self._lock_fd: int | None = None
+        self._mutex = threading.Lock()
+
+    # -- where things are -------------------------------------------------------------
+    def remote(self, *parts: str) -> str:
+        return "/".join((self.root, *parts)) if self.root else "/".join(parts)
+
+    def shown(self, *parts: str) -> str:
+        return "/".join((self.uri, *parts))
+
+    # -- before the batch ---------------------------------------------------------------
+    @classmethod
+    def open(cls, uri: str) -> RemoteOut:
+        scheme, bucket = _check_uri(uri)
+        fs, root = _filesystem(uri, scheme)
+        out = cls(uri, fs, root, stage_of(uri))
+        out._probe(scheme, bucket)
+        out._lock()
+        return out
+
+    def _probe(self, scheme: str, bucket: str) -> None:
+        try:
+            if scheme in BUCKETED:
+                self.fs.info(bucket)
+            self.marked = self._markers()
+        except FileNotFoundError:
+            raise UserError(f"--out {self.uri}: no bucket {bucket!r} there; create it first, or give another "
+                            "URI") from None
+        except PermissionError as e:
+            raise UserError(f"--out {self.uri}: access denied ({_why(e)}); check the credentials in the "
+                            "environment") from None
+        except Exception as e:  # noqa: BLE001 - unreachable endpoint, bad credentials, any backend's error
+            raise UserError(f"--out {self.uri}: cannot reach it ({_why(e)}); check the endpoint "
+                            "(AWS_ENDPOINT_URL) and the network") from None
+
+    def _lock(self) -> None:
+        """One command per stage at a time (the batch's own lock comes later, in ``prepare``)."""
+        try:
+            self.stage.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.stage / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as e:
+            raise UserError(f"--out {self.uri}: cannot make its local stage {self.stage} ({e.strerror or e}); "
+                            f"set {STAGE_ENV} to a writable directory") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise UserError(f"another batch is running into {self.uri} from this machine (its stage "
+                            f"{self.stage} is locked); wait for it") from None
+        self._lock_fd = fd
+
+    def close(self) -> None:
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+    def _markers(self) -> dict[str, dict]:
+        found = self.fs.find(self.remote(MARKERS), maxdepth=1)
+        names = [p for p in found if p.endswith(".json")]
+        out: dict[str, dict] = {}
+        if names:
+            for path, data in self.fs.cat(names, on_error="omit").items():
+                try:
+                    m = json.loads(data)
+                except ValueError:
+                    continue
+                if isinstance(m, dict) and isinstance(m.get("files"), dict):
+                    out[path.rsplit("/", 1)[-1][: -len(".json")]] = m
+        return out
+
+    def pull_grid(self) -> None:
+        """The URI's grid.toml into the stage (the grid a resume must match)."""
+        try:
+            data = self.fs.cat_file(self.remote("grid.toml"))
+        except FileNotFoundError:
+            return
+        except Exception as e:  # noqa: BLE001
+            raise UserError(f"--out {self.uri}: cannot read its grid.toml ({_why(e)})") from None
+        (self.stage / "grid.toml").write_bytes(data)
+
+    def pull(self) -> int:
+        """Every recording the URI holds as uploaded and the stage lacks, into the stage's runs/; returns how many."""
+        runs = results.runs_dir(self.stage)
+        runs.mkdir(parents=True, exist_ok=True)
+        n = 0
+        try:
+            self._merge_placement()
+            for name, marker in sorted(self.marked.items()):
+                here = runs / name
+                if (here / "summary.json").is_file():
+                    continue  # the stage has it (a run finished here)
+                self._download(name, marker, runs)
+                n += 1
+        except UserError:
+            raise
+        except Exception as e:  # noqa: BLE001
+            raise UserError(f"--out {self.uri}: cannot bring its recordings down to {self.stage} ({_why(e)}); "
+                            "nothing was changed there; run the command again") from None
+        return n
+
+    def _download(self, name: str, marker: dict, runs: Path) -> None:
+        incoming = runs / ".incoming"
+        incoming.mkdir(exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix="pull-", dir=incoming))
+        try:
+            rels = sorted(marker["files"])
+            dest = [tmp / name / rel for rel in rels]
+            for d in dest:
+                d.parent.mkdir(parents=True, exist_ok=True)
+            self.fs.get([self.remote("runs", name, rel) for rel in rels], [str(d) for d in dest])
+            for rel, d in zip(rels, dest):
+                if d.stat().st_size != marker["files"][rel]:
+                    raise UserError(f"--out {self.uri}: runs/{name}/{rel} is not the size its marker says; "
+                                    f"remove {self.shown(MARKERS, name + '.json')} so the run is played again")
+            here = runs / name
+            if here.exists():  # a partial run of the same name in the stage: kept, aside, as prepare would
+                aside = runs / ".incomplete"
+                aside.mkdir(exist_ok=True)
+                target = next(aside / f"{name}{'' if n == 1 else f'-{n}'}" for n in range(1, 100_000)
+                              if not (aside / f"{name}{'' if n == 1 else f'-{n}'}").exists())
+                os.rename(here, target)
+            os.rename(tmp / name, here)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    def _merge_placement(self) -> None:
+        try:
+            remote = self.fs.cat_file(self.remote(placement.LEDGER)).decode("utf-8", "replace")
+        except FileNotFoundError:
+            return
+        path = self.stage / placement.LEDGER
+        local = path.read_text(encoding="utf-8") if path.is_file() else ""
+        have = set(local.splitlines())
+        extra = [line for line in remote.splitlines() if line and line not in have]
+        if extra:
+            path.write_text("\n".join(extra) + "\n" + local, encoding="utf-8")  # the stage's own lines win (newest)
+
+    # -- uploading ------------------------------------------------------------------------
+    def push_recording(self, path: str | Path) -> bool:
+        """Upload one complete recording folder, files first, marker last; True once it is up."""
+        path = Path(path)
+        name = path.name
+        with self._mutex:
+            if name in self.marked:
+                return True
+        try:
+            files = {str(f.relative_to(path)): f.stat().st_size for f in sorted(path.rglob("*")) if f.is_file()}
+            target = self.remote("runs", name)
+            stale = [p for p in self.fs.find(target)
+                     if p.split(target + "/", 1)[-1] not in files]  # a cut-short upload's leftovers
+            if stale:
+                self.fs.rm(stale)
+            rels = sorted(files)
+            self.fs.put([str(path / r) for r in rels], [f"{target}/{r}" for r in rels])
+            marker = {"folder": name, "files": files, "uploaded": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+            self.fs.pipe_file(self.remote(MARKERS, f"{name}.json"), json.dumps(marker, sort_keys=True).encode())
+        except Exception as e:  # noqa: BLE001 - the batch goes on; the end of the batch tries again
+            with self._mutex:
+                self.failed[name] = _why(e)
+            return False
+        with self._mutex:
+            self.marked[name] = marker
+            self.failed.pop(name, None)
+        return True
+
+    def complete_here(self) -> list[Path]:
+        """The stage's complete, sound recordings in runs/ (what the URI should hold)."""
+        from workstation.store.integrity import quick_verdict
+        from workstation.store.recording import Recording, RecordingError
+
+        runs = results.runs_dir(self.stage)
+        out = []
+        for p in sorted(runs.iterdir()) if runs.is_dir() else []:
+            if p.name.startswith(".") or not (p / "summary.json").is_file():
+                continue
+            if p.name not in self.marked:  # only the ones to upload are checked
+                try:
+                    rec = Recording(p)
+                    if not rec.complete or not quick_verdict(rec)[0]:
+                        continue
+                except RecordingError:
+                    continue
+            out.append(p)
+        return out
+
+    def push_results(self, rows: list[dict]) -> None:
+        """results.csv and results.jsonl (``path`` naming the recording in the URI), placement.jsonl, grid.toml."""
+        shown = []
+        for r in rows:
+            r = dict(r)
+            name = Path(r.get("path") or "").name
+            r["path"] = self.shown("runs", name) if name in self.marked else None
+            shown.append(r)
+        with tempfile.TemporaryDirectory(prefix="results-", dir=self.stage) as tmp:
+            results.write(tmp, shown)
+            lpaths = [str(Path(tmp) / "results.csv"), str(Path(tmp) / "results.jsonl")]
+            for name in (placement.LEDGER, "grid.toml"):
+                if (self.stage / name).is_file():
+                    lpaths.append(str(self.stage / name))
+            self.fs.put(lpaths, [self.remote(Path(p).name) for p in lpaths])
+
+    def sync(self, cells) -> tuple[int, str | None]:
+        """Upload what is not up yet, then the results; (recordings uploaded now, why something failed or None)."""
+        n = 0
+        for p in self.complete_here():
+            if p.name not in self.marked:
+                n += self.push_recording(p)
+        try:
+            self.push_results(results.collect(self.stage, cells))
+        except Exception as e:  # noqa: BLE001
+            return n, f"the results table: {_why(e)}"
+        with self._mutex:
+            if self.failed:
+                name, why = next(iter(self.failed.items()))
+                more = f" (and {len(self.failed) - 1} more)" if len(self.failed) > 1 else ""
+                return n, f"runs/{name}{more}: {why}"
+        return n, None
+
+
+class Uploads:
+    """The background uploader of one batch: recordings as the driver counts them done, the results every so often."""
+
+    def __init__(self, out: RemoteOut, cells, every_s: float = RESULTS_EVERY_S,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.out, self.cells, self.every_s, self.clock = out, cells, every_s, clock
+        self.queue: Queue[Path | None] = Queue()
+        self.uploaded = 0
+        self._thread = threading.Thread(target=self._work, name="batch-uploads", daemon=True)
+
+    def start(self, batch) -> None:
+        from workstation.batch.progress import DONE
+
+        def settled(run) -> None:
+            if run.status == DONE and run.path:
+                self.queue.put(Path(run.path))
+
+        batch.on_settled = settled
+        for p in self.out.complete_here():  # what a killed driver left in the stage un-uploaded
+            if p.name not in self.out.marked:
+                self.queue.put(p)
+        self._thread.start()
+
+    def _work(self) -> None:
+        last, fresh = self.clock(), False
+        while True:
+            try:
+                item = self.queue.get(timeout=1.0)
+            except Empty:
+                item = ...
+            if item is None:
+                return
+            if isinstance(item, Path):
+                if self.out.push_recording(item):
+                    self.uploaded += 1
+                    fresh = True
+            if fresh and self.clock() - last >= self.every_s:
+                last, fresh = self.clock(), False
+                try:
+                    self.out.push_results(results.collect(self.out.stage, self.cells))
+                except Exception:  # noqa: BLE001,S110 - tried again at the next interval and at the end
+                    pass
+
+    def finish(self) -> tuple[int, str | None]:
+        """Drain the queue, then upload whatever is still missing and the results."""
+        if self._thread.is_alive():
+            self.queue.put(None)
+            self._thread.join()
+        n, why = self.out.sync(self.cells)
+        return self.uploaded + n, why
+
+
+def out_dir(out: str | None, default: Path) -> tuple[Path, RemoteOut | None]:
+    """The batch directory for ``--out``: a local one, or the stage of a URI (checked, its grid brought down)."""
+    if not out:
+        return default, None
+    if not is_remote(out):
+        return Path(local_out(out)), None
+    remote = RemoteOut.open(out)
+    try:
+        remote.pull_grid()
+    except BaseException:
+        remote.close()
+        raise
+    return remote.stage, remote
+
+
+__all__ = ["MARKERS", "RemoteOut", "Uploads", "clean", "is_remote", "out_dir", "stage_of"]
