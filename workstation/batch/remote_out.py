@@ -126,6 +126,7 @@ def _filesystem(uri: str, scheme: str):
     timeout = float(os.environ.get(TIMEOUT_ENV) or 10)
     kwargs: dict = {}
     if scheme in ("s3", "s3a"):
+        kwargs["use_listings_cache"] = False  # another machine may write the same URI
         kwargs["config_kwargs"] = {"connect_timeout": timeout, "read_timeout": max(timeout, 30.0),
                                    "retries": {"max_attempts": 2}}
     try:
