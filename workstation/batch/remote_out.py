@@ -36,6 +36,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from queue import Empty, Queue
+from typing import Any
 from urllib.parse import urlsplit
 
 from workstation.batch import placement, results
@@ -111,7 +112,7 @@ def _check_uri(uri: str) -> tuple[str, str]:
     return scheme, bucket
 
 
-def _filesystem(uri: str, scheme: str):
+def _filesystem(uri: str, scheme: str) -> tuple[Any, str]:
     try:
         import fsspec
     except ImportError:
@@ -124,13 +125,14 @@ def _filesystem(uri: str, scheme: str):
     except ImportError as e:
         raise UserError(f"--out {uri}: {clean(str(e))} ({EXTRA} covers s3://)") from None
     timeout = float(os.environ.get(TIMEOUT_ENV) or 10)
-    kwargs: dict = {}
+    kwargs: dict[str, Any] = {}
     if scheme in ("s3", "s3a"):
         kwargs["use_listings_cache"] = False  # another machine may write the same URI
         kwargs["config_kwargs"] = {"connect_timeout": timeout, "read_timeout": max(timeout, 30.0),
                                    "retries": {"max_attempts": 2}}
     try:
-        return fsspec.core.url_to_fs(uri, **kwargs)
+        fs, root = fsspec.core.url_to_fs(uri, **kwargs)
+        return fs, str(root)
     except Exception as e:  # noqa: BLE001 - any backend's own way to refuse a URI
         raise UserError(f"--out {uri}: cannot open it ({_why(e)})") from None
 
@@ -138,9 +140,9 @@ def _filesystem(uri: str, scheme: str):
 class RemoteOut:
     """A batch's URI and its local stage; ``open`` checks both before anything is written."""
 
-    def __init__(self, uri: str, fs, root: str, stage: Path) -> None:
+    def __init__(self, uri: str, fs: Any, root: str, stage: Path) -> None:
         self.uri, self.fs, self.root, self.stage = uri.rstrip("/"), fs, root.rstrip("/"), Path(stage)
-        self.marked: dict[str, dict] = {}  # folder name -> its marker, as the URI holds them
+        self.marked: dict[str, dict[str, Any]] = {}  # folder name -> its marker, as the URI holds them
         self.failed: dict[str, str] = {}  # folder name -> why its upload failed (retried at the end)
         self._lock_fd: int | None = None
         self._mutex = threading.Lock()
@@ -198,10 +200,10 @@ class RemoteOut:
             os.close(self._lock_fd)
             self._lock_fd = None
 
-    def _markers(self) -> dict[str, dict]:
+    def _markers(self) -> dict[str, dict[str, Any]]:
         found = self.fs.find(self.remote(MARKERS), maxdepth=1)
         names = [p for p in found if p.endswith(".json")]
-        out: dict[str, dict] = {}
+        out: dict[str, dict[str, Any]] = {}
         if names:
             for path, data in self.fs.cat(names, on_error="omit").items():
                 try:
@@ -242,7 +244,7 @@ class RemoteOut:
                             "nothing was changed there; run the command again") from None
         return n
 
-    def _download(self, name: str, marker: dict, runs: Path) -> None:
+    def _download(self, name: str, marker: dict[str, Any], runs: Path) -> None:
         incoming = runs / ".incoming"
         incoming.mkdir(exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix="pull-", dir=incoming))
@@ -310,7 +312,8 @@ class RemoteOut:
     def complete_here(self) -> list[Path]:
         """The stage's complete, sound recordings in runs/ (what the URI should hold)."""
         from workstation.store.integrity import quick_verdict
-        from workstation.store.recording import Recording, RecordingError
+        from workstation.store.recording import Recording
+        from workstation.store.records import RecordingError
 
         runs = results.runs_dir(self.stage)
         out = []
@@ -327,7 +330,7 @@ class RemoteOut:
             out.append(p)
         return out
 
-    def push_results(self, rows: list[dict]) -> None:
+    def push_results(self, rows: list[dict[str, Any]]) -> None:
         """results.csv and results.jsonl (``path`` naming the recording in the URI), placement.jsonl, grid.toml."""
         shown = []
         for r in rows:
@@ -343,7 +346,7 @@ class RemoteOut:
                     lpaths.append(str(self.stage / name))
             self.fs.put(lpaths, [self.remote(Path(p).name) for p in lpaths])
 
-    def sync(self, cells) -> tuple[int, str | None]:
+    def sync(self, cells: list[Any]) -> tuple[int, str | None]:
         """Upload what is not up yet, then the results; (recordings uploaded now, why something failed or None)."""
         n = 0
         for p in self.complete_here():
@@ -364,17 +367,17 @@ class RemoteOut:
 class Uploads:
     """The background uploader of one batch: recordings as the driver counts them done, the results every so often."""
 
-    def __init__(self, out: RemoteOut, cells, every_s: float = RESULTS_EVERY_S,
+    def __init__(self, out: RemoteOut, cells: list[Any], every_s: float = RESULTS_EVERY_S,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.out, self.cells, self.every_s, self.clock = out, cells, every_s, clock
         self.queue: Queue[Path | None] = Queue()
         self.uploaded = 0
         self._thread = threading.Thread(target=self._work, name="batch-uploads", daemon=True)
 
-    def start(self, batch) -> None:
+    def start(self, batch: Any) -> None:
         from workstation.batch.progress import DONE
 
-        def settled(run) -> None:
+        def settled(run: Any) -> None:
             if run.status == DONE and run.path:
                 self.queue.put(Path(run.path))
 
@@ -387,10 +390,11 @@ class Uploads:
     def _work(self) -> None:
         last, fresh = self.clock(), False
         while True:
+            item: Path | None | bool
             try:
                 item = self.queue.get(timeout=1.0)
             except Empty:
-                item = ...
+                item = False  # nothing came: the results may be due
             if item is None:
                 return
             if isinstance(item, Path):
