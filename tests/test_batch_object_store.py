@@ -139,6 +139,14 @@ def test_batch_into_s3_and_resume_from_another_stage_plays_nothing(endpoint, buc
     assert {p: fs.info(p)["ETag"] for p in fs.find(f"{prefix}/runs")} == before
     assert check_bucket(fs, prefix, tmp_path / "again", 4) == rows
 
+    # another grid into the same URI: refused, naming the URI, nothing changed there
+    other = tmp_path / "other.toml"
+    other.write_text(grid.read_text().replace("seeds = [0, 1]", "seeds = [0, 1, 2]"), encoding="utf-8")
+    r4 = cli(env_b, "batch", str(other), "--out", f"s3://{prefix}", "--plain")
+    assert r4.returncode == 2 and len(r4.stderr.strip().splitlines()) == 1, r4.stderr
+    assert f"s3://{prefix} holds another batch: seeds" in r4.stderr and "Traceback" not in r4.stderr
+    assert {p: fs.info(p)["ETag"] for p in fs.find(f"{prefix}/runs")} == before
+
     # an upload cut short: a marker gone, a stray file in its folder; the stage that has it uploads it whole
     name = sorted(markers(fs, prefix))[0]
     fs.rm(f"{prefix}/uploaded/{name}.json")

@@ -80,7 +80,12 @@ def make_batch(a: argparse.Namespace):
         raise UserError(str(e)) from None
     from workstation.batch.resume import check_batch_dir
 
-    check_batch_dir(out, grid)  # another grid's batch, or a file where one should be: refused, nothing written
+    try:
+        check_batch_dir(out, grid)  # another grid's batch, or a file where one should be: refused, nothing written
+    except UserError as e:
+        if a.remote is None:
+            raise
+        raise UserError(str(e).replace(str(out), a.remote.uri)) from None  # the URI holds it, not the stage
     if a.remote is not None:
         a.remote.pull()  # the recordings the URI holds, so resume skips their runs
     return Batch(grid, out, concurrency=a.concurrency, max_cost=a.max_cost, executor=a.executor,
