@@ -11,6 +11,7 @@ import csv
 import io
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -242,3 +243,29 @@ def test_bad_out_uri(case, endpoint, tmp_path):
     assert len(lines) == 1 and words in lines[0], r.stderr
     assert "Traceback" not in r.stderr and SECRET not in r.stdout + r.stderr
     assert not (tmp_path / "stage").exists()  # nothing written locally
+
+
+def test_an_upload_that_fails_is_kept_and_said(tmp_path, monkeypatch, capsys):
+    """fsspec's local file system as the store (``local://``): a folder the upload cannot make fails it."""
+    from workstation.cli import main
+
+    monkeypatch.setenv("WORKSTATION_OUT_STAGE", str(tmp_path / "stage"))
+    grid = grid_file(tmp_path, 30)
+    store = tmp_path / "store"
+    uri = f"local://{store}"
+    assert main(["batch", str(grid), "--out", uri, "--plain"]) == 0
+    assert len(list((store / "uploaded").iterdir())) == 4
+    name = sorted(p.name for p in (store / "runs").iterdir())[0]
+    (store / "uploaded" / f"{name}.json").unlink()  # as if the driver died before its marker
+    shutil.rmtree(store / "runs")
+    (store / "runs").write_text("not a folder")  # and now no recording can go up
+    capsys.readouterr()
+    assert main(["batch", str(grid), "--out", uri, "--plain"]) == 1
+    out = capsys.readouterr().out
+    assert f"not everything reached {uri}: runs/{name}" in out and "run the same command again" in out
+    stage = next((tmp_path / "stage").iterdir())
+    assert Recording(stage / "runs" / name).complete  # kept in the stage
+    (store / "runs").unlink()
+    assert main(["batch", str(grid), "--out", uri, "--plain"]) == 0
+    assert "uploaded 1 recording " in capsys.readouterr().out
+    assert (store / "uploaded" / f"{name}.json").is_file() and (store / "runs" / name / "summary.json").is_file()

@@ -146,6 +146,7 @@ class RemoteOut:
         self.failed: dict[str, str] = {}  # folder name -> why its upload failed (retried at the end)
         self._lock_fd: int | None = None
         self._mutex = threading.Lock()
+        self.has_dirs = scheme_of(uri) not in BUCKETED | {"memory"}  # local://, sftp://...: folders made first
 
     # -- where things are -------------------------------------------------------------
     def remote(self, *parts: str) -> str:
@@ -297,6 +298,7 @@ class RemoteOut:
             if stale:
                 self.fs.rm(stale)
             rels = sorted(files)
+            self._folders([f"{target}/{r}" for r in rels] + [self.remote(MARKERS, "x")])
             self.fs.put([str(path / r) for r in rels], [f"{target}/{r}" for r in rels])
             marker = {"folder": name, "files": files, "uploaded": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
             self.fs.pipe_file(self.remote(MARKERS, f"{name}.json"), json.dumps(marker, sort_keys=True).encode())
@@ -344,7 +346,14 @@ class RemoteOut:
             for name in (placement.LEDGER, "grid.toml"):
                 if (self.stage / name).is_file():
                     lpaths.append(str(self.stage / name))
+            self._folders([self.remote("x")])
             self.fs.put(lpaths, [self.remote(Path(p).name) for p in lpaths])
+
+    def _folders(self, paths: list[str]) -> None:
+        """The parent folders of ``paths``, on a file system that has folders (object stores have none)."""
+        if self.has_dirs:
+            for parent in sorted({p.rsplit("/", 1)[0] for p in paths}):
+                self.fs.makedirs(parent, exist_ok=True)
 
     def sync(self, cells: list[Any]) -> tuple[int, str | None]:
         """Upload what is not up yet, then the results; (recordings uploaded now, why something failed or None)."""
@@ -352,16 +361,17 @@ class RemoteOut:
         for p in self.complete_here():
             if p.name not in self.marked:
                 n += self.push_recording(p)
+        problems = []
+        with self._mutex:
+            if self.failed:
+                name, why = next(iter(sorted(self.failed.items())))
+                more = f" (and {len(self.failed) - 1} more)" if len(self.failed) > 1 else ""
+                problems.append(f"runs/{name}{more}: {why}")
         try:
             self.push_results(results.collect(self.stage, cells))
         except Exception as e:  # noqa: BLE001
-            return n, f"the results table: {_why(e)}"
-        with self._mutex:
-            if self.failed:
-                name, why = next(iter(self.failed.items()))
-                more = f" (and {len(self.failed) - 1} more)" if len(self.failed) > 1 else ""
-                return n, f"runs/{name}{more}: {why}"
-        return n, None
+            problems.append(f"the results table: {_why(e)}")
+        return n, "; ".join(problems) or None
 
 
 class Uploads:
