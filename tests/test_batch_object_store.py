@@ -137,6 +137,7 @@ def test_batch_into_s3_and_resume_from_another_stage_plays_nothing(endpoint, buc
     r2 = cli(env_b, "batch", str(grid), "--out", f"s3://{prefix}", "--plain")
     assert r2.returncode == 0, r2.stdout + r2.stderr
     assert "4/4 done (4 before)" in r2.stdout and "uploaded 0 recordings" in r2.stdout
+    assert "brought down 4 recordings" in r2.stdout
     assert {p: fs.info(p)["ETag"] for p in fs.find(f"{prefix}/runs")} == before
     assert check_bucket(fs, prefix, tmp_path / "again", 4) == rows
 
@@ -147,6 +148,15 @@ def test_batch_into_s3_and_resume_from_another_stage_plays_nothing(endpoint, buc
     assert r4.returncode == 2 and len(r4.stderr.strip().splitlines()) == 1, r4.stderr
     assert f"s3://{prefix} holds another batch: seeds" in r4.stderr and "Traceback" not in r4.stderr
     assert {p: fs.info(p)["ETag"] for p in fs.find(f"{prefix}/runs")} == before
+
+    # a recording damaged in the bucket (a file gone): not brought down, its run played and uploaded again
+    gone = sorted(markers(fs, prefix))[-1]
+    fs.rm(f"{prefix}/runs/{gone}/turns.jsonl")
+    r5 = cli(aws_env(endpoint, tmp_path / "stage-c"), "batch", str(grid), "--out", f"s3://{prefix}", "--plain")
+    assert r5.returncode == 0, r5.stdout + r5.stderr
+    assert "brought down 3 recordings" in r5.stdout and "4/4 done (3 before)" in r5.stdout
+    assert "uploaded 1 recording " in r5.stdout
+    check_bucket(fs, prefix, tmp_path / "damaged", 4)
 
     # an upload cut short: a marker gone, a stray file in its folder; the stage that has it uploads it whole
     name = sorted(markers(fs, prefix))[0]

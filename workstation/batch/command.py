@@ -87,7 +87,10 @@ def make_batch(a: argparse.Namespace):
             raise
         raise UserError(str(e).replace(str(out), a.remote.uri)) from None  # the URI holds it, not the stage
     if a.remote is not None:
-        a.remote.pull()  # the recordings the URI holds, so resume skips their runs
+        n = a.remote.pull()  # the recordings the URI holds, so resume skips their runs
+        if n:
+            print(f"brought down {n} recording{'s' if n != 1 else ''} from {a.remote.shown('runs')} to "
+                  f"{out}", flush=True)
     return Batch(grid, out, concurrency=a.concurrency, max_cost=a.max_cost, executor=a.executor,
                  ray_address=a.ray_address)
 

@@ -226,49 +226,70 @@ class RemoteOut:
         (self.stage / "grid.toml").write_bytes(data)
 
     def pull(self) -> int:
-        """Every recording the URI holds as uploaded and the stage lacks, into the stage's runs/; returns how many."""
+        """Every recording the URI holds as uploaded and the stage lacks, into the stage's runs/; returns how many.
+
+        One bulk download into runs/.incoming/, then each folder renamed into place once its files are the
+        sizes its marker says. A marked recording that cannot be had whole is dropped (its run is played
+        and uploaded again), never half brought in."""
         runs = results.runs_dir(self.stage)
         runs.mkdir(parents=True, exist_ok=True)
-        n = 0
         try:
             self._merge_placement()
-            for name, marker in sorted(self.marked.items()):
-                here = runs / name
-                if (here / "summary.json").is_file():
-                    continue  # the stage has it (a run finished here)
-                self._download(name, marker, runs)
-                n += 1
-        except UserError:
-            raise
+            wanted = {name: m for name, m in sorted(self.marked.items()) if not (runs / name / "summary.json").is_file()}
+            if not wanted:
+                return 0
+            (runs / ".incoming").mkdir(exist_ok=True)
+            tmp = Path(tempfile.mkdtemp(prefix="pull-", dir=runs / ".incoming"))
+            try:
+                try:
+                    self._get(tmp, wanted)
+                except FileNotFoundError:  # some file is gone: one recording at a time, keeping the whole ones
+                    for name in list(wanted):
+                        try:
+                            self._get(tmp, {name: wanted[name]})
+                        except FileNotFoundError:
+                            self._drop(name)
+                            del wanted[name]
+                n = 0
+                for name, marker in wanted.items():
+                    if all((tmp / name / rel).is_file() and (tmp / name / rel).stat().st_size == size
+                           for rel, size in marker["files"].items()):
+                        self._place(tmp / name, runs)
+                        n += 1
+                    else:
+                        self._drop(name)
+                return n
+            finally:
+                shutil.rmtree(tmp, ignore_errors=True)
         except Exception as e:  # noqa: BLE001
             raise UserError(f"--out {self.uri}: cannot bring its recordings down to {self.stage} ({_why(e)}); "
-                            "nothing was changed there; run the command again") from None
-        return n
+                            "run the command again") from None
 
-    def _download(self, name: str, marker: dict[str, Any], runs: Path) -> None:
-        incoming = runs / ".incoming"
-        incoming.mkdir(exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix="pull-", dir=incoming))
+    def _get(self, tmp: Path, wanted: dict[str, dict[str, Any]]) -> None:
+        pairs = [(self.remote("runs", name, rel), tmp / name / rel) for name, m in wanted.items() for rel in sorted(m["files"])]
+        for _, local in pairs:
+            local.parent.mkdir(parents=True, exist_ok=True)
+        self.fs.get([r for r, _ in pairs], [str(local) for _, local in pairs])
+
+    def _drop(self, name: str) -> None:
+        """A marker whose recording is not whole in the URI: removed, not counted (the run is played again)."""
+        self.marked.pop(name, None)
         try:
-            rels = sorted(marker["files"])
-            dest = [tmp / name / rel for rel in rels]
-            for d in dest:
-                d.parent.mkdir(parents=True, exist_ok=True)
-            self.fs.get([self.remote("runs", name, rel) for rel in rels], [str(d) for d in dest])
-            for rel, d in zip(rels, dest):
-                if d.stat().st_size != marker["files"][rel]:
-                    raise UserError(f"--out {self.uri}: runs/{name}/{rel} is not the size its marker says; "
-                                    f"remove {self.shown(MARKERS, name + '.json')} so the run is played again")
-            here = runs / name
-            if here.exists():  # a partial run of the same name in the stage: kept, aside, as prepare would
-                aside = runs / ".incomplete"
-                aside.mkdir(exist_ok=True)
-                target = next(aside / f"{name}{'' if n == 1 else f'-{n}'}" for n in range(1, 100_000)
-                              if not (aside / f"{name}{'' if n == 1 else f'-{n}'}").exists())
-                os.rename(here, target)
-            os.rename(tmp / name, here)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
+            self.fs.rm_file(self.remote(MARKERS, f"{name}.json"))
+        except Exception:  # noqa: BLE001,S110 - replaced when the run is uploaded again
+            pass
+
+    @staticmethod
+    def _place(folder: Path, runs: Path) -> None:
+        here = runs / folder.name
+        if here.exists():  # a partial run of the same name in the stage: kept, aside, as prepare would
+            aside = runs / ".incomplete"
+            aside.mkdir(exist_ok=True)
+            n = 1
+            while (aside / (folder.name if n == 1 else f"{folder.name}-{n}")).exists():
+                n += 1
+            os.rename(here, aside / (folder.name if n == 1 else f"{folder.name}-{n}"))
+        os.rename(folder, here)
 
     def _merge_placement(self) -> None:
         try:
