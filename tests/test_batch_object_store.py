@@ -141,6 +141,12 @@ def test_batch_into_s3_and_resume_from_another_stage_plays_nothing(endpoint, buc
     assert {p: fs.info(p)["ETag"] for p in fs.find(f"{prefix}/runs")} == before
     assert check_bucket(fs, prefix, tmp_path / "again", 4) == rows
 
+    # `report` reads the URI's results table
+    rep = cli(env_b, "report", f"s3://{prefix}")
+    assert rep.returncode == 0 and "random" in rep.stdout, rep.stdout + rep.stderr
+    none = cli(env_b, "report", f"s3://{bucket}/no/batch/here")
+    assert none.returncode == 2 and "no results.csv there" in none.stderr and len(none.stderr.splitlines()) == 1
+
     # another grid into the same URI: refused, naming the URI, nothing changed there
     other = tmp_path / "other.toml"
     other.write_text(grid.read_text().replace("seeds = [0, 1]", "seeds = [0, 1, 2]"), encoding="utf-8")

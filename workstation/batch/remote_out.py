@@ -448,6 +448,27 @@ class Uploads:
         return self.uploaded + n, why
 
 
+def fetch_results(uri: str) -> Path:
+    """The URI's results.csv, copied to a local file (for ``report``); nothing is locked or written there."""
+    scheme, bucket = _check_uri(uri)
+    fs, root = _filesystem(uri, scheme)
+    path = f"{root.rstrip('/')}/results.csv"
+    try:
+        if scheme in BUCKETED:
+            fs.info(bucket)
+        data = fs.cat_file(path)
+    except FileNotFoundError:
+        raise UserError(f"{uri}: no results.csv there (no bucket {bucket!r}, or no batch under that prefix yet); "
+                        "give the URI a batch was run into with --out") from None
+    except Exception as e:  # noqa: BLE001
+        raise UserError(f"{uri}: cannot reach it ({_why(e)}); check the endpoint (AWS_ENDPOINT_URL) and the "
+                        "network") from None
+    view = stage_of(uri).with_name(stage_of(uri).name + "-view")
+    view.mkdir(parents=True, exist_ok=True)
+    (view / "results.csv").write_bytes(data)
+    return view / "results.csv"
+
+
 def out_dir(out: str | None, default: Path) -> tuple[Path, RemoteOut | None]:
     """The batch directory for ``--out``: a local one, or the stage of a URI (checked, its grid brought down)."""
     if not out:
@@ -463,4 +484,4 @@ def out_dir(out: str | None, default: Path) -> tuple[Path, RemoteOut | None]:
     return remote.stage, remote
 
 
-__all__ = ["MARKERS", "RemoteOut", "Uploads", "clean", "is_remote", "out_dir", "stage_of"]
+__all__ = ["MARKERS", "RemoteOut", "Uploads", "clean", "fetch_results", "is_remote", "out_dir", "stage_of"]
