@@ -285,3 +285,40 @@ def test_an_upload_that_fails_is_kept_and_said(tmp_path, monkeypatch, capsys):
     assert main(["batch", str(grid), "--out", uri, "--plain"]) == 0
     assert "uploaded 1 recording " in capsys.readouterr().out
     assert (store / "uploaded" / f"{name}.json").is_file() and (store / "runs" / name / "summary.json").is_file()
+
+
+def test_results_go_up_while_the_batch_runs(tmp_path, monkeypatch):
+    """The uploader thread sends the results table every ``every_s`` once something new is up, before the end."""
+    import fsspec
+
+    from workstation.batch.grid import load_grid
+    from workstation.batch.jobs import jobs_of
+    from workstation.batch.remote_out import RemoteOut, Uploads
+    from workstation.cli import main
+
+    monkeypatch.setenv("WORKSTATION_OUT_STAGE", str(tmp_path / "stage"))
+    grid = grid_file(tmp_path, 30)
+    uri = f"memory://objstore-{os.getpid()}/periodic-{tmp_path.name}"
+    assert main(["batch", str(grid), "--out", uri, "--plain"]) == 0
+    fs, root = fsspec.filesystem("memory"), uri.split("://", 1)[1]
+    fs.rm(f"{root}/uploaded", recursive=True)  # as if the driver had died before any marker or table
+    fs.rm([f"{root}/results.csv", f"{root}/results.jsonl"])
+    out = RemoteOut.open(uri)
+    try:
+        cells = jobs_of(load_grid(grid))
+        uploads = Uploads(out, cells, every_s=0.0)
+
+        class Driver:
+            on_settled = None
+
+        driver = Driver()
+        uploads.start(driver)
+        deadline = time.monotonic() + 60
+        while not fs.exists(f"{root}/results.jsonl") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert fs.exists(f"{root}/results.jsonl")  # sent by the thread: finish() has not been called
+        assert callable(driver.on_settled)  # the runner's hook is set
+        n, why = uploads.finish()
+        assert (n, why) == (4, None) and len(fs.find(f"{root}/uploaded")) == 4
+    finally:
+        out.close()
