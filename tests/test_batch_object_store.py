@@ -322,3 +322,16 @@ def test_results_go_up_while_the_batch_runs(tmp_path, monkeypatch):
         assert (n, why) == (4, None) and len(fs.find(f"{root}/uploaded")) == 4
     finally:
         out.close()
+
+
+def test_ray_batch_into_s3(endpoint, bucket, tmp_path):
+    """With --executor ray, recordings come home to the driver's stage and the driver uploads them."""
+    pytest.importorskip("ray", reason="Ray is not installed (the optional extra: pip install -e '.[ray]')")
+    grid = grid_file(tmp_path, 30)
+    prefix = f"{bucket}/ray"
+    r = cli(aws_env(endpoint, tmp_path / "stage"), "batch", str(grid), "--out", f"s3://{prefix}", "--plain",
+            "--executor", "ray")
+    assert r.returncode == 0, r.stdout + r.stderr
+    fs = s3(endpoint)
+    rows = check_bucket(fs, prefix, tmp_path, 4)
+    assert {row["executor"] for row in rows} == {"ray"} and all(row["node_id"] for row in rows)
