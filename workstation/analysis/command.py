@@ -52,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
 
     from workstation.analysis.table import load_many, mixed_conditions
 
-    from workstation.batch.remote_out import fetch_results, is_remote
+    from workstation.batch.out_uri import fetch_results, is_remote
 
     sources = [fetch_results(p) if is_remote(p) else p for p in args.results]  # a batch's URI: its results.csv
     results = load_many(sources, include_changed=args.include_changed)  # batches, sessions and CSVs joined

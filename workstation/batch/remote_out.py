@@ -25,10 +25,8 @@ fsspec config); an S3 stand-in is reached through ``AWS_ENDPOINT_URL`` /
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import json
 import os
-import re
 import shutil
 import tempfile
 import threading
@@ -37,104 +35,15 @@ from collections.abc import Callable
 from pathlib import Path
 from queue import Empty, Queue
 from typing import Any
-from urllib.parse import urlsplit
 
 from workstation.batch import placement, results
+from workstation.batch.out_uri import BUCKETED, STAGE_ENV, check_uri, is_remote, local_out, open_fs, scheme_of, \
+    stage_of, why
 from workstation.errors import UserError
 
-EXTRA = "pip install 'atari-workstation[object-store]'"
 MARKERS = "uploaded"  # URI/uploaded/NAME.json: written last, once every file of URI/runs/NAME/ is up
-TOP_FILES = ("results.csv", "results.jsonl", placement.LEDGER, "grid.toml")
 RESULTS_EVERY_S = 60.0  # the results table goes up this often while the batch runs (when something new is up)
-STAGE_ENV = "WORKSTATION_OUT_STAGE"  # where stages go (default $XDG_CACHE_HOME/workstation/out)
-TIMEOUT_ENV = "WORKSTATION_OUT_TIMEOUT"  # seconds to connect to the endpoint (default 10)
-BUCKETED = {"s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "adl", "oss", "r2"}
-_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
-_S3_BUCKET = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
-_SECRET_NAME = re.compile(r"SECRET|TOKEN|PASSWORD|CREDENTIAL|KEY", re.I)
 LOCK = ".remote.lock"
-
-
-def scheme_of(out: str | None) -> str | None:
-    m = _SCHEME.match(out or "")
-    return m.group(1).lower() if m else None
-
-
-def is_remote(out: str | None) -> bool:
-    """``--out`` names object storage (a URI whose scheme is not ``file``)."""
-    s = scheme_of(out)
-    return s is not None and s != "file"
-
-
-def local_out(out: str) -> str:
-    """``file:///x`` is the directory ``/x``; anything else is returned as given."""
-    return urlsplit(out).path if scheme_of(out) == "file" else out
-
-
-def clean(text: str) -> str:
-    """One line, with every credential in the environment blotted out."""
-    for name, value in os.environ.items():
-        if len(value) >= 8 and _SECRET_NAME.search(name) and value in text:
-            text = text.replace(value, "***")
-    text = " ".join(text.split())
-    return text if len(text) <= 300 else text[:297] + "..."
-
-
-def stage_of(uri: str) -> Path:
-    root = os.environ.get(STAGE_ENV) or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "workstation" / "out"
-    return Path(root) / hashlib.sha256(uri.rstrip("/").encode()).hexdigest()[:20]
-
-
-def _why(e: BaseException) -> str:
-    return clean(f"{type(e).__name__}: {e}" if str(e) else type(e).__name__)
-
-
-def _check_uri(uri: str) -> tuple[str, str]:
-    """(scheme, bucket) of a well-formed URI, else UserError (the URI is not echoed if it holds a password)."""
-    try:
-        parts = urlsplit(uri)
-        has_login = parts.username is not None or parts.password is not None
-    except ValueError as e:
-        raise UserError(f"--out: not a URI ({e}); give a directory or a URI like s3://bucket/prefix") from None
-    scheme = parts.scheme.lower()
-    if has_login:
-        raise UserError(f"--out {scheme}://...: the URI holds a login; put credentials in the environment "
-                        "(AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, or the fsspec config), not in --out")
-    if parts.query or parts.fragment:
-        raise UserError(f"--out {uri}: a batch URI takes no ?query or #fragment; give scheme://bucket/prefix "
-                        "(an S3 endpoint goes in AWS_ENDPOINT_URL)")
-    bucket = parts.netloc
-    if scheme in BUCKETED and not bucket:
-        raise UserError(f"--out {uri}: no bucket; give {scheme}://BUCKET/prefix")
-    if scheme in ("s3", "s3a") and not _S3_BUCKET.match(bucket):
-        raise UserError(f"--out {uri}: {bucket!r} is not an S3 bucket name (3-63 lowercase letters, digits, "
-                        "dots, hyphens); give s3://BUCKET/prefix")
-    return scheme, bucket
-
-
-def _filesystem(uri: str, scheme: str) -> tuple[Any, str]:
-    try:
-        import fsspec
-    except ImportError:
-        raise UserError(f"--out {uri}: object storage needs fsspec (and s3fs for s3://): {EXTRA}") from None
-    try:
-        fsspec.get_filesystem_class(scheme)
-    except ValueError:
-        raise UserError(f"--out {uri}: unknown storage scheme {scheme}://; give a directory or a URI fsspec knows "
-                        "(s3://, gs://, az://, memory://...)") from None
-    except ImportError as e:
-        raise UserError(f"--out {uri}: {clean(str(e))} ({EXTRA} covers s3://)") from None
-    timeout = float(os.environ.get(TIMEOUT_ENV) or 10)
-    kwargs: dict[str, Any] = {}
-    if scheme in ("s3", "s3a"):
-        kwargs["use_listings_cache"] = False  # another machine may write the same URI
-        kwargs["config_kwargs"] = {"connect_timeout": timeout, "read_timeout": max(timeout, 30.0),
-                                   "retries": {"max_attempts": 2}}
-    try:
-        fs, root = fsspec.core.url_to_fs(uri, **kwargs)
-        return fs, str(root)
-    except Exception as e:  # noqa: BLE001 - any backend's own way to refuse a URI
-        raise UserError(f"--out {uri}: cannot open it ({_why(e)})") from None
 
 
 class RemoteOut:
@@ -158,8 +67,8 @@ class RemoteOut:
     # -- before the batch ---------------------------------------------------------------
     @classmethod
     def open(cls, uri: str) -> RemoteOut:
-        scheme, bucket = _check_uri(uri)
-        fs, root = _filesystem(uri, scheme)
+        scheme, bucket = check_uri(uri)
+        fs, root = open_fs(uri, scheme)
         out = cls(uri, fs, root, stage_of(uri))
         out._probe(scheme, bucket)
         out._lock()
@@ -168,16 +77,19 @@ class RemoteOut:
     def _probe(self, scheme: str, bucket: str) -> None:
         try:
             if scheme in BUCKETED:
-                self.fs.info(bucket)
+                try:
+                    self.fs.info(bucket)
+                except FileNotFoundError:
+                    raise UserError(f"--out {self.uri}: no bucket {bucket!r} there; create it first, or give "
+                                    "another URI") from None
             self.marked = self._markers()
-        except FileNotFoundError:
-            raise UserError(f"--out {self.uri}: no bucket {bucket!r} there; create it first, or give another "
-                            "URI") from None
+        except UserError:
+            raise
         except PermissionError as e:
-            raise UserError(f"--out {self.uri}: access denied ({_why(e)}); check the credentials in the "
+            raise UserError(f"--out {self.uri}: access denied ({why(e)}); check the credentials in the "
                             "environment") from None
         except Exception as e:  # noqa: BLE001 - unreachable endpoint, bad credentials, any backend's error
-            raise UserError(f"--out {self.uri}: cannot reach it ({_why(e)}); check the endpoint "
+            raise UserError(f"--out {self.uri}: cannot reach it ({why(e)}); check the endpoint "
                             "(AWS_ENDPOINT_URL) and the network") from None
 
     def _lock(self) -> None:
@@ -222,7 +134,7 @@ class RemoteOut:
         except FileNotFoundError:
             return
         except Exception as e:  # noqa: BLE001
-            raise UserError(f"--out {self.uri}: cannot read its grid.toml ({_why(e)})") from None
+            raise UserError(f"--out {self.uri}: cannot read its grid.toml ({why(e)})") from None
         (self.stage / "grid.toml").write_bytes(data)
 
     def pull(self) -> int:
@@ -262,7 +174,7 @@ class RemoteOut:
             finally:
                 shutil.rmtree(tmp, ignore_errors=True)
         except Exception as e:  # noqa: BLE001
-            raise UserError(f"--out {self.uri}: cannot bring its recordings down to {self.stage} ({_why(e)}); "
+            raise UserError(f"--out {self.uri}: cannot bring its recordings down to {self.stage} ({why(e)}); "
                             "run the command again") from None
 
     def _get(self, tmp: Path, wanted: dict[str, dict[str, Any]]) -> None:
@@ -325,7 +237,7 @@ class RemoteOut:
             self.fs.pipe_file(self.remote(MARKERS, f"{name}.json"), json.dumps(marker, sort_keys=True).encode())
         except Exception as e:  # noqa: BLE001 - the batch goes on; the end of the batch tries again
             with self._mutex:
-                self.failed[name] = _why(e)
+                self.failed[name] = why(e)
             return False
         with self._mutex:
             self.marked[name] = marker
@@ -385,13 +297,13 @@ class RemoteOut:
         problems = []
         with self._mutex:
             if self.failed:
-                name, why = next(iter(sorted(self.failed.items())))
+                name, reason = next(iter(sorted(self.failed.items())))
                 more = f" (and {len(self.failed) - 1} more)" if len(self.failed) > 1 else ""
-                problems.append(f"runs/{name}{more}: {why}")
+                problems.append(f"runs/{name}{more}: {reason}")
         try:
             self.push_results(results.collect(self.stage, cells))
         except Exception as e:  # noqa: BLE001
-            problems.append(f"the results table: {_why(e)}")
+            problems.append(f"the results table: {why(e)}")
         return n, "; ".join(problems) or None
 
 
@@ -448,27 +360,6 @@ class Uploads:
         return self.uploaded + n, why
 
 
-def fetch_results(uri: str) -> Path:
-    """The URI's results.csv, copied to a local file (for ``report``); nothing is locked or written there."""
-    scheme, bucket = _check_uri(uri)
-    fs, root = _filesystem(uri, scheme)
-    path = f"{root.rstrip('/')}/results.csv"
-    try:
-        if scheme in BUCKETED:
-            fs.info(bucket)
-        data = fs.cat_file(path)
-    except FileNotFoundError:
-        raise UserError(f"{uri}: no results.csv there (no bucket {bucket!r}, or no batch under that prefix yet); "
-                        "give the URI a batch was run into with --out") from None
-    except Exception as e:  # noqa: BLE001
-        raise UserError(f"{uri}: cannot reach it ({_why(e)}); check the endpoint (AWS_ENDPOINT_URL) and the "
-                        "network") from None
-    view = stage_of(uri).with_name(stage_of(uri).name + "-view")
-    view.mkdir(parents=True, exist_ok=True)
-    (view / "results.csv").write_bytes(data)
-    return view / "results.csv"
-
-
 def out_dir(out: str | None, default: Path) -> tuple[Path, RemoteOut | None]:
     """The batch directory for ``--out``: a local one, or the stage of a URI (checked, its grid brought down)."""
     if not out:
@@ -484,4 +375,4 @@ def out_dir(out: str | None, default: Path) -> tuple[Path, RemoteOut | None]:
     return remote.stage, remote
 
 
-__all__ = ["MARKERS", "RemoteOut", "Uploads", "clean", "fetch_results", "is_remote", "out_dir", "stage_of"]
+__all__ = ["LOCK", "MARKERS", "RESULTS_EVERY_S", "RemoteOut", "Uploads", "out_dir"]
