@@ -124,11 +124,14 @@ def test_batch_into_s3_and_resume_from_another_stage_plays_nothing(endpoint, buc
     grid = grid_file(tmp_path, 30)
     prefix = f"{bucket}/batches/one"
     env = aws_env(endpoint, tmp_path / "stage-a")
+    fs = s3(endpoint)
+    dry = cli(env, "batch", str(grid), "--out", f"s3://{prefix}", "--dry-run")
+    assert dry.returncode == 0 and "total" in dry.stdout, dry.stdout + dry.stderr
+    assert fs.find(prefix) == []  # a dry run writes nothing to the URI
     r = cli(env, "batch", str(grid), "--out", f"s3://{prefix}", "--plain", "--concurrency", "2")
     assert r.returncode == 0, r.stdout + r.stderr
     assert "uploaded 4 recordings" in r.stdout and f"s3://{prefix}/results.csv" in r.stdout
     assert SECRET not in r.stdout + r.stderr
-    fs = s3(endpoint)
     rows = check_bucket(fs, prefix, tmp_path, 4)
     before = {p: fs.info(p)["ETag"] for p in fs.find(f"{prefix}/runs")}
 
