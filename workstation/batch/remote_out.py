@@ -44,6 +44,7 @@ from workstation.errors import UserError
 MARKERS = "uploaded"  # URI/uploaded/NAME.json: written last, once every file of URI/runs/NAME/ is up
 RESULTS_EVERY_S = 60.0  # the results table goes up this often while the batch runs (when something new is up)
 LOCK = ".remote.lock"
+BULK = 64  # recordings uploaded in one bulk put (their markers in one bulk pipe after)
 
 
 class RemoteOut:
@@ -56,6 +57,7 @@ class RemoteOut:
         self._lock_fd: int | None = None
         self._mutex = threading.Lock()
         self.has_dirs = scheme_of(uri) not in BUCKETED | {"memory"}  # local://, sftp://...: folders made first
+        self.leftovers: set[str] = set()  # folders under URI/runs/ without a marker (uploads cut short)
 
     # -- where things are -------------------------------------------------------------
     def remote(self, *parts: str) -> str:
@@ -83,6 +85,7 @@ class RemoteOut:
                     raise UserError(f"--out {self.uri}: no bucket {bucket!r} there; create it first, or give "
                                     "another URI") from None
             self.marked = self._markers()
+            self.leftovers = self._folders_there() - set(self.marked)
         except UserError:
             raise
         except PermissionError as e:
@@ -126,6 +129,12 @@ class RemoteOut:
                 if isinstance(m, dict) and isinstance(m.get("files"), dict):
                     out[path.rsplit("/", 1)[-1][: -len(".json")]] = m
         return out
+
+    def _folders_there(self) -> set[str]:
+        try:
+            return {p.rstrip("/").rsplit("/", 1)[-1] for p in self.fs.ls(self.remote("runs"), detail=False)}
+        except FileNotFoundError:
+            return set()
 
     def pull_grid(self) -> None:
         """The URI's grid.toml into the stage (the grid a resume must match)."""
@@ -186,6 +195,7 @@ class RemoteOut:
     def _drop(self, name: str) -> None:
         """A marker whose recording is not whole in the URI: removed, not counted (the run is played again)."""
         self.marked.pop(name, None)
+        self.leftovers.add(name)
         try:
             self.fs.rm_file(self.remote(MARKERS, f"{name}.json"))
         except Exception:  # noqa: BLE001,S110 - replaced when the run is uploaded again
@@ -218,31 +228,46 @@ class RemoteOut:
     # -- uploading ------------------------------------------------------------------------
     def push_recording(self, path: str | Path) -> bool:
         """Upload one complete recording folder, files first, marker last; True once it is up."""
-        path = Path(path)
-        name = path.name
+        return self.push_recordings([Path(path)]) == 1
+
+    def push_recordings(self, paths: list[Path]) -> int:
+        """Upload complete recording folders: all their files in one bulk put, then their markers; how many are up.
+
+        A folder the URI already holds without its marker (an upload cut short, by this machine or another)
+        loses its stray files first. A failure leaves the markers out (said at the end, tried again then)."""
         with self._mutex:
-            if name in self.marked:
-                return True
+            todo = [p for p in paths if p.name not in self.marked]
+        if not todo:
+            return len(paths)
         try:
-            files = {str(f.relative_to(path)): f.stat().st_size for f in sorted(path.rglob("*")) if f.is_file()}
-            target = self.remote("runs", name)
-            stale = [p for p in self.fs.find(target)
-                     if p.split(target + "/", 1)[-1] not in files]  # a cut-short upload's leftovers
-            if stale:
-                self.fs.rm(stale)
-            rels = sorted(files)
-            self._folders([f"{target}/{r}" for r in rels] + [self.remote(MARKERS, "x")])
-            self.fs.put([str(path / r) for r in rels], [f"{target}/{r}" for r in rels])
-            marker = {"folder": name, "files": files, "uploaded": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-            self.fs.pipe_file(self.remote(MARKERS, f"{name}.json"), json.dumps(marker, sort_keys=True).encode())
+            files = {p.name: {str(f.relative_to(p)): f.stat().st_size for f in sorted(p.rglob("*")) if f.is_file()}
+                     for p in todo}
+            for p in todo:
+                if p.name in self.leftovers:
+                    target = self.remote("runs", p.name)
+                    stale = [r for r in self.fs.find(target) if r.split(target + "/", 1)[-1] not in files[p.name]]
+                    if stale:
+                        self.fs.rm(stale)
+            lpaths = [str(p / rel) for p in todo for rel in sorted(files[p.name])]
+            rpaths = [self.remote("runs", p.name, rel) for p in todo for rel in sorted(files[p.name])]
+            self._folders(rpaths + [self.remote(MARKERS, "x")])
+            self.fs.put(lpaths, rpaths)
+            now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+            markers = {p.name: {"folder": p.name, "files": files[p.name], "uploaded": now} for p in todo}
+            self.fs.pipe({self.remote(MARKERS, f"{name}.json"): json.dumps(m, sort_keys=True).encode()
+                          for name, m in markers.items()})
         except Exception as e:  # noqa: BLE001 - the batch goes on; the end of the batch tries again
             with self._mutex:
-                self.failed[name] = why(e)
-            return False
+                for p in todo:
+                    self.failed[p.name] = why(e)
+                    self.leftovers.add(p.name)
+            return len(paths) - len(todo)
         with self._mutex:
-            self.marked[name] = marker
-            self.failed.pop(name, None)
-        return True
+            for name, m in markers.items():
+                self.marked[name] = m
+                self.failed.pop(name, None)
+                self.leftovers.discard(name)
+        return len(paths)
 
     def complete_here(self) -> list[Path]:
         """The stage's complete, sound recordings in runs/ (what the URI should hold)."""
@@ -291,9 +316,9 @@ class RemoteOut:
     def sync(self, cells: list[Any]) -> tuple[int, str | None]:
         """Upload what is not up yet, then the results; (recordings uploaded now, why something failed or None)."""
         n = 0
-        for p in self.complete_here():
-            if p.name not in self.marked:
-                n += self.push_recording(p)
+        todo = [p for p in self.complete_here() if p.name not in self.marked]
+        for i in range(0, len(todo), BULK):
+            n += self.push_recordings(todo[i:i + BULK])
         problems = []
         with self._mutex:
             if self.failed:
@@ -338,12 +363,20 @@ class Uploads:
                 item = self.queue.get(timeout=1.0)
             except Empty:
                 item = False  # nothing came: the results may be due
+            batch = [item] if isinstance(item, Path) else []
+            while item is not None and len(batch) < BULK:  # what else has come meanwhile goes up with it
+                try:
+                    item = self.queue.get_nowait()
+                except Empty:
+                    break
+                if isinstance(item, Path):
+                    batch.append(item)
+            if batch:
+                n = self.out.push_recordings(batch)
+                self.uploaded += n
+                fresh = fresh or n > 0
             if item is None:
                 return
-            if isinstance(item, Path):
-                if self.out.push_recording(item):
-                    self.uploaded += 1
-                    fresh = True
             if fresh and self.clock() - last >= self.every_s:
                 last, fresh = self.clock(), False
                 try:
