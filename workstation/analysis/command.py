@@ -9,7 +9,8 @@ import argparse
 def register(sub) -> None:
     p = sub.add_parser("report", help="analyse a batch's results (means, ranks, separability, ablations, cost)")
     p.add_argument("results", metavar="DIR|results.csv", nargs="+",
-                   help="a batch directory (its results.csv and runs/) or any CSV with setting, game, seed, score; "
+                   help="a batch directory (its results.csv and runs/), a batch's --out URI (s3://bucket/prefix: its "
+                        "results.csv) or any CSV with setting, game, seed, score; "
                         "or several `qa eval` result directories, put side by side")
     p.add_argument("--baseline", default="random", help="the baseline setting's label (default random)")
     p.add_argument("--json", default=None, metavar="FILE", help="also write the report as JSON")
@@ -51,7 +52,10 @@ def run(args: argparse.Namespace) -> int:
 
     from workstation.analysis.table import load_many, mixed_conditions
 
-    results = load_many(args.results, include_changed=args.include_changed)  # batches, sessions and CSVs joined
+    from workstation.batch.out_uri import fetch_results, is_remote
+
+    sources = [fetch_results(p) if is_remote(p) else p for p in args.results]  # a batch's URI: its results.csv
+    results = load_many(sources, include_changed=args.include_changed)  # batches, sessions and CSVs joined
     r = report.build(results, baseline=args.baseline, bootstrap_seed=args.bootstrap_seed)
     for line in mixed_conditions(results)[:2]:
         sys.stderr.write(f"workstation: warning: {line}\n")

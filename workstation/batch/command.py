@@ -19,7 +19,8 @@ def register(sub) -> None:
                        "command again skips complete runs and re-runs incomplete ones from the start. Exit 0 only "
                        "when every run completed.")
     b.add_argument("grid", metavar="GRID.toml", help="the grid: name, games, seeds, [[settings]], [protocol], [limits]")
-    b.add_argument("--out", metavar="DIR", help=f"the batch directory (default {BATCHES}/<name>/)")
+    b.add_argument("--out", metavar="DIR", help=f"the batch directory (default {BATCHES}/<name>/), or a URI "
+                   "(s3://bucket/prefix, gs://..., through fsspec: the object-store extra) the batch is uploaded to")
     b.add_argument("--concurrency", type=int, default=8, metavar="N",
                    help="runs at once in all (default 8); [limits] caps each provider, CPU-bound runs one per core")
     b.add_argument("--max-cost", type=float, metavar="USD", help="stop launching runs when the spend plus the "
@@ -62,22 +63,34 @@ def check_keys(grid, cells) -> None:
 
 def make_batch(a: argparse.Namespace):
     from workstation.batch.grid import load_grid
+    from workstation.batch.remote_out import out_dir
     from workstation.batch.results import runs_dir
     from workstation.batch.runner import Batch
     from workstation.options import check_out
 
     name = grid_name(a.grid) or "batch"
-    out = Path(a.out) if a.out else Path(BATCHES) / name
-    grid = load_grid(a.grid, out=str(runs_dir(out)))
     if a.executor != "ray" and a.ray_address:
         raise UserError("--ray-address needs --executor ray")
+    grid = load_grid(a.grid)  # bad grids are refused before a URI is reached
+    out, a.remote = out_dir(a.out, Path(BATCHES) / name)  # a URI: its local stage, the URI's grid brought down
+    grid = load_grid(a.grid, out=str(runs_dir(out)))
     try:
         check_out(out)
     except UserError as e:
         raise UserError(str(e)) from None
     from workstation.batch.resume import check_batch_dir
 
-    check_batch_dir(out, grid)  # another grid's batch, or a file where one should be: refused, nothing written
+    try:
+        check_batch_dir(out, grid)  # another grid's batch, or a file where one should be: refused, nothing written
+    except UserError as e:
+        if a.remote is None:
+            raise
+        raise UserError(str(e).replace(str(out), a.remote.uri)) from None  # the URI holds it, not the stage
+    if a.remote is not None:
+        n = a.remote.pull()  # the recordings the URI holds, so resume skips their runs
+        if n:
+            print(f"brought down {n} recording{'s' if n != 1 else ''} from {a.remote.shown('runs')} to "
+                  f"{out}", flush=True)
     return Batch(grid, out, concurrency=a.concurrency, max_cost=a.max_cost, executor=a.executor,
                  ray_address=a.ray_address)
 
@@ -90,11 +103,20 @@ def _note_changed(batch) -> None:
 
 
 def run(a: argparse.Namespace) -> int:
+    if a.every <= 0:
+        raise UserError(f"--every must be more than 0 seconds (got {a.every:g})")
+    try:
+        return _run(a)
+    finally:
+        if getattr(a, "remote", None) is not None:
+            a.remote.close()
+
+
+def _run(a: argparse.Namespace) -> int:
     from workstation.batch.plan import plan_text
     from workstation.batch.progress import PlainLog
 
-    if a.every <= 0:
-        raise UserError(f"--every must be more than 0 seconds (got {a.every:g})")
+    a.remote = None
     batch = make_batch(a)
     if a.dry_run:
         batch.prepare(dry_run=True)
@@ -107,6 +129,12 @@ def run(a: argparse.Namespace) -> int:
 
         check_ray()
     batch.prepare()
+    uploads = None
+    if a.remote is not None:
+        from workstation.batch.remote_out import Uploads
+
+        uploads = Uploads(a.remote, batch.cells)
+        uploads.start(batch)
     _note_changed(batch)
     if batch.set_aside:
         print(f"set aside {len(batch.set_aside)} partial recording(s) under {batch.dir}/runs/.incomplete/ "
@@ -138,7 +166,21 @@ def run(a: argparse.Namespace) -> int:
     while getattr(batch, "successor", None) is not None:  # resumed in the screen: the last pass is the state
         batch = batch.successor
     log.final(batch.state)
+    if uploads is not None:
+        return _uploaded(a.remote, uploads, code)
     print(f"results: {batch.dir / 'results.csv'} ({batch.dir / 'results.jsonl'})")
+    return code
+
+
+def _uploaded(remote, uploads, code: int) -> int:
+    n, why = uploads.finish()
+    print(f"uploaded {n} recording{'s' if n != 1 else ''} to {remote.shown('runs')} "
+          f"({len(remote.marked)} there in all; local stage {remote.stage})", flush=True)
+    if why:
+        print(f"not everything reached {remote.uri}: {why}; it is kept in {remote.stage}: run the same command "
+              "again to upload it", flush=True)
+        return code or 1
+    print(f"results: {remote.shown('results.csv')} ({remote.shown('results.jsonl')})")
     return code
 
 

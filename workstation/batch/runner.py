@@ -37,7 +37,7 @@ from workstation.batch.estimate import Estimate, estimates
 from workstation.batch.executors import Executor, cores, limiter_key, make_executor
 from workstation.batch.grid import Grid
 from workstation.batch.jobs import CPU, Job as Cell, jobs_of
-from workstation.batch.progress import DONE, FAILED, LEFT, RUNNING, SKIPPED, STOPPED, BatchState
+from workstation.batch.progress import DONE, FAILED, LEFT, RUNNING, SKIPPED, STOPPED, BatchState, RunState
 from workstation.errors import UserError
 from workstation.store.recording import MANIFEST, Recording, RecordingError
 
@@ -67,6 +67,7 @@ class Batch:
         self._stop_requests = 0
         self.estimates: dict[str, Estimate] = {}
         self._settled_cost = 0.0  # dollars of the runs that ended in this batch
+        self.on_settled: Callable[[RunState], None] | None = None  # told of each run as it ends (remote_out uploads)
 
     # -- caps ------------------------------------------------------------------------
     def cap(self, provider: str) -> int:
@@ -252,6 +253,8 @@ class Batch:
                     cell = running.pop(fut)
                     per[cell.provider] -= 1
                     self._settle(cell, fut)
+                    if self.on_settled is not None:
+                        self.on_settled(self.state.runs[cell.run_id])
                 self._live()
                 if self.state.stopping is None and self._over():
                     self.state.stopping = f"cost cap reached: spent {self.state.spent:.4f} of --max-cost {self.max_cost:g}"
