@@ -24,7 +24,7 @@ from typing import Any
 
 from workstation.game.clock import make_env
 
-PER_GAME = 6  # emulators per (game, variant): enough that a run rarely waits for one
+PER_GAME = 4  # emulators per (game, variant) and process: a run holds one ~1 ms a turn, and each costs ~0.1 s to make
 
 
 def poolable(protocol) -> bool:
