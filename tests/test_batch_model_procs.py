@@ -59,3 +59,32 @@ def test_model_runs_in_two_worker_processes_all_complete_and_verify(tmp_path, fa
         if not path.name.startswith("."):
             ok, line = quick_verdict(Recording(path))
             assert ok, line
+
+
+def test_forked_the_batch_process_plays_a_share_beside_one_worker(tmp_path, fake_server, monkeypatch):  # noqa: F811
+    """From the CLI (forked workers) this process plays one core's share itself: two cores, one worker."""
+    import multiprocessing as mp
+
+    from workstation.batch import executors
+
+    for name, value in KEYS.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv(PROCESSES_ENV, "2")
+    monkeypatch.setattr(executors, "model_context", lambda: mp.get_context("fork"))
+    fake_server.reset()
+    b = batch(tmp_path, GRID.format(url=fake_server.url("compat")), concurrency=6)
+    b.prepare()
+    assert b.run() == 0
+    ex = b.executor
+    assert ex.local_share and len(ex.model_procs.procs) == 1
+    assert 0 < ex.ran_here < 6  # both played some
+    from workstation.batch.model_procs import shares
+
+    caps = b._caps()
+    assert {k: v.maximum for k, v in ex.limiters.items()} == shares(caps, 2)[0]  # this process's share only
+    rows = assert_complete_once(b.dir, 6)
+    assert sum(int(r["calls"]) for r in rows) == len(fake_server.seen) > 0
+    for path in (b.dir / "runs").iterdir():
+        if not path.name.startswith("."):
+            ok, line = quick_verdict(Recording(path))
+            assert ok, line

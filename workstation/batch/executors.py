@@ -28,7 +28,7 @@ from workstation.batch.envpool import EnvPool
 from workstation.batch.executor_base import CPU_STOP_REASON, Executor, cores, limiter_key
 from workstation.batch.execute import Hooks, SharedClients, execute
 from workstation.batch.jobs import Job as Cell
-from workstation.batch.model_procs import ModelProcesses, fewer_malloc_arenas, warm
+from workstation.batch.model_procs import ModelProcesses, fewer_malloc_arenas, shares, warm
 from workstation.calls import CancelToken
 from workstation.errors import UserError
 
@@ -126,9 +126,25 @@ class LocalExecutor(Executor):
         self.envs = EnvPool()
         self._warmed: set = set()
         self.model_procs: ModelProcesses | None = None
+        self.local_share = False  # this process plays a share of the model runs beside its workers
+        self._local_load = 0
+        self.ran_here = 0  # model runs this process played beside its workers
         if n_procs:
-            self.model_procs = ModelProcesses(n_procs, model_threads, caps, model_context(), self._stop_event,
-                                              self._why, self._on_progress)
+            ctx = model_context()
+            parts = shares(caps, n_procs)
+            # Forked (the CLI), this process plays one core's share itself: one worker process fewer
+            # (~100 MB less memory) and no queue between it and those runs. Spawned (inside the TUI,
+            # whose threads draw the screen), every share goes to a worker.
+            self.local_share = n_procs > 1 and ctx.get_start_method() == "fork"
+            if self.local_share:
+                self.limiters = {key: AdaptiveLimiter(initial=n, minimum=1, maximum=n) for key, n in parts[0].items()}
+                fewer_malloc_arenas()
+                mine = -(-model_threads // n_procs)
+                self.model_procs = ModelProcesses(n_procs - 1, model_threads - mine, caps, ctx, self._stop_event,
+                                                  self._why, self._on_progress, share_caps=parts[1:])
+            else:
+                self.model_procs = ModelProcesses(n_procs, model_threads, caps, ctx, self._stop_event,
+                                                  self._why, self._on_progress)
             self.cancel.also.append(self.model_procs.cancel)
 
     def stop(self, reason: str) -> None:
@@ -144,13 +160,22 @@ class LocalExecutor(Executor):
                 self._procs = ProcessPoolExecutor(max_workers=self._cpu_n, mp_context=self._ctx,
                                                   initializer=_worker_init, initargs=(self._stop_event, self._why))
             return self._procs.submit(_worker_run, spec, cell.run_id)
-        if self.model_procs is not None:
+        if self.model_procs is not None and not (self.local_share and self._local_load <= min(self.model_procs.load)):
             return self.model_procs.submit(spec, cell.run_id, limiter_key(cell))
         self._warm(cell)
         hooks = Hooks(should_stop=self.should_stop, on_progress=self._on_progress,
                       limiter=self.limiters.get(limiter_key(cell)), cancel=self.cancel, clients=self.clients,
                       envs=self.envs)
-        return self._threads.submit(execute, spec, cell.run_id, hooks)
+        with self._lock:
+            self._local_load += 1
+            self.ran_here += 1
+        fut = self._threads.submit(execute, spec, cell.run_id, hooks)
+        fut.add_done_callback(self._local_done)
+        return fut
+
+    def _local_done(self, _fut: Future) -> None:
+        with self._lock:
+            self._local_load -= 1
 
     def _warm(self, cell: Cell) -> None:
         kind = limiter_key(cell)

@@ -180,7 +180,7 @@ class ModelProcesses:
     """The batch process's side: ``submit`` a model run, get a Future of its result."""
 
     def __init__(self, n: int, threads: int, caps: dict[tuple, int], ctx, stop_event, why,
-                 on_progress: Callable[[Progress], None]) -> None:
+                 on_progress: Callable[[Progress], None], share_caps: list[dict[tuple, int]] | None = None) -> None:
         self.on_progress = on_progress
         self.cancel_event, self.cancel_why = ctx.Event(), ctx.Array("c", 400)
         self.outbox = ctx.Queue()
@@ -189,7 +189,7 @@ class ModelProcesses:
         self.procs = [ctx.Process(target=_serve, args=(q, self.outbox, stop_event, why, self.cancel_event,
                                                        self.cancel_why, share, each), daemon=True,
                                   name=f"batch-model-{i}")
-                      for i, (q, share) in enumerate(zip(self.inboxes, shares(caps, n)))]
+                      for i, (q, share) in enumerate(zip(self.inboxes, share_caps or shares(caps, n)))]
         for p in self.procs:
             p.start()
         self.load = [0] * n

@@ -259,7 +259,7 @@ class ProviderAgent:
         }
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def sdk_version(package: str) -> str:
     """``"openai 3.57.0"``, read once a process (each lookup parses the package's metadata: ~6 ms,
     and a batch starts hundreds of runs)."""
