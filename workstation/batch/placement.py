@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import socket
+import sys
 from pathlib import Path
 
 LEDGER = "placement.jsonl"
@@ -20,12 +21,11 @@ FIELDS = ("executor", "node_id", "node_host")
 def here() -> dict:
     """The node this process runs on: its Ray node id when inside a Ray worker, and the host name."""
     node_id = ""
+    ray = sys.modules.get("ray")  # a Ray worker has it imported; importing it here would cost ~1 s
     try:
-        import ray
-
-        if ray.is_initialized():
+        if ray is not None and ray.is_initialized():
             node_id = ray.get_runtime_context().get_node_id() or ""
-    except Exception:  # noqa: BLE001 - no Ray, or not in a worker: no node id
+    except Exception:  # noqa: BLE001 - not in a worker: no node id
         node_id = ""
     return {"node_id": node_id, "node_host": socket.gethostname()}
 
