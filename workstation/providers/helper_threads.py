@@ -52,6 +52,7 @@ class HelperThreads:
                 job()
             except BaseException:  # noqa: BLE001 - a job reports its own errors; the thread lives on
                 pass
+            job = None  # type: ignore[assignment]  # nothing of the call outlives it while this thread waits
             with self._lock:
                 self._idle += 1
 

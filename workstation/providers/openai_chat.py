@@ -20,57 +20,10 @@ from workstation.calls import OnText, ToolCall, parse_arguments
 from workstation.turn.prompt import Prompt
 from workstation.providers.adapter import (Completion, ImageEncoder, conversation, judge, parts,
                                            png_data_url, system_text)
+from workstation.providers.json_stream import get as _get, json_stream
 from workstation.providers.openai_responses import openai_usage
 from workstation.providers.retry import ProviderError
 from workstation.providers.spec import ProviderConfigError, ProviderOptions
-
-
-class _DrainAfterDone:
-    """An SSE decoder that, once ``[DONE]`` arrives, reads what is left of the body: the HTTP message's
-    end (a chunked body's last chunk), normally already received. At most a few more pieces are read,
-    and a failure there is ignored: the reply is complete already, only the connection is lost."""
-
-    MAX_PIECES = 8
-
-    def __init__(self, decoder) -> None:  # type: ignore[no-untyped-def]
-        self.decoder = decoder
-
-    def iter_bytes(self, raw):  # type: ignore[no-untyped-def]
-        raw = iter(raw)
-        for sse in self.decoder.iter_bytes(raw):
-            if sse.data.startswith("[DONE]"):
-                try:
-                    for _ in zip(range(self.MAX_PIECES), raw):
-                        pass
-                except Exception:  # noqa: BLE001 - the reply is whole; the SDK closes the response
-                    pass
-            yield sse
-
-
-def _chunk_stream_class() -> type:
-    """The SDK's ``Stream`` of chat chunks as plain dicts, reading the body to its end at ``[DONE]``.
-
-    Two costs of the SDK's own ``Stream[ChatCompletionChunk]`` at hundreds of calls in flight
-    (bench/call_profile.py, bench/batch_throughput.py): it builds a typed model of every chunk
-    (~7 % of a batch's CPU), and it stops reading at ``[DONE]``, closing the response before the
-    HTTP message is known to be complete, which closes the connection, so every call opened a
-    new TCP connection. Here the chunks stay the JSON the server sent, and the body is read to
-    its end, so the connection goes back to the pool for the next call. The SDK's stream does the
-    rest: SSE decoding, error events, the translation of transport errors."""
-    global _CHUNK_STREAM
-    if _CHUNK_STREAM is None:
-        from openai import Stream
-
-        class ChunkStream(Stream[object]):
-            def __init__(self, **kwargs) -> None:  # type: ignore[no-untyped-def]
-                super().__init__(**kwargs)
-                self._decoder = _DrainAfterDone(self._decoder)  # type: ignore[assignment]
-
-        _CHUNK_STREAM = ChunkStream
-    return _CHUNK_STREAM
-
-
-_CHUNK_STREAM: type | None = None
 
 
 def post_stream(client, body: dict):
@@ -78,14 +31,8 @@ def post_stream(client, body: dict):
     (auth, headers, timeout, status errors, SSE decoding), as ``chat.completions.create`` sends it but
     without re-walking the body against the SDK's typed parameters: ``request()`` builds plain dicts,
     and that walk (every history image's base64 text) was the largest CPU cost of a call (bench/call_profile.py).
-    Its chunks are dicts, as the server sent them."""
-    return client.post("/chat/completions", body=body, cast_to=object, stream=True,
-                       stream_cls=_chunk_stream_class())
-
-
-def _get(d, key: str):  # type: ignore[no-untyped-def]
-    """``d[key]`` of a JSON object, None for anything else (a server may send null or leave fields out)."""
-    return d.get(key) if isinstance(d, dict) else None
+    Its chunks are dicts, as the server sent them (``json_stream``)."""
+    return client.post("/chat/completions", body=body, cast_to=object, stream=True, stream_cls=json_stream())
 
 
 class OpenAIChat:

@@ -19,7 +19,8 @@ import re
 from workstation.calls import OnText, ToolCall, Usage, parse_arguments
 from workstation.turn.prompt import Prompt
 from workstation.providers.adapter import (Completion, ImageEncoder, conversation, judge, parts,
-                                           png_data_url, split_kwargs, system_text)
+                                           png_data_url, system_text)
+from workstation.providers.json_stream import get, json_stream
 from workstation.providers.retry import ProviderError, stream_failure
 from workstation.providers.spec import ProviderConfigError, ProviderOptions
 
@@ -31,6 +32,12 @@ _EFFORTS = (  # known per-family limits; models not listed get any effort and th
     (re.compile(r"^gpt-5\.1(-mini)?(-\d{4}-\d{2}-\d{2})?$"), ("none", "low", "medium", "high")),
     (re.compile(r"^o\d"), ("low", "medium", "high")),
 )
+
+
+def output_text(output: list) -> str:
+    """The text of a finished response's ``message`` items (what the SDK's ``output_text`` joins)."""
+    return "".join(part.get("text") or "" for item in output if get(item, "type") == "message"
+                   for part in (get(item, "content") or []) if get(part, "type") == "output_text")
 
 
 def check_effort(model: str, effort: str | None) -> None:
@@ -107,44 +114,49 @@ class OpenAIResponses:
                                     timeout=self.options.timeout)
 
     def complete(self, body: dict, on_text: OnText | None) -> Completion:
-        known, extra = split_kwargs(self.client.responses.create, body)
-        stream = self.client.responses.create(**known, extra_body=extra or None)
+        # posted as built, events read as JSON (``json_stream``): ``responses.create`` re-walked the
+        # body (every history image's base64 text) against its typed parameters, and typed every event
+        stream = self.client.post("/responses", body=body, cast_to=object, stream=True, stream_cls=json_stream())
         text: list[str] = []
         final, refused = None, False
         with stream:
             for event in stream:
-                kind = getattr(event, "type", "")
+                kind = get(event, "type") or ""
                 if kind == "response.output_text.delta":
-                    text.append(event.delta)
-                    if on_text:
-                        on_text(event.delta)
+                    delta = get(event, "delta")
+                    if isinstance(delta, str) and delta:
+                        text.append(delta)
+                        if on_text:
+                            on_text(delta)
                 elif kind == "response.refusal.delta":
                     refused = True
                 elif kind in ("response.completed", "response.incomplete"):
-                    final = event.response
+                    final = get(event, "response")
                 elif kind == "response.failed":
-                    err = getattr(event.response, "error", None)
-                    raise stream_failure(getattr(err, "code", None), getattr(err, "message", None))
+                    err = get(get(event, "response"), "error")
+                    raise stream_failure(get(err, "code"), get(err, "message"))
                 elif kind == "error":
-                    raise stream_failure(getattr(event, "code", None), getattr(event, "message", None))
-        if final is None:
+                    raise stream_failure(get(event, "code"), get(event, "message"))
+        if not isinstance(final, dict):
             raise ProviderError("transient", "the reply stream ended before the response was complete")
-        full = "".join(text) or (getattr(final, "output_text", "") or "")
-        reason = getattr(final.incomplete_details, "reason", None) if final.incomplete_details else None
-        u = final.usage
+        output = final.get("output") if isinstance(final.get("output"), list) else []
+        full = "".join(text) or output_text(output)
+        reason = get(final.get("incomplete_details"), "reason")
+        u = final.get("usage")
         usage = None
-        if u is not None:
-            details, out = u.input_tokens_details, u.output_tokens_details
-            usage = openai_usage(u.input_tokens, getattr(details, "cached_tokens", 0) or 0,
-                                 getattr(details, "cache_write_tokens", 0) or 0, u.output_tokens,
-                                 getattr(out, "reasoning_tokens", 0) or 0)
+        if isinstance(u, dict):
+            details, out = get(u, "input_tokens_details"), get(u, "output_tokens_details")
+            usage = openai_usage(u.get("input_tokens") or 0, get(details, "cached_tokens") or 0,
+                                 get(details, "cache_write_tokens") or 0, u.get("output_tokens") or 0,
+                                 get(out, "reasoning_tokens") or 0)
         blocked = refused or reason == "content_filter"
         calls = []
-        for item in getattr(final, "output", None) or []:
-            if getattr(item, "type", "") == "function_call":
-                args, error = parse_arguments(item.arguments)
-                calls.append(ToolCall(item.call_id or item.id or f"call_{len(calls)}", item.name, args, error))
-        return Completion(full, usage, reason or final.status, final.id, final.model,
+        for item in output:
+            if get(item, "type") == "function_call":
+                args, error = parse_arguments(get(item, "arguments") or "")
+                calls.append(ToolCall(get(item, "call_id") or get(item, "id") or f"call_{len(calls)}",
+                                      get(item, "name") or "", args, error))
+        return Completion(full, usage, reason or final.get("status"), final.get("id"), final.get("model"),
                           judge(full, blocked, reason == "max_output_tokens", bool(calls)), calls)
 
     def close(self) -> None:
