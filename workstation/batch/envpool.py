@@ -19,11 +19,13 @@ from __future__ import annotations
 
 import copy
 import threading
+import time
 from collections import defaultdict
 from typing import Any
 
 from workstation.game.clock import make_env
 
+MAKE_AFTER_S = 0.05  # how long a run waits for a free emulator before another is made
 PER_GAME = 4  # emulators per (game, variant) and process: a run holds one ~1 ms a turn, and each costs ~0.1 s to make
 
 
@@ -53,9 +55,19 @@ class EnvPool:
         key = _key(game, protocol, sound)
         with self._cond:
             waited = False
-            while not self._free[key] and self._made[key] >= self.per_game:
+            # a second emulator of a game only when none came free within MAKE_AFTER_S: making one costs
+            # ~0.1 s of CPU holding the GIL, a turn holds one ~1 ms (and 21 games x 4 at a batch's start
+            # would cost seconds)
+            deadline = None if self._made[key] == 0 else time.monotonic() + MAKE_AFTER_S
+            while not self._free[key] and (self._made[key] >= self.per_game or deadline is not None):
                 waited = True
-                self._cond.wait()
+                if deadline is None or self._made[key] >= self.per_game:
+                    self._cond.wait()
+                    continue
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                self._cond.wait(left)
             self.waits += waited
             if self._free[key]:
                 env = self._free[key].pop()
