@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from rich.text import Text
 from textual.binding import Binding
-from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Static
 
@@ -30,6 +29,7 @@ from workstation.store.recording import Recording, RecordingError
 from workstation.store.records import TurnRecord
 from workstation.store.series import RunSeries
 
+from screens.views.frame_playback import FramePlaybackScreen
 from screens.widgets.frame_view import FrameView, sent_image
 from screens.messages import BarStats
 from screens.views.export_key import export_in_background
@@ -39,9 +39,6 @@ from screens.widgets.reply_view import ReplyView
 from screens.views.run_layout import blur_or_leave, compose_run, protocol_label
 from screens.widgets.stats_bar import StatsBar
 from screens.widgets.timeline import Timeline
-
-PLAY_FRAMES = 3  # frames per playback tick: one action
-PLAY_TICK_S = 0.1  # paper pace: 0.1 s per action
 
 
 def _verdicts(rec: Recording) -> dict[int, dict]:
@@ -70,7 +67,7 @@ def _stuck_mask(rec: Recording, n: int):
     return mask
 
 
-class ReplayScreen(Screen):
+class ReplayScreen(FramePlaybackScreen):
     """A recording, turn by turn and frame by frame."""
 
     AUTO_FOCUS = ""  # nothing focused: the screen's keys work at once
@@ -250,33 +247,8 @@ class ReplayScreen(Screen):
         self.goto(frame)
         self.notify(f"{name} at frame {frame}", timeout=3)
 
-    def action_frame(self, delta: int) -> None:
-        self.goto(self.frame + delta)
-
-    def action_goto(self, frame: int) -> None:
-        self.goto(self.n_frames - 1 if frame < 0 else frame)
-
-    def action_play(self) -> None:
-        if self.playing:
-            self._stop_playback()
-        elif self.n_frames:
-            self.playing = True
-            self._timer = self.set_interval(PLAY_TICK_S, self._tick)
-            if self.frame >= self.n_frames - 1:
-                self.goto(0)
+    def _show_playing(self) -> None:
         self._status()
-
-    def _stop_playback(self) -> None:
-        self.playing = False
-        if self._timer is not None:
-            self._timer.stop()
-            self._timer = None
-
-    def _tick(self) -> None:
-        if self.frame >= self.n_frames - 1:
-            self.action_play()
-            return
-        self.goto(self.frame + PLAY_FRAMES)
 
     def action_judged(self, delta: int) -> None:
         """Jump to the next (or previous) turn the judge found a failure in."""

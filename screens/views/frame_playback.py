@@ -1,0 +1,59 @@
+"""Frame steps and paper-pace playback for a screen that shows one recording's frames.
+
+The one-player and the match replay screens step and play their frames alike:
+comma / full stop a frame, home / end, space plays one action (3 frames) every
+0.1 s (paper pace) and stops on the last frame or on a frame that cannot be read.
+"""
+
+from __future__ import annotations
+
+from textual.screen import Screen
+from textual.timer import Timer
+
+PLAY_FRAMES = 3  # frames per playback tick: one action
+PLAY_TICK_S = 0.1  # paper pace: 0.1 s per action
+
+
+class FramePlaybackScreen(Screen):
+    """A screen that sets ``frame``, ``n_frames``, ``playing`` and ``_timer`` and defines ``goto(frame)``
+    (which calls ``_stop_playback`` when a frame cannot be shown) and ``_show_playing()``."""
+
+    frame: int
+    n_frames: int
+    playing: bool
+    _timer: Timer | None
+
+    def goto(self, frame: int) -> None:
+        raise NotImplementedError
+
+    def _show_playing(self) -> None:
+        """Show that playback started or stopped."""
+        raise NotImplementedError
+
+    def action_frame(self, delta: int) -> None:
+        self.goto(self.frame + delta)
+
+    def action_goto(self, frame: int) -> None:
+        self.goto(self.n_frames - 1 if frame < 0 else frame)
+
+    def action_play(self) -> None:
+        if self.playing:
+            self._stop_playback()
+        elif self.n_frames:
+            self.playing = True
+            self._timer = self.set_interval(PLAY_TICK_S, self._tick)
+            if self.frame >= self.n_frames - 1:
+                self.goto(0)
+        self._show_playing()
+
+    def _stop_playback(self) -> None:
+        self.playing = False
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+
+    def _tick(self) -> None:
+        if self.frame >= self.n_frames - 1:
+            self.action_play()
+            return
+        self.goto(self.frame + PLAY_FRAMES)
