@@ -30,6 +30,7 @@ from workstation.store.recording import RecordingError
 
 from screens.widgets.frame_view import FrameView
 from screens.widgets.score_plot import COLOURS, ScorePlot
+from screens.views.event_keys import EVENT_BINDINGS
 from screens.views.export_key import export_in_background
 
 PLAY_FRAMES = 3  # one action per tick
@@ -114,12 +115,7 @@ class CompareScreen(Screen):
         Binding("greater_than_sign", "frame(30)", "+1 s", show=False),
         Binding("left,left_square_bracket", "turn(-1)", "Prev turn"),
         Binding("right,right_square_bracket", "turn(1)", "Next turn"),
-        Binding("r", "event('reward', 1)", "Next reward"),
-        Binding("R", "event('reward', -1)", "Prev reward", show=False),
-        Binding("l", "event('life_lost', 1)", "Next life loss"),
-        Binding("L", "event('life_lost', -1)", "Prev life loss", show=False),
-        Binding("g", "event('game_over', 1)", "Next game over"),
-        Binding("G", "event('game_over', -1)", "Prev game over", show=False),
+        *EVENT_BINDINGS,
         Binding("d", "divergence", "Divergence"),
         Binding("t", "divergent_turn", "Plans differ", show=False),
         Binding("1", "focus_run(0)", "Run 1", show=False),

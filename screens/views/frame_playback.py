@@ -7,11 +7,25 @@ comma / full stop a frame, home / end, space plays one action (3 frames) every
 
 from __future__ import annotations
 
+from textual.binding import Binding
 from textual.screen import Screen
 from textual.timer import Timer
 
 PLAY_FRAMES = 3  # frames per playback tick: one action
 PLAY_TICK_S = 0.1  # paper pace: 0.1 s per action
+
+# The keys, in footer order (each screen puts its own between them); ``turn`` is the screen's own action.
+STEP_BINDINGS = [
+    Binding("left,left_square_bracket", "turn(-1)", "Prev turn"),
+    Binding("right,right_square_bracket", "turn(1)", "Next turn"),
+    Binding("comma", "frame(-1)", "Prev frame"),
+    Binding("full_stop", "frame(1)", "Next frame"),
+    Binding("space", "play", "Play/pause"),
+]
+END_BINDINGS = [
+    Binding("home", "goto(0)", "Start", show=False),
+    Binding("end", "goto(-1)", "End", show=False),
+]
 
 
 class FramePlaybackScreen(Screen):

@@ -21,7 +21,7 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Static
 
-from screens.views.frame_playback import FramePlaybackScreen
+from screens.views.frame_playback import END_BINDINGS, STEP_BINDINGS, FramePlaybackScreen
 from screens.widgets.frame_view import FrameView
 from workstation.store.framestore import FrameStoreError
 from workstation.store.recording import Recording, RecordingError
@@ -57,13 +57,8 @@ class MatchReplayScreen(FramePlaybackScreen):
     #mr-status { height: 1; }
     """
     BINDINGS: ClassVar = [
-        Binding("left,left_square_bracket", "turn(-1)", "Prev turn"),
-        Binding("right,right_square_bracket", "turn(1)", "Next turn"),
-        Binding("comma", "frame(-1)", "Prev frame"),
-        Binding("full_stop", "frame(1)", "Next frame"),
-        Binding("space", "play", "Play/pause"),
-        Binding("home", "goto(0)", "Start", show=False),
-        Binding("end", "goto(-1)", "End", show=False),
+        *STEP_BINDINGS,
+        *END_BINDINGS,
         Binding("escape", "back", "Back"),
         Binding("q", "app.quit", "Quit"),
     ]

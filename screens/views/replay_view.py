@@ -29,9 +29,10 @@ from workstation.store.recording import Recording, RecordingError
 from workstation.store.records import TurnRecord
 from workstation.store.series import RunSeries
 
-from screens.views.frame_playback import FramePlaybackScreen
+from screens.views.frame_playback import END_BINDINGS, STEP_BINDINGS, FramePlaybackScreen
 from screens.widgets.frame_view import FrameView, sent_image
 from screens.messages import BarStats
+from screens.views.event_keys import EVENT_BINDINGS
 from screens.views.export_key import export_in_background
 from screens.widgets.plan_view import PlanView, end_note
 from screens.widgets.prompt_view import PromptView
@@ -72,19 +73,9 @@ class ReplayScreen(FramePlaybackScreen):
 
     AUTO_FOCUS = ""  # nothing focused: the screen's keys work at once
     BINDINGS = [
-        Binding("left,left_square_bracket", "turn(-1)", "Prev turn"),
-        Binding("right,right_square_bracket", "turn(1)", "Next turn"),
-        Binding("comma", "frame(-1)", "Prev frame"),
-        Binding("full_stop", "frame(1)", "Next frame"),
-        Binding("space", "play", "Play/pause"),
-        Binding("r", "event('reward', 1)", "Next reward"),
-        Binding("R", "event('reward', -1)", "Prev reward", show=False),
-        Binding("l", "event('life_lost', 1)", "Next life loss"),
-        Binding("L", "event('life_lost', -1)", "Prev life loss", show=False),
-        Binding("g", "event('game_over', 1)", "Next game over"),
-        Binding("G", "event('game_over', -1)", "Prev game over", show=False),
-        Binding("home", "goto(0)", "Start", show=False),
-        Binding("end", "goto(-1)", "End", show=False),
+        *STEP_BINDINGS,
+        *EVENT_BINDINGS,
+        *END_BINDINGS,
         Binding("e", "export", "Export MP4", show=False),
         Binding("m", "mark", "Mark frame", show=False),
         Binding("n", "to_qa", "To QA set", show=False),
