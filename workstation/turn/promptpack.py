@@ -38,6 +38,7 @@ from dataclasses import replace
 
 from workstation.errors import UserError
 from workstation.game.games import GAMES, MINIMAL_SETS, Game, get_game
+from workstation.locations import default_pack_dir
 from workstation.game.vocabulary import Vocabulary, VocabularyError, builtin_text, parse_vocabulary
 from workstation.turn.document_pack import check_document
 from workstation.turn.template_strings import template_string, placeholder_list, placeholders
@@ -146,15 +147,6 @@ class PromptPack:
             raise PromptPackError(
                 f"template string {key!r} of prompt pack {self.path} needs a value for {placeholder_list(missing)}"
             ) from None
-
-
-def default_pack_dir() -> Path:
-    """The default pack: an installed copy ``workstation/_prompts`` if present, else the repo's ``prompts/``."""
-    package = Path(__file__).resolve().parents[1]
-    installed = package / "_prompts"
-    if (installed / "template.toml").is_file():
-        return installed
-    return package.parent / "prompts"
 
 
 _CACHE: dict[Path, tuple[tuple[Any, ...], PromptPack]] = {}
