@@ -26,7 +26,6 @@ TURN_KEYS = ("start_frame", "end_frame", "game_over", "reset_frame", "lockstep_f
 SIDE_KEYS = ("actions", "padded", "action_rewards", "action_life_lost", "reward", "lives_lost", "score")
 
 
-
 class _Script:
     reads_prompt = False
 
@@ -49,7 +48,6 @@ class _Script:
 
     def describe(self) -> dict[str, Any]:
         return {"kind": "verify", "spec": self.spec}
-
 
 
 def verify_match(rec: Recording) -> VerifyResult:

@@ -43,7 +43,6 @@ class VerifyResult:
         return self.first_mismatch is None and not self.detail
 
 
-
 class _EndOfTurns(Exception):
     """The recorded turns are used up while the budget goes on."""
 
@@ -76,7 +75,6 @@ class _ScriptAgent:
 
 def _num(value) -> float:
     return float(value or 0)
-
 
 
 def verify(rec: Recording) -> VerifyResult:

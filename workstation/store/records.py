@@ -406,7 +406,6 @@ class RecordFileError(UserError):
     file and the field (exit 2)."""
 
 
-
 def read_json(path: Path | str, kind: type = dict) -> Any:
     """The JSON in ``path``, which must be a ``kind`` (an object by default); every failure one line naming it."""
     path = Path(path)
