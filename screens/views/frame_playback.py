@@ -1,8 +1,8 @@
-"""Frame steps and paper-pace playback for a screen that shows one recording's frames.
+"""Frame steps and paper-pace playback for a screen that shows recorded frames.
 
-The one-player and the match replay screens step and play their frames alike:
-comma / full stop a frame, home / end, space plays one action (3 frames) every
-0.1 s (paper pace) and stops on the last frame or on a frame that cannot be read.
+The one-player replay, match replay and compare screens step and play their frames
+alike: comma / full stop a frame, home / end, space plays one action (3 frames)
+every 0.1 s (paper pace) and stops on the last frame or on a frame that cannot be read.
 """
 
 from __future__ import annotations
@@ -29,13 +29,18 @@ END_BINDINGS = [
 
 
 class FramePlaybackScreen(Screen):
-    """A screen that sets ``frame``, ``n_frames``, ``playing`` and ``_timer`` and defines ``goto(frame)``
-    (which calls ``_stop_playback`` when a frame cannot be shown) and ``_show_playing()``."""
+    """A screen that sets ``frame``, ``n_frames`` (or its own ``last_frame``), ``playing`` and ``_timer`` and
+    defines ``goto(frame)`` (which calls ``_stop_playback`` when a frame cannot be shown) and ``_show_playing()``."""
 
     frame: int
     n_frames: int
     playing: bool
     _timer: Timer | None
+
+    @property
+    def last_frame(self) -> int:
+        """The last frame there is to show (-1: none)."""
+        return self.n_frames - 1
 
     def goto(self, frame: int) -> None:
         raise NotImplementedError
@@ -48,15 +53,15 @@ class FramePlaybackScreen(Screen):
         self.goto(self.frame + delta)
 
     def action_goto(self, frame: int) -> None:
-        self.goto(self.n_frames - 1 if frame < 0 else frame)
+        self.goto(self.last_frame if frame < 0 else frame)
 
     def action_play(self) -> None:
         if self.playing:
             self._stop_playback()
-        elif self.n_frames:
+        elif self.last_frame >= 0:
             self.playing = True
             self._timer = self.set_interval(PLAY_TICK_S, self._tick)
-            if self.frame >= self.n_frames - 1:
+            if self.frame >= self.last_frame:
                 self.goto(0)
         self._show_playing()
 
@@ -67,7 +72,7 @@ class FramePlaybackScreen(Screen):
             self._timer = None
 
     def _tick(self) -> None:
-        if self.frame >= self.n_frames - 1:
+        if self.frame >= self.last_frame:
             self.action_play()
             return
         self.goto(self.frame + PLAY_FRAMES)
