@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from workstation.qa.pixels import box_mask
+from workstation.qa.pixels import box_mask, colour_mask
 from workstation.qa.qset import CATEGORIES, SetWriter, paper_time
 from workstation.qa.rules import RULES
 from workstation.qa.scene import Scene, describe
@@ -148,13 +148,7 @@ def _clear_count(scene: Scene, i: int, s: ObjectSpec) -> bool:
                 continue
             y = int(s.y["const"] + s.y.get("step", 0) * k)
             band = rgb[max(0, y - s.tolerance):y + s.size[1] + s.tolerance, SCREEN_LEFT:]
-            colours = s.colour_of(k)
-            if colours:
-                mask = np.zeros(band.shape[:2], bool)
-                for c in colours:
-                    mask |= (band == np.array(c, np.uint8)).all(-1)
-            else:
-                mask = (band != 0).any(-1)
+            mask = colour_mask(band, s.colour_of(k))
             for t, o in others:  # pixels of other objects crossing the row are theirs
                 y0 = max(0, y - s.tolerance)
                 r0, r1 = int(o.y) - t.tolerance - y0, int(o.y) + o.h + t.tolerance - y0
