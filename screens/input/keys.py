@@ -30,6 +30,7 @@ No Textual here: times are explicit arguments, so tests need no wall clock.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from itertools import combinations
 
@@ -58,6 +59,28 @@ def button_for_key(key: str) -> str | None:
     if k.startswith("shift+"):
         k = k[len("shift+"):]
     return KEY_BUTTONS.get(k)
+
+
+def stops_or_leaves(key: str, finished: bool) -> bool:
+    """Whether a key stops the game or leaves its screen: escape always; enter and q once it is over."""
+    return key == "escape" or (finished and key in ("enter", "q"))
+
+
+def plan_control(key: str, character: str | None) -> tuple[str, str] | None:
+    """What a paused-mode key does to the plan, as ``(what, button)``: ``("move", button)`` for a game key,
+    ``"join"`` (+ or =), ``"noop"`` (n or .), ``"remove"`` (backspace), ``"commit"`` (enter); None for any other key."""
+    button = button_for_key(key)
+    if button is not None:
+        return "move", button
+    if character in ("+", "="):
+        return "join", ""
+    if key == "n" or character == ".":
+        return "noop", ""
+    if key == "backspace":
+        return "remove", ""
+    if key == "enter":
+        return "commit", ""
+    return None
 
 
 def chord_name(buttons: list[str] | tuple[str, ...] | set[str]) -> str:
@@ -96,17 +119,25 @@ class _Key:
 
 @dataclass
 class HeldKeys:
-    """Which buttons are held, from presses and repeats alone (no releases)."""
+    """Which buttons are held, from presses and repeats alone (no releases).
+
+    Safe across threads: the UI thread presses while the game's worker reads what is held.
+    """
 
     first_linger: float = FIRST_LINGER_S
     repeat_linger: float = REPEAT_LINGER_S
     chord_window: float = CHORD_WINDOW_S
     _keys: dict[str, _Key] = field(default_factory=dict, init=False, repr=False)  # in press order
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False, compare=False)
 
     def press(self, button: str, now: float) -> None:
         """A press or auto-repeat of ``button`` at time ``now`` (seconds, any monotonic origin)."""
         if button not in BUTTONS:
             raise ValueError(f"unknown button {button!r}; buttons are {', '.join(BUTTONS)}")
+        with self._lock:
+            self._press(button, now)
+
+    def _press(self, button: str, now: float) -> None:
         self._expire(now)
         self._keys.pop(OPPOSITE.get(button, ""), None)
         key = self._keys.get(button)
@@ -123,10 +154,12 @@ class HeldKeys:
 
     def held(self, now: float) -> tuple[str, ...]:
         """Buttons held at ``now``, oldest press first."""
-        return tuple(b for b, k in self._keys.items() if k.until > now)
+        with self._lock:
+            return tuple(b for b, k in self._keys.items() if k.until > now)
 
     def release_all(self) -> None:
-        self._keys.clear()
+        with self._lock:
+            self._keys.clear()
 
     def _expire(self, now: float) -> None:
         for b in [b for b, k in self._keys.items() if k.until <= now]:
@@ -186,6 +219,20 @@ class PlanQueue:
         """Make the next key join the last action; False when the queue is empty."""
         self.combining = bool(self.items)
         return self.combining
+
+    def edit(self, what: str, button: str = "") -> bool:
+        """Apply a plan control other than commit (``plan_control``'s names); False when a move finds the queue full."""
+        if what == "move":
+            return self.add(button)
+        if what == "join":
+            self.combine()
+        elif what == "noop":
+            self.noop()
+        elif what == "remove":
+            self.pop()
+        else:
+            raise ValueError(f"unknown plan control {what!r}")
+        return True
 
     def pop(self) -> None:
         self.combining = False

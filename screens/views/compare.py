@@ -17,7 +17,6 @@ from collections.abc import Callable
 from rich.text import Text
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.screen import Screen
 from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import DataTable, Footer, Static
@@ -30,10 +29,10 @@ from workstation.store.recording import RecordingError
 
 from screens.widgets.frame_view import FrameView
 from screens.widgets.score_plot import COLOURS, ScorePlot
+from screens.views.event_keys import EVENT_BINDINGS
+from screens.views.frame_playback import END_BINDINGS, FramePlaybackScreen
 from screens.views.export_key import export_in_background
 
-PLAY_FRAMES = 3  # one action per tick
-PLAY_TICK_S = 0.1  # paper pace
 EVENT_NAMES = {"reward": "reward", "life_lost": "life loss", "game_over": "game over"}
 
 
@@ -88,7 +87,7 @@ class Scrubber(Widget):
         return out
 
 
-class CompareScreen(Screen):
+class CompareScreen(FramePlaybackScreen):
     """Runs side by side; one cursor."""
 
     AUTO_FOCUS = ""
@@ -114,12 +113,7 @@ class CompareScreen(Screen):
         Binding("greater_than_sign", "frame(30)", "+1 s", show=False),
         Binding("left,left_square_bracket", "turn(-1)", "Prev turn"),
         Binding("right,right_square_bracket", "turn(1)", "Next turn"),
-        Binding("r", "event('reward', 1)", "Next reward"),
-        Binding("R", "event('reward', -1)", "Prev reward", show=False),
-        Binding("l", "event('life_lost', 1)", "Next life loss"),
-        Binding("L", "event('life_lost', -1)", "Prev life loss", show=False),
-        Binding("g", "event('game_over', 1)", "Next game over"),
-        Binding("G", "event('game_over', -1)", "Prev game over", show=False),
+        *EVENT_BINDINGS,
         Binding("d", "divergence", "Divergence"),
         Binding("t", "divergent_turn", "Plans differ", show=False),
         Binding("1", "focus_run(0)", "Run 1", show=False),
@@ -128,8 +122,7 @@ class CompareScreen(Screen):
         Binding("4", "focus_run(3)", "Run 4", show=False),
         Binding("space", "play", "Play/pause"),
         Binding("e", "export", "Export MP4", show=False),
-        Binding("home", "goto(0)", "Start", show=False),
-        Binding("end", "goto(-1)", "End", show=False),
+        *END_BINDINGS,
         Binding("escape", "back", "Back"),
         Binding("q", "app.quit", "Quit"),
     ]
@@ -246,11 +239,9 @@ class CompareScreen(Screen):
             self.query_one(f"#cmp-run-{i}").set_class(i == self.focus_index, "-focused")
 
     # -- actions ---------------------------------------------------------------------
-    def action_frame(self, delta: int) -> None:
-        self.goto(self.frame + delta)
-
-    def action_goto(self, frame: int) -> None:
-        self.goto(self.c.end if frame < 0 else frame)
+    @property
+    def last_frame(self) -> int:
+        return self.c.end
 
     def action_turn(self, delta: int) -> None:
         """The focused run's previous / next turn start."""
@@ -295,27 +286,8 @@ class CompareScreen(Screen):
             self._mark_focus()
             self._status()
 
-    def action_play(self) -> None:
-        if self.playing:
-            self._stop_playback()
-        else:
-            self.playing = True
-            if self.frame >= self.c.end:
-                self.goto(0)
-            self._timer = self.set_interval(PLAY_TICK_S, self._tick)
+    def _show_playing(self) -> None:
         self._status()
-
-    def _tick(self) -> None:
-        if self.frame >= self.c.end:
-            self.action_play()
-            return
-        self.goto(self.frame + PLAY_FRAMES)
-
-    def _stop_playback(self) -> None:
-        self.playing = False
-        if self._timer is not None:
-            self._timer.stop()
-            self._timer = None
 
     def action_back(self) -> None:
         if self.can_go_back:

@@ -21,7 +21,7 @@ from textual.events import Key
 from textual.widgets import Static
 
 from screens.drivers.match_driver import MatchUpdate
-from screens.input.keys import PlanQueue
+from screens.input.keys import PlanQueue, stops_or_leaves
 from screens.views.match import MatchScreen
 from workstation.arena.start import MatchSpec
 
@@ -90,7 +90,7 @@ class HotseatScreen(MatchScreen):
 
     def take_key(self, event: Key) -> None:
         finished = self.summary is not None or self.error is not None
-        if event.key == "escape" or (finished and event.key in ("enter", "q")):
+        if stops_or_leaves(event.key, finished):
             event.stop()
             self.action_stop_or_leave()
             return
@@ -100,17 +100,10 @@ class HotseatScreen(MatchScreen):
         event.stop()
         side, what, button = found
         q = self.queues[side]
-        if what == "move":
-            if not q.add(button):
-                self.notify(f"side {side}: the plan holds at most {q.max_actions} actions", severity="warning")
-        elif what == "join":
-            q.combine()
-        elif what == "noop":
-            q.noop()
-        elif what == "remove":
-            q.pop()
-        else:
+        if what == "commit":
             self._commit_side(side)
+        elif not q.edit(what, button):
+            self.notify(f"side {side}: the plan holds at most {q.max_actions} actions", severity="warning")
         self._show()
 
     def _commit_side(self, side: int) -> None:

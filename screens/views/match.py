@@ -24,7 +24,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from screens.drivers.match_driver import MatchDriver, MatchUpdate
-from screens.input.keys import HeldKeys, PlanQueue, action_for, button_for_key
+from screens.input.keys import HeldKeys, PlanQueue, action_for, button_for_key, plan_control, stops_or_leaves
 from screens.views.play import WallPacer, action_seconds
 from screens.widgets.frame_view import FrameView
 from workstation.arena.start import MatchSpec
@@ -62,7 +62,6 @@ class MatchScreen(Screen):
         self.recording: Path | None = None
         self.error: str | None = None
         self._held = HeldKeys()
-        self._held_lock = threading.Lock()
         self.done = threading.Event()
         self.driver: MatchDriver | None = None
 
@@ -116,8 +115,7 @@ class MatchScreen(Screen):
             self.done.set()
 
     def _held_action(self, t: float) -> str:
-        with self._held_lock:
-            held = self._held.held(t)
+        held = self._held.held(t)
         name = action_for(held, self.tp.game)
         if name == "noop" and held:  # a game's own words for the keys (Pong: up moves the paddle with "right")
             found = self.tp.game.vocabulary.get(normal_name("".join(held)))
@@ -177,32 +175,26 @@ class MatchScreen(Screen):
     def take_key(self, event: Key) -> None:
         key = event.key
         finished = self.summary is not None or self.error is not None
-        if key == "escape" or (finished and key in ("enter", "q")):
+        if stops_or_leaves(key, finished):
             event.stop()
             self.action_stop_or_leave()
             return
         if finished:
             return
-        button = button_for_key(key)
         if self.mode == "realtime":
+            button = button_for_key(key)
             if button is not None:
                 event.stop()
-                with self._held_lock:
-                    self._held.press(button, self.pacer.now())
+                self._held.press(button, self.pacer.now())
             return
-        if button is not None:
-            if not self.queue.add(button):
-                self.notify(f"the plan holds at most {self.queue.max_actions} actions", severity="warning")
-        elif event.character in ("+", "="):
-            self.queue.combine()
-        elif key == "n" or event.character == ".":
-            self.queue.noop()
-        elif key == "backspace":
-            self.queue.pop()
-        elif key == "enter":
+        found = plan_control(key, event.character)
+        if found is None:
+            return
+        what, button = found
+        if what == "commit":
             self._commit()
-        else:
-            return
+        elif not self.queue.edit(what, button):
+            self.notify(f"the plan holds at most {self.queue.max_actions} actions", severity="warning")
         event.stop()
         self._show()
 

@@ -21,12 +21,10 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Static
 
+from screens.views.frame_playback import END_BINDINGS, STEP_BINDINGS, FramePlaybackScreen
 from screens.widgets.frame_view import FrameView
 from workstation.store.framestore import FrameStoreError
 from workstation.store.recording import Recording, RecordingError
-
-PLAY_FRAMES = 3  # frames per playback tick: one action
-PLAY_TICK_S = 0.1  # paper pace
 
 
 def side_scores(turns: list[dict[str, Any]]) -> list[tuple[int, float, float]]:
@@ -45,7 +43,7 @@ def side_scores(turns: list[dict[str, Any]]) -> list[tuple[int, float, float]]:
     return events
 
 
-class MatchReplayScreen(Screen):
+class MatchReplayScreen(FramePlaybackScreen):
     """A match recording: both sides' plans and scores at the frame on screen."""
 
     AUTO_FOCUS = ""
@@ -59,13 +57,8 @@ class MatchReplayScreen(Screen):
     #mr-status { height: 1; }
     """
     BINDINGS: ClassVar = [
-        Binding("left,left_square_bracket", "turn(-1)", "Prev turn"),
-        Binding("right,right_square_bracket", "turn(1)", "Next turn"),
-        Binding("comma", "frame(-1)", "Prev frame"),
-        Binding("full_stop", "frame(1)", "Next frame"),
-        Binding("space", "play", "Play/pause"),
-        Binding("home", "goto(0)", "Start", show=False),
-        Binding("end", "goto(-1)", "End", show=False),
+        *STEP_BINDINGS,
+        *END_BINDINGS,
         Binding("escape", "back", "Back"),
         Binding("q", "app.quit", "Quit"),
     ]
@@ -189,33 +182,8 @@ class MatchReplayScreen(Screen):
         target = max(0, min(len(self.turns) - 1, self.turn + delta))
         self.goto(self.starts[target])
 
-    def action_frame(self, delta: int) -> None:
-        self.goto(self.frame + delta)
-
-    def action_goto(self, frame: int) -> None:
-        self.goto(self.n_frames - 1 if frame < 0 else frame)
-
-    def action_play(self) -> None:
-        if self.playing:
-            self._stop_playback()
-        elif self.n_frames:
-            self.playing = True
-            self._timer = self.set_interval(PLAY_TICK_S, self._tick)
-            if self.frame >= self.n_frames - 1:
-                self.goto(0)
+    def _show_playing(self) -> None:
         self._show()
-
-    def _stop_playback(self) -> None:
-        self.playing = False
-        if self._timer is not None:
-            self._timer.stop()
-            self._timer = None
-
-    def _tick(self) -> None:
-        if self.frame >= self.n_frames - 1:
-            self.action_play()
-            return
-        self.goto(self.frame + PLAY_FRAMES)
 
     def action_back(self) -> None:
         self._stop_playback()

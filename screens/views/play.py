@@ -38,7 +38,7 @@ from textual.widgets import Digits, Footer, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from screens.widgets.frame_view import FrameView
-from screens.input.keys import HeldKeys, PlanQueue, action_for, button_for_key
+from screens.input.keys import HeldKeys, PlanQueue, action_for, button_for_key, plan_control, stops_or_leaves
 from screens.messages import EngineFinished, EngineNotice, EngineProgress, BarStats
 from screens.input.play_window import PlayWindow, window_unavailable
 from screens.drivers.play_driver import (PACES, QUIT_REASON, Pacer, PlayDriver, PlaySettingsError, WallPacer,
@@ -129,7 +129,6 @@ class PlayScreen(Screen):
         self._keys_text: str | None = None  # what the keys panel shows
         # shared with the worker
         self._held = HeldKeys()
-        self._held_lock = threading.Lock()
         self._plans: queue.Queue[list[str]] = queue.Queue()
         self._quit = threading.Event()
         self.done = threading.Event()  # set when the worker has closed the recording
@@ -249,8 +248,7 @@ class PlayScreen(Screen):
         return self.driver.take_plan()
 
     def _buttons(self, t: float) -> tuple[str, ...]:
-        with self._held_lock:
-            held = self._held.held(t)
+        held = self._held.held(t)
         if self._window is not None:
             held = tuple(dict.fromkeys(held + self._window.held()))
         return held
@@ -346,7 +344,7 @@ class PlayScreen(Screen):
     def on_key(self, event: Key) -> None:
         key = event.key
         finished = self.summary is not None or self.error is not None
-        if key == "escape" or (finished and key in ("enter", "q")):
+        if stops_or_leaves(key, finished):
             event.stop()
             self.action_stop_or_leave()
             return
@@ -356,31 +354,25 @@ class PlayScreen(Screen):
             event.stop()
             self._window.toggle_mute()
             return
-        button = button_for_key(key)
         if self.mode == "realtime":
+            button = button_for_key(key)
             if button is not None:
                 event.stop()
-                with self._held_lock:
-                    self._held.press(button, self.pacer.now())
+                self._held.press(button, self.pacer.now())
                 self._show_keys()
             return
-        if button is not None:
-            if not self.queue.add(button):
-                self.notify(f"the plan holds at most {self.queue.max_actions} actions: enter commits it, "
-                            "backspace removes the last", severity="warning")
-            elif not self.queue.combining and self.queue.names and self.queue.names[-1] == "noop":
-                self.notify(f"{self.game.ale_name} has no {button} action: {key} queued noop "
-                            f"(allowed: {', '.join(self.game.action_names)})", severity="warning")
-        elif event.character in ("+", "="):
-            self.queue.combine()
-        elif key == "n" or event.character == ".":
-            self.queue.noop()
-        elif key == "backspace":
-            self.queue.pop()
-        elif key == "enter":
-            self._commit()
-        else:
+        found = plan_control(key, event.character)
+        if found is None:
             return
+        what, button = found
+        if what == "commit":
+            self._commit()
+        elif not self.queue.edit(what, button):
+            self.notify(f"the plan holds at most {self.queue.max_actions} actions: enter commits it, "
+                        "backspace removes the last", severity="warning")
+        elif what == "move" and not self.queue.combining and self.queue.names and self.queue.names[-1] == "noop":
+            self.notify(f"{self.game.ale_name} has no {button} action: {key} queued noop "
+                        f"(allowed: {', '.join(self.game.action_names)})", severity="warning")
         event.stop()
         self._show_queue()
 
@@ -428,8 +420,7 @@ class PlayScreen(Screen):
     def _show_keys(self) -> None:
         """Update the keys panel; called 20 times a second in real time, it redraws only on a change."""
         if self.mode == "realtime":
-            with self._held_lock:
-                held = self._held.held(self.pacer.now())
+            held = self._held.held(self.pacer.now())
             text = (f"held now {'+'.join(held) or '-'} -> {action_for(held, self.game)}\n"
                     f"sampled  {'+'.join(self.applied_buttons) or '-'}\napplying [b]{self.applied}[/b]")
         else:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from rich.text import Text
 from textual.binding import Binding
-from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Static
 
@@ -30,8 +29,10 @@ from workstation.store.recording import Recording, RecordingError
 from workstation.store.records import TurnRecord
 from workstation.store.series import RunSeries
 
+from screens.views.frame_playback import END_BINDINGS, STEP_BINDINGS, FramePlaybackScreen
 from screens.widgets.frame_view import FrameView, sent_image
 from screens.messages import BarStats
+from screens.views.event_keys import EVENT_BINDINGS
 from screens.views.export_key import export_in_background
 from screens.widgets.plan_view import PlanView, end_note
 from screens.widgets.prompt_view import PromptView
@@ -39,9 +40,6 @@ from screens.widgets.reply_view import ReplyView
 from screens.views.run_layout import blur_or_leave, compose_run, protocol_label
 from screens.widgets.stats_bar import StatsBar
 from screens.widgets.timeline import Timeline
-
-PLAY_FRAMES = 3  # frames per playback tick: one action
-PLAY_TICK_S = 0.1  # paper pace: 0.1 s per action
 
 
 def _verdicts(rec: Recording) -> dict[int, dict]:
@@ -70,24 +68,14 @@ def _stuck_mask(rec: Recording, n: int):
     return mask
 
 
-class ReplayScreen(Screen):
+class ReplayScreen(FramePlaybackScreen):
     """A recording, turn by turn and frame by frame."""
 
     AUTO_FOCUS = ""  # nothing focused: the screen's keys work at once
     BINDINGS = [
-        Binding("left,left_square_bracket", "turn(-1)", "Prev turn"),
-        Binding("right,right_square_bracket", "turn(1)", "Next turn"),
-        Binding("comma", "frame(-1)", "Prev frame"),
-        Binding("full_stop", "frame(1)", "Next frame"),
-        Binding("space", "play", "Play/pause"),
-        Binding("r", "event('reward', 1)", "Next reward"),
-        Binding("R", "event('reward', -1)", "Prev reward", show=False),
-        Binding("l", "event('life_lost', 1)", "Next life loss"),
-        Binding("L", "event('life_lost', -1)", "Prev life loss", show=False),
-        Binding("g", "event('game_over', 1)", "Next game over"),
-        Binding("G", "event('game_over', -1)", "Prev game over", show=False),
-        Binding("home", "goto(0)", "Start", show=False),
-        Binding("end", "goto(-1)", "End", show=False),
+        *STEP_BINDINGS,
+        *EVENT_BINDINGS,
+        *END_BINDINGS,
         Binding("e", "export", "Export MP4", show=False),
         Binding("m", "mark", "Mark frame", show=False),
         Binding("n", "to_qa", "To QA set", show=False),
@@ -250,33 +238,8 @@ class ReplayScreen(Screen):
         self.goto(frame)
         self.notify(f"{name} at frame {frame}", timeout=3)
 
-    def action_frame(self, delta: int) -> None:
-        self.goto(self.frame + delta)
-
-    def action_goto(self, frame: int) -> None:
-        self.goto(self.n_frames - 1 if frame < 0 else frame)
-
-    def action_play(self) -> None:
-        if self.playing:
-            self._stop_playback()
-        elif self.n_frames:
-            self.playing = True
-            self._timer = self.set_interval(PLAY_TICK_S, self._tick)
-            if self.frame >= self.n_frames - 1:
-                self.goto(0)
+    def _show_playing(self) -> None:
         self._status()
-
-    def _stop_playback(self) -> None:
-        self.playing = False
-        if self._timer is not None:
-            self._timer.stop()
-            self._timer = None
-
-    def _tick(self) -> None:
-        if self.frame >= self.n_frames - 1:
-            self.action_play()
-            return
-        self.goto(self.frame + PLAY_FRAMES)
 
     def action_judged(self, delta: int) -> None:
         """Jump to the next (or previous) turn the judge found a failure in."""

@@ -21,7 +21,8 @@ from workstation.game.games import Game
 from workstation.game.protocol import Protocol
 from workstation.turn.prompt import FrameSource, TextPart
 from workstation.turn.prompt_builder import PromptBuilder
-from workstation.turn.promptpack import PromptPack, PromptPackError, default_pack_dir
+from workstation.locations import default_pack_dir
+from workstation.turn.promptpack import PromptPack, PromptPackError
 
 SECTIONS = ("guide", "short", "side 1", "side 2")
 TEMPLATE_KEYS = {"side_heading": {"side"}, "score": {"mine", "theirs"}, "team_score": {"team", "mine", "theirs"}}

@@ -20,7 +20,8 @@ from workstation.game.twoplayer import SIDES, get_two_player_game
 from workstation.options import GENERATION_KEYS
 from workstation.runs.start import FORMAT, new_run_dir, versions
 from workstation.store.recording import RecordingWriter
-from workstation.turn.promptpack import default_pack_dir, load_pack
+from workstation.locations import default_pack_dir
+from workstation.turn.promptpack import load_pack
 
 KIND = "match"  # the manifest's "kind": verify and info read a match by it
 

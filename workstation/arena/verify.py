@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 
 from workstation.calls import Reply, TurnContext
 from workstation.arena.match import MatchEngine, MatchEvent
@@ -19,18 +18,12 @@ from workstation.arena.sides import load_match_text
 from workstation.game.protocol import Protocol
 from workstation.game.twoplayer import get_two_player_game
 from workstation.runs.verify import VerifyResult
-from workstation.store.framestore import FrameStoreError
+from workstation.runs.frame_check import FrameCheck, Mismatch, same
 from workstation.store.recording import Recording, RecordingError
 from workstation.turn.promptpack import load_pack
 
 TURN_KEYS = ("start_frame", "end_frame", "game_over", "reset_frame", "lockstep_frames")
 SIDE_KEYS = ("actions", "padded", "action_rewards", "action_life_lost", "reward", "lives_lost", "score")
-
-
-class _Mismatch(Exception):
-    def __init__(self, frame: int, detail: str) -> None:
-        super().__init__(detail)
-        self.frame, self.detail = frame, detail
 
 
 class _Script:
@@ -57,14 +50,6 @@ class _Script:
         return {"kind": "verify", "spec": self.spec}
 
 
-def _same(a: Any, b: Any) -> bool:
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
-    if isinstance(a, (int, float, bool)) and isinstance(b, (int, float, bool)):
-        return float(a) == float(b)
-    return bool(a == b)
-
-
 def verify_match(rec: Recording) -> VerifyResult:
     m = rec.manifest
     try:
@@ -83,34 +68,7 @@ def verify_match(rec: Recording) -> VerifyResult:
         return VerifyResult(0, 0, f"{rec.path / 'turns.jsonl'}: a turn lacks its players")
     if any(not isinstance(p, list) or len(p) != 2 for p in turn_players):
         return VerifyResult(0, 0, f"{rec.path / 'turns.jsonl'}: a turn does not hold two players")
-    checked = 0
-    palette = frames.palette()
-    seen: set[int] = set()
-
-    def sink(screen: np.ndarray, rgb: Any, ram: np.ndarray) -> None:
-        nonlocal checked
-        i = checked
-        if i >= n:
-            raise _Mismatch(i, f"re-execution goes on past the recording's {n} frames")
-        try:
-            stored = frames.indices(i)
-        except FrameStoreError as e:
-            raise _Mismatch(i, f"frames.bin: {e}") from None
-        if stored.shape != screen.shape or not np.array_equal(stored, screen):
-            raise _Mismatch(i, f"frames.bin frame {i} differs from re-execution")
-        if not np.array_equal(frames.ram(i), ram):
-            raise _Mismatch(i, f"frames.ram frame {i}: the stored RAM differs from re-execution")
-        new = set(np.unique(screen).tolist()) - seen
-        if new:
-            image = rgb()
-            for v in new:
-                ys, xs = np.nonzero(screen == v)
-                colour = tuple(int(c) for c in image[ys[0], xs[0]])
-                if palette.get(v) != colour:
-                    raise _Mismatch(i, f"frames.pal value {v}: stored {palette.get(v)}, the emulator shows {colour}")
-                seen.add(v)
-        checked += 1
-
+    check = FrameCheck(frames)
     turns_checked = 0
 
     def on_event(ev: MatchEvent) -> None:
@@ -120,35 +78,37 @@ def verify_match(rec: Recording) -> VerifyResult:
         got = ev.data["record"]
         k = got["turn"]
         if k >= len(turns):
-            raise _Mismatch(checked, f"turns.jsonl ends at turn {len(turns) - 1}, but re-execution plays turn {k}")
+            raise Mismatch(check.checked,
+                           f"turns.jsonl ends at turn {len(turns) - 1}, but re-execution plays turn {k}")
         want = turns[k]
         for key in TURN_KEYS:
-            if not _same(want.get(key), got.get(key)):
-                raise _Mismatch(got["start_frame"], f"turns.jsonl turn {k} {key}: recorded {want.get(key)!r}, "
-                                                    f"re-execution gives {got.get(key)!r}")
+            if not same(want.get(key), got.get(key)):
+                raise Mismatch(got["start_frame"], f"turns.jsonl turn {k} {key}: recorded {want.get(key)!r}, "
+                                                   f"re-execution gives {got.get(key)!r}")
         for side in (0, 1):
             for key in SIDE_KEYS:
                 a, b = want["players"][side].get(key), got["players"][side].get(key)
-                if not _same(a, b):
-                    raise _Mismatch(got["start_frame"], f"turns.jsonl turn {k} player {side + 1} {key}: "
-                                                        f"recorded {a!r}, re-execution gives {b!r}")
+                if not same(a, b):
+                    raise Mismatch(got["start_frame"], f"turns.jsonl turn {k} player {side + 1} {key}: "
+                                                       f"recorded {a!r}, re-execution gives {b!r}")
         turns_checked += 1
 
     pack_path = (m.get("prompt_pack") or {}).get("path")
     pack = load_pack(pack_path if pack_path else None)
     engine = MatchEngine(tp, protocol, (_Script(turns, 1), _Script(turns, 2)), seed, pack,  # type: ignore[arg-type]
                          load_match_text(pack, tp.key), writer=None, observers=[on_event])
-    engine.clock.sink = sink
+    engine.clock.sink = check
     try:
         engine.start()
         while not engine.done:
             if engine.turn >= len(turns):
                 break
             engine.play_turn()
-    except _Mismatch as e:
-        return VerifyResult(checked, e.frame, e.detail, turns_checked)
+    except Mismatch as e:
+        return VerifyResult(check.checked, e.frame, e.detail, turns_checked)
     finally:
         engine.close()
+    checked = check.checked
     trailing = n - checked
     stopped = not (rec.summary is not None and rec.summary.get("complete") is True)
     if trailing > 0 and stopped and trailing <= protocol.max_actions * protocol.repeat + 1:
@@ -162,10 +122,10 @@ def verify_match(rec: Recording) -> VerifyResult:
     s = rec.summary
     if s is not None:
         for side, p in enumerate(s.get("players") or []):
-            if not _same(p.get("score"), engine.clock.scores[side]):
+            if not same(p.get("score"), engine.clock.scores[side]):
                 return VerifyResult(checked, checked, f"summary.json player {side + 1} score: recorded "
                                                       f"{p.get('score')!r}, re-execution gives {engine.clock.scores[side]!r}")
-        if not _same(s.get("frames"), engine.clock.frame):
+        if not same(s.get("frames"), engine.clock.frame):
             return VerifyResult(checked, checked, f"summary.json frames: recorded {s.get('frames')!r}, "
                                                   f"re-execution gives {engine.clock.frame}")
     return VerifyResult(checked, turns_checked=turns_checked)

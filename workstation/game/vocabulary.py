@@ -35,7 +35,8 @@ import functools
 import re
 import tomllib
 from dataclasses import dataclass, field
-from pathlib import Path
+
+from workstation.locations import default_pack_dir
 
 MATCHING = ("normal", "harness")
 _DIRECTIONS = ("up", "down", "left", "right")
@@ -234,15 +235,6 @@ def parse_vocabulary(text: str, minimal_sets: dict[str, tuple[str, ...]], where:
                                       "add it to the game's table or remove it")
         taught[key] = tuple(listed)
     return Vocabulary(games, matching, taught)
-
-
-def default_pack_dir() -> Path:
-    """The default pack: an installed copy ``workstation/_prompts`` if present, else the repo's ``prompts/``."""
-    package = Path(__file__).resolve().parents[1]
-    installed = package / "_prompts"
-    if (installed / "template.toml").is_file():
-        return installed
-    return package.parent / "prompts"
 
 
 def builtin_text() -> str:

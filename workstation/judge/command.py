@@ -100,6 +100,7 @@ def _judge(a: argparse.Namespace) -> int:
     from workstation.judge.overreliance import parse_groups
     from workstation.judge.run import JudgeJob, run_judge
     from workstation.judge.verdict import load_judge_prompt
+    from workstation.runs.job_exit import job_exit
 
     if not a.judge:
         raise UserError("--judge SPEC is required: the judge model, e.g. --judge openai:gpt-5.2")
@@ -123,14 +124,7 @@ def _judge(a: argparse.Namespace) -> int:
     print(table(summary))
     for note in job.notes[:5]:
         sys.stderr.write(f"workstation: judge: {note}\n")
-    if summary.get("stopped"):
-        sys.stderr.write(f"workstation: stopped at the cost cap (${summary['cost_usd']:.4f}); run again with a "
-                         "higher --max-cost to finish\n")
-        return 1
-    if not summary["complete"]:
-        sys.stderr.write("workstation: some turns got no reply from the judge; run the same command again\n")
-        return 1
-    return 0
+    return job_exit(summary, "some turns got no reply from the judge; run the same command again")
 
 
 def _progress(done: int, total: int) -> None:

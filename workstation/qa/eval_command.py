@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import re
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +49,7 @@ def _eval(a: argparse.Namespace) -> int:
     from workstation.errors import UserError
     from workstation.qa.evaluate import run_eval, table
     from workstation.qa.qset import STATUSES
+    from workstation.runs.job_exit import job_exit
 
     if a.repeats < 1 or a.concurrency < 1:
         raise UserError("--repeats and --concurrency must be at least 1")
@@ -67,14 +67,7 @@ def _eval(a: argparse.Namespace) -> int:
                        max_cost=a.max_cost)
     print(out)
     print(table([summary]))
-    if summary.get("stopped"):
-        sys.stderr.write(f"workstation: stopped at the cost cap (${summary['cost_usd']:.4f}); "
-                         "run again with a higher --max-cost to finish\n")
-        return 1
-    if not summary["complete"]:
-        sys.stderr.write("workstation: some calls failed; run the same command again to retry them\n")
-        return 1
-    return 0
+    return job_exit(summary, "some calls failed; run the same command again to retry them")
 
 
 MODEL_FLAGS = (("base_url", "--base-url"), ("effort", "--effort"), ("temperature", "--temperature"),

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from workstation.qa.pixels import box_mask
+from workstation.qa.pixels import box_mask, colour_mask
 from workstation.qa.qset import CATEGORIES, SetWriter, paper_time
 from workstation.qa.rules import RULES
 from workstation.qa.scene import Scene, describe
@@ -148,13 +148,7 @@ def _clear_count(scene: Scene, i: int, s: ObjectSpec) -> bool:
                 continue
             y = int(s.y["const"] + s.y.get("step", 0) * k)
             band = rgb[max(0, y - s.tolerance):y + s.size[1] + s.tolerance, SCREEN_LEFT:]
-            colours = s.colour_of(k)
-            if colours:
-                mask = np.zeros(band.shape[:2], bool)
-                for c in colours:
-                    mask |= (band == np.array(c, np.uint8)).all(-1)
-            else:
-                mask = (band != 0).any(-1)
+            mask = colour_mask(band, s.colour_of(k))
             for t, o in others:  # pixels of other objects crossing the row are theirs
                 y0 = max(0, y - s.tolerance)
                 r0, r1 = int(o.y) - t.tolerance - y0, int(o.y) + o.h + t.tolerance - y0
@@ -172,6 +166,10 @@ def _apart(a0: float, aw: int, b0: float, bw: int, d: float) -> bool:
     return gap >= 2 and abs(d) >= SPATIAL_MARGIN
 
 
+# axis -> how the question puts the relation, and its answers (a before b on the axis, a after b)
+RELATIONS = {"x": ("to the left or to the right of", ("left", "right")), "y": ("above or below", ("above", "below"))}
+
+
 def spatial(scene: Scene) -> list[Candidate]:
     out = []
     for i in range(0, scene.n, STRIDE):
@@ -187,20 +185,17 @@ def spatial(scene: Scene) -> list[Candidate]:
                 ba, bb = scene.blob(i, sa, oa), scene.blob(i, sb, ob)
                 if ba is None or bb is None:
                     continue
-                dx, dy = oa.cx - ob.cx, oa.cy - ob.cy
-                px, py = ba[0] - bb[0], ba[1] - bb[1]  # the same relation read from the pixels alone
-                if (_apart(oa.x, oa.w, ob.x, ob.w, dx) and px * dx > 0 and abs(px) >= PIXEL_MARGIN
-                        and not ("const" in sa.x and "const" in sb.x)):
-                    out.append(Candidate(scene, "perception-spatial",
-                                         f"In this frame, is {describe(sa, oa)} to the left or to the right of {describe(sb, ob)}?",
-                                         ["left", "right"], "left" if dx < 0 else "right", [i], used, "centre x",
-                                         {"ask": {"kind": "relation", "axis": "x", "a": _ref(sa, oa), "b": _ref(sb, ob)}}))
-                if (_apart(oa.y, oa.h, ob.y, ob.h, dy) and py * dy > 0 and abs(py) >= PIXEL_MARGIN
-                        and not ("const" in sa.y and "const" in sb.y)):
-                    out.append(Candidate(scene, "perception-spatial",
-                                         f"In this frame, is {describe(sa, oa)} above or below {describe(sb, ob)}?",
-                                         ["above", "below"], "above" if dy < 0 else "below", [i], used, "centre y",
-                                         {"ask": {"kind": "relation", "axis": "y", "a": _ref(sa, oa), "b": _ref(sb, ob)}}))
+                axes = (("x", oa.x, oa.w, ob.x, ob.w, oa.cx - ob.cx, ba[0] - bb[0]),
+                        ("y", oa.y, oa.h, ob.y, ob.h, oa.cy - ob.cy, ba[1] - bb[1]))
+                for axis, a0, aw, b0, bw, d, p in axes:  # p: the same relation read from the pixels alone
+                    if (_apart(a0, aw, b0, bw, d) and p * d > 0 and abs(p) >= PIXEL_MARGIN
+                            and not ("const" in getattr(sa, axis) and "const" in getattr(sb, axis))):
+                        relation, (before, after) = RELATIONS[axis]
+                        out.append(Candidate(scene, "perception-spatial",
+                                             f"In this frame, is {describe(sa, oa)} {relation} {describe(sb, ob)}?",
+                                             [before, after], before if d < 0 else after, [i], used, f"centre {axis}",
+                                             {"ask": {"kind": "relation", "axis": axis, "a": _ref(sa, oa),
+                                                      "b": _ref(sb, ob)}}))
     return out
 
 

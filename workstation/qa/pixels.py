@@ -7,6 +7,16 @@ import numpy as np
 from workstation.qa.truth import Obj, ObjectSpec
 
 
+def colour_mask(pixels: np.ndarray, colours: tuple[tuple[int, int, int], ...]) -> np.ndarray:
+    """Which of ``pixels`` (H x W x 3) are one of ``colours``; with no colours, which are not black."""
+    if not colours:
+        return (pixels != 0).any(-1)
+    mask = np.zeros(pixels.shape[:2], bool)
+    for c in colours:
+        mask |= (pixels == np.array(c, np.uint8)).all(-1)
+    return mask
+
+
 def box_mask(spec: ObjectSpec, obj: Obj, rgb: np.ndarray) -> np.ndarray:
     """Pixels of the object's colours (any non-black pixel when it has none) in its box
     widened by the map's tolerance."""
@@ -19,14 +29,7 @@ def box_mask(spec: ObjectSpec, obj: Obj, rgb: np.ndarray) -> np.ndarray:
         x0, y0, x1, y1 = max(x0, rx0), max(y0, ry0), min(x1, rx1), min(y1, ry1)
     if x1 <= x0 or y1 <= y0:
         return np.zeros((0, 0), bool)
-    patch = rgb[y0:y1, x0:x1]
-    colours = spec.colour_of(obj.index)
-    if not colours:
-        return (patch != 0).any(-1)
-    mask = np.zeros(patch.shape[:2], bool)
-    for c in colours:
-        mask |= (patch == np.array(c, np.uint8)).all(-1)
-    return mask
+    return colour_mask(rgb[y0:y1, x0:x1], spec.colour_of(obj.index))
 
 
 def drawn(spec: ObjectSpec, obj: Obj, rgb: np.ndarray) -> bool:
@@ -49,14 +52,7 @@ def aligned(spec: ObjectSpec, obj: Obj, rgb: np.ndarray, margin: int = 8) -> boo
     if spec.region:
         rx0, ry0, rx1, ry1 = spec.region
         x0, y0, x1, y1 = max(x0, rx0), max(y0, ry0), min(x1, rx1), min(y1, ry1)
-    patch = rgb[y0:y1, x0:x1]
-    colours = spec.colour_of(obj.index)
-    if colours:
-        mask = np.zeros(patch.shape[:2], bool)
-        for c in colours:
-            mask |= (patch == np.array(c, np.uint8)).all(-1)
-    else:
-        mask = (patch != 0).any(-1)
+    mask = colour_mask(rgb[y0:y1, x0:x1], spec.colour_of(obj.index))
     ys, xs = np.nonzero(mask)
     if not len(xs):
         return False
@@ -73,13 +69,7 @@ def blob_centre(spec: ObjectSpec, obj: Obj, rgb: np.ndarray) -> tuple[float, flo
     extractor that reads only pixels would place it (arms, animation and all)."""
     from scipy import ndimage
 
-    colours = spec.colour_of(obj.index)
-    if colours:
-        mask = np.zeros(rgb.shape[:2], bool)
-        for c in colours:
-            mask |= (rgb == np.array(c, np.uint8)).all(-1)
-    else:
-        mask = (rgb != 0).any(-1)
+    mask = colour_mask(rgb, spec.colour_of(obj.index))
     if spec.region:
         rx0, ry0, rx1, ry1 = spec.region
         keep = np.zeros_like(mask)

@@ -12,7 +12,8 @@ from workstation.agents import make_agent
 from workstation.game.clock import RULES
 from workstation.turn.engine import Observer, TurnEngine
 from workstation.game.games import Game, get_game
-from workstation.turn.promptpack import default_pack_dir, load_pack
+from workstation.locations import default_pack_dir
+from workstation.turn.promptpack import load_pack
 from workstation.game.protocol import Protocol
 from workstation.options import GENERATION_KEYS, RunSpec, run_identity  # noqa: F401 - RunSpec: importable here too
 from workstation.store import changes, run_dirs

@@ -13,13 +13,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
 
 from workstation.calls import Reply, TurnContext
 from workstation.game.clock import RULES
 from workstation.game.games import FPS_PAPER, get_game
 from workstation.game.protocol import Protocol
-from workstation.store.framestore import FrameStoreError
+from workstation.runs.frame_check import FrameCheck, Mismatch, same
 from workstation.store.recording import Recording, RecordingError
 from workstation.turn.engine import TurnEnded, TurnEngine
 from workstation.turn.promptpack import load_pack
@@ -42,12 +41,6 @@ class VerifyResult:
     @property
     def ok(self) -> bool:
         return self.first_mismatch is None and not self.detail
-
-
-class _Mismatch(Exception):
-    def __init__(self, frame: int, detail: str):
-        super().__init__(detail)
-        self.frame, self.detail = frame, detail
 
 
 class _EndOfTurns(Exception):
@@ -84,14 +77,6 @@ def _num(value) -> float:
     return float(value or 0)
 
 
-def _same(a, b) -> bool:
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
-    if isinstance(a, (int, float, bool)) and isinstance(b, (int, float, bool)):
-        return float(a) == float(b)
-    return a == b
-
-
 def verify(rec: Recording) -> VerifyResult:
     m = rec.manifest
     try:
@@ -112,36 +97,7 @@ def verify(rec: Recording) -> VerifyResult:
     if not turns and n > 1:
         return VerifyResult(0, 0, f"{rec.path / 'turns.jsonl'}: no turns, but {n} frames; the turns are missing")
 
-    checked = 0
-    palette_ok: set[int] = set()
-    stored_palette = frames.palette()
-
-    def sink(screen: np.ndarray, rgb, ram: np.ndarray) -> None:
-        nonlocal checked
-        i = checked
-        if i >= n:
-            raise _Mismatch(i, f"re-execution goes on past the recording's {n} frames (frames.idx ends early)")
-        try:
-            stored = frames.indices(i)
-        except FrameStoreError as e:
-            raise _Mismatch(i, f"frames.bin: {e}") from None
-        if stored.shape != screen.shape or not np.array_equal(screen, stored):
-            diff = int(np.count_nonzero(screen != stored)) if stored.shape == screen.shape else "all"
-            raise _Mismatch(i, f"frames.bin frame {i} differs from re-execution in {diff} pixels")
-        if not np.array_equal(frames.ram(i), ram):
-            raise _Mismatch(i, f"frames.ram frame {i}: the stored RAM differs from re-execution")
-        new = set(np.unique(screen).tolist()) - palette_ok
-        if new:
-            image = rgb() if callable(rgb) else rgb
-            for v in new:
-                ys, xs = np.nonzero(screen == v)
-                colour = tuple(int(c) for c in image[ys[0], xs[0]])
-                if stored_palette.get(v) != colour:
-                    raise _Mismatch(i, f"frames.pal value {v}: stored colour {stored_palette.get(v)} but the "
-                                       f"emulator shows {colour}")
-                palette_ok.add(v)
-        checked += 1
-
+    check = FrameCheck(frames)
     turns_checked = 0
     ending = False
 
@@ -155,31 +111,33 @@ def verify(rec: Recording) -> VerifyResult:
             return
         want = turns[k] if k < len(turns) else None
         if want is None:
-            raise _Mismatch(checked, f"turns.jsonl ends at turn {len(turns) - 1}, but re-execution plays turn {k}")
+            raise Mismatch(check.checked,
+                           f"turns.jsonl ends at turn {len(turns) - 1}, but re-execution plays turn {k}")
         keys = _TURN_KEYS + (_RULE2_KEYS if rules >= 2 else ())
         for key in keys:
             if key in want or key in _TURN_KEYS:
-                if not _same(want.get(key), got.get(key)):
-                    raise _Mismatch(got["start_frame"], f"turns.jsonl turn {k} {key}: recorded {want.get(key)!r}, "
-                                                        f"re-execution gives {got.get(key)!r}")
+                if not same(want.get(key), got.get(key)):
+                    raise Mismatch(got["start_frame"], f"turns.jsonl turn {k} {key}: recorded {want.get(key)!r}, "
+                                                       f"re-execution gives {got.get(key)!r}")
         turns_checked += 1
 
     engine = TurnEngine(game, protocol, _ScriptAgent(turns), seed, load_pack(None), writer=None,
                         observers=[on_event], rewindable=False, rules=rules)
-    engine.clock.sink = sink
+    engine.clock.sink = check
     trailing = 0
     try:
         try:
             engine.start()
             while not engine.done:
-                if checked >= n and not engine.clock.done:  # the recording stops here: a stopped or killed run
+                if check.checked >= n and not engine.clock.done:  # the recording stops here: a stopped or killed run
                     ending = True
                     engine.stop("end of the recording")
                     break
                 engine.step_frame()
-        except _Mismatch as e:
-            return VerifyResult(checked, e.frame, e.detail, turns_checked)
+        except Mismatch as e:
+            return VerifyResult(check.checked, e.frame, e.detail, turns_checked)
         except _EndOfTurns:
+            checked = check.checked
             if rec.summary is not None:
                 return VerifyResult(checked, checked, f"turns.jsonl ends after turn {len(turns) - 1}, but the "
                                                       f"budget goes on at frame {checked}", turns_checked)
@@ -191,6 +149,7 @@ def verify(rec: Recording) -> VerifyResult:
                                                       f"({one_turn}): turns are missing", turns_checked)
     finally:
         engine.close()
+    checked = check.checked
     if trailing:
         return VerifyResult(checked, turns_checked=turns_checked, unchecked_frames=trailing)
     if checked < n:
@@ -207,7 +166,7 @@ def verify(rec: Recording) -> VerifyResult:
             replayed["games_ended"] = s.get("games_ended")
         for key, value in replayed.items():
             if key in rec.summary or key in _SUMMARY_KEYS:
-                if not _same(_num(rec.summary.get(key)), _num(value)):
+                if not same(_num(rec.summary.get(key)), _num(value)):
                     return VerifyResult(checked, checked, f"summary.json {key}: recorded {rec.summary.get(key)!r}, "
                                                           f"re-execution gives {value!r}")
         if rec.summary.get("complete") and not s.get("complete") and engine.stopped:

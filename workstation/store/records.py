@@ -22,6 +22,7 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 from workstation.errors import UserError
@@ -50,54 +51,39 @@ def _kind(value: Any) -> str:
     return KINDS.get(name, name)
 
 
-def _number(name: str, value: Any, *, optional: bool = False) -> Any:
-    if value is None and optional:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise RecordError(f"field {name!r} is {_kind(value)}, not a number")
-    return value
+Check = Callable[..., Any]  # (name, value, *, optional=False) -> the value, or RecordError
+
+
+def _of_type(types: tuple[type, ...], word: str) -> Check:
+    """A check that ``value`` is one of ``types`` (a bool is never taken for a number), or null where allowed."""
+
+    def check(name: str, value: Any, *, optional: bool = False) -> Any:
+        if value is None and optional:
+            return None
+        if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
+            raise RecordError(f"field {name!r} is {_kind(value)}, not {word}")
+        return value
+
+    return check
+
+
+_number = _of_type((int, float), "a number")
+_str = _of_type((str,), "text")
+_bool = _of_type((bool,), "true/false")
+_dict = _of_type((dict,), "an object")
+_whole = _of_type((int,), "an integer")
+_plain_list = _of_type((list,), "a list")
 
 
 def _int(name: str, value: Any, *, optional: bool = False) -> Any:
-    if value is None and optional:
-        return None
     if isinstance(value, float) and value.is_integer():
         value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise RecordError(f"field {name!r} is {_kind(value)}, not an integer")
-    return value
-
-
-def _str(name: str, value: Any, *, optional: bool = False) -> Any:
-    if value is None and optional:
-        return None
-    if not isinstance(value, str):
-        raise RecordError(f"field {name!r} is {_kind(value)}, not text")
-    return value
-
-
-def _bool(name: str, value: Any, *, optional: bool = False) -> Any:
-    if value is None and optional:
-        return None
-    if not isinstance(value, bool):
-        raise RecordError(f"field {name!r} is {_kind(value)}, not true/false")
-    return value
-
-
-def _dict(name: str, value: Any, *, optional: bool = False) -> Any:
-    if value is None and optional:
-        return None
-    if not isinstance(value, dict):
-        raise RecordError(f"field {name!r} is {_kind(value)}, not an object")
-    return value
+    return _whole(name, value, optional=optional)
 
 
 def _list(name: str, value: Any, item: Any = None, *, optional: bool = False) -> Any:
-    if value is None and optional:
-        return None
-    if not isinstance(value, list):
-        raise RecordError(f"field {name!r} is {_kind(value)}, not a list")
-    if item is not None:
+    value = _plain_list(name, value, optional=optional)
+    if item is not None and value is not None:
         return [item(f"{name}[{i}]", v) for i, v in enumerate(value)]
     return value
 
@@ -418,7 +404,6 @@ def rebuild_summary(manifest: Manifest, turns: list[TurnRecord], why: str | None
 class RecordFileError(UserError):
     """A JSON file that cannot be read, or holds a field of the wrong type or out of range: one line naming the
     file and the field (exit 2)."""
-
 
 
 def read_json(path: Path | str, kind: type = dict) -> Any:

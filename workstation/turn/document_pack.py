@@ -31,9 +31,10 @@ a Python list (``['left', 'left']``).
 
 from __future__ import annotations
 
-import string
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any
+
+from workstation.turn.template_strings import template_string
 
 DOCUMENT_KEYS: dict[str, frozenset[str]] = {
     "structured": frozenset({"guide", "skill", "budget_rule", "reward_history", "recent_clips", "time", "image"}),
@@ -64,38 +65,8 @@ def check_document(data: dict[str, Any], where: str, error: Callable[[str], Exce
                     + ", ".join(known))
     strings: dict[str, str] = {}
     for key, allowed in known.items():
-        if key not in data:
-            if key in OPTIONAL_KEYS:
-                continue
-            raise error(f"{where}: template.toml lacks key {key!r}; add it (placeholders: {_names(allowed)})")
-        value = data[key]
-        if not isinstance(value, str):
-            raise error(f"{where}: template.toml key {key!r} must be a string, not {type(value).__name__}")
-        try:
-            used = placeholders(value)
-        except ValueError as exc:
-            raise error(f"{where}: template.toml key {key!r} is not a valid format string ({exc}); "
-                        "write {{ and }} for literal braces") from None
-        bad = sorted(used - allowed)
-        if bad:
-            raise error(f"{where}: template.toml key {key!r} uses unknown placeholder {{{bad[0]}}}; "
-                        f"allowed there: {_names(allowed)}")
+        if key not in data and key in OPTIONAL_KEYS:
+            continue
+        value = template_string(data, key, allowed, where, error)
         strings[key] = value  # kept to the character: a document's spacing is its own
     return strings
-
-
-def placeholders(text: str) -> set[str]:
-    names: set[str] = set()
-    for _, name, spec, conversion in string.Formatter().parse(text):
-        if name is None:
-            continue
-        if not name.isidentifier():
-            raise ValueError(f"{{{name}}} is not a plain placeholder name")
-        if spec or conversion:
-            raise ValueError(f"{{{name}}} has a format spec or conversion; values arrive as ready text")
-        names.add(name)
-    return names
-
-
-def _names(names: Iterable[str]) -> str:
-    return ", ".join(f"{{{n}}}" for n in sorted(names)) or "no placeholders"

@@ -31,9 +31,7 @@ from typing import Any
 import hashlib
 import os
 import re
-import string
 import tomllib
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -41,8 +39,10 @@ from dataclasses import replace
 
 from workstation.errors import UserError
 from workstation.game.games import GAMES, MINIMAL_SETS, Game, get_game
+from workstation.locations import default_pack_dir
 from workstation.game.vocabulary import Vocabulary, VocabularyError, builtin_text, parse_vocabulary
 from workstation.turn.document_pack import check_document
+from workstation.turn.template_strings import template_string, placeholder_list, placeholders
 
 VARIANTS = ("full", "short")
 
@@ -139,24 +139,15 @@ class PromptPack:
         if not values.keys() <= allowed:
             extra = sorted(set(values) - allowed)
             raise PromptPackError(
-                f"template string {key!r} takes {_names(allowed)}, not {_names(extra)}"
+                f"template string {key!r} takes {placeholder_list(allowed)}, not {placeholder_list(extra)}"
             )
         try:
             return template.format_map(values)
         except KeyError:
-            missing = sorted(_placeholders(template) - set(values))
+            missing = sorted(placeholders(template) - set(values))
             raise PromptPackError(
-                f"template string {key!r} of prompt pack {self.path} needs a value for {_names(missing)}"
+                f"template string {key!r} of prompt pack {self.path} needs a value for {placeholder_list(missing)}"
             ) from None
-
-
-def default_pack_dir() -> Path:
-    """The default pack: an installed copy ``workstation/_prompts`` if present, else the repo's ``prompts/``."""
-    package = Path(__file__).resolve().parents[1]
-    installed = package / "_prompts"
-    if (installed / "template.toml").is_file():
-        return installed
-    return package.parent / "prompts"
 
 
 _CACHE: dict[Path, tuple[tuple[Any, ...], PromptPack]] = {}
@@ -314,12 +305,12 @@ def _skill_slot(table: Any, where: str) -> str:
     if not isinstance(table.get("slot"), str):
         raise PromptPackError(f"{where}: template.toml's [skill] table needs slot = \"...{{skill}}...\" (a string)")
     try:
-        used = _placeholders(table["slot"])
+        used = placeholders(table["slot"])
     except ValueError as exc:
         raise PromptPackError(f"{where}: template.toml [skill] slot is not a valid format string ({exc})") from None
     if used - SKILL_PLACEHOLDERS or "skill" not in used:
         raise PromptPackError(f"{where}: template.toml [skill] slot must use {{skill}} and may use {{title}} "
-                              f"(it uses {_names(used)})")
+                              f"(it uses {placeholder_list(used)})")
     return str(table["slot"]).strip().replace("{{", "{").replace("}}", "}")
 
 
@@ -331,40 +322,9 @@ def _check_template(data: dict[str, Any], where: str) -> dict[str, str]:
         )
     strings: dict[str, str] = {}
     for key, allowed in TEMPLATE_KEYS.items():
-        if key not in data:
-            raise PromptPackError(f"{where}: template.toml lacks key {key!r}; add it (placeholders: {_names(allowed)})")
-        value = data[key]
-        if not isinstance(value, str):
-            raise PromptPackError(f"{where}: template.toml key {key!r} must be a string, not {type(value).__name__}")
-        try:
-            used = _placeholders(value)
-        except ValueError as exc:
-            raise PromptPackError(
-                f"{where}: template.toml key {key!r} is not a valid format string ({exc}); "
-                "write {{ and }} for literal braces"
-            ) from None
-        bad = sorted(used - allowed)
-        if bad:
-            raise PromptPackError(
-                f"{where}: template.toml key {key!r} uses unknown placeholder {{{bad[0]}}}; "
-                f"allowed there: {_names(allowed)} (write {{{{ and }}}} for literal braces)"
-            )
+        value = template_string(data, key, allowed, where, PromptPackError)
         strings[key] = value.strip()  # the prompt builder owns the spacing between strings
     return strings
-
-
-def _placeholders(text: str) -> set[str]:
-    """Names of the ``{name}`` fields in a format string; ValueError for anything else."""
-    names = set()
-    for _, name, spec, conversion in string.Formatter().parse(text):
-        if name is None:
-            continue
-        if not name.isidentifier():
-            raise ValueError(f"{{{name}}} is not a plain placeholder name")
-        if spec or conversion:
-            raise ValueError(f"{{{name}}} has a format spec or conversion; values arrive as ready text")
-        names.add(name)
-    return names
 
 
 def _text(file: Path, where: str) -> str:
@@ -400,7 +360,3 @@ def _stamp(path: Path) -> tuple[Any, ...]:
 
 def _guide_files() -> str:
     return "games/<key>.md and games/<key>.short.md for each key of `workstation games`"
-
-
-def _names(names: Iterable[str]) -> str:
-    return ", ".join(f"{{{n}}}" for n in sorted(names)) or "no placeholders"
