@@ -11,7 +11,9 @@
    pool): frames a second, and the ratio, with and without env creation in the baseline.
 
     .venv/bin/python bench/batch_throughput.py [--latency 1.0] [--levels 8,32,64] [--calls 40]
-        [--random-runs 120] [--skip-model] [--skip-random] [--repeat N]
+        [--random-runs 120] [--skip-model] [--skip-random] [--repeat N] [--actions 1|3] [--baseline CHECKOUT]
+
+    BENCH_TIMELINE=1 also prints the calls that reached the server in each second of each batch.
 """
 
 from __future__ import annotations
@@ -137,10 +139,11 @@ LAST_CPU_S = 0.0  # user + sys seconds of the last batch (load does not inflate 
 def run_batch(grid_text: str, out: Path, *args: str) -> tuple[float, float, int]:
     grid = out.with_suffix(".toml")
     grid.write_text(textwrap.dedent(grid_text))
-    env = {**os.environ, "OPENAI_API_KEY": "sk-bench"}
+    code = Path(os.environ.get("BENCH_CODE") or ROOT)  # --baseline: another checkout's workstation, same venv
+    env = {**os.environ, "OPENAI_API_KEY": "sk-bench", "PYTHONPATH": str(code)}
     t0 = time.monotonic()
     proc = subprocess.Popen([sys.executable, "-m", "workstation", "batch", str(grid), "--out", str(out), "--plain",
-                             "--every", "30", *args], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                             "--every", "30", *args], cwd=code, env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True)
     peak = 0.0
     while True:  # wait4: the batch's CPU time, its waited-for worker processes included
@@ -264,6 +267,8 @@ def main() -> None:
                     "about 1-2 s for the CLI and its worker processes, is spread over them)")
     ap.add_argument("--actions", type=int, choices=(1, 3), default=3, help="actions a reply (1: the hidden check's "
                     "one-action turns)")
+    ap.add_argument("--baseline", metavar="CHECKOUT", help="also run each model batch with another checkout's "
+                    "code (e.g. a `git worktree` of an older commit), first, in the same conditions")
     ap.add_argument("--skip-model", action="store_true")
     ap.add_argument("--skip-random", action="store_true")
     a = ap.parse_args()
@@ -282,6 +287,17 @@ def main() -> None:
             for c in ([] if a.skip_model else [int(x) for x in a.levels.split(",")]):
                 seen = []
                 for i in range(a.repeat):
+                    if a.baseline:  # the baseline checkout's batch first, in the same conditions
+                        (tmp / f"b{i}").mkdir(exist_ok=True)
+                        os.environ["BENCH_CODE"] = a.baseline
+                        try:
+                            r = model_level(port, c, a.latency, a.calls, tmp / f"b{i}")
+                        finally:
+                            os.environ.pop("BENCH_CODE")
+                        print(f"{'base':>4} {r['calls']:>6} {r['wall_s']:>7.1f} {r['whole']:>8.1f} {r['steady']:>8.1f} "
+                              f"{r['ideal']:>9.1f} {100 * r['whole'] / r['ideal']:>7.0f}% "
+                              f"{100 * r['steady'] / r['ideal']:>7.0f}% {r['rss_mb']:>7.0f} {r['cpu_ms_call']:>11.2f}",
+                              flush=True)
                     (tmp / f"r{i}").mkdir(exist_ok=True)
                     r = model_level(port, c, a.latency, a.calls, tmp / f"r{i}")
                     seen.append(r)
