@@ -5,6 +5,26 @@ each SDK's wire format), ``tests/tui_helpers.py`` (Pilot helpers, recorded runs)
 ``tests/agents_for_tests.py`` (scripted agents); test files import those by name.
 """
 
+import pytest
+
 from tests.fake_provider import agent_cache, agents, fake, fake_server, frames, keys
 
 __all__ = ["agent_cache", "agents", "fake", "fake_server", "frames", "keys"]
+
+
+# -- running in parallel (./test runs pytest-xdist with --dist loadgroup) --------------------------------------
+# Each test file stays on one worker (its module fixtures are built once, its tests keep their order), and the
+# two Ray files share one worker: a local ray.init() joins a cluster another worker has started
+# (/tmp/ray/ray_current_cluster), so the two never run at the same time.
+SHARED_WORKER = {"test_batch_ray.py": "ray", "test_batch_ray_cluster.py": "ray"}
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "xdist_group(name): tests of one group run on one xdist worker")
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        name = item.path.name
+        item.add_marker(pytest.mark.xdist_group(SHARED_WORKER.get(name, name)))
