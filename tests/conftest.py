@@ -23,8 +23,18 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "xdist_group(name): tests of one group run on one xdist worker")
 
 
+# The files that take longest (pytest --durations), started first so that the workers end close together
+# rather than one finishing a long file alone. Only the order changes; a file missing here just runs later.
+LONGEST_FIRST = ["test_batch_ray_cluster.py", "test_batch_ray.py", "test_qa_gen.py", "test_batch.py",
+                 "test_bad_input_corpus.py", "test_idc.py", "test_tui_home.py", "test_judge.py",
+                 "test_batch_envpool.py", "test_export.py", "test_session.py", "test_batch_screen.py",
+                 "test_tui_open.py", "test_batch_model_procs.py", "test_providers_cli.py", "test_tui_step_marks.py"]
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
 def pytest_collection_modifyitems(config, items):
+    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: each file keeps its own order
     for item in items:
         name = item.path.name
         item.add_marker(pytest.mark.xdist_group(SHARED_WORKER.get(name, name)))
