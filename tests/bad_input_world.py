@@ -1,6 +1,7 @@
 """A small world of real files for the bad-input corpora: recordings, a batch, a session, a QA set and eval,
-a harness run to import. Built once per test module (``build_world``), then copied for every case so a case
-may damage its copy; ``snapshot`` says what is on disk, to check that a refused command changed nothing."""
+a harness run to import. Built once per test module (``build_world``) and copied once into the world the cases
+share; a case may damage it, and ``restore`` puts back, from the pristine copy, every top-level entry that is
+no longer as it was. ``snapshot`` says what is on disk, to check that a refused command changed nothing."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import hashlib
 import json
 import os
 import shutil
+import stat
 from pathlib import Path
 
 from workstation.cli import main
@@ -79,23 +81,52 @@ def copy_world(pristine: Path, dest: Path) -> Path:
     return dest
 
 
+def restore(world: Path, pristine: Path, now: dict[str, tuple], clean: dict[str, tuple]) -> None:
+    """Make ``world`` (whose snapshot is ``now``) the pristine world again (whose snapshot is ``clean``): every
+    top-level entry with a path added, removed or changed under it is replaced by the pristine one."""
+    if now == clean:
+        return
+    changed = {rel for rel in set(now) | set(clean) if now.get(rel) != clean.get(rel)}
+    for top in sorted({Path(rel).parts[0] for rel in changed}):
+        p = world / top
+        for dirpath, dirnames, _ in os.walk(p):  # a case may have left a directory unreadable
+            for d in dirnames:
+                if not os.path.islink(os.path.join(dirpath, d)):
+                    os.chmod(os.path.join(dirpath, d), 0o755)
+        if p.is_symlink() or p.is_file():
+            p.unlink()
+        elif p.is_dir():
+            shutil.rmtree(p)
+        src = pristine / top
+        if src.is_dir() and not src.is_symlink():
+            shutil.copytree(src, p, symlinks=True)
+        elif src.exists() or src.is_symlink():
+            shutil.copy2(src, p, follow_symlinks=False)
+    after = snapshot(world)
+    assert after == clean, sorted(rel for rel in set(after) | set(clean) if after.get(rel) != clean.get(rel))
+
+
 def snapshot(root: Path) -> dict[str, tuple]:
     """Every path under ``root``: (kind, mode, size, sha256 of a file's bytes)."""
     out: dict[str, tuple] = {}
-    for dirpath, dirnames, filenames in os.walk(root):
+    top = os.fspath(root)
+    cut = len(top) + 1
+    for dirpath, dirnames, filenames in os.walk(top):
         for name in dirnames + filenames:
-            p = Path(dirpath) / name
-            st = p.lstat()
-            if p.is_symlink():
-                out[str(p.relative_to(root))] = ("link", os.readlink(p))
-            elif p.is_dir():
-                out[str(p.relative_to(root))] = ("dir", st.st_mode)
+            p = os.path.join(dirpath, name)
+            rel = p[cut:]
+            st = os.lstat(p)
+            if stat.S_ISLNK(st.st_mode):
+                out[rel] = ("link", os.readlink(p))
+            elif stat.S_ISDIR(st.st_mode):
+                out[rel] = ("dir", st.st_mode)
             else:
                 try:
-                    digest = hashlib.sha256(p.read_bytes()).hexdigest()
+                    with open(p, "rb") as f:
+                        digest = hashlib.file_digest(f, "sha256").hexdigest()
                 except OSError:
                     digest = "unreadable"
-                out[str(p.relative_to(root))] = ("file", st.st_mode, st.st_size, digest)
+                out[rel] = ("file", st.st_mode, st.st_size, digest)
     return out
 
 

@@ -2,9 +2,9 @@
 screens that would open for bad input, against batch, report, compare, export, import, session, qa and
 ls/info/verify/request.
 
-Every case runs the real CLI in-process on a copy of a small world of real files (``bad_input_world``), then
-checks: a non-zero exit (2 for bad input; 1 or 2 for a damaged recording, whose reading fails as bad input or
-whose check fails as damage), at most 3 lines on stderr, no traceback, no screen opened, and every file of the
+Every case runs the real CLI in-process on a small world of real files (``bad_input_world``: one world for the
+module, put back as it was from a pristine copy after every case), then checks: a non-zero exit (2 for bad
+input; 1 or 2 for a damaged recording, whose reading fails as bad input or whose check fails as damage), at most 3 lines on stderr, no traceback, no screen opened, and every file of the
 world byte for byte and mode for mode as it was.
 
 The tests run as root, and root reads a mode-000 file anyway: an unreadable path is then simulated by making
@@ -21,13 +21,13 @@ import os
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import pytest
 
 import workstation.cli as cli
 import workstation.tui as tui
-from tests.bad_input_world import build_world, copy_world, edit_json, snapshot
+from tests.bad_input_world import build_world, copy_world, edit_json, restore, snapshot
 
 BAD, DAMAGED = (2,), (1, 2)
 
@@ -437,8 +437,14 @@ assert len(IDS) == len(set(IDS)), [i for i in IDS if IDS.count(i) > 1]
 
 # -- the harness ---------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def pristine(tmp_path_factory) -> Path:
-    return build_world(tmp_path_factory.mktemp("pristine") / "w")
+def shared(tmp_path_factory) -> Iterator[tuple[Path, Path, dict[str, tuple]]]:
+    """The world every case runs in, the pristine copy it is put back from, and the pristine world's snapshot."""
+    pristine = build_world(tmp_path_factory.mktemp("pristine") / "w")
+    clean = snapshot(pristine)
+    world = copy_world(pristine, tmp_path_factory.mktemp("shared") / "w")
+    assert snapshot(world) == clean
+    yield world, pristine, clean
+    assert snapshot(pristine) == clean, "a case changed the pristine world"
 
 
 def deny_paths(monkeypatch, paths: list[Path]) -> None:
@@ -484,33 +490,35 @@ def run_case(case: Case, world: Path, capsys, monkeypatch) -> tuple[int, str, st
 
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
-def test_bad_input_is_refused_in_few_lines_and_changes_nothing(case: Case, pristine, tmp_path, capsys, monkeypatch):
+def test_bad_input_is_refused_in_few_lines_and_changes_nothing(case: Case, shared, capsys, monkeypatch):
+    world, pristine, clean = shared
     for name in list(os.environ):
         if name.endswith("_API_KEY"):
             monkeypatch.delenv(name)
-    world = copy_world(pristine, tmp_path / "w")
     monkeypatch.chdir(world)
-    if case.setup:
-        case.setup(world)
-    before = snapshot(world)
-    if case.deny:
-        targets = [world / rel for rel in case.deny]
-        for t in targets:
-            t.chmod(0)
-        deny_paths(monkeypatch, targets)
+    after: dict[str, tuple] | None = None
     try:
-        code, out, err = run_case(case, world, capsys, monkeypatch)
-    finally:
-        monkeypatch.undo()
-        for rel in case.deny:
-            (world / rel).chmod(0o755 if (world / rel).is_dir() else 0o644)
-    for rel in case.deny:  # put the modes back as they were for the comparison
-        kind = before[rel]
-        os.chmod(world / rel, kind[1])
+        if case.setup:
+            case.setup(world)
+        before = snapshot(world) if case.setup else clean
+        if case.deny:
+            targets = [world / rel for rel in case.deny]
+            for t in targets:
+                t.chmod(0)
+            deny_paths(monkeypatch, targets)
+        try:
+            code, out, err = run_case(case, world, capsys, monkeypatch)
+        finally:
+            monkeypatch.undo()
+            for rel in case.deny:  # put the modes back as they were for the comparison
+                os.chmod(world / rel, before[rel][1])
+        after = snapshot(world)
+    finally:  # the next case gets the pristine world, whatever this one did
+        restore(world, pristine, after if after is not None else snapshot(world), clean)
     assert "Traceback" not in err and "Traceback" not in out, err
     lines = err.strip().splitlines()
     assert code in case.codes and code != 0 or (0 in case.codes and code == 0), (code, out, err)
     assert len(lines) <= 3 and (lines or out.strip() or code == 0), err
     if case.says:
         assert case.says.lower() in err.lower(), err
-    assert snapshot(world) == before, "the command changed files on disk"
+    assert after == before, "the command changed files on disk"

@@ -36,6 +36,10 @@ def make(tmp_path: Path, frames: int = 30) -> Batch:
     return b
 
 
+def head(app) -> str:
+    return str(app.screen.query_one("#batch-head", Static).render())
+
+
 async def batch_screen(app, pilot) -> BatchScreen:
     await wait_until(pilot, lambda: isinstance(app.screen, BatchScreen), what="the batch screen")
     return app.screen
@@ -48,10 +52,9 @@ async def test_the_screen_shows_a_batch_to_its_end_and_opens_a_run(tmp_path):
     async with app.run_test(size=(140, 40)) as pilot:
         screen = await batch_screen(app, pilot)
         await wait_until(pilot, lambda: batch.state.finished and not screen.running, timeout=180, what="the batch")
-        await pilot.pause(0.7)  # one more refresh
-        head = str(app.screen.query_one("#batch-head", Static).render())
-        assert "4/4 done" in head and "spent" in head and "calls/s" in head and "finished" in head
-        assert "ETA" not in head  # nothing is left to estimate
+        await wait_until(pilot, lambda: "finished" in head(app), what="the last refresh")  # not a timed pause
+        assert "4/4 done" in head(app) and "spent" in head(app) and "calls/s" in head(app)
+        assert "ETA" not in head(app)  # nothing is left to estimate
         assert "Stop" not in str(app.screen.query_one(Footer).render()) and not app.screen.check_action("stop", ())
         groups = app.screen.query_one("#groups", DataTable)
         assert groups.row_count == 2
@@ -81,9 +84,8 @@ async def test_x_stops_the_batch_cleanly_and_it_resumes(tmp_path):
         await wait_until(pilot, lambda: any(runs.glob("*/manifest.json")), timeout=120, what="a run under way")
         await pilot.press("x")
         await wait_until(pilot, lambda: not screen.running, timeout=120, what="the batch to stop")
-        await pilot.pause(0.7)
-        head = str(app.screen.query_one("#batch-head", Static).render())
-        assert "stopped early: stopped from the batch screen" in head
+        await wait_until(pilot, lambda: "stopped early" in head(app), what="the refresh after the stop")
+        assert "stopped early: stopped from the batch screen" in head(app)
         stopped = [r for r in batch.state.runs.values() if r.status == "stopped"]
         assert stopped and all("stopped from the batch screen" in r.last_error for r in stopped)
         assert screen.code == 1
@@ -103,13 +105,20 @@ async def test_runs_done_in_an_earlier_pass_say_so_with_their_scores(tmp_path):
     async with app.run_test(size=(140, 40)) as pilot:
         screen = await batch_screen(app, pilot)
         await wait_until(pilot, lambda: batch.state.finished and not screen.running, timeout=60, what="the batch")
-        await pilot.pause(0.7)
         runs = app.screen.query_one("#runs", DataTable)
-        rows = [[str(c) for c in runs.get_row_at(i)] for i in range(runs.row_count)]
-        assert len(rows) == 4 and {r[0] for r in rows} == {"done before"}
-        assert all(r[4] != "-" and r[5] != "-" for r in rows)
+
+        def table() -> list[list[str]]:
+            return [[str(c) for c in runs.get_row_at(i)] for i in range(runs.row_count)]
+
         groups = app.screen.query_one("#groups", DataTable)
-        assert str(groups.get_row_at(0)[-1]).endswith("(2)")
+
+        def shown() -> bool:  # what a refresh shows (waited for, not a timed pause)
+            rows = table()
+            return (len(rows) == 4 and {r[0] for r in rows} == {"done before"}
+                    and all(r[4] != "-" and r[5] != "-" for r in rows)
+                    and groups.row_count > 0 and str(groups.get_row_at(0)[-1]).endswith("(2)"))
+
+        await wait_until(pilot, shown, what="every run done before, with its score, and the group's mean")
 
 
 @run_async
@@ -135,7 +144,7 @@ async def test_home_palette_opens_a_batch_on_disk_and_r_resumes_it(tmp_path, mon
         await pilot.press("r")
         await wait_until(pilot, lambda: screen.code is not None, timeout=180, what="the batch to run")
         assert screen.code == 0
-        await pilot.pause(0.7)
-        assert "4/4 done" in str(screen.query_one("#batch-head", Static).render())
+        await wait_until(pilot, lambda: "4/4 done" in str(screen.query_one("#batch-head", Static).render()),
+                         what="the refresh after the batch")
         await pilot.press("q")
         await wait_until(pilot, lambda: not isinstance(app.screen, BatchScreen), what="back to home")

@@ -17,7 +17,7 @@ from workstation.runs.start import RunSpec, start_run
 from workstation.runs.verify import verify
 from workstation.store.recording import Recording
 
-BOUND_S = 5.0
+BOUND_S = 10.0
 
 
 class FailingAgent:

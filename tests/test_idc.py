@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -42,6 +43,17 @@ def idc_args(fake, out: Path, *extra: str) -> list[str]:
     return ["idc", "--game", "freeway", "--player", "compat:p", "--reflector", "compat:r",
             "--base-url", fake.url("compat"), "--rounds", "2", "--episodes", "2", "--frames", "90",
             "--out", str(out), *extra]
+
+
+def in_process(capsys, args: list[str]) -> SimpleNamespace:
+    """The CLI run in this process (what a subprocess would give, without its seconds of imports): exit code and
+    output. The tests that kill or interrupt the command keep their own process."""
+    try:
+        code = main(args)
+    except SystemExit as e:
+        code = e.code
+    out, err = capsys.readouterr()
+    return SimpleNamespace(returncode=code, stdout=out, stderr=err)
 
 
 def player_text(seen) -> str:
@@ -145,7 +157,7 @@ def test_a_validator_that_rejects_five_times_keeps_the_previous_skill(fake, tmp_
     assert curve["rounds"][1]["skill"] is None
 
 
-def test_resume_after_kill_plays_each_episode_once(fake, tmp_path):
+def test_resume_after_kill_plays_each_episode_once(fake, tmp_path, capsys):
     out = tmp_path / "idc"
     fake.push(*[Step(text=PLAYER)] * 3, Step(kind="hang", hang_s=60))  # episode 0 finishes; episode 1 hangs
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -165,7 +177,7 @@ def test_resume_after_kill_plays_each_episode_once(fake, tmp_path):
     fake.reset()
     fake.push(*[Step(text=PLAYER)] * 200)
     fake.push_tools(*reflection_script(SKILLS[0]), *reflection_script(SKILLS[1]))
-    r = subprocess.run([*CLI, *idc_args(fake, out)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    r = in_process(capsys, idc_args(fake, out))
     assert r.returncode == 0, r.stdout + r.stderr
     curve = json.loads((out / "curve.json").read_text())
     assert [len(x["episodes"]) for x in curve["rounds"]] == [2, 2, 2]
@@ -212,16 +224,14 @@ BAD = [
 
 
 @pytest.mark.parametrize("extra,needle", BAD, ids=[" ".join(b[0]) for b in BAD])
-def test_bad_input_is_one_line_exit_2(fake, tmp_path, extra, needle):
+def test_bad_input_is_one_line_exit_2(fake, tmp_path, extra, needle, capsys):
     out = tmp_path / "idc"
-    r = subprocess.run([*CLI, *idc_args(fake, out, *extra)], cwd=ROOT, capture_output=True, text=True, timeout=120,
-                       env={**os.environ, "PYTHONPATH": str(ROOT)})
+    r = in_process(capsys, idc_args(fake, out, *extra))
     assert r.returncode == 2 and needle in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert "Traceback" not in r.stderr and not (out / "round_0").exists()
 
 
-def test_bad_specs_and_places(fake, tmp_path):
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+def test_bad_specs_and_places(fake, tmp_path, capsys):
     (tmp_path / "file").write_text("x")
     (tmp_path / "abatch" / "runs").mkdir(parents=True)
     (tmp_path / "abatch" / "results.csv").write_text("run_id\n")
@@ -233,8 +243,7 @@ def test_bad_specs_and_places(fake, tmp_path):
         (["--game", "nogame"], "nogame"),
     ]
     for extra, needle in cases:
-        r = subprocess.run([*CLI, *idc_args(fake, tmp_path / "idc", *extra)], cwd=ROOT, capture_output=True,
-                           text=True, timeout=120, env=env)
+        r = in_process(capsys, idc_args(fake, tmp_path / "idc", *extra))
         assert r.returncode == 2 and needle in r.stderr and len(r.stderr.strip().splitlines()) == 1, (extra, r.stderr)
         assert "Traceback" not in r.stderr
     assert sorted(p.name for p in (tmp_path / "abatch").iterdir()) == ["results.csv", "runs"]
@@ -242,7 +251,7 @@ def test_bad_specs_and_places(fake, tmp_path):
     out = tmp_path / "idc"
     out.mkdir()
     (out / "curve.json").write_text(json.dumps({"rounds": [], "identity": {"game": "pong"}}))
-    r = subprocess.run([*CLI, *idc_args(fake, out)], cwd=ROOT, capture_output=True, text=True, timeout=120, env=env)
+    r = in_process(capsys, idc_args(fake, out))
     assert r.returncode == 2 and "another game" in r.stderr, r.stderr
     assert json.loads((out / "curve.json").read_text())["identity"] == {"game": "pong"}
 
@@ -287,7 +296,7 @@ def test_transfer_gain_and_the_curve_statistics():
     assert C.best_vs_final(curve) == {"best_round": 1, "final_round": 2, "gap": 2.0, "gap_normalised": 2.0}
 
 
-def test_report_shows_the_curve_gap_and_transfer(tmp_path):
+def test_report_shows_the_curve_gap_and_transfer(tmp_path, capsys):
     out = tmp_path / "idc"
     out.mkdir()
     curve = {"game": "freeway", "player": "compat:p", "reflector": "compat:r", "random_mean": 0.0,
@@ -301,8 +310,7 @@ def test_report_shows_the_curve_gap_and_transfer(tmp_path):
              "transfer": [{"mode": 1, "difficulty": 0, "no_skill_mean": 2.0, "best_mean": 3.0, "gain": 1.0,
                            "gain_pct": 50.0}]}
     C.save(out, curve)
-    r = subprocess.run([*CLI, "report", str(out), "--json", str(tmp_path / "r.json")], cwd=ROOT, capture_output=True,
-                       text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    r = in_process(capsys, ["report", str(out), "--json", str(tmp_path / "r.json")])
     assert r.returncode == 0, r.stderr
     assert "best round 1 vs final round 2: gap 2.50" in r.stdout and "rolled back" in r.stdout
     assert "mode=1,difficulty=0" in r.stdout and "50.0%" in r.stdout
@@ -311,14 +319,14 @@ def test_report_shows_the_curve_gap_and_transfer(tmp_path):
 
 @pytest.mark.parametrize("args,needle", [(["idc", "--view", "nowhere"], "no IDC there"),
                                          (["idc", "--game", "freeway"], "idc needs --player, --out")])
-def test_view_and_missing_flags_are_one_line_exit_2(tmp_path, args, needle):
-    r = subprocess.run([*CLI, *args], cwd=tmp_path, capture_output=True, text=True, timeout=120,
-                       env={**os.environ, "PYTHONPATH": str(ROOT)})
+def test_view_and_missing_flags_are_one_line_exit_2(tmp_path, args, needle, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    r = in_process(capsys, args)
     assert r.returncode == 2 and needle in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert "Traceback" not in r.stderr
 
 
-def test_ctrl_c_during_a_reflection_records_no_reflection_and_resumes(fake, tmp_path):
+def test_ctrl_c_during_a_reflection_records_no_reflection_and_resumes(fake, tmp_path, capsys):
     out = tmp_path / "idc"
     fake.push(*[Step(text=PLAYER)] * 200)
     fake.push_tools(tool_step("list_dir", path="."), Step(kind="hang", hang_s=60))
@@ -338,8 +346,7 @@ def test_ctrl_c_during_a_reflection_records_no_reflection_and_resumes(fake, tmp_
     fake.reset()
     fake.push(*[Step(text=PLAYER)] * 200)
     fake.push_tools(*reflection_script(SKILLS[0]))
-    r = subprocess.run([*CLI, *idc_args(fake, out, "--rounds", "1")], cwd=ROOT, env=env, capture_output=True,
-                       text=True, timeout=300)
+    r = in_process(capsys, idc_args(fake, out, "--rounds", "1"))
     assert r.returncode == 0, r.stdout + r.stderr
     curve = json.loads((out / "curve.json").read_text())
     assert curve["rounds"][1]["skill"] == SKILLS[0]

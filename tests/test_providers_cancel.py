@@ -20,7 +20,7 @@ from workstation.providers.limiter import AdaptiveLimiter
 from workstation.turn.prompt import ImagePart, Message, Prompt, TextPart
 
 CTX = TurnContext(get_game("breakout"), turn=0, max_actions=10, frame=0)
-BOUND_S = 5.0  # "within about a second", with room for a busy machine; the waits cut short are 30-60 s
+BOUND_S = 10.0  # "within about a second", with room for a busy machine; the waits cut short are 30-60 s
 RATE_LIMITED = Step("status", 429, {"retry-after": "60"},
                     {"type": "error", "error": {"message": "slow down", "type": "rate_limit_error",
                                                 "code": "rate_limit_error", "status": "RESOURCE_EXHAUSTED"}})

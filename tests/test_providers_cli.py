@@ -7,24 +7,42 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from tests.fake_provider import KEYS, SPECS, FakeProvider, Step
+from workstation.cli import main
 from workstation.store.recording import Recording
 
 
+def cli(args: list[str], env: dict[str, str], own_process: bool, capsys, monkeypatch) -> SimpleNamespace:
+    """The CLI in its own process, or in this one (the same exit code and output without seconds of SDK imports)."""
+    if own_process:
+        return subprocess.run([sys.executable, "-m", "workstation", *args], capture_output=True, text=True,
+                              timeout=120, env=env)
+    for k in [k for k in os.environ if k.endswith("_API_KEY")]:
+        monkeypatch.delenv(k)
+    for k, v in KEYS.items():
+        monkeypatch.setenv(k, v)
+    try:
+        code = main(args)
+    except SystemExit as e:
+        code = e.code
+    out, err = capsys.readouterr()
+    return SimpleNamespace(returncode=code, stdout=out, stderr=err)
+
+
 @pytest.mark.parametrize("provider", ["openai", "compat", "anthropic", "gemini"])
-def test_cli_run_completes_through_a_429(provider, fake_server: FakeProvider, tmp_path):  # noqa: F811
+def test_cli_run_completes_through_a_429(provider, fake_server: FakeProvider, tmp_path, capsys, monkeypatch):  # noqa: F811
     fake_server.reset()
     fake_server.push(Step(kind="status", status=429, headers={"retry-after": "1"},
                           error={"error": {"message": "slow down", "type": "rate_limit_error"}}))
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     env.update(KEYS)
-    r = subprocess.run(
-        [sys.executable, "-m", "workstation", "run", "--game", "breakout", "--agent", SPECS[provider],
-         "--base-url", fake_server.url(provider), "--seed", "0", "--frames", "90", "--out", str(tmp_path)],
-        capture_output=True, text=True, timeout=120, env=env)
+    own = provider == "openai"  # one provider runs the real command in its own process; the others in this one
+    r = cli(["run", "--game", "breakout", "--agent", SPECS[provider], "--base-url", fake_server.url(provider),
+             "--seed", "0", "--frames", "90", "--out", str(tmp_path)], env, own, capsys, monkeypatch)
     assert r.returncode == 0, r.stderr
     path = Path(r.stdout.splitlines()[0])
     rec = Recording(path)
@@ -38,8 +56,7 @@ def test_cli_run_completes_through_a_429(provider, fake_server: FakeProvider, tm
     blob = "".join(p.read_text(errors="replace") for p in path.iterdir() if p.suffix in (".json", ".jsonl"))
     for secret in KEYS.values():
         assert secret not in blob and secret not in r.stdout + r.stderr
-    req = subprocess.run([sys.executable, "-m", "workstation", "request", str(path), "--turn", "1"],
-                         capture_output=True, text=True, timeout=60, env=env)
+    req = cli(["request", str(path), "--turn", "1"], env, own, capsys, monkeypatch)
     assert req.returncode == 0, req.stderr
     assert "png_bytes" in req.stdout and all(s not in req.stdout for s in KEYS.values())
     assert "base64" not in req.stdout.lower() or "png_bytes" in req.stdout

@@ -50,7 +50,7 @@ def test_retry_after_is_capped_by_max_wait(agents, fake, frames):
     fake.push(Step("status", 429, {"retry-after": "30"}, error_body("slow down", "rate_limit_error")))
     started = time.monotonic()
     reply = agents.get("openai", max_wait_s=0.05).act(prompt(frames), CTX)
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 15  # far below the 30 s asked for, with room for a loaded machine
     assert reply.attempts[0].wait_s == 0.05 and reply.text == DEFAULT_TEXT
 
 
@@ -84,10 +84,10 @@ def test_server_errors_are_retried(agents, fake, frames, provider):
 
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_hang_past_the_timeout_is_retried(agents, fake, frames, provider):
-    fake.push(Step("hang", hang_s=1.5))
+    fake.push(Step("hang", hang_s=30))
     started = time.monotonic()
     reply = agents.get(provider, timeout=0.3).act(prompt(frames), CTX)
-    assert time.monotonic() - started < 1.4  # gave up on the hang, did not wait it out
+    assert time.monotonic() - started < 15  # gave up on the 30 s hang, did not wait it out (room for a loaded machine)
     assert reply.attempts[0].error_class == "transient" and "timed out" in reply.attempts[0].error
     assert reply.text == DEFAULT_TEXT and len(fake.seen) == 2
 

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import httpx2
 import openai
@@ -22,6 +23,7 @@ from workstation.calls import FatalAgentError, TurnContext
 from workstation.game.games import get_game
 from workstation.providers import ProviderOptions, make_provider_agent
 from workstation.providers.retry import classify
+from workstation.cli import main
 from workstation.store.recording import Recording
 from workstation.turn.prompt import ImagePart, Message, Prompt, TextPart
 
@@ -117,7 +119,21 @@ def test_status_failures_name_the_url(agents, fake, frames, status, body, words)
 
 # -- through the command line --------------------------------------------------------------------
 
-def cli(*args: str, **popen) -> subprocess.CompletedProcess:
+def cli(*args: str, here=None, **popen) -> subprocess.CompletedProcess | SimpleNamespace:
+    """``workstation run --game breakout ARGS`` in its own process, or in this one when ``here`` is
+    (capsys, monkeypatch): the same exit code and output, without seconds of SDK imports."""
+    if here is not None:
+        capsys, monkeypatch = here
+        for k in [k for k in os.environ if k.endswith("_API_KEY")]:
+            monkeypatch.delenv(k)
+        for k, v in KEYS.items():
+            monkeypatch.setenv(k, v)
+        try:
+            code = main(["run", "--game", "breakout", *args])
+        except SystemExit as e:
+            code = e.code
+        out, err = capsys.readouterr()
+        return SimpleNamespace(returncode=code, stdout=out, stderr=err)
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     env.update(KEYS)
     return subprocess.run([sys.executable, "-m", "workstation", "run", "--game", "breakout", *args],
@@ -136,10 +152,11 @@ def test_cli_closed_port_exits_quickly_with_one_line(tmp_path):
     assert summary["complete"] is False and summary["calls"] == 1 and summary["stopped_call"]["turn"] == 0
 
 
-def test_cli_unknown_model_exits_with_one_line(fake, tmp_path):
+def test_cli_unknown_model_exits_with_one_line(fake, tmp_path, capsys, monkeypatch):
     fake.push(Step("status", 404, {}, {"error": {"message": "The model `nope` does not exist",
                                                  "type": "invalid_request_error", "code": "model_not_found"}}))
-    r = cli("--agent", "compat:nope", "--base-url", fake.url("compat"), "--frames", "30", "--out", str(tmp_path))
+    r = cli("--agent", "compat:nope", "--base-url", fake.url("compat"), "--frames", "30", "--out", str(tmp_path),
+            here=(capsys, monkeypatch))
     assert r.returncode == 1
     (line,) = r.stderr.strip().splitlines()
     assert f"unknown model or endpoint at {fake.url('compat')}/chat/completions" in line and len(fake.seen) == 1
@@ -149,10 +166,10 @@ def overloaded(n: int) -> list[Step]:
     return [Step("status", 503, {"retry-after-ms": "1"}, {"error": {"message": "overloaded"}}) for _ in range(n)]
 
 
-def test_cli_three_lost_turns_in_a_row_stop_the_run(fake, tmp_path):
+def test_cli_three_lost_turns_in_a_row_stop_the_run(fake, tmp_path, capsys, monkeypatch):
     fake.push(*overloaded(3 * 6))  # six tries per turn (the default), three turns
     r = cli("--agent", "compat:m", "--base-url", fake.url("compat"), "--frames", "300", "--out", str(tmp_path),
-            "--quiet")  # no progress lines: the stop is the one line
+            "--quiet", here=(capsys, monkeypatch))  # no progress lines: the stop is the one line
     assert r.returncode == 1
     (line,) = r.stderr.strip().splitlines()
     assert "3 turns in a row lost to provider errors (--max-failed-turns 3)" in line and "503" in line
@@ -160,10 +177,10 @@ def test_cli_three_lost_turns_in_a_row_stop_the_run(fake, tmp_path):
     assert rec.summary["failed_turns"] == 3 and len(rec.turns) == 3 and len(fake.seen) == 18
 
 
-def test_cli_a_run_that_never_played_is_not_a_success(fake, tmp_path):
+def test_cli_a_run_that_never_played_is_not_a_success(fake, tmp_path, capsys, monkeypatch):
     fake.push(*overloaded(400))
     r = cli("--agent", "compat:m", "--base-url", fake.url("compat"), "--frames", "30", "--max-failed-turns", "0",
-            "--out", str(tmp_path), "--quiet")
+            "--out", str(tmp_path), "--quiet", here=(capsys, monkeypatch))
     rec = Recording(Path(r.stdout.splitlines()[0]))
     assert rec.complete and rec.summary["failed_turns"] == rec.summary["turns"] > 3
     assert r.returncode == 1
@@ -171,9 +188,9 @@ def test_cli_a_run_that_never_played_is_not_a_success(fake, tmp_path):
     assert "did not really play" in line
 
 
-def test_cli_negative_max_failed_turns_is_bad_input(tmp_path):
+def test_cli_negative_max_failed_turns_is_bad_input(tmp_path, capsys, monkeypatch):
     r = cli("--agent", "compat:m", "--base-url", "http://127.0.0.1:9/v1", "--max-failed-turns", "-1",
-            "--out", str(tmp_path))
+            "--out", str(tmp_path), here=(capsys, monkeypatch))
     assert r.returncode == 2 and "--max-failed-turns" in r.stderr and len(r.stderr.strip().splitlines()) == 1
     assert not any(tmp_path.iterdir())
 

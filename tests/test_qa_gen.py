@@ -3,7 +3,10 @@ whose answers agree with the pixels of the frames it stores."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
+import shutil
 from collections import Counter, defaultdict
 from pathlib import Path
 
@@ -52,10 +55,27 @@ def gen(recordings: Path, out: Path, *extra: str) -> int:
     return main(["qa", "gen", "--recordings", str(recordings), "--out", str(out), "--per-game", "10", *extra])
 
 
-def test_gen_makes_a_valid_set(recordings, tmp_path, capsys):
-    assert gen(recordings, tmp_path / "s") == 0
-    assert json.loads((tmp_path / "s" / "set.json").read_text())["format"] == FORMAT
-    qs = read_set(tmp_path / "s")
+def _made(recordings: Path, out: Path, *extra: str) -> tuple[Path, str]:
+    """A set made once for the module (the tests that only read it share it): its directory and what gen printed."""
+    with contextlib.redirect_stdout(io.StringIO()) as printed:
+        assert gen(recordings, out, *extra) == 0
+    return out, printed.getvalue()
+
+
+@pytest.fixture(scope="module")
+def set3(recordings, tmp_path_factory) -> tuple[Path, str]:
+    return _made(recordings, tmp_path_factory.mktemp("set3") / "s", "--seed", "3")
+
+
+@pytest.fixture(scope="module")
+def set4(recordings, tmp_path_factory) -> tuple[Path, str]:
+    return _made(recordings, tmp_path_factory.mktemp("set4") / "s", "--seed", "4")
+
+
+def test_gen_makes_a_valid_set(set3):
+    root, printed = set3
+    assert json.loads((root / "set.json").read_text())["format"] == FORMAT
+    qs = read_set(root)
     assert {q["game"] for q in qs} == set(GAMES)
     assert {q["category"] for q in qs} >= {"perception-detection", "perception-spatial", "motion-target",
                                           "motion-controlled", "decision-short"}
@@ -69,25 +89,23 @@ def test_gen_makes_a_valid_set(recordings, tmp_path, capsys):
         assert all(f["t"] == paper_time(f["index"]) for f in q["frames"])
         assert q["truth"]["ram"] and all(u["values"] for u in q["truth"]["ram"])
     assert paper_time(102) == "3.40s"
-    assert "questions from 4 recording(s)" in capsys.readouterr().out
+    assert "questions from 4 recording(s)" in printed
 
 
-def test_gen_is_deterministic_for_a_seed(recordings, tmp_path):
-    assert gen(recordings, tmp_path / "a", "--seed", "3") == 0
+def test_gen_is_deterministic_for_a_seed(recordings, set3, set4, tmp_path):
     assert gen(recordings, tmp_path / "b", "--seed", "3") == 0
-    assert gen(recordings, tmp_path / "c", "--seed", "4") == 0
-    a, b, c = ((tmp_path / n / "questions.jsonl").read_text() for n in "abc")
+    a, b, c = ((root / "questions.jsonl").read_text() for root in (set3[0], tmp_path / "b", set4[0]))
     assert a == b
-    assert a.replace(str(tmp_path / "a"), "") != c.replace(str(tmp_path / "c"), "")
+    assert a.replace(str(set3[0]), "") != c.replace(str(set4[0]), "")
 
 
-def test_answers_are_balanced(recordings, tmp_path):
-    assert gen(recordings, tmp_path / "s", "--seed", "5") == 0
-    per = defaultdict(Counter)
-    for q in read_set(tmp_path / "s"):
-        per[(q["game"], q["category"])][q["answer"]] += 1
-    for key, counts in per.items():
-        assert max(counts.values()) - min(counts.values()) <= 1, (key, counts)
+def test_answers_are_balanced(set3, set4):
+    for root, _ in (set3, set4):
+        per = defaultdict(Counter)
+        for q in read_set(root):
+            per[(q["game"], q["category"])][q["answer"]] += 1
+        for key, counts in per.items():
+            assert max(counts.values()) - min(counts.values()) <= 1, (root, key, counts)
 
 
 def _pixels(root: Path, q: dict, frame: int, colour) -> np.ndarray:
@@ -148,8 +166,8 @@ def test_categories_option_and_bad_input(recordings, tmp_path):
     assert len(CATEGORIES) == 6
 
 
-def test_malformed_set_is_one_line(recordings, tmp_path):
-    assert gen(recordings, tmp_path / "s", "--per-game", "2") == 0
+def test_malformed_set_is_one_line(set3, tmp_path):
+    shutil.copytree(set3[0], tmp_path / "s")
     path = tmp_path / "s" / "questions.jsonl"
     lines = path.read_text().splitlines()
     q = json.loads(lines[0])
@@ -169,8 +187,8 @@ def test_malformed_set_is_one_line(recordings, tmp_path):
     assert "other/9" in str(e.value)
 
 
-def test_a_later_line_replaces_an_earlier_one(recordings, tmp_path):
-    assert gen(recordings, tmp_path / "s", "--per-game", "2") == 0
+def test_a_later_line_replaces_an_earlier_one(set3, tmp_path):
+    shutil.copytree(set3[0], tmp_path / "s")
     path = tmp_path / "s" / "questions.jsonl"
     first = json.loads(path.read_text().splitlines()[0])
     with open(path, "a") as f:

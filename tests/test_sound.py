@@ -316,6 +316,18 @@ async def test_play_with_the_window_says_no_sound_once_and_the_recording_verifie
         assert screen._window.sound and screen._engine.clock.sound  # the emulator makes sound for the window
         await pilot.press("up")
         await pacer.advance_to(0.16, screen)  # 3 slots of 3 frames, their sound sent along
+        # The window process says so once it has failed to open its sound, and the screen reads what the window
+        # says when it sends a frame: on a loaded machine the notice may come after the last frame sent so far.
+        # The worker waits for the next slot (nothing else reads the window's pipe now): wait for the notice,
+        # then one more slot carries it to the screen.
+        window = screen._window
+
+        def said() -> bool:
+            window._drain()
+            return any(reason in n for n in app.notes) or any(reason in t for t, _ in window._notices)
+
+        await wait_until(pilot, said, what="the window's no-sound notice")
+        await pacer.advance_to(0.21, screen)
         await wait_until(pilot, lambda: any(reason in n for n in app.notes), what="the no-sound notice")
         await pilot.press("m")  # goes to the window; nothing to mute there
         await pacer.advance_to(1.0, screen)

@@ -222,7 +222,7 @@ async def test_the_keys_panel_redraws_only_when_it_changes(tmp_path):
         await pilot.pause(0.3)  # six ticks of the 50 ms refresh, nothing held, the clock stopped
         assert texts == []
         await pilot.press("left")
-        await pilot.pause(0.1)
+        await wait_until(pilot, lambda: texts, what="the keys panel to redraw")  # the next tick, however late
         assert len(texts) == 1 and "held now left -> left" in texts[0]
         assert "held now left" in str(panel.render())
         await pilot.press("escape")
