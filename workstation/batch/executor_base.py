@@ -50,6 +50,9 @@ class Executor:
     def submit(self, cell: Cell) -> Future:  # pragma: no cover - interface
         raise NotImplementedError
 
+    def launched(self) -> None:
+        """The runs submitted since the last call may all start now (the batch has handed out a burst)."""
+
     def shutdown(self) -> None:
         pass
 

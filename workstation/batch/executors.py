@@ -91,6 +91,11 @@ def preimport() -> None:
         pass
 
 
+def _after(gate: threading.Event, run: Callable[..., dict], *args: Any) -> dict:
+    gate.wait()
+    return run(*args)
+
+
 class _Cancel(CancelToken):
     """The executor's cancel token: cancelling it also cancels the model processes' runs."""
 
@@ -128,6 +133,9 @@ class LocalExecutor(Executor):
         self.model_procs: ModelProcesses | None = None
         self.local_share = False  # this process plays a share of the model runs beside its workers
         self._local_load = 0
+        self._gate = threading.Event()  # the runs of the burst being handed out wait for it
+        self._share = 0  # model runs at once this process plays itself
+        self._worker_caps: dict[tuple, int] = {}  # each worker's part of every limit (the smallest)
         self.ran_here = 0  # model runs this process played beside its workers
         if n_procs:
             ctx = model_context()
@@ -139,7 +147,8 @@ class LocalExecutor(Executor):
             if self.local_share:
                 self.limiters = {key: AdaptiveLimiter(initial=n, minimum=1, maximum=n) for key, n in parts[0].items()}
                 fewer_malloc_arenas()
-                mine = -(-model_threads // n_procs)
+                mine = self._share = -(-model_threads // n_procs)
+                self._worker_caps = {key: min(p[key] for p in parts[1:]) for key in caps}
                 self.model_procs = ModelProcesses(n_procs - 1, model_threads - mine, caps, ctx, self._stop_event,
                                                   self._why, self._on_progress, share_caps=parts[1:])
             else:
@@ -160,7 +169,7 @@ class LocalExecutor(Executor):
                 self._procs = ProcessPoolExecutor(max_workers=self._cpu_n, mp_context=self._ctx,
                                                   initializer=_worker_init, initargs=(self._stop_event, self._why))
             return self._procs.submit(_worker_run, spec, cell.run_id)
-        if self.model_procs is not None and not (self.local_share and self._local_load <= min(self.model_procs.load)):
+        if self.model_procs is not None and not self._here_next(limiter_key(cell)):
             return self.model_procs.submit(spec, cell.run_id, limiter_key(cell))
         self._warm(cell)
         hooks = Hooks(should_stop=self.should_stop, on_progress=self._on_progress,
@@ -169,9 +178,33 @@ class LocalExecutor(Executor):
         with self._lock:
             self._local_load += 1
             self.ran_here += 1
-        fut = self._threads.submit(execute, spec, cell.run_id, hooks)
+            gate = self._gate
+        fut = self._threads.submit(_after, gate, execute, spec, cell.run_id, hooks)
         fut.add_done_callback(self._local_done)
         return fut
+
+    def launched(self) -> None:
+        """Open the gate of the runs handed out since the last burst. A run started at once takes this
+        process's GIL while the batch is still handing out the rest: 128 runs took ~2.8 s to hand
+        out, each submit waiting for the GIL among the runs already started; gated, they start together."""
+        with self._lock:
+            gate, self._gate = self._gate, threading.Event()
+        gate.set()
+
+    def _here_next(self, key: tuple) -> bool:
+        """Whether the next model run plays in this process. The workers' shares fill first: a run
+        started here takes this process's GIL at once, which slowed the hand-out of the rest (256
+        runs took 2.5 s to hand out when they alternated); then this process's share; then the least
+        loaded. A share is as many runs as its threads and its part of the provider's limit allow."""
+        if not self.local_share or self.model_procs is None:
+            return False
+        least = min(self.model_procs.load)
+        if least < min(self.model_procs.threads_each, self._worker_caps.get(key, 1)):
+            return False
+        limiter = self.limiters.get(key)
+        if self._local_load < min(self._share, limiter.maximum if limiter is not None else 1):
+            return True
+        return self._local_load <= least
 
     def _local_done(self, _fut: Future) -> None:
         with self._lock:

@@ -185,7 +185,7 @@ class ModelProcesses:
         self.cancel_event, self.cancel_why = ctx.Event(), ctx.Array("c", 400)
         self.outbox = ctx.Queue()
         self.inboxes = [ctx.Queue() for _ in range(n)]
-        each = max(1, -(-threads // n))
+        each = self.threads_each = max(1, -(-threads // n))
         self.procs = [ctx.Process(target=_serve, args=(q, self.outbox, stop_event, why, self.cancel_event,
                                                        self.cancel_why, share, each), daemon=True,
                                   name=f"batch-model-{i}")

@@ -246,6 +246,7 @@ class Batch:
             while True:
                 if self.state.stopping is None:
                     self._launch(queues, running, per)
+                    self.executor.launched()
                 if not running:
                     break
                 finished, _ = wait(list(running), timeout=TICK_S, return_when=FIRST_COMPLETED)
