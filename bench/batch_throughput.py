@@ -82,6 +82,12 @@ def serve(port_file: str, latency: float) -> None:
             self.send_response(200)
             self.send_header("content-type", ctype)
             self.send_header("content-length", str(len(data)))
+            if os.environ.get("BENCH_ONE_WRITE"):  # headers and body in one send, as real model servers do
+                self._headers_buffer.append(b"\r\n" + data)
+                self.flush_headers()
+                return
+            # http.server's way: headers, then the body in a second send; on a kept-alive connection the
+            # second waits for the client's delayed ACK of the first (up to 40 ms a call)
             self.end_headers()
             self.wfile.write(data)
 

@@ -77,14 +77,29 @@ def inline_calls() -> None:
 
 
 def sdk_create() -> None:
-    """The baseline: the SDK's typed ``create`` instead of ``client.post``."""
+    """The baseline: the SDK's own path, as the adapter once used it: the typed ``create`` (which
+    re-walks the body against its typed parameters), typed chunks read by attribute, and the SDK's
+    stream stopping at ``[DONE]`` (so a new connection a call)."""
     import workstation.providers.openai_chat as chat
+    from workstation.providers.adapter import Completion, judge
+    from workstation.providers.openai_responses import openai_usage
 
-    def post_stream(client, body):
-        known = {k: v for k, v in body.items()}
-        return client.chat.completions.create(**known)
+    def complete(self, body, on_text):
+        text, finish, usage, rid, model = [], None, None, None, None
+        with self.client.chat.completions.create(**body) as stream:
+            for chunk in stream:
+                rid, model = chunk.id or rid, chunk.model or model
+                if chunk.choices:
+                    delta = chunk.choices[0].delta.content if chunk.choices[0].delta else None
+                    if delta:
+                        text.append(delta)
+                    finish = chunk.choices[0].finish_reason or finish
+                if chunk.usage is not None:
+                    usage = openai_usage(chunk.usage.prompt_tokens or 0, 0, 0, chunk.usage.completion_tokens or 0, 0)
+        full = "".join(text)
+        return Completion(full, usage, finish, rid, model, judge(full, False, finish == "length"))
 
-    chat.post_stream = post_stream
+    chat.OpenAIChat.complete = complete
 
 
 def measure(cs, hooks) -> float:
@@ -112,6 +127,7 @@ def main() -> None:
     ap.add_argument("--frames", type=int, default=180, help="frames a run (one-action turns: 3 frames a call)")
     a = ap.parse_args()
     os.environ.setdefault("OPENAI_API_KEY", "sk-bench")
+    os.environ["BENCH_ONE_WRITE"] = "1"  # no delayed-ACK wait inside a call: the stages are CPU, not waits
     server, port = bt.start_server(0.0)
     try:
         from workstation.batch.envpool import EnvPool
@@ -125,11 +141,11 @@ def main() -> None:
             play(cs[:1], hooks)  # warm: imports, the client, the emulator
             import workstation.providers.openai_chat as chat
 
-            post = chat.post_stream
+            ours = chat.OpenAIChat.complete
             now = measure(cs[1:], hooks)
             sdk_create()
             before = measure(cs[1:], hooks)
-            chat.post_stream = post
+            chat.OpenAIChat.complete = ours
             inline_calls()
             share, _ = stages(cs[1:], hooks)
         print(f"one call, end to end: {now:.2f} ms CPU (this process, all threads; median of one pass, "
