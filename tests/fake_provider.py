@@ -51,7 +51,7 @@ class FakeUsage:
 class Step:
     """What the fake does with one request."""
 
-    kind: str = "ok"  # ok | status | hang | drop | malformed | empty | blocked | truncated
+    kind: str = "ok"  # ok | status | hang | drop | malformed | empty | blocked | truncated | plain (JSON when a stream was asked)
     status: int = 200
     headers: dict[str, str] = field(default_factory=dict)
     error: dict | None = None  # the JSON body of a ``status`` step
@@ -200,7 +200,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         model = body.get("model") or self.path.split("/models/")[-1].split(":")[0]
         events = list(_EVENTS[api](step, model))
-        if not streamed:
+        if not streamed or step.kind == "plain":
             final = _PLAIN[api](step, model)
             if step.kind == "malformed":
                 self._send_raw(200, b'{"id": "x", "output": [', "application/json")

@@ -210,3 +210,18 @@ def test_fake_speaks_plain_replies_too(fake, keys):
     got = gc.models.generate_content(model="gemini-3-flash-preview", contents="hi")
     assert got.text == DEFAULT_TEXT and got.usage_metadata.thoughts_token_count == 20
     assert [s.api for s in fake.seen] == ["responses", "chat", "messages", "gemini"]
+
+
+def test_compat_takes_a_whole_completion_from_a_server_that_does_not_stream(agents, fake, frames):
+    """An OpenAI-compatible server that ignores ``"stream": true`` and answers with the whole JSON
+    completion: the same reply, usage and finish as a streamed one, in one piece."""
+    from tests.fake_provider import Step
+
+    fake.push(Step(kind="plain"))
+    deltas: list[str] = []
+    reply = agents.get("compat").act(structured(frames), CTX, on_text=deltas.append)
+    assert fake.seen[-1].body.get("stream") is True  # it was asked to stream
+    assert reply.error is None and reply.text == DEFAULT_TEXT == "".join(deltas) and len(deltas) == 1
+    assert reply.usage == Usage(input_tokens=700, cache_read_tokens=200, cache_write_tokens=100,
+                                output_tokens=50, reasoning_tokens=20)
+    assert reply.finish_reason == "stop" and reply.attempts == [Attempt(ok=True, status=200)]

@@ -100,6 +100,9 @@ class OpenAIChat:
 
     def complete(self, body: dict, on_text: OnText | None) -> Completion:
         stream = post_stream(self.client, body)
+        if stream.response.headers.get("content-type", "").startswith("application/json"):
+            with stream:  # a server that ignores "stream": true and answers with the whole completion
+                return self._whole(json.loads(stream.response.read() or b"null"), on_text)
         text: list[str] = []
         calls: dict[int, dict] = {}  # index -> id, name and the argument pieces so far
         finish = usage = request_id = model = None
@@ -139,6 +142,33 @@ class OpenAIChat:
             args, error = parse_arguments("".join(slot["args"]))
             tool_calls.append(ToolCall(slot["id"] or f"call_{n}", slot["name"], args, error))
         return Completion(full, usage, finish, request_id, model,
+                          judge(full, finish == "content_filter", finish == "length", bool(tool_calls)), tool_calls)
+
+    def _whole(self, data, on_text: OnText | None) -> Completion:  # type: ignore[no-untyped-def]
+        """A whole (unstreamed) Chat Completion, read as the stream's chunks are."""
+        choices = _get(data, "choices")
+        choice = choices[0] if isinstance(choices, list) and choices else None
+        message = _get(choice, "message")
+        full = _get(message, "content")
+        full = full if isinstance(full, str) else ""
+        if full and on_text:
+            on_text(full)
+        finish = _get(choice, "finish_reason")
+        if choice is None or finish is None:
+            raise ProviderError("transient", "the reply had no choice with a finish reason")
+        tool_calls = []
+        for n, tc in enumerate(_get(message, "tool_calls") or []):
+            function = _get(tc, "function")
+            args, error = parse_arguments(_get(function, "arguments") or "")
+            tool_calls.append(ToolCall(_get(tc, "id") or f"call_{n}", _get(function, "name") or "", args, error))
+        u = _get(data, "usage")
+        usage = None
+        if isinstance(u, dict):
+            pd, cd = _get(u, "prompt_tokens_details"), _get(u, "completion_tokens_details")
+            usage = openai_usage(u.get("prompt_tokens") or 0, _get(pd, "cached_tokens") or 0,
+                                 _get(pd, "cache_write_tokens") or 0, u.get("completion_tokens") or 0,
+                                 _get(cd, "reasoning_tokens") or 0)
+        return Completion(full, usage, finish, _get(data, "id"), _get(data, "model"),
                           judge(full, finish == "content_filter", finish == "length", bool(tool_calls)), tool_calls)
 
     def close(self) -> None:
