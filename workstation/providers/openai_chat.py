@@ -35,6 +35,16 @@ def post_stream(client, body: dict):
     return client.post("/chat/completions", body=body, cast_to=object, stream=True, stream_cls=json_stream())
 
 
+def chat_usage(u):  # type: ignore[no-untyped-def]
+    """A Chat Completion's ``usage`` object (streamed or whole) as our ``Usage``; None without one."""
+    if not isinstance(u, dict):
+        return None
+    pd, cd = _get(u, "prompt_tokens_details"), _get(u, "completion_tokens_details")
+    return openai_usage(u.get("prompt_tokens") or 0, _get(pd, "cached_tokens") or 0,
+                        _get(pd, "cache_write_tokens") or 0, u.get("completion_tokens") or 0,
+                        _get(cd, "reasoning_tokens") or 0)
+
+
 class OpenAIChat:
     provider = "compat"
 
@@ -128,12 +138,7 @@ class OpenAIChat:
                             slot["name"] += _get(function, "name") or ""
                             slot["args"].append(_get(function, "arguments") or "")
                     finish = _get(choice, "finish_reason") or finish
-                u = _get(chunk, "usage")
-                if isinstance(u, dict):
-                    pd, cd = _get(u, "prompt_tokens_details"), _get(u, "completion_tokens_details")
-                    usage = openai_usage(u.get("prompt_tokens") or 0, _get(pd, "cached_tokens") or 0,
-                                         _get(pd, "cache_write_tokens") or 0, u.get("completion_tokens") or 0,
-                                         _get(cd, "reasoning_tokens") or 0)
+                usage = chat_usage(_get(chunk, "usage")) or usage
         if finish is None:
             raise ProviderError("transient", "the reply stream ended before a finish reason")
         full = "".join(text)
@@ -161,14 +166,7 @@ class OpenAIChat:
             function = _get(tc, "function")
             args, error = parse_arguments(_get(function, "arguments") or "")
             tool_calls.append(ToolCall(_get(tc, "id") or f"call_{n}", _get(function, "name") or "", args, error))
-        u = _get(data, "usage")
-        usage = None
-        if isinstance(u, dict):
-            pd, cd = _get(u, "prompt_tokens_details"), _get(u, "completion_tokens_details")
-            usage = openai_usage(u.get("prompt_tokens") or 0, _get(pd, "cached_tokens") or 0,
-                                 _get(pd, "cache_write_tokens") or 0, u.get("completion_tokens") or 0,
-                                 _get(cd, "reasoning_tokens") or 0)
-        return Completion(full, usage, finish, _get(data, "id"), _get(data, "model"),
+        return Completion(full, chat_usage(_get(data, "usage")), finish, _get(data, "id"), _get(data, "model"),
                           judge(full, finish == "content_filter", finish == "length", bool(tool_calls)), tool_calls)
 
     def close(self) -> None:
