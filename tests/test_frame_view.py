@@ -220,3 +220,24 @@ def test_small_objects_survive_where_their_block_is_mostly_background(breakout: 
     assert pooled[24, 22] == 0xC84848
     assert (pooled[36] == 0x545CD6).all()
     assert np.count_nonzero(pooled) == 1 + 1 + 40
+
+
+def test_a_tie_picks_the_same_colour_whatever_this_process_showed_before(breakout: np.ndarray) -> None:
+    """Colours are numbered in the order a process first sees them; a tie must not depend on that order
+    (it made the snapshots of a 30-frame Breakout run differ after other games' frames were shown)."""
+    from screens.widgets import frame_view
+
+    low, high = (84, 92, 214), (200, 72, 72)  # 0x545CD6 < 0xC84848
+    stripes = np.zeros((210, 160, 3), np.uint8)
+    stripes[:, 0::2], stripes[:, 1::2] = low, high  # every 2 x 2 block: two of each, both everywhere
+    results = []
+    for seen_first in (high, low, None):
+        frame_view._COLOURS.fill(-1)
+        frame_view._COLOUR_VALUES.clear()
+        if seen_first is not None:
+            pool_blocks(np.full((210, 160, 3), seen_first, np.uint8), 80, 105)
+        results.append((pool_blocks(stripes, 80, 105), pool_blocks(breakout, 64, 110)))
+    for pooled, shrunk in results:
+        # the tie's majority is the lower value; the other, the majority of no block, shows as a small object
+        assert (pooled == 0xC84848).all()
+        assert (shrunk == results[0][1]).all()

@@ -107,7 +107,7 @@ def _block_of(size: int, n: int) -> np.ndarray:
 def pool_blocks(rgb: np.ndarray, columns: int, rows: int) -> np.ndarray:
     """Shrink a frame to ``rows`` x ``columns`` packed 0xRRGGBB ints (int64).
 
-    Each output pixel is its block's majority colour, unless the block holds a
+    Each output pixel is its block's majority colour (of a tie, the lowest 0xRRGGBB), unless the block holds a
     small object: a colour that is the majority of neither this block nor any
     of its eight neighbours (a ball, a bullet, a thin line). Then that colour is
     shown (the brightest by luminance if several), so it never vanishes, while
@@ -122,13 +122,14 @@ def pool_blocks(rgb: np.ndarray, columns: int, rows: int) -> np.ndarray:
     key = ((red >> 2) << 12) | ((green >> 2) << 6) | (blue >> 2)
     seen = _COLOURS[key]  # colour numbers kept across frames: new colours are rare after the first frame
     if (seen < 0).any():
-        if len(_COLOUR_VALUES) > 4 * MAX_PALETTE:  # arbitrary RGB input: start the numbering again
+        fresh = np.unique(key[seen < 0])
+        if len(fresh) + len(_COLOUR_VALUES) > 4 * MAX_PALETTE:  # arbitrary RGB input: start the numbering again
             _COLOURS.fill(-1)
             _COLOUR_VALUES.clear()
             seen = _COLOURS[key]
-        fresh = np.unique(key[seen < 0])
-        if len(fresh) + len(_COLOUR_VALUES) > 4 * MAX_PALETTE:
-            return _pool_brightest(packed, red, green, blue, columns, rows)
+            fresh = np.unique(key)
+            if len(fresh) > 4 * MAX_PALETTE:
+                return _pool_brightest(packed, red, green, blue, columns, rows)
         _COLOURS[fresh] = np.arange(len(_COLOUR_VALUES), len(_COLOUR_VALUES) + len(fresh))
         for f in fresh.tolist():
             _COLOUR_VALUES.append(int(packed[key == f].flat[0]))
@@ -137,10 +138,14 @@ def pool_blocks(rgb: np.ndarray, columns: int, rows: int) -> np.ndarray:
     k = len(present)
     if k > MAX_PALETTE:
         return _pool_brightest(packed, red, green, blue, columns, rows)
+    palette = np.asarray(_COLOUR_VALUES, dtype=np.int64)[present]
+    # local numbers in the order of the colours' values, not of the lookup's (which depends on the frames
+    # this process saw before): a tie between two colours then picks the same one whatever came before
+    by_value = np.argsort(palette, kind="stable")
+    palette, present = palette[by_value], present[by_value]
     local = np.zeros(len(_COLOUR_VALUES), dtype=np.int64)
     local[present] = np.arange(k)
     index = local[seen]
-    palette = np.asarray(_COLOUR_VALUES, dtype=np.int64)[present]
     block = _block_of(packed.shape[0], rows)[:, None] * columns + _block_of(packed.shape[1], columns)[None, :]
     counts = np.bincount((block * k + index).ravel(), minlength=rows * columns * k).reshape(rows, columns, k)
     majority = counts.argmax(axis=2)
