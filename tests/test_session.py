@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import subprocess
 import sys
 import time
@@ -217,10 +218,13 @@ def test_shuffled_order_is_seeded_by_the_participant():
     (["--participant", "P", "--games", "breakout", "--seeds", "0", "--mode", "fast"], "invalid choice"),
 ])
 def test_bad_input_is_one_line_and_exit_2(tmp_path, args, says):
+    (tmp_path / "recordings").mkdir()  # the default --out of a run: a session's checks never touch it
+    before = os.stat(tmp_path / "recordings").st_mtime_ns
     r = subprocess.run([sys.executable, "-m", "workstation", "session", *args, "--out", str(tmp_path / "s")],
-                       capture_output=True, text=True, timeout=60)
+                       capture_output=True, text=True, timeout=60, cwd=tmp_path)
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and says in r.stderr, r.stderr
     assert not (tmp_path / "s").exists()
+    assert os.stat(tmp_path / "recordings").st_mtime_ns == before, "a probe file was made in ./recordings"
 
 
 def test_make_settings_checks_what_argparse_does_not():

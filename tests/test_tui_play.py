@@ -242,7 +242,7 @@ def test_make_app_play_builds_a_screen_that_ends_the_app(tmp_path):
         RunSpec("freeway", agent="human", mode="turbo")  # past the CLI's own check: still one line, no screen
     assert e.value.field == "mode" and isinstance(e.value, UserError)
     with pytest.raises(SpecError, match="--prompts") as e:  # a missing pack is refused before any screen
-        make_app(Launch("play", spec=RunSpec("freeway", agent="human", prompts=str(tmp_path / "nope"))))
+        make_app(Launch("play", spec=RunSpec("freeway", agent="human", prompts=str(tmp_path / "nope"), out=str(tmp_path))))
     assert e.value.field == "prompts" and not any(tmp_path.iterdir())
 
 

@@ -384,12 +384,14 @@ def run_identity(game, protocol: Protocol, seed: int, agent_desc: dict, pack_dig
 
 
 # -- files, checked before anything is written ---------------------------------
-def preflight(spec: RunSpec) -> None:
+def preflight(spec: RunSpec, out: bool = True) -> None:
     """Check what the run will read and write: the output place, the prompt pack, a replayed recording.
 
-    Raises ``SpecError`` (one line naming the field and the path) and leaves nothing behind.
+    Raises ``SpecError`` (one line naming the field and the path) and leaves nothing behind. ``out=False``:
+    the caller checks the output place itself (a session's runs go into its own directory, not ``spec.out``).
     """
-    check_out(spec.out)
+    if out:
+        check_out(spec.out)
     from workstation.game.clock import variant_problem
 
     why = variant_problem(spec.game, spec.protocol.game_mode, spec.protocol.game_difficulty)

@@ -50,8 +50,8 @@ def settings_from_args(a: argparse.Namespace):
 
     from workstation.options import preflight
 
-    for game in games:  # the game variant and the prompt pack, as `run` checks them (nothing written)
-        preflight(replace(spec, game=game))
+    for game in games:  # the game variant and the prompt pack, as `run` checks them (nothing written; the
+        preflight(replace(spec, game=game), out=False)  # session's own directory is checked by run())
     return make_settings(a.participant, a.games, a.seeds, a.practice, a.mode, a.pace, a.order, spec.protocol,
                          spec.prompts)
 
