@@ -71,7 +71,15 @@ def make_batch(a: argparse.Namespace):
     name = grid_name(a.grid) or "batch"
     if a.executor != "ray" and a.ray_address:
         raise UserError("--ray-address needs --executor ray")
+    if a.ray_address:
+        from workstation.batch.ray_address import check_ray_address
+
+        check_ray_address(a.ray_address)  # before anything is written; a head not there does not hang the batch
     grid = load_grid(a.grid)  # bad grids are refused before a URI is reached
+    if a.executor == "ray" and not getattr(a, "dry_run", False):
+        from workstation.batch.ray_executor import connect
+
+        connect(a.ray_address)  # a cluster that is not there is one line, and no batch directory is made
     out, a.remote = out_dir(a.out, Path(BATCHES) / name)  # a URI: its local stage, the URI's grid brought down
     grid = load_grid(a.grid, out=str(runs_dir(out)))
     try:

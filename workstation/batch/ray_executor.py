@@ -45,6 +45,26 @@ def check_ray() -> None:
         raise UserError("--executor ray needs Ray, an optional extra: pip install -e '.[ray]'") from None
 
 
+_STARTED = [False]  # this process joined or started Ray through connect() (shutdown() leaves it)
+
+
+def connect(address: str | None):
+    """Ray, joined at ``address`` (or started here) once a process; a failure is one ``UserError`` line.
+    The batch command calls it before it writes anything, so a cluster that is not there leaves no batch."""
+    check_ray()
+    import ray
+
+    if not ray.is_initialized():
+        try:
+            ray.init(address=address, include_dashboard=False, log_to_driver=False)
+        except (ConnectionError, RuntimeError, ValueError) as e:  # no cluster at "auto", a version mismatch...
+            from workstation.batch.ray_address import ray_init_error
+
+            raise ray_init_error(address, e) from None
+        _STARTED[0] = True
+    return ray
+
+
 class Coordinator:
     """The actor's state (a plain class; ``ray.remote`` makes it the actor)."""
 
@@ -177,13 +197,8 @@ class RayExecutor(Executor):
     def __init__(self, caps: dict[tuple, int], address: str | None = None, max_cost: float | None = None,
                  per_call: dict[str, float] | None = None) -> None:
         super().__init__()
-        check_ray()
-        import ray
-
-        self._owns = False
-        if not ray.is_initialized():
-            ray.init(address=address, include_dashboard=False, log_to_driver=False)
-            self._owns = True
+        ray = connect(address)
+        self._owns = _STARTED[0]
         self._ray = ray
         self.per_call = per_call or {}
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
@@ -230,6 +245,7 @@ class RayExecutor(Executor):
     def shutdown(self) -> None:
         if self._owns:
             self._ray.shutdown()
+            _STARTED[0] = False
 
 
-__all__ = ["ActorLimiter", "Coordinator", "RayExecutor", "check_ray", "home", "run_task"]
+__all__ = ["ActorLimiter", "Coordinator", "RayExecutor", "check_ray", "connect", "home", "run_task"]
