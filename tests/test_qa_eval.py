@@ -225,3 +225,14 @@ def test_cost_cap_stops_cleanly_and_resumes(qset, tmp_path, keys):  # noqa: F811
         assert s["complete"] and s["stopped"] is None and s["answers"] == len(read_set(qset))
     finally:
         fake.close()
+
+
+def test_one_repeat_has_no_agreement(qset, tmp_path, capsys):
+    """Agreement is among a question's repeats: with one answer each there is none to show (not 100%)."""
+    assert main(["qa", "eval", str(qset), "--agent", "random", "--repeats", "1", "--out", str(tmp_path / "r")]) == 0
+    s = json.loads((tmp_path / "r" / "summary.json").read_text())
+    assert s["agreement"] is None and all(p["agreement"] is None for p in s["per_question"])
+    capsys.readouterr()
+    assert main(["qa", "table", str(tmp_path / "r")]) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("random "))
+    assert row.rstrip().endswith("-") and "100%" not in row

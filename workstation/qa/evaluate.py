@@ -257,7 +257,8 @@ def summarise(qs: list[dict], done: dict[tuple[str, int], dict], repeats: int, m
         top = given.most_common(1)[0][1] if recs else 0
         per_question.append({"id": q["id"], "category": q["category"], "repeats": len(recs),
                              "correct": sum(bool(r["correct"]) for r in recs),
-                             "agreement": _share(top, len(recs)),
+                             # agreement among repeats: none with fewer than two answers (one always agrees)
+                             "agreement": _share(top, len(recs)) if len(recs) > 1 else None,
                              "answers": {str(k): v for k, v in given.items()}})
     accuracy: dict = {}
     for key in ("perception", "motion", "decision", "overall"):
