@@ -32,7 +32,7 @@ def register(sub) -> None:
     b.add_argument("--watch", action="store_true", help="watch the batch in the TUI")
     b.add_argument("--plain", action="store_true", help="a progress line every few seconds (what a log gets)")
     b.add_argument("--every", type=float, default=5.0, metavar="S", help="seconds between progress lines (default 5)")
-    b.set_defaults(func=run)
+    b.set_defaults(func=run, quick_exit=True)  # see workstation.cli.quick_exit
 
 
 def grid_name(path: str) -> str | None:
