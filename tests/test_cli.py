@@ -115,3 +115,19 @@ def test_request_for_a_recording_without_turns_says_so(tmp_path):
     with pytest.raises(RecordingError, match=r"no turn 0; it has no turns yet$"):
         rebuild_prompt(Recording(e.writer.path), 0)
     e.close()
+
+
+def test_a_replay_past_its_source_says_how_many_turns_idled(tmp_path, capsys):
+    """A replay under a longer budget than its source's plays noop after the source's last turn, and says so."""
+    from workstation.cli import main
+
+    assert main(["run", "--game", "breakout", "--frames", "60", "--out", str(tmp_path), "--quiet"]) == 0
+    source = capsys.readouterr().out.strip().splitlines()[-1]
+    n = len(Recording(Path(source)).turn_records)
+    assert main(["run", "--game", "breakout", "--frames", "60", "--agent", f"replay:{source}", "--out",
+                 str(tmp_path / "same"), "--quiet"]) == 0
+    assert "played noop" not in capsys.readouterr().err  # the same budget: nothing idles
+    assert main(["run", "--game", "breakout", "--frames", "120", "--agent", f"replay:{source}", "--out",
+                 str(tmp_path / "longer"), "--quiet"]) == 0
+    err = capsys.readouterr().err
+    assert f"the replayed recording had {n} turns" in err and "played noop" in err, err

@@ -165,7 +165,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     code = _main(args)
-    if argv is None and getattr(args, "quick_exit", False):  # the process's own command line, not a caller's
+    # the process's own command line (not a caller's), and no profiler or debugger waiting for the normal end
+    if argv is None and getattr(args, "quick_exit", False) and sys.getprofile() is None and sys.gettrace() is None:
         quick_exit(code)
     return code
 
@@ -300,6 +301,10 @@ def _run(a: argparse.Namespace) -> int:
     print(engine.writer.path)
     if not a.quiet:
         print(_summary_line(summary))
+    idled = getattr(engine.agent, "idled", 0)
+    if idled:  # a replay under a longer budget than its source's: say it, the recording says it turn by turn
+        sys.stderr.write(f"workstation: note: the replayed recording had {engine.agent.source_turns} turns; the "
+                         f"{idled} turn{'s' if idled != 1 else ''} after them played noop\n")
     if summary.get("stopped") and not summary.get("complete"):
         sys.stderr.write(f"workstation: run stopped: {summary['stopped']}\n")
         return 1

@@ -33,6 +33,8 @@ class ReplayAgent:
         self.spec = f"replay:{self.source.path}"
         self._turns = {t.turn: t for t in self.source.turn_records}
         self._game = game
+        self.source_turns = len(self._turns)
+        self.idled = 0  # turns asked for past the source's last one (answered noop)
 
     def _word(self, name: str) -> str:
         """The recorded action (an ALE name) in a word the run's pack plays as that action."""
@@ -44,6 +46,7 @@ class ReplayAgent:
     def act(self, prompt: Prompt, ctx: TurnContext, on_text: OnText | None = None) -> Reply:
         t = self._turns.get(ctx.turn)
         if t is None:
+            self.idled += 1
             return Reply(text=f"thought: source recording has no more turns\nmove: [{self._word('noop')}]")
         names = ", ".join(self._word(a) for a in t.actions) or self._word("noop")
         thought = t.thought.replace("\n", " ")
