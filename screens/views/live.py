@@ -16,6 +16,7 @@ from textual.screen import Screen
 from textual.widgets import Button, Input, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
+from workstation.agents.registry import is_model
 from workstation.store.changes import counts, mark
 from workstation.store.series import FrameSeries, result_text
 from workstation.turn.engine import TurnEngine
@@ -67,7 +68,7 @@ class LiveScreen(Screen):
         Binding("b", "branch", "Branch"),
         Binding("x", "stop_run", "Stop"),
         Binding("escape", "back", "Back"),
-        Binding("q", "app.quit", "Quit", show=False),  # room for x Stop in 120 columns; F1 lists q
+        Binding("q", "quit", "Quit", show=False),  # room for x Stop in 120 columns; F1 lists q
     ]
 
     def __init__(self, engine: TurnEngine, *, step_mode: bool = False, speed: str = "paper",
@@ -354,7 +355,36 @@ class LiveScreen(Screen):
         self.driver.send("stop")
 
     def action_back(self) -> None:
-        blur_or_leave(self, self.can_go_back)
+        if self.focused is not None:  # first out of the field (prompt text, override box)
+            self.set_focus(None)
+            return
+        self._leave_asking(lambda: blur_or_leave(self, self.can_go_back),
+                           "Leave" if self.can_go_back else "Quit")
+
+    def action_quit(self) -> None:
+        self._leave_asking(self.app.exit, "Quit")
+
+    def _worth_asking(self) -> bool:
+        """A live run one would lose by a stray key: stepped, costing model calls, or changed by hand."""
+        if self.summary is not None:  # finished or stopped: the recording is whole as it is
+            return False
+        engine = self.driver.engine
+        return self.step_mode or bool(engine.changes) or is_model(engine.agent.spec)
+
+    def _leave_asking(self, leave, verb: str) -> None:
+        """``q`` / ``escape`` while the run is live ask first (No is focused); a finished run leaves at once."""
+        if not self._worth_asking():
+            leave()
+            return
+        hand = " with your changes by hand" if self.driver.engine.changes else ""
+        question = (f"The run is still going. {verb} now?\nIt stops here: its recording is kept{hand}, "
+                    "marked INCOMPLETE.")
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                leave()
+
+        self.app.push_screen(ConfirmScreen(question, yes=verb), answered)
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         action = {
