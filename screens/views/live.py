@@ -31,7 +31,7 @@ from screens.messages import (
 )
 from screens.widgets.plan_view import PlanView, end_note
 from screens.widgets.prompt_view import PromptView
-from screens.widgets.reply_view import ReplyView
+from screens.widgets.reply_view import BY_HAND, NOT_SENT, ReplyView
 from screens.views.run_layout import blur_or_leave, compose_run, protocol_label, titled
 from screens.widgets.stats_bar import StatsBar
 from screens.widgets.step_panel import StepPanel
@@ -91,6 +91,7 @@ class LiveScreen(Screen):
         self.prompt_texts: dict[int, str] = {}
         self.streamed: dict[int, str] = {}  # reply text as it streamed in, per turn
         self.last_turn = -1
+        self.plan_by_hand: set[int] = set()  # turns whose plan a person typed before the prompt was sent
         self.holds = 0  # step-mode holds announced so far
         self.prompt_on_show = None  # the Prompt the prompt view shows (an edit is checked against it)
         self._frame_view = FrameView(id="frame")
@@ -138,8 +139,13 @@ class LiveScreen(Screen):
         text = m.prompt.render_text()
         self.prompt_texts[m.turn] = text
         self.query_one(PromptView).show_prompt(m.turn, text, m.variant, m.images)
-        self.query_one(ReplyView).begin()
-        self.query_one(PlanView).clear_plan("waiting for the reply")
+        self.plan_by_hand.discard(m.turn)  # a re-sent prompt: asked again
+        if self.step_mode:  # the driver holds before sending it
+            self.query_one(ReplyView).begin(idle=NOT_SENT)
+            self.query_one(PlanView).clear_plan("no plan yet: the prompt is not sent")
+        else:
+            self.query_one(ReplyView).begin()
+            self.query_one(PlanView).clear_plan("waiting for the reply")
         if m.turn != self.last_turn:
             self.last_turn = m.turn
             self.query_one(StepPanel).set_turns(list(range(m.turn + 1)))
@@ -153,7 +159,11 @@ class LiveScreen(Screen):
 
     def on_engine_plan(self, m: EnginePlan) -> None:
         self.thoughts[m.turn] = m.parse.thought
-        self.query_one(ReplyView).show_parse(m.parse)
+        if m.by_hand:  # typed before the prompt was sent: no reply was asked for
+            self.plan_by_hand.add(m.turn)
+            self.query_one(ReplyView).begin(idle=BY_HAND)
+        else:
+            self.query_one(ReplyView).show_parse(m.parse)
         self.query_one(PlanView).show_plan(m.plan, overridden=m.overridden, valid=m.parse.valid, errors=m.parse.errors)
 
     def on_engine_action(self, m: EngineAction) -> None:
@@ -180,7 +190,7 @@ class LiveScreen(Screen):
     def on_engine_waiting(self, m: EngineWaiting) -> None:
         self.holds += 1
         self.phase = m.phase
-        self.query_one(StepPanel).set_phase(m.phase, m.turn)
+        self.query_one(StepPanel).set_phase(m.phase, m.turn, by_hand=m.turn in self.plan_by_hand)
         self.query_one(PromptView).set_editable(self.step_mode and m.phase == "prompt")
         self._status()
 
@@ -404,6 +414,7 @@ class LiveScreen(Screen):
             ("Toggle step mode", "hold before each prompt is sent and after each reply (s)", self.action_step_mode),
             ("Stop the run", "end now; the recording is kept, marked incomplete (x)", self.action_stop_run),
             ("Back", "leave the focused field, else this view (escape)", self.action_back),
+            ("Quit", "end the app; while the run is live it asks first (q)", self.action_quit),
         ]
         if self.step_mode:
             cmds += [
