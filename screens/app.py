@@ -48,13 +48,16 @@ Protocol settings start at the paper's values; a changed one is highlighted.
 ## Live view
 `space` pause / resume · `f` speed: paper pace (0.1 s per action), fast, instant ·
 `s` step mode on / off · `x` stop the run (kept, marked incomplete) · `esc` back (from a focused field,
-such as the prompt text or the override box, `esc` first leaves the field).
+such as the prompt text or the override box, `esc` first leaves the field). While a run you would lose
+is live (step mode, a model agent, or changed by hand), `q` and `esc` ask first (No is the default);
+a finished run leaves at once.
 The prompt pane shows the prompt exactly as sent; pick an image in its list to preview that frame.
 
 ## Step mode
 The run holds **before each prompt is sent** and **after each reply is parsed**.
-Before sending: edit the text (the prompt pane is editable) then `ctrl+s` apply, `g` send (applies an
-unapplied edit first), `c` swap in the current-frame-only prompt.
+Before sending: edit the text (`tab` into the prompt pane) then `ctrl+s` apply, `g` send (applies an
+unapplied edit first), `c` swap in the current-frame-only prompt; a plan typed and `o` before sending
+is set by hand (the agent is not asked).
 After the reply: `r` re-send, type actions in the override box and `o` (or enter) to override the plan,
 `a` one action, `.` one frame, `t` the rest of the turn.
 Pick a turn and `b` to rewind to its start and branch: the run goes on in a new recording that

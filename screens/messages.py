@@ -52,9 +52,12 @@ class EngineReply(Message):
 
 
 class EnginePlan(Message):
-    def __init__(self, turn: int, parse: ParseResult, plan: list[str], overridden: bool):
+    """The turn's plan; ``by_hand`` when a person typed it before the prompt was sent (the agent was not asked)."""
+
+    def __init__(self, turn: int, parse: ParseResult, plan: list[str], overridden: bool, by_hand: bool = False):
         super().__init__()
         self.turn, self.parse, self.plan, self.overridden = turn, parse, plan, overridden
+        self.by_hand = by_hand
 
 
 class EngineAction(Message):

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import gc
 import textwrap
+from multiprocessing import resource_tracker
 from pathlib import Path
+
+import pytest
 
 from screens.app import make_app
 from screens.views.batch import BatchScreen
@@ -25,6 +29,31 @@ frames = {frames}
 label = "random"
 spec = "random"
 """
+
+
+@pytest.fixture
+def fresh_tracker(monkeypatch):
+    """A resource tracker not started yet, as in a fresh ``workstation`` process (the real one may run already).
+
+    Textual swaps ``sys.stderr`` for a capture whose ``fileno()`` is -1; a tracker first started inside the app
+    used to take that descriptor and fail (``ValueError: bad value(s) in fds_to_keep``), closing the app.
+    Call it once the test's setup (which may run a batch, starting the tracker) is done.
+    """
+    made = []
+
+    def fresh() -> resource_tracker.ResourceTracker:
+        gc.collect()  # what the setup's batch made is unregistered from the tracker it was registered with
+        tracker = resource_tracker.ResourceTracker()
+        for name in ("ensure_running", "register", "unregister", "getfd"):
+            monkeypatch.setattr(resource_tracker, name, getattr(tracker, name))
+        made.append(tracker)
+        return tracker
+
+    yield fresh
+    gc.collect()  # the semaphores the test made are unlinked by their owners before their tracker ends
+    for tracker in made:
+        if tracker._fd is not None:
+            tracker._stop()
 
 
 def make(tmp_path: Path, frames: int = 30) -> Batch:
@@ -121,8 +150,55 @@ async def test_runs_done_in_an_earlier_pass_say_so_with_their_scores(tmp_path):
         await wait_until(pilot, shown, what="every run done before, with its score, and the group's mean")
 
 
+def finished_batch(tmp_path: Path, name: str = "tiny") -> Path:
+    """``workstation batch GRID --out batches/NAME`` run to its end in ``tmp_path`` (the working directory)."""
+    grid = tmp_path / "grid.toml"
+    grid.write_text(textwrap.dedent(GRID.format(frames=30)).replace('"seaquest"', ""))
+    b = Batch(load_grid(grid, out=f"batches/{name}/runs"), Path(f"batches/{name}"), concurrency=2)
+    b.prepare()
+    assert b.run() == 0
+    return Path(f"batches/{name}")
+
+
 @run_async
-async def test_home_palette_opens_a_batch_on_disk_and_r_resumes_it(tmp_path, monkeypatch):
+async def test_home_palette_opens_a_finished_batch_and_shows_its_runs(tmp_path, monkeypatch, fresh_tracker):
+    monkeypatch.chdir(tmp_path)
+    finished_batch(tmp_path)
+    tracker = fresh_tracker()
+    app = make_app(Launch("home", out=str(tmp_path / "recordings")))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await pilot.pause(0.2)
+        commands = {name: cb for name, _, cb in app.screen.palette_commands()}
+        commands["Batch tiny"]()  # what ctrl+p, "Batch tiny", enter runs
+        await wait_until(pilot, lambda: isinstance(app.screen, BatchScreen) and app.screen.query("#runs"),
+                         what="the batch screen")
+        screen = app.screen
+        runs = screen.query_one("#runs", DataTable)
+        await wait_until(pilot, lambda: runs.row_count == 2, what="the batch's runs")
+        assert {str(runs.get_row_at(i)[0]) for i in range(2)} == {"done before"}  # as the batch screen says
+        assert {str(runs.get_row_at(i)[3]) for i in range(2)} == {"0", "1"}  # the seeds
+        assert "2/2 done" in head(app) and "nothing left to run" in head(app) and not screen.running
+        assert tracker._fd is None  # viewing a finished batch starts no process machinery
+    assert app.return_code in (None, 0)
+
+
+@run_async
+async def test_a_batch_that_cannot_be_read_is_a_notification_not_a_crash(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "batches" / "broken" / "grid.toml").mkdir(parents=True)  # a folder where the grid should be
+    app = make_app(Launch("home", out=str(tmp_path / "recordings")))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await pilot.pause(0.2)
+        commands = {name: cb for name, _, cb in app.screen.palette_commands()}
+        commands["Batch broken"]()
+        await pilot.pause(0.2)
+        assert not isinstance(app.screen, BatchScreen) and app.is_running
+        notes = [n for n in app._notifications if "cannot open the batch" in (n.title or "")]
+        assert notes and "broken" in notes[0].message and "\n" not in notes[0].message
+
+
+@run_async
+async def test_home_palette_opens_a_batch_on_disk_and_r_resumes_it(tmp_path, monkeypatch, fresh_tracker):
     monkeypatch.chdir(tmp_path)
     grid = tmp_path / "grid.toml"
     grid.write_text(textwrap.dedent(GRID.format(frames=30)))
@@ -130,6 +206,7 @@ async def test_home_palette_opens_a_batch_on_disk_and_r_resumes_it(tmp_path, mon
     first.prepare()
     first.request_stop("test")  # nothing launches: every run is left
     assert first.run() == 1
+    fresh_tracker()
     app = make_app(Launch("home", out=str(tmp_path / "recordings")))
     async with app.run_test(size=(140, 40)) as pilot:
         await pilot.pause(0.2)
@@ -140,10 +217,10 @@ async def test_home_palette_opens_a_batch_on_disk_and_r_resumes_it(tmp_path, mon
                          what="the batch screen")
         screen = app.screen
         await pilot.pause(0.2)
-        assert "0/4 done" in str(screen.query_one("#batch-head", Static).render()) and not screen.running
-        await pilot.press("r")
+        assert "0/4 done" in head(app) and "not running: r runs what is left" in head(app) and not screen.running
+        await pilot.press("r")  # random runs: worker processes, the resource tracker started inside the app
         await wait_until(pilot, lambda: screen.code is not None, timeout=180, what="the batch to run")
-        assert screen.code == 0
+        assert screen.code == 0, screen.error
         await wait_until(pilot, lambda: "4/4 done" in str(screen.query_one("#batch-head", Static).render()),
                          what="the refresh after the batch")
         await pilot.press("q")

@@ -93,7 +93,11 @@ async def test_help_palette_and_play_routes(tmp_path):
         live = app.screen
         assert live.step_mode
         await wait_until(pilot, lambda: live.phase == "prompt", what="the step-mode hold")
-        await pilot.press("escape")
+        await pilot.press("escape")  # a live step run: it asks first
+        from screens.widgets.confirm import ConfirmScreen
+
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="the question")
+        await pilot.press("y")
         await wait_until(pilot, lambda: app.screen is home, what="home")
         await pilot.press("p")
         await pilot.pause()

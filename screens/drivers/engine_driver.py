@@ -296,7 +296,8 @@ class EngineDriver:
         elif isinstance(ev, ReplyReceived):
             self._post(EngineReply(ev.turn, ev.reply))
         elif isinstance(ev, PlanParsed):
-            self._post(EnginePlan(ev.turn, ev.parse, list(ev.plan), ev.overridden))
+            by_hand = bool(eng.pending is not None and eng.pending.human_plan)
+            self._post(EnginePlan(ev.turn, ev.parse, list(ev.plan), ev.overridden, by_hand))
         elif isinstance(ev, ActionExecuted):
             self._post(EngineAction(ev.turn, ev.index, ev.step))
         elif isinstance(ev, TurnEnded):

@@ -16,6 +16,7 @@ under ``batches/`` that keeps its grid opens here as it stands on disk, and ``r`
 
 from __future__ import annotations
 
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,25 @@ from screens.messages import OpenRecording
 
 ORDER = {RUNNING: 0, FAILED: 1, STOPPED: 2, LEFT: 3, DONE: 4, SKIPPED: 5}
 LABELS = {SKIPPED: "done before"}  # complete in an earlier pass: not run again, not "skipped" over
+
+
+def start_resource_tracker() -> None:
+    """Start multiprocessing's resource tracker (the batch's worker processes need it) from inside the app.
+
+    The tracker is spawned with ``sys.stderr``'s descriptor passed on; inside a Textual app ``sys.stderr`` is
+    Textual's print capture, whose ``fileno()`` is -1, and spawning with it fails (``ValueError: bad value(s)
+    in fds_to_keep``). The real stderr is put back for the moment of the spawn. Only running a batch needs
+    the tracker: viewing one as it stands on disk does not start it.
+    """
+    from multiprocessing import resource_tracker
+
+    shown = sys.stderr
+    if sys.__stderr__ is not None:
+        sys.stderr = sys.__stderr__
+    try:
+        resource_tracker.ensure_running()
+    finally:
+        sys.stderr = shown
 
 
 def _score(value) -> str:
@@ -63,11 +83,6 @@ class BatchScreen(Screen[None]):
         self._was_running = False
         self._idle = threading.Event()  # set while no batch runs on this screen
         self._idle.set()
-        # Worker processes (random, replay runs) need multiprocessing's resource tracker, which passes
-        # on sys.stderr's descriptor when it starts: start it now, before the app swaps stderr out.
-        from multiprocessing import resource_tracker
-
-        resource_tracker.ensure_running()
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -95,6 +110,7 @@ class BatchScreen(Screen[None]):
             self._worker.cancel()
 
     def _run_batch(self) -> None:
+        start_resource_tracker()  # here, on the app's thread: the batch's worker processes need it
         self._idle.clear()
         self._worker = self.run_worker(self._run, name="batch", thread=True, exit_on_error=False)
 
@@ -119,8 +135,12 @@ class BatchScreen(Screen[None]):
         cap = f" of {money(s.max_cost)}" if s.max_cost is not None else " (no cap)"
         if s.finished:
             state = f"finished; stopped early: {s.stopping}" if s.stopping else "finished"
+        elif s.stopping:
+            state = f"stopping: {s.stopping}"
+        elif not self.running:  # opened as it stands on disk, not run yet
+            state = "not running: r runs what is left" if c[LEFT] + c[FAILED] + c[STOPPED] else "nothing left to run"
         else:
-            state = f"stopping: {s.stopping}" if s.stopping else "running"
+            state = "running"
         if self.error:
             state = f"failed: {self.error}"
         eta = "" if s.finished or not self.running else f" · ETA {duration(s.eta_s())}"
@@ -251,9 +271,15 @@ def batch_commands(app, root: str | Path | None = None) -> list[tuple[str, str, 
             from workstation.errors import UserError
 
             try:
-                app.push_screen(BatchScreen.of_dir(directory))
+                screen = BatchScreen.of_dir(directory)
             except UserError as e:
                 app.notify(str(e), title="cannot open the batch", severity="error")
+                return
+            except Exception as e:  # noqa: BLE001 - a TUI never closes on a batch it cannot read
+                app.notify(f"{type(e).__name__}: {e}", title=f"cannot open the batch in {directory}",
+                           severity="error")
+                return
+            app.push_screen(screen)
 
         out.append((f"Batch {directory.name}", f"watch or resume the batch in {directory} (r runs it)", open_it))
     return out

@@ -27,6 +27,7 @@ from workstation.game.games import FPS_PAPER
 from workstation.store.framestore import FrameStoreError
 from workstation.store.recording import RecordingError
 
+from screens.views.run_layout import turn_label
 from screens.widgets.frame_view import FrameView
 from screens.widgets.score_plot import COLOURS, ScorePlot
 from screens.views.event_keys import EVENT_BINDINGS
@@ -227,7 +228,7 @@ class CompareScreen(FramePlaybackScreen):
         t.append(" PLAYING " if self.playing else " COMPARE ", style="bold black on green" if self.playing
                  else "bold reverse")
         t.append(f"  frame {self.frame}/{self.c.end}  {self.frame / FPS_PAPER:.2f} s  ")
-        t.append(f"turns follow run {self.focus_index + 1} ({run.label}): turn {turn}/{len(run.turns) - 1}  ",
+        t.append(f"turns follow run {self.focus_index + 1} ({run.label}): {turn_label(turn, len(run.turns))}  ",
                  style=COLOURS[self.focus_index % len(COLOURS)])
         t.append("r l g next reward / life loss / game over (shift: previous) · d t first differing frame / plan"
                  " · 1-4 run",

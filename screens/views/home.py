@@ -100,6 +100,10 @@ class HomeScreen(Screen):
     HomeScreen #form-error { height: auto; color: $error; padding: 0 1; }
     HomeScreen #settings-col { scrollbar-size-vertical: 1; }
     """
+    # Narrow or short terminals (app.tcss: HomeScreen.-narrow, HomeScreen.-short): below 120 columns the first
+    # frame would be a sliver, so the game list takes its room; below 34 rows the start buttons stay in view.
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (34, "-tall")]
 
     class PreviewReady(Message):
         """A game's first frame is in the cache."""

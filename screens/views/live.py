@@ -16,6 +16,7 @@ from textual.screen import Screen
 from textual.widgets import Button, Input, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
+from workstation.agents.registry import is_model
 from workstation.store.changes import counts, mark
 from workstation.store.series import FrameSeries, result_text
 from workstation.turn.engine import TurnEngine
@@ -30,7 +31,7 @@ from screens.messages import (
 )
 from screens.widgets.plan_view import PlanView, end_note
 from screens.widgets.prompt_view import PromptView
-from screens.widgets.reply_view import ReplyView
+from screens.widgets.reply_view import BY_HAND, NOT_SENT, ReplyView
 from screens.views.run_layout import blur_or_leave, compose_run, protocol_label, titled
 from screens.widgets.stats_bar import StatsBar
 from screens.widgets.step_panel import StepPanel
@@ -67,7 +68,7 @@ class LiveScreen(Screen):
         Binding("b", "branch", "Branch"),
         Binding("x", "stop_run", "Stop"),
         Binding("escape", "back", "Back"),
-        Binding("q", "app.quit", "Quit", show=False),  # room for x Stop in 120 columns; F1 lists q
+        Binding("q", "quit", "Quit", show=False),  # room for x Stop in 120 columns; F1 lists q
     ]
 
     def __init__(self, engine: TurnEngine, *, step_mode: bool = False, speed: str = "paper",
@@ -90,6 +91,7 @@ class LiveScreen(Screen):
         self.prompt_texts: dict[int, str] = {}
         self.streamed: dict[int, str] = {}  # reply text as it streamed in, per turn
         self.last_turn = -1
+        self.plan_by_hand: set[int] = set()  # turns whose plan a person typed before the prompt was sent
         self.holds = 0  # step-mode holds announced so far
         self.prompt_on_show = None  # the Prompt the prompt view shows (an edit is checked against it)
         self._frame_view = FrameView(id="frame")
@@ -137,8 +139,13 @@ class LiveScreen(Screen):
         text = m.prompt.render_text()
         self.prompt_texts[m.turn] = text
         self.query_one(PromptView).show_prompt(m.turn, text, m.variant, m.images)
-        self.query_one(ReplyView).begin()
-        self.query_one(PlanView).clear_plan("waiting for the reply")
+        self.plan_by_hand.discard(m.turn)  # a re-sent prompt: asked again
+        if self.step_mode:  # the driver holds before sending it
+            self.query_one(ReplyView).begin(idle=NOT_SENT)
+            self.query_one(PlanView).clear_plan("no plan yet: the prompt is not sent")
+        else:
+            self.query_one(ReplyView).begin()
+            self.query_one(PlanView).clear_plan("waiting for the reply")
         if m.turn != self.last_turn:
             self.last_turn = m.turn
             self.query_one(StepPanel).set_turns(list(range(m.turn + 1)))
@@ -152,7 +159,11 @@ class LiveScreen(Screen):
 
     def on_engine_plan(self, m: EnginePlan) -> None:
         self.thoughts[m.turn] = m.parse.thought
-        self.query_one(ReplyView).show_parse(m.parse)
+        if m.by_hand:  # typed before the prompt was sent: no reply was asked for
+            self.plan_by_hand.add(m.turn)
+            self.query_one(ReplyView).begin(idle=BY_HAND)
+        else:
+            self.query_one(ReplyView).show_parse(m.parse)
         self.query_one(PlanView).show_plan(m.plan, overridden=m.overridden, valid=m.parse.valid, errors=m.parse.errors)
 
     def on_engine_action(self, m: EngineAction) -> None:
@@ -179,7 +190,7 @@ class LiveScreen(Screen):
     def on_engine_waiting(self, m: EngineWaiting) -> None:
         self.holds += 1
         self.phase = m.phase
-        self.query_one(StepPanel).set_phase(m.phase, m.turn)
+        self.query_one(StepPanel).set_phase(m.phase, m.turn, by_hand=m.turn in self.plan_by_hand)
         self.query_one(PromptView).set_editable(self.step_mode and m.phase == "prompt")
         self._status()
 
@@ -354,7 +365,36 @@ class LiveScreen(Screen):
         self.driver.send("stop")
 
     def action_back(self) -> None:
-        blur_or_leave(self, self.can_go_back)
+        if self.focused is not None:  # first out of the field (prompt text, override box)
+            self.set_focus(None)
+            return
+        self._leave_asking(lambda: blur_or_leave(self, self.can_go_back),
+                           "Leave" if self.can_go_back else "Quit")
+
+    def action_quit(self) -> None:
+        self._leave_asking(self.app.exit, "Quit")
+
+    def _worth_asking(self) -> bool:
+        """A live run one would lose by a stray key: stepped, costing model calls, or changed by hand."""
+        if self.summary is not None:  # finished or stopped: the recording is whole as it is
+            return False
+        engine = self.driver.engine
+        return self.step_mode or bool(engine.changes) or is_model(engine.agent.spec)
+
+    def _leave_asking(self, leave, verb: str) -> None:
+        """``q`` / ``escape`` while the run is live ask first (No is focused); a finished run leaves at once."""
+        if not self._worth_asking():
+            leave()
+            return
+        hand = " with your changes by hand" if self.driver.engine.changes else ""
+        question = (f"The run is still going. {verb} now?\nIt stops here: its recording is kept{hand}, "
+                    "marked INCOMPLETE.")
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                leave()
+
+        self.app.push_screen(ConfirmScreen(question, yes=verb), answered)
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         action = {
@@ -374,6 +414,7 @@ class LiveScreen(Screen):
             ("Toggle step mode", "hold before each prompt is sent and after each reply (s)", self.action_step_mode),
             ("Stop the run", "end now; the recording is kept, marked incomplete (x)", self.action_stop_run),
             ("Back", "leave the focused field, else this view (escape)", self.action_back),
+            ("Quit", "end the app; while the run is live it asks first (q)", self.action_quit),
         ]
         if self.step_mode:
             cmds += [

@@ -21,6 +21,7 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Static
 
+from screens.views.run_layout import turn_label
 from screens.views.frame_playback import END_BINDINGS, STEP_BINDINGS, FramePlaybackScreen
 from screens.widgets.frame_view import FrameView
 from workstation.store.framestore import FrameStoreError
@@ -169,7 +170,7 @@ class MatchReplayScreen(FramePlaybackScreen):
         self.query_one("#mr-side1", Static).update(self._side_text(1))
         self.query_one("#mr-side2", Static).update(self._side_text(2))
         frames = f"frame {self.frame}/{self.n_frames - 1}" if self.n_frames else "no frames"
-        turns = f"turn {self.turn}/{len(self.turns) - 1}" if self.turn >= 0 else \
+        turns = turn_label(self.turn, len(self.turns)) if self.turn >= 0 else \
             "before the first turn" if self.turns else "no turns recorded"
         state = "PLAYING" if self.playing else "REPLAY"
         self.query_one("#mr-status", Static).update(

@@ -37,7 +37,7 @@ from screens.views.export_key import export_in_background
 from screens.widgets.plan_view import PlanView, end_note
 from screens.widgets.prompt_view import PromptView
 from screens.widgets.reply_view import ReplyView
-from screens.views.run_layout import blur_or_leave, compose_run, protocol_label
+from screens.views.run_layout import blur_or_leave, compose_run, protocol_label, turn_label
 from screens.widgets.stats_bar import StatsBar
 from screens.widgets.timeline import Timeline
 
@@ -124,8 +124,19 @@ class ReplayScreen(FramePlaybackScreen):
         """The turn on screen at ``frame``: the last one started at or before it (-1 if none)."""
         return self.series.turn_at(frame)
 
-    def goto(self, frame: int) -> None:
-        """Show ``frame`` (clamped) and the turn it belongs to; a damaged frame is a notice, not a crash."""
+    def turn_producing(self, frame: int) -> int:
+        """The turn whose actions produced ``frame`` (its start < frame <= its end); else the turn on screen."""
+        for k in (self.turn_at(frame), self.turn_at(frame) - 1):
+            if 0 <= k < len(self.turns) and self.turns[k].start_frame < frame <= self.turns[k].end_frame:
+                return k
+        return self.turn_at(frame)
+
+    def goto(self, frame: int, turn: int | None = None) -> None:
+        """Show ``frame`` (clamped) and the turn it belongs to; a damaged frame is a notice, not a crash.
+
+        A frame where one turn ends and the next starts shows the next one (its prompt's frame), unless ``turn``
+        names the turn to show (an event jump: the turn whose action produced the frame).
+        """
         if self.n_frames == 0:
             return
         self.frame = max(0, min(self.n_frames - 1, frame))
@@ -136,7 +147,7 @@ class ReplayScreen(FramePlaybackScreen):
             self.notify(str(e), title="cannot show this frame", severity="error")
         else:
             self.query_one("#frame", FrameView).show(rgb, self.frame)
-        turn = self.turn_at(self.frame)
+        turn = self.turn_at(self.frame) if turn is None else turn
         if turn != self.turn:
             self.turn = turn
             self._show_turn(turn)
@@ -200,11 +211,14 @@ class ReplayScreen(FramePlaybackScreen):
         t = Text(no_wrap=True, overflow="ellipsis")
         t.append(" PLAYING " if self.playing else " REPLAY ", style="bold black on green" if self.playing else "bold reverse")
         frames = f"frame {self.frame}/{self.n_frames - 1}" if self.n_frames else "no frames"
-        turns = f"turn {self.turn}/{len(self.turns) - 1}" if self.turns and self.turn >= 0 else \
+        turns = turn_label(self.turn, len(self.turns)) if self.turns and self.turn >= 0 else \
             "before the first turn" if self.turns else "no turns recorded"
         t.append(f"  {frames}  {turns}  ")
         if self.turn >= 0:
             t.append(f"turn reward {self.turns[self.turn].reward:g}  ")
+        here = self.series.frames.rewards[self.frame] if 0 <= self.frame < len(self.series.frames.rewards) else 0
+        if here:
+            t.append(f"this frame {here:+g}  ", style="bold green")
         if self.marked:
             a, b = self.marked
             t.append(f"marked {a}" + (f"-{b}" if b != a else "") + "  ", style="bold magenta")
@@ -235,8 +249,8 @@ class ReplayScreen(FramePlaybackScreen):
         if frame is None:
             self.notify(f"no {name} {'after' if direction > 0 else 'before'} frame {self.frame}", severity="warning")
             return
-        self.goto(frame)
-        self.notify(f"{name} at frame {frame}", timeout=3)
+        self.goto(frame, self.turn_producing(frame))  # the turn that scored, not the one the frame then starts
+        self.notify(f"{name} at frame {frame} (turn {self.turn})", timeout=3)
 
     def _show_playing(self) -> None:
         self._status()

@@ -33,6 +33,12 @@ def protocol_label(changed: dict[str, object]) -> str:
     return "protocol " + ", ".join(f"{k}={v}" for k, v in changed.items())
 
 
+def turn_label(turn: int, n_turns: int) -> str:
+    """``turn 145 (146 of 146)``: turns are numbered from 0 everywhere (recordings, step mode, branches), and the
+    count in brackets agrees with the title's ``146 turns``."""
+    return f"turn {turn} ({turn + 1} of {n_turns})"
+
+
 def titled(widget: W, title: str) -> W:
     """``widget`` with ``title`` on its border."""
     widget.border_title = title

@@ -9,6 +9,11 @@ from textual.widgets import Static
 from workstation.turn.parser import ParseResult
 
 
+WAITING = "waiting for the reply…"
+NOT_SENT = "not sent yet: g sends the prompt (tab into it to edit it first; o overrides with your own plan)"
+BY_HAND = "no reply: the plan was set by hand before the prompt was sent; the agent was not asked"
+
+
 class ReplyView(VerticalScroll):
     """Streamed text while the model answers; thought, raw reply and parse once it has."""
 
@@ -23,14 +28,16 @@ class ReplyView(VerticalScroll):
         self.raw = ""
         self.parse: ParseResult | None = None
         self.note = ""
+        self.idle = WAITING  # what the panel says while it has nothing else
         self._body = Static(Text("waiting for the first turn", style="dim"))
 
     def compose(self):
         yield self._body
 
-    def begin(self, note: str = "") -> None:
-        """A new turn: clear everything."""
+    def begin(self, note: str = "", idle: str = "") -> None:
+        """A new turn: clear everything. ``idle`` says what the empty panel waits for (default: the reply)."""
         self.streamed, self.thought, self.raw, self.parse, self.note = "", "", "", None, note
+        self.idle = idle or WAITING
         self._refresh()
 
     def append(self, text: str) -> None:
@@ -77,5 +84,5 @@ class ReplyView(VerticalScroll):
                 for e in p.errors:
                     text.append(f"  {e}\n", style="red")
         if not text:
-            text.append("waiting for the reply…", style="dim")
+            text.append(self.idle, style="dim")
         self._body.update(text)

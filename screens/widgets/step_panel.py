@@ -16,6 +16,7 @@ HOLD_HINTS = {
     "acting": "executing the plan: one action or one frame at a time",
     "asking": "waiting for the agent's reply…",
 }
+BY_HAND_HINT = "plan set by hand (the agent was not asked): execute it or override it again"
 
 _PROMPT_ONLY = ("apply-edit", "send", "current-only")
 _AFTER_REPLY = ("resend",)  # override works before the prompt is sent too: the agent is then not asked
@@ -52,9 +53,9 @@ class StepPanel(Vertical):
             yield Select([("turn 0", 0)], value=0, allow_blank=False, id="branch-turn", compact=True)
             yield Button("Rewind+branch b", id="branch", compact=True, variant="warning")
 
-    def set_phase(self, phase: str, turn: int) -> None:
-        """Show where the worker holds and enable the matching controls."""
-        hint = HOLD_HINTS.get(phase, f"phase: {phase}")
+    def set_phase(self, phase: str, turn: int, by_hand: bool = False) -> None:
+        """Show where the worker holds and enable the matching controls (``by_hand``: the plan is a person's)."""
+        hint = BY_HAND_HINT if by_hand and phase == "plan" else HOLD_HINTS.get(phase, f"phase: {phase}")
         self.query_one("#step-hint", Static).update(Text.assemble(("turn ", "dim"), (str(turn), "bold"), "  ", hint))
         for name in _PROMPT_ONLY:
             self.query_one(f"#{name}", Button).disabled = phase != "prompt"
