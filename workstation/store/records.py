@@ -471,11 +471,11 @@ def check_fields(data: dict[str, Any], fields: dict[str, tuple[Any, ...]], where
         if len(spec) == 4:
             lo, hi = spec[2], spec[3]
             if not lo <= value <= hi:
-                raise RecordFileError(f"{where}: field {key!r} is {_number(value)}, outside {_number(lo)}..{_number(hi)}")
+                raise RecordFileError(f"{where}: field {key!r} is {_bound(value)}, outside {_bound(lo)}..{_bound(hi)}")
     return data
 
 
-def _number(x: float) -> str:
+def _bound(x: float) -> str:
     """A bound as written: whole numbers in full (4294967295, not 4.29497e+09), others short."""
     return str(int(x)) if float(x).is_integer() and abs(x) < 1e18 else f"{x:g}"
 
