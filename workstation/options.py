@@ -435,7 +435,8 @@ def check_out(out: str | Path, command: str | None = None) -> None:
     from workstation.store.local_paths import LocalPathError, refuse_uri
 
     try:
-        refuse_uri(out, "--out", f"{command or 'this command'} writes to a local directory")
+        refuse_uri(out, "--out", f"{command} writes to a local directory" if command else
+                   "recordings are written to a local directory")
     except LocalPathError as e:
         raise SpecError("out", str(e)) from None
     path = Path(out).expanduser()

@@ -71,6 +71,9 @@ def make_batch(a: argparse.Namespace):
     name = grid_name(a.grid) or "batch"
     if a.executor != "ray" and a.ray_address:
         raise UserError("--ray-address needs --executor ray")
+    from workstation.store.local_paths import refuse_uri
+
+    refuse_uri(a.grid, "", "batch reads a local grid file (--out may be a URI)")
     grid = load_grid(a.grid)  # bad grids are refused before a URI is reached
     out, a.remote = out_dir(a.out, Path(BATCHES) / name)  # a URI: its local stage, the URI's grid brought down
     grid = load_grid(a.grid, out=str(runs_dir(out)))

@@ -59,12 +59,14 @@ def frame_range(recs, start: int | None, stop: int | None) -> tuple[int, int]:
 
 
 def check_output(out: Path) -> str:
-    from workstation.store.local_paths import check_out_file
+    from workstation.store.local_paths import check_out_file, refuse_uri
 
+    does = "export writes a local file"
+    refuse_uri(out, "-o", does)
     ext = out.suffix.lower()
-    check_out_file(out, "-o", "export writes a local file")
     if ext not in FORMATS:
         raise UserError(f"cannot export to {out.name!r}: the file name must end in .mp4, .gif or .html")
+    check_out_file(out, "-o", does)
     return ext
 
 

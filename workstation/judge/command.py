@@ -146,6 +146,9 @@ def _judge(a: argparse.Namespace) -> int:
         raise UserError("--judge SPEC is required: the judge model, e.g. --judge openai:gpt-5.2")
     if not a.out:
         raise UserError("--out DIR is required: where the verdicts go")
+    from workstation.store.local_paths import refuse_uri
+
+    refuse_uri(a.out, "--out", "judge writes its verdicts to a local directory")
     groups = parse_groups(a.groups) if a.groups else None
     options = _options(a)
     jp = load_judge_prompt(a.judge_prompt)

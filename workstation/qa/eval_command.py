@@ -39,7 +39,10 @@ def _table(a: argparse.Namespace) -> int:
 
     from workstation.qa.evaluate import table
     from workstation.qa.report import as_json, load, note_mixed_sets
+    from workstation.store.local_paths import refuse_uri
 
+    for d in a.evals:
+        refuse_uri(d, "", "qa table reads local eval directories")
     summaries = load(a.evals)
     if a.json:
         print(json.dumps(as_json(summaries), indent=1))

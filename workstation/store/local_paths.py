@@ -62,16 +62,17 @@ def check_out_file(path: str | Path, flag: str, does: str) -> Path:
     out = Path(path).expanduser()
     shown = f"{flag} {path}" if flag else str(path)
     if out.is_dir():
-        raise LocalPathError(f"{shown} is a directory; give a file name", file=out)
+        raise LocalPathError(f"cannot write {shown}: it is a directory; give a file name", file=out)
     parent = out.parent if str(out.parent) else Path(".")
     probe = parent
     while not probe.exists() and probe.parent != probe:
         probe = probe.parent
     if probe.exists() and not probe.is_dir():
-        raise LocalPathError(f"{shown}: {probe} is a file, not a directory; choose another place", file=out)
+        raise LocalPathError(f"cannot write {shown}: {probe} is a file, not a directory; choose another place",
+                             file=out)
     if not parent.is_dir():
-        raise LocalPathError(f"{shown}: the directory {parent} does not exist (none is made); make it first or "
-                             "choose another place", file=out)
+        raise LocalPathError(f"cannot write {shown}: the directory {parent} does not exist (none is made); make "
+                             "it first or choose another place", file=out)
     if not os.access(parent, os.W_OK) or (out.exists() and not os.access(out, os.W_OK)):
-        raise LocalPathError(f"{shown}: cannot write there (permission denied); choose another place", file=out)
+        raise LocalPathError(f"cannot write {shown}: permission denied; choose another place", file=out)
     return out
