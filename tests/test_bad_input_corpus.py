@@ -40,6 +40,7 @@ class Case:
     codes: tuple[int, ...] = BAD
     says: str | None = None
     deny: tuple[str, ...] = ()  # world paths made unreadable
+    silent: bool = False  # refused before anything is printed on stdout
     extra_files: Callable[[Path], list[Path]] = field(default=lambda w: [])
 
 
@@ -178,7 +179,12 @@ CASES += [
     Case("request:turn-too-big", ["request", "{w}/rec", "--turn", "99999"]),
     Case("request:turn-negative", ["request", "{w}/rec", "--turn", "-1"]),
     Case("request:missing", ["request", "{w}/nowhere", "--turn", "0"]),
+    Case("request:side-2-one-player", ["request", "{w}/rec", "--turn", "1", "--side", "2"], says="one player"),
+    Case("request:side-2-one-player-json", ["request", "{w}/rec", "--turn", "1", "--side", "2", "--json"],
+         says="one player"),
+    Case("ls:setting-unknown-key", ["ls", "{w}/recs", "--setting", "foo=1"], says="known: frames"),
 ]
+
 
 # -- compare -------------------------------------------------------------------------------------------------
 CASES += [
@@ -258,7 +264,7 @@ CASES += [
     Case("batch:out-unreadable", ["batch", "{w}/grid.toml", "--out", "{w}/batch"], deny=("batch",)),
     Case("batch:grid-is-dir", ["batch", "{w}/recs"]),
     Case("batch:grid-unreadable", ["batch", "{w}/grid.toml", "--out", "{w}/b2"], deny=("grid.toml",)),
-    Case("batch:grid-missing", ["batch", "{w}/nowhere.toml"]),
+    Case("batch:grid-missing", ["batch", "{w}/nowhere.toml"], says="docs/batches.md"),
     Case("batch:grid-binary", ["batch", "{w}/rec/frames.bin", "--out", "{w}/b2"]),
     Case("batch:concurrency-zero", ["batch", "{w}/grid.toml", "--out", "{w}/b2", "--concurrency", "0"]),
     Case("batch:max-cost-negative", ["batch", "{w}/grid.toml", "--out", "{w}/b2", "--max-cost", "-1"]),
@@ -284,6 +290,32 @@ CASES += [
     Case("report:a-recording", ["report", "{w}/rec"]),
     Case("report:session-json-list", ["report", "{w}/session"], write("session/session.json", "[]")),
     Case("report:empty-dir", ["report", "{w}/empty"], lambda w: (w / "empty").mkdir()),
+]
+
+# -- report: every number and output path checked before anything is read, computed or printed --------------
+R = ["report", "{w}/batch"]
+RCSV = ["report", "{w}/batch/results.csv"]
+CASES += [
+    Case("report:bootstrap-seed-negative", R + ["--bootstrap-seed", "-1"], says="--bootstrap-seed", silent=True),
+    Case("report:bootstrap-seed-negative-baseline", R + ["--baseline", "rand|max_actions=10", "--bootstrap-seed",
+                                                         "-1"], says="--bootstrap-seed", silent=True),
+    Case("report:bootstrap-seed-huge", R + ["--bootstrap-seed", str(2**64)], says="--bootstrap-seed", silent=True),
+    Case("report:paper-bootstrap-seed-negative", R + ["--paper", "--bootstrap-seed", "-1"], says="--bootstrap-seed",
+         silent=True),
+    Case("report:json-parent-missing", R + ["--json", "{w}/no/such/r.json"], says="does not exist", silent=True),
+    Case("report:md-parent-missing", RCSV + ["--md", "{w}/no/r.md"], says="does not exist", silent=True),
+    Case("report:paper-md-parent-missing", R + ["--paper", "--md", "{w}/no/r.md"], says="does not exist",
+         silent=True),
+    Case("report:md-is-dir-csv", RCSV + ["--md", "{w}/recs"], says="directory", silent=True),
+    Case("report:md-is-the-batch-grid", R + ["--md", "{w}/batch/grid.toml"], says="the batch's grid", silent=True),
+    Case("report:md-is-a-grid", R + ["--md", "{w}/grid.toml"], says="grid", silent=True),
+    Case("report:json-is-the-input-csv", RCSV + ["--json", "{w}/batch/results.csv"], says="input", silent=True),
+    Case("report:json-is-the-batch-jsonl", R + ["--json", "{w}/batch/results.jsonl"], says="input", silent=True),
+    Case("report:json-and-md-same-file", R + ["--json", "{w}/r.out", "--md", "{w}/r.out"], says="same file",
+         silent=True),
+    Case("report:plots-parent-missing", R + ["--plots", "{w}/no/such/plots"], says="does not exist", silent=True),
+    Case("report:json-uri", R + ["--json", "s3://b/r.json"], says="object storage", silent=True),
+    Case("report:paper-json", R + ["--paper", "--json", "{w}/r.json"], says="--json", silent=True),
 ]
 
 # -- import --------------------------------------------------------------------------------------------------
@@ -431,6 +463,59 @@ CASES += [
     Case("qa-table:unreadable", ["qa", "table", "{w}/qaeval"], deny=("qaeval",)),
 ]
 
+# -- object-store URIs where a command works on local paths: refused, nothing made (no local folder `s3:`) ----
+RUN = ["run", "--game", "breakout", "--frames", "30"]
+MATCH = ["match", "--game", "boxing", "--p1", "random", "--p2", "random", "--frames", "30"]
+URI = "object storage is for"
+CASES += [
+    Case("run:out-s3", RUN + ["--out", "s3://b/p"], says="run writes to a local directory"),
+    Case("run:out-gs", RUN + ["--out", "gs://b/p"], says=URI),
+    Case("run:out-file-uri", RUN + ["--out", "file:///nowhere/p"], says="file:// URI"),
+    Case("run:prompts-s3", RUN + ["--prompts", "s3://b/pack", "--out", "{w}/p"], says=URI),
+    Case("run:replay-s3", RUN + ["--agent", "replay:s3://b/rec", "--out", "{w}/p"], says=URI),
+    Case("watch:out-s3", ["watch", "--game", "breakout", "--out", "s3://b/p"], says=URI),
+    Case("play:out-s3", ["play", "--game", "breakout", "--out", "s3://b/p"], says=URI),
+    Case("match:out-gs", MATCH + ["--out", "gs://x/y"], says="match writes to a local directory"),
+    Case("session:out-s3", S + ["--participant", "p2", "--out", "s3://x/s"], says=URI),
+    Case("info:s3", ["info", "s3://nonexistent/x"], says="s3://nonexistent/x"),
+    Case("verify:s3", ["verify", "--quick", "s3://b/x"], says=URI),
+    Case("request:s3", ["request", "s3://b/x", "--turn", "0"], says=URI),
+    Case("open:s3", ["open", "s3://b/x"], says=URI),
+    Case("compare:s3", ["compare", "--text", "{w}/rec", "s3://b/x"], says=URI),
+    Case("ls:s3", ["ls", "s3://bucket/x"], says="s3://bucket/x"),
+    Case("export:out-s3", ["export", "{w}/rec", "-o", "s3://bucket/x.mp4"], says=URI),
+    Case("export:recording-s3", ["export", "s3://bucket/rec", "-o", "{w}/out.gif"], says=URI),
+    Case("export:compare-s3", ["export", "{w}/rec", "--compare", "s3://b/r", "-o", "{w}/out.gif"], says=URI),
+    Case("qa-gen:out-s3", ["qa", "gen", "--recordings", "{w}/recs", "--out", "s3://x/set"], says=URI),
+    Case("qa-gen:recordings-s3", ["qa", "gen", "--recordings", "s3://x/recs", "--out", "{w}/newset"], says=URI),
+    Case("qa-eval:set-s3", ["qa", "eval", "s3://x/set", "--agent", "random", "--out", "{w}/ev2"], says=URI),
+    Case("qa-eval:out-s3", ["qa", "eval", "{w}/qaset", "--agent", "random", "--out", "s3://x/ev"], says=URI),
+    Case("qa-curate:s3", ["qa", "curate", "s3://x/set"], says=URI),
+    Case("qa-table:s3", ["qa", "table", "s3://x/ev"], says=URI),
+    Case("import:out-s3", ["import", "atari-bench", "{w}/" + H, "--out", "s3://x/o"], says=URI),
+    Case("import:run-s3", ["import", "atari-bench", "s3://x/run", "--out", "{w}/imported"], says=URI),
+    Case("batch:grid-s3", ["batch", "s3://x/grid.toml", "--out", "{w}/b2"], says=URI),
+    Case("judge:out-s3", ["judge", "{w}/batch", "--judge", "openai:gpt-5.2", "--out", "s3://x/j"], says=URI),
+]
+
+# -- --out into an existing recording: the new run would land inside it -------------------------------------
+CASES += [
+    Case("run:out-is-a-recording", RUN + ["--out", "{w}/rec"], says="is a recording"),
+    Case("match:out-is-a-recording", MATCH + ["--out", "{w}/rec"], says="is a recording"),
+    Case("import:out-is-a-recording", ["import", "atari-bench", "{w}/" + H, "--out", "{w}/rec"],
+         says="is a recording"),
+]
+
+# -- messages that point to what works -----------------------------------------------------------------------
+CASES += [
+    Case("match:two-humans", ["match", "--game", "boxing", "--p1", "human", "--p2", "human", "--out", "{w}/m"],
+         says="play --game G --vs human"),
+    Case("run:unknown-flag", RUN + ["--bogus"], says="`workstation run --help`"),
+    Case("qa-gen:unknown-flag", GEN + ["--bogus"], says="`workstation qa gen --help`"),
+    Case("qa:no-subcommand", ["qa"], says="gen, curate, eval, table"),
+    Case("home:without-terminal", [], says="`workstation` opens the TUI"),
+]
+
 IDS = [c.id for c in CASES]
 assert len(IDS) == len(set(IDS)), [i for i in IDS if IDS.count(i) > 1]
 
@@ -521,4 +606,6 @@ def test_bad_input_is_refused_in_few_lines_and_changes_nothing(case: Case, share
     assert len(lines) <= 3 and (lines or out.strip() or code == 0), err
     if case.says:
         assert case.says.lower() in err.lower(), err
+    if case.silent:
+        assert not out.strip(), out
     assert after == before, "the command changed files on disk"

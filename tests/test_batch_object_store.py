@@ -239,6 +239,8 @@ BAD = {
     "scheme without its package": ("gs://bucket/prefix", {}, "gcsfs"),
     "unreachable endpoint": ("s3://bucket/prefix", {"AWS_ENDPOINT_URL": "closed"}, "cannot reach it"),
     "missing extra": ("s3://bucket/prefix", {"hide": "fsspec"}, "object-store"),
+    "no credentials": ("s3://bucket/prefix", {"drop": ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")},
+                       "set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or a profile"),
 }
 
 
@@ -249,6 +251,9 @@ def test_bad_out_uri(case, endpoint, tmp_path):
     env = aws_env(endpoint, tmp_path / "stage")
     if extra.get("AWS_ENDPOINT_URL") == "closed":
         env["AWS_ENDPOINT_URL"] = f"http://127.0.0.1:{closed_port()}"
+    for name in extra.get("drop", ()):  # no key in the environment, and no instance role to find one
+        env.pop(name)
+        env["AWS_EC2_METADATA_DISABLED"] = "true"
     args = ["batch", str(grid), "--out", uri, "--plain"]
     if "hide" in extra:  # the package is not there: `import fsspec` fails as in an install without the extra
         code = (f"import sys; sys.modules[{extra['hide']!r}] = None; from workstation.cli import main; "

@@ -109,6 +109,27 @@ def test_help_says_what_every_argument_is(capsys):
     assert "--effort" not in play
 
 
+def test_every_command_describes_itself_and_a_judge_mode_has_its_own_help(capsys):
+    def description(*args: str) -> str:
+        code, out, _ = run_cli(capsys, *args, "--help")
+        assert code == 0
+        usage, _, rest = out.partition("\n\n")  # the usage, then the description (if any) before the arguments
+        first = rest.split("\n\n")[0]
+        assert not first.startswith(("positional arguments", "options")), f"{args}: no description"
+        return " ".join(out.split())
+
+    assert "MP4 or GIF" in description("export")
+    assert "qa eval" in description("report")
+    assert "RAM" in description("qa", "gen") and "per capability" in description("qa", "eval")
+    assert "accept" in description("qa", "curate") and "side by side" in description("qa", "table")
+    assert "identical" in description("import", "atari-bench")
+    stuck = description("judge", "stuck")
+    assert "workstation judge stuck SOURCE..." in stuck and "--min-turns" in stuck and "--turns N" not in stuck
+    requery = description("judge", "requery")
+    assert "--model-base-url" in requery and "--min-turns" not in requery
+    assert "--turns N" in description("judge")  # the whole command's help without a mode
+
+
 def test_version(capsys):
     code, out, _ = run_cli(capsys, "--version")
     assert code == 0 and out.startswith("workstation ")

@@ -70,4 +70,4 @@ def test_play_vs_human_is_a_two_person_match_and_match_still_refuses_it(tmp_path
     assert launch["person"] == 0 and launch["spec"].specs == ("human", "human") and launch["mode"] == "paused"
     assert main(["match", "--game", "boxing", "--p1", "human", "--p2", "human", "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err
-    assert "two people need a window" in err and len(err.strip().splitlines()) == 1
+    assert "--vs human" in err and len(err.strip().splitlines()) == 1

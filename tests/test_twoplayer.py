@@ -198,7 +198,7 @@ BAD = [
     (["match", "--game", "breakout", "--p1", "random", "--p2", "random"],
      "one-player game here; the two-player games are boxing"),
     (["match", "--game", "nosuch", "--p1", "random", "--p2", "random"], "the two-player games are"),
-    (["match", "--game", "boxing", "--p1", "human", "--p2", "human"], "two people need a window"),
+    (["match", "--game", "boxing", "--p1", "human", "--p2", "human"], "play --game G --vs human"),
     (["match", "--game", "boxing", "--p1", "human", "--p2", "random"], "workstation play --game G --vs"),
     (["match", "--game", "boxing", "--p1", "bogus", "--p2", "random"], "--p1: unknown agent"),
     (["match", "--game", "boxing", "--p1", "random", "--p2", "replay:/nonexistent"], "--p2: no recording"),

@@ -52,6 +52,24 @@ class _Parser(argparse.ArgumentParser):
         sys.stderr.write(f"workstation: error: {message} (see `{self.prog} --help`)\n")
         sys.exit(EXIT_BAD_INPUT)
 
+    def parse_args(self, args=None, namespace=None):  # type: ignore[override]
+        """As argparse's, but an unknown argument is refused by the (sub)command it was given to, so the
+        line points to that command's own help (`workstation run --help`), not the whole program's."""
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            _chosen(self, parsed).error(f"unrecognized arguments: {' '.join(extras)}")
+        return parsed
+
+
+def _chosen(parser: argparse.ArgumentParser, parsed: argparse.Namespace) -> argparse.ArgumentParser:
+    """The deepest subcommand parser the parsed line chose (`qa gen`), else ``parser`` itself."""
+    while True:
+        subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        name = getattr(parsed, subs[0].dest, None) if subs else None
+        if not subs or name not in subs[0].choices:
+            return parser
+        parser = subs[0].choices[name]
+
 
 def _run_args(p: argparse.ArgumentParser, agent: bool = True) -> None:
     """The run's own arguments, generated from the spec's declarations (workstation.options)."""
@@ -69,7 +87,7 @@ def _spec(a: argparse.Namespace, agent: str | None = None):
     from workstation.options import preflight, spec_from_args
 
     spec = spec_from_args(a, agent=agent)
-    preflight(spec)
+    preflight(spec, command=getattr(a, "cmd", None))
     return spec
 
 
@@ -405,6 +423,9 @@ def _request(a: argparse.Namespace) -> int:
 
         print(dump_side_request(rec, a.turn, a.side))
         return 0
+    if a.side != 1:  # one player: there is no other side's prompt to show
+        raise UserError(f"this recording has one player; --side {a.side} is for two-player match recordings "
+                        "(drop --side)")
     if a.json:
         print(json.dumps(request_json(rec, a.turn), ensure_ascii=False))
         return 0

@@ -66,8 +66,11 @@ def require_terminal(what: str) -> None:
 
     missing = [name for name, stream in (("stdin", sys.stdin), ("stdout", sys.stdout)) if not tty(stream)]
     if missing:
-        raise UserError(f"`workstation {what}` opens the TUI and needs a terminal, but {' and '.join(missing)} "
-                        f"{'is' if len(missing) == 1 else 'are'} not one; run it in a terminal, not piped or redirected")
+        shown = f"workstation {what}".rstrip()  # "": plain `workstation`, the home screen
+        headless = "" if what else " (the commands of `workstation --help` need none)"
+        raise UserError(f"`{shown}` opens the TUI and needs a terminal, but {' and '.join(missing)} "
+                        f"{'is' if len(missing) == 1 else 'are'} not one; run it in a terminal, not piped or "
+                        f"redirected{headless}")
 
 
 __all__ = ["SCREENS", "Launch", "require_terminal"]

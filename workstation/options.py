@@ -384,14 +384,21 @@ def run_identity(game, protocol: Protocol, seed: int, agent_desc: dict, pack_dig
 
 
 # -- files, checked before anything is written ---------------------------------
-def preflight(spec: RunSpec, out: bool = True) -> None:
+def preflight(spec: RunSpec, out: bool = True, command: str | None = None) -> None:
     """Check what the run will read and write: the output place, the prompt pack, a replayed recording.
 
     Raises ``SpecError`` (one line naming the field and the path) and leaves nothing behind. ``out=False``:
     the caller checks the output place itself (a session's runs go into its own directory, not ``spec.out``).
+    ``command`` (``run``) names the command in a refusal of an object-store URI.
     """
     if out:
-        check_out(spec.out)
+        check_out(spec.out, command)
+    from workstation.store.local_paths import LocalPathError, refuse_uri
+
+    try:
+        refuse_uri(spec.prompts, "--prompts", "a prompt pack is read from a local directory")
+    except LocalPathError as e:
+        raise SpecError("prompts", str(e)) from None
     from workstation.game.clock import variant_problem
 
     why = variant_problem(spec.game, spec.protocol.game_mode, spec.protocol.game_difficulty)
@@ -412,16 +419,29 @@ def preflight(spec: RunSpec, out: bool = True) -> None:
         try:
             source = Recording(Path(ref.arg))
             source_game = source.manifest.get("game")
-        except RecordingError as e:
+        except (RecordingError, LocalPathError) as e:
             raise SpecError("agent", f"--agent replay: {e}") from None
         if source_game != spec.game:
             raise SpecError("agent", f"the replayed recording is a {source_game} run but --game is {spec.game}; "
                                      f"replay it with --game {source_game}")
 
 
-def check_out(out: str | Path) -> None:
-    """``SpecError("out", ...)`` unless recordings can be made under ``out`` (it may not exist yet)."""
+def check_out(out: str | Path, command: str | None = None) -> None:
+    """``SpecError("out", ...)`` unless recordings can be made under ``out`` (it may not exist yet).
+
+    Refused too: an object-store URI (``s3://b/p`` would be the local folder ``s3:``; ``command`` names who
+    writes locally), and an existing recording (the new run would be written inside it).
+    """
+    from workstation.store.local_paths import LocalPathError, refuse_uri
+
+    try:
+        refuse_uri(out, "--out", f"{command} writes to a local directory" if command else
+                   "recordings are written to a local directory")
+    except LocalPathError as e:
+        raise SpecError("out", str(e)) from None
     path = Path(out).expanduser()
+    if (path / "manifest.json").is_file():
+        raise SpecError("out", f"--out {out} is a recording; choose the directory that holds recordings")
     probe = path
     while not probe.exists() and probe.parent != probe:
         if probe.is_symlink():

@@ -66,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     from workstation.launch import require_terminal
     from workstation.options import check_out
 
-    check_out(str(out))  # the session directory can be made where it is asked for
+    check_out(out, "session")  # the session directory can be made where it is asked for
     require_terminal("session")  # before session.json is written: nothing is left behind
     session = Session.open(out, settings)
     session.countdown = args.countdown

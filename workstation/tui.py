@@ -11,7 +11,7 @@ from workstation.errors import UserError
 from workstation.launch import Launch, require_terminal
 
 # what the user typed, for each screen whose name is not its command's
-COMMANDS = {"batch": "batch --watch", "qa_curate": "qa curate", "match": "play --vs", "idc": "idc --view"}
+COMMANDS = {"home": "", "batch": "batch --watch", "qa_curate": "qa curate", "match": "play --vs", "idc": "idc --view"}
 
 
 def open_tui(launch: Launch) -> int:

@@ -7,7 +7,10 @@ import argparse
 
 
 def register(sub) -> None:
-    p = sub.add_parser("report", help="analyse a batch's results (means, ranks, separability, ablations, cost)")
+    p = sub.add_parser("report", help="analyse a batch's results (means, ranks, separability, ablations, cost)",
+                       description="The paper's analysis of a batch (or any results CSV, or several joined): mean "
+                       "scores, ranks, separability, paired-bootstrap ablations and cost; or several `qa eval` "
+                       "results side by side; --json / --md also write it.")
     p.add_argument("results", metavar="DIR|results.csv", nargs="+",
                    help="a batch directory (its results.csv and runs/), a batch's --out URI (s3://bucket/prefix: its "
                         "results.csv) or any CSV with setting, game, seed, score; "
@@ -27,9 +30,11 @@ def register(sub) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from workstation.analysis import report
+    from workstation.analysis.report_paths import check_report_args
     from workstation.errors import UserError
     from workstation.qa import report as qa_report
 
+    check_report_args(args)  # every number and output path, before anything is read, computed or printed
     if args.paper:
         from workstation.analysis.paper import paper
 

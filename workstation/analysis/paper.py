@@ -238,7 +238,6 @@ def paper(paths: list[str], md_path: str | None, plots: str | None, baseline: st
     text = "\n".join(lines) + "\n"
     if md_path:
         try:
-            Path(md_path).parent.mkdir(parents=True, exist_ok=True)
             Path(md_path).write_text(text, encoding="utf-8")
         except OSError as e:
             raise UserError(f"cannot write {md_path} ({e.strerror}); pick a writable path") from None

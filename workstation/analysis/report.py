@@ -318,7 +318,6 @@ def write(r: Report, json_path: str | None, md_path: str | None) -> None:
                        (md_path, lambda: render(r, md=True))):
         if path:
             try:
-                Path(path).parent.mkdir(parents=True, exist_ok=True)
                 Path(path).write_text(text(), encoding="utf-8")
             except OSError as e:
                 raise UserError(f"cannot write {path} ({e.strerror}); pick a writable path") from None

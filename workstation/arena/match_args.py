@@ -63,6 +63,6 @@ def match_spec(a: argparse.Namespace, p1: str, p2: str, seed: int) -> Any:
     max_cost = getattr(a, "max_cost", None)  # `play --vs` has none
     if max_cost is not None and not max_cost > 0:
         raise UserError(f"--max-cost must be more than 0 dollars (got {max_cost:g})")
-    check_out(a.out)
+    check_out(a.out, getattr(a, "cmd", None) or "match")
     return MatchSpec(a.game, p1, p2, seed, protocol, a.out, a.prompts, max_cost,
                      (provider_options(a, p1), provider_options(a, p2)))

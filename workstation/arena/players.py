@@ -33,8 +33,9 @@ def check_players(specs: tuple[str, str], window: bool = False, person_ok: bool 
             raise MatchSpecError(f"--p{side}: {e}") from None
     humans = [s for s, spec in zip(SIDES, specs) if parse_agent(spec).kind == "human"]
     if len(humans) == 2 and not window:
-        raise MatchSpecError("--p1 human and --p2 human: two people need a window to play in (the terminal "
-                             "has one keyboard focus); make one side an agent, e.g. --p2 random")
+        raise MatchSpecError("--p1 human and --p2 human: two people on one keyboard play with `workstation play "
+                             "--game G --vs human` (see docs/two-player.md); or make one side an agent, e.g. "
+                             "--p2 random")
     if humans and not person_ok:
         raise MatchSpecError(f"--p{humans[0]} human: a person plays in the TUI; use `workstation play --game G "
                              "--vs SPEC`, or make both sides agents")

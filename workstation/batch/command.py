@@ -71,15 +71,14 @@ def make_batch(a: argparse.Namespace):
     name = grid_name(a.grid) or "batch"
     if a.executor != "ray" and a.ray_address:
         raise UserError("--ray-address needs --executor ray")
+    from workstation.store.local_paths import refuse_uri
+
+    refuse_uri(a.grid, "", "batch reads a local grid file (--out may be a URI)")
     if a.ray_address:
         from workstation.batch.ray_address import check_ray_address
 
         check_ray_address(a.ray_address)  # before anything is written; a head not there does not hang the batch
     grid = load_grid(a.grid)  # bad grids are refused before a URI is reached
-    if a.executor == "ray" and not getattr(a, "dry_run", False):
-        from workstation.batch.ray_executor import connect
-
-        connect(a.ray_address)  # a cluster that is not there is one line, and no batch directory is made
     out, a.remote = out_dir(a.out, Path(BATCHES) / name)  # a URI: its local stage, the URI's grid brought down
     grid = load_grid(a.grid, out=str(runs_dir(out)))
     try:
@@ -94,6 +93,10 @@ def make_batch(a: argparse.Namespace):
         if a.remote is None:
             raise
         raise UserError(str(e).replace(str(out), a.remote.uri)) from None  # the URI holds it, not the stage
+    if a.executor == "ray" and not getattr(a, "dry_run", False):
+        from workstation.batch.ray_executor import connect
+
+        connect(a.ray_address)  # a cluster that is not there is one line, and no batch directory is made
     if a.remote is not None:
         n = a.remote.pull()  # the recordings the URI holds, so resume skips their runs
         if n:

@@ -150,7 +150,7 @@ def load_grid(path: str | Path, out: str | None = None) -> Grid:
     try:
         text = p.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise GridError(f"{p}: no such grid file; pass a TOML grid (see workstation/batch/grid.py)") from None
+        raise GridError(f"{p}: no such grid file; pass a TOML grid (see docs/batches.md)") from None
     except (OSError, UnicodeDecodeError) as e:
         reason = e.strerror if isinstance(e, OSError) else "not UTF-8 text"
         raise GridError(f"{p}: cannot read the grid ({reason})") from None

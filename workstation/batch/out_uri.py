@@ -15,12 +15,12 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from workstation.errors import UserError
+from workstation.store.local_paths import URI_SCHEME as _SCHEME  # the one reading of `scheme://`
 
 EXTRA = "pip install 'atari-workstation[object-store]'"
 STAGE_ENV = "WORKSTATION_OUT_STAGE"  # where stages go (default $XDG_CACHE_HOME/workstation/out)
 TIMEOUT_ENV = "WORKSTATION_OUT_TIMEOUT"  # seconds to connect to the endpoint (default 10)
 BUCKETED = {"s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "adl", "oss", "r2"}
-_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
 _S3_BUCKET = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
 _SECRET_NAME = re.compile(r"SECRET|TOKEN|PASSWORD|CREDENTIAL|KEY", re.I)
 
@@ -57,6 +57,14 @@ def stage_of(uri: str) -> Path:
 
 def why(e: BaseException) -> str:
     return clean(f"{type(e).__name__}: {e}" if str(e) else type(e).__name__)
+
+
+def unreachable(shown: str, e: BaseException) -> UserError:
+    """The one line for a URI the backend could not reach: no credentials found, or the endpoint or network."""
+    if "credential" in why(e).lower():  # botocore's NoCredentialsError, PartialCredentialsError, ...
+        return UserError(f"{shown}: no credentials ({why(e)}); set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, "
+                         "or a profile (AWS_PROFILE), as docs/object-store.md shows")
+    return UserError(f"{shown}: cannot reach it ({why(e)}); check the endpoint (AWS_ENDPOINT_URL) and the network")
 
 
 def check_uri(uri: str) -> tuple[str, str]:
@@ -120,8 +128,7 @@ def fetch_results(uri: str) -> Path:
         raise UserError(f"{uri}: no results.csv there (no bucket {bucket!r}, or no batch under that prefix yet); "
                         "give the URI a batch was run into with --out") from None
     except Exception as e:  # noqa: BLE001
-        raise UserError(f"{uri}: cannot reach it ({why(e)}); check the endpoint (AWS_ENDPOINT_URL) and the "
-                        "network") from None
+        raise unreachable(uri, e) from None
     view = stage_of(uri).with_name(stage_of(uri).name + "-view")
     view.mkdir(parents=True, exist_ok=True)
     (view / "results.csv").write_bytes(data)

@@ -38,7 +38,7 @@ from typing import Any
 
 from workstation.batch import placement, results
 from workstation.batch.out_uri import BUCKETED, STAGE_ENV, check_uri, is_remote, local_out, open_fs, scheme_of, \
-    stage_of, why
+    stage_of, unreachable, why
 from workstation.errors import UserError
 
 MARKERS = "uploaded"  # URI/uploaded/NAME.json: written last, once every file of URI/runs/NAME/ is up
@@ -92,8 +92,7 @@ class RemoteOut:
             raise UserError(f"--out {self.uri}: access denied ({why(e)}); check the credentials in the "
                             "environment") from None
         except Exception as e:  # noqa: BLE001 - unreachable endpoint, bad credentials, any backend's error
-            raise UserError(f"--out {self.uri}: cannot reach it ({why(e)}); check the endpoint "
-                            "(AWS_ENDPOINT_URL) and the network") from None
+            raise unreachable(f"--out {self.uri}", e) from None
 
     def _lock(self) -> None:
         """One command per stage at a time (the batch's own lock comes later, in ``prepare``)."""

@@ -13,7 +13,9 @@ FORMATS = (".mp4", ".gif", ".html")
 
 
 def register(sub) -> None:
-    p = sub.add_parser("export", help="export a recording as MP4, GIF or a self-contained HTML page")
+    p = sub.add_parser("export", help="export a recording as MP4, GIF or a self-contained HTML page",
+                       description="Write a recording (or up to 4 side by side, --compare) as an MP4 or GIF video or "
+                       "one self-contained HTML page, with the model's thought, plan and score beside the frames.")
     p.add_argument("recording")
     p.add_argument("-o", "--out", required=True, metavar="FILE", help="run.mp4 | run.gif | run.html")
     p.add_argument("--pace", choices=["paper", "native"], default="paper",
@@ -57,16 +59,14 @@ def frame_range(recs, start: int | None, stop: int | None) -> tuple[int, int]:
 
 
 def check_output(out: Path) -> str:
+    from workstation.store.local_paths import check_out_file, refuse_uri
+
+    does = "export writes a local file"
+    refuse_uri(out, "-o", does)
     ext = out.suffix.lower()
     if ext not in FORMATS:
         raise UserError(f"cannot export to {out.name!r}: the file name must end in .mp4, .gif or .html")
-    parent = out.parent if str(out.parent) else Path(".")
-    if out.is_dir():
-        raise UserError(f"{out} is a directory; give a file name ending in {ext}")
-    if not parent.is_dir():
-        raise UserError(f"cannot write {out}: the directory {parent} does not exist")
-    if not os.access(parent, os.W_OK) or (out.exists() and not os.access(out, os.W_OK)):
-        raise UserError(f"cannot write {out}: permission denied; choose another -o")
+    check_out_file(out, "-o", does)
     return ext
 
 
@@ -117,6 +117,10 @@ def beside(recording: Path, ext: str = ".mp4") -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
+    from workstation.store.local_paths import refuse_uri
+
+    for path in (args.recording, *args.compare):  # before -o: the recordings are read from local directories
+        refuse_uri(path, "", "export reads a local recording")
     out = Path(args.out)
     check_output(out)
     paths = [args.recording, *args.compare]

@@ -19,16 +19,56 @@ from pathlib import Path
 from workstation.errors import UserError
 
 MODES = ("requery", "overreliance", "stuck")
+TRANSPORT = ("base_url", "effort", "temperature", "max_output_tokens", "timeout")
+# each mode's own help (`judge stuck --help`): its line and the options it reads
+MODE_HELP = {
+    "stuck": ("SOURCE...", "Stuck stretches from the RAM (no judge needed): at least --min-turns turns in a row "
+              "that score nothing and do not move the player (or repeat the last turn's actions on an unchanged "
+              "screen), per setting of the batches, CSVs or recordings given; with --judge, the judge reads the "
+              "thoughts and decides which stretches the player was aware of.",
+              ("min_turns", "json", "judge", "judge_prompt", *TRANSPORT)),
+    "requery": ("DIR", "Figure 14's re-query study on a judge directory: each judged failure asked again of the "
+                "model that played, with its full prompt and with the current frame only, each answer judged again "
+                "(exact McNemar test). Writes DIR/requery.jsonl and DIR/requery.json.", ("model_base_url", "judge", "max_cost", *TRANSPORT)),
+    "overreliance": ("DIR", "Table 9's over-reliance test on a judge directory: how often each group of settings "
+                     "followed an earlier text cue the frames contradicted (Fisher's exact test between the two "
+                     "groups). Writes DIR/overreliance.json.", ("groups",)),
+}
+
+
+class _ModeHelp(argparse.Action):
+    """``-h``: the help of the mode named first (``judge stuck --help``), else the whole command's."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        source = getattr(namespace, "source", None) or []
+        mode = source[0] if source and source[0] in MODE_HELP else None
+        if mode is None:
+            parser.print_help()
+            parser.exit()
+        args, text, dests = MODE_HELP[mode]
+        mini = argparse.ArgumentParser(prog=f"{parser.prog} {mode}", description=text, add_help=False,
+                                       usage=f"%(prog)s {args} [options]")
+        for action in parser._actions:  # the main parser's own declarations, not a second copy of them
+            if action.dest in dests:
+                mini._add_action(action)
+        mini.print_help()
+        parser.exit()
 
 
 def register(sub) -> None:
-    p = sub.add_parser("judge", help="why a model failed: a blinded judge model attributes sampled failures",
+    p = sub.add_parser("judge", add_help=False,
+                       help="why a model failed: a blinded judge model attributes sampled failures",
                        description="Judge sampled turns of a batch with a model (the paper's failure attribution, "
                        "appendix D.2): per setting x game the complete run closest to the median score, TURNS "
                        "turns GAP apart; the judge sees each turn as the player did, blinded to model and "
                        "setting. Writes DIR/verdicts.jsonl and DIR/summary.json; run it again to resume. Other "
                        "modes: `judge requery DIR`, `judge overreliance DIR --groups A,B/C,D`, "
                        "`judge stuck SOURCE...`.")
+    p.add_argument("-h", "--help", action=_ModeHelp, help="show this help (after a mode, e.g. `judge stuck "
+                   "--help`: that mode's)")
     p.add_argument("source", nargs="+", metavar="SOURCE",
                    help="batch directories, results CSVs or recordings (or a mode: requery DIR, overreliance DIR, "
                    "stuck SOURCE...)")
@@ -106,6 +146,9 @@ def _judge(a: argparse.Namespace) -> int:
         raise UserError("--judge SPEC is required: the judge model, e.g. --judge openai:gpt-5.2")
     if not a.out:
         raise UserError("--out DIR is required: where the verdicts go")
+    from workstation.store.local_paths import refuse_uri
+
+    refuse_uri(a.out, "--out", "judge writes its verdicts to a local directory")
     groups = parse_groups(a.groups) if a.groups else None
     options = _options(a)
     jp = load_judge_prompt(a.judge_prompt)

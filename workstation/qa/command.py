@@ -14,7 +14,9 @@ def register(sub) -> None:
     qa = sub.add_parser("qa", help="diagnostic QA: question sets from recordings, scored on models")
     qsub = qa.add_subparsers(dest="qa_cmd", parser_class=type(qa))
 
-    g = qsub.add_parser("gen", help="propose questions with answers from RAM")
+    g = qsub.add_parser("gen", help="propose questions with answers from RAM",
+                        description="Propose diagnostic questions about frames of recordings, each answered from "
+                        "the game's RAM, and write them as a new question set (status proposed, for `qa curate`).")
     g.add_argument("--recordings", nargs="+", required=True, metavar="DIR", help="recordings, or directories holding them")
     g.add_argument("--out", required=True, metavar="SET", help="new question-set directory")
     g.add_argument("--per-game", type=int, default=12, metavar="N", help="questions per game (default 12)")
@@ -23,11 +25,13 @@ def register(sub) -> None:
     g.add_argument("--seed", type=int, default=0)
     g.set_defaults(qa_func=_gen)
 
-    c = qsub.add_parser("curate", help="look at each question's frames; accept, reject or edit it (TUI)")
+    c = qsub.add_parser("curate", help="look at each question's frames; accept, reject or edit it (TUI)",
+                        description="Open a question set in the TUI: look at each question's frames and accept, "
+                        "reject or edit it; each decision is saved in the set as it is made.")
     c.add_argument("set", metavar="SET", help="question-set directory")
     c.set_defaults(qa_func=_curate)
 
-    qa.set_defaults(func=lambda a: a.qa_func(a) if getattr(a, "qa_func", None) else _usage(qa))
+    qa.set_defaults(func=lambda a: a.qa_func(a) if getattr(a, "qa_func", None) else _no_subcommand(qsub))
     try:
         from workstation.qa import eval_command
     except ImportError:
@@ -35,16 +39,17 @@ def register(sub) -> None:
     eval_command.register(qsub)
 
 
-def _usage(p: argparse.ArgumentParser) -> int:
-    p.print_help(sys.stderr)
-    return 2
+def _no_subcommand(qsub) -> int:
+    raise UserError(f"qa needs a subcommand: {', '.join(qsub.choices)} (see `workstation qa --help`)")
 
 
 def _curate(a: argparse.Namespace) -> int:
     from workstation.qa.qset import read_set
 
     from workstation.qa.qset import check_frames
+    from workstation.store.local_paths import refuse_uri
 
+    refuse_uri(a.set, "", "qa curate reads a local question set")
     check_frames(Path(a.set), read_set(Path(a.set)))  # a malformed set or frame is one line before any screen
     from workstation.launch import Launch
 
@@ -59,6 +64,11 @@ def _gen(a: argparse.Namespace) -> int:
     if a.per_game < 1:
         raise UserError(f"--per-game must be at least 1 (got {a.per_game})")
     cats = parse_categories(a.categories)
+    from workstation.store.local_paths import refuse_uri
+
+    refuse_uri(a.out, "--out", "qa gen writes a question set to a local directory")
+    for d in a.recordings:
+        refuse_uri(d, "--recordings", "qa gen reads local recordings")
     out = Path(a.out)
     if (out / QUESTIONS).exists():
         raise UserError(f"{out} already holds a question set; choose a new --out directory")

@@ -11,7 +11,9 @@ from typing import Any
 def register(qsub: Any) -> None:
     from workstation.options import add_model_arguments
 
-    e = qsub.add_parser("eval", help="ask an agent every question (repeated), score per capability")
+    e = qsub.add_parser("eval", help="ask an agent every question (repeated), score per capability",
+                        description="Ask an agent every question of a set (--repeats times each), score the answers "
+                        "per capability and write them to --out; run it again to resume.")
     e.add_argument("set", metavar="SET", help="question-set directory (from `workstation qa gen`)")
     e.add_argument("--agent", required=True, help="random | openai:M | compat:M | anthropic:M | gemini:M (not replay: or human)")
     e.add_argument("--repeats", type=int, default=5, help="times each question is asked (default 5, the paper)")
@@ -24,7 +26,9 @@ def register(qsub: Any) -> None:
     add_model_arguments(e)  # --base-url, --effort, ..., --max-cost: declared once, in workstation.options
     e.set_defaults(qa_func=_eval)
 
-    t = qsub.add_parser("table", help="several evals side by side (the paper's Table 2 layout)")
+    t = qsub.add_parser("table", help="several evals side by side (the paper's Table 2 layout)",
+                        description="Print the accuracy of several `qa eval` results side by side, per capability "
+                        "(the paper's Table 2 layout).")
     t.add_argument("evals", nargs="+", metavar="DIR", help="directories written by `workstation qa eval`")
     t.add_argument("--json", action="store_true", help="print the accuracy objects as JSON")
     t.set_defaults(qa_func=_table)
@@ -35,7 +39,10 @@ def _table(a: argparse.Namespace) -> int:
 
     from workstation.qa.evaluate import table
     from workstation.qa.report import as_json, load, note_mixed_sets
+    from workstation.store.local_paths import refuse_uri
 
+    for d in a.evals:
+        refuse_uri(d, "", "qa table reads local eval directories")
     summaries = load(a.evals)
     if a.json:
         print(json.dumps(as_json(summaries), indent=1))
@@ -53,6 +60,10 @@ def _eval(a: argparse.Namespace) -> int:
 
     if a.repeats < 1 or a.concurrency < 1:
         raise UserError("--repeats and --concurrency must be at least 1")
+    from workstation.store.local_paths import refuse_uri
+
+    refuse_uri(a.set, "", "qa eval reads a local question set")
+    refuse_uri(a.out, "--out", "qa eval writes to a local directory")
     statuses = tuple(s.strip() for s in a.status.split(",") if s.strip())
     bad = [s for s in statuses if s not in STATUSES]
     if bad or not statuses:

@@ -131,6 +131,9 @@ class Index:
     """The recordings under ``root``; ``entries()`` lists them, newest first."""
 
     def __init__(self, root: str | Path, cache: bool = True) -> None:
+        from workstation.store.local_paths import refuse_uri
+
+        refuse_uri(root, "", "recordings are listed from a local directory")
         self.root = Path(root)
         if self.root.is_file():
             raise RecordingError(f"{self.root} is a file, not a directory of recordings")

@@ -46,12 +46,17 @@ def _legend() -> str:
 
 
 def _settings(pairs: list[str]) -> dict[str, str]:
+    from workstation.game.protocol import SETTING
+
     out = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key.strip():
             raise UserError(f"--setting {pair!r} is not KEY=VALUE; e.g. --setting frames=900")
-        out[key.strip()] = value.strip()
+        key = key.strip().replace("-", "_")  # max-actions as the flag spells it is max_actions
+        if key not in SETTING:  # a key no manifest has would list nothing, silently
+            raise UserError(f"--setting {pair!r}: unknown protocol setting {key!r}; known: {', '.join(SETTING)}")
+        out[key] = value.strip()
     return out
 
 

@@ -249,7 +249,10 @@ class Recording:
     (``workstation.store.records``). Opening checks the manifest's format.
     """
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: str | Path) -> None:
+        from workstation.store.local_paths import refuse_uri
+
+        refuse_uri(directory, "", "a recording is read from a local directory")
         self.path = Path(directory)
         if self.path.is_file():
             raise RecordingError(f"{self.path} is a file, not a recording; pass the directory that holds "

@@ -16,7 +16,10 @@ def register(sub) -> None:
     p = sub.add_parser("import", help="import runs recorded by another harness (re-executed and compared)")
     kinds = p.add_subparsers(dest="import_kind", metavar="KIND")
     kinds.required = True
-    a = kinds.add_parser("atari-bench", help="runs of the public AtariBench harness (summary.json + turns.jsonl)")
+    a = kinds.add_parser("atari-bench", help="runs of the public AtariBench harness (summary.json + turns.jsonl)",
+                         description="Re-execute runs of the public AtariBench harness (each directory's summary.json "
+                         "and turns.jsonl) in the emulator, record each as a workstation recording and say per run "
+                         "whether it is identical or where it first differs (exit 0 all identical, 1 any differs).")
     a.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help="harness run directories")
     a.add_argument("--out", default=RECORDINGS, help=f"parent directory of the new recordings (default {RECORDINGS}/)")
     a.add_argument("--game", default=None, help="the game, when the run directory does not say (runs/<game>/...)")
@@ -27,6 +30,12 @@ def run(args: argparse.Namespace) -> int:
     from workstation.runs.importers.atari_bench import import_run
     from workstation.runs.importers.harness_run import read_run
 
+    from workstation.options import check_out
+    from workstation.store.local_paths import refuse_uri
+
+    for d in args.run_dirs:
+        refuse_uri(d, "", "import reads a local run directory")
+    check_out(args.out, "import")  # a URI, a file, an existing recording: refused before anything is read
     dirs = [Path(d) for d in args.run_dirs]
     for d in dirs:  # refuse bad input before importing anything
         read_run(d)
