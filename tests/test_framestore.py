@@ -277,3 +277,17 @@ def test_a_new_screen_is_stored_as_a_keyframe(tmp_path):
         writer.append(screen, rgb, ram)
     assert writer._kinds == [KEY, KEY, KEY]
     assert np.array_equal(writer.rgb(1), riverraid[1])
+
+
+def test_a_cached_png_is_not_decoded_again(tmp_path, monkeypatch):
+    """A prompt's history images come from the PNG cache without decoding their frames again."""
+    frames = play("Breakout", 60)
+    writer = write(tmp_path, frames)
+    writer.limit_caches(frames=1, pngs=16)  # a batch run's lean caches: the decoded frame is long gone
+    first = [writer.png(i) for i in range(40, 50)]
+    decoded = []
+    real = type(writer)._indices
+    monkeypatch.setattr(type(writer), "_indices", lambda self, i: decoded.append(i) or real(self, i))
+    assert [writer.png(i) for i in range(40, 50)] == first and decoded == []
+    assert np.array_equal(decode_png(writer.png(55)), frames[55][1]) and decoded == [55]  # new: decoded once
+    writer.close()
