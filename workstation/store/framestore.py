@@ -161,20 +161,17 @@ class _FrameStore:
         batch that decoding was ~6 % of the CPU)."""
         with self._lock:
             index = self._check(index)
+            frame = None
             digest = self._png_digest.get(index)  # frames never change once stored
-            if digest is not None:
-                data = self._pngs.get(digest)
-                if data is not None:
-                    self._pngs.move_to_end(digest)
-                    return data
-            frame = self._indices(index)
             if digest is None:
-                digest = hashlib.blake2b(frame.tobytes(), digest_size=16).digest()
-                self._png_digest[index] = digest
+                frame = self._indices(index)
+                digest = self._png_digest[index] = hashlib.blake2b(frame.tobytes(), digest_size=16).digest()
             data = self._pngs.get(digest)
             if data is not None:
                 self._pngs.move_to_end(digest)
                 return data
+            if frame is None:
+                frame = self._indices(index)
         data = encode_png(frame, self._lut)  # outside the lock: entries of the frame's colours never change
         with self._lock:
             self._pngs[digest] = data

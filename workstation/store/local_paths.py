@@ -17,7 +17,7 @@ from workstation.errors import UserError
 
 # ``scheme://`` as typed; ``scheme:/`` is what a Path made of it (``Path("s3://b/x")`` is ``s3:/b/x``).
 # Two letters at least, so that a drive letter (``C:/``) is never taken for a scheme.
-URI_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
+URI_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]+)://")
 _FOLDED = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]+):/(?!/)")
 WHERE_URIS_WORK = "object storage is for `workstation batch --out URI` and `workstation report URI`"
 
