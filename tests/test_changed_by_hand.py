@@ -267,3 +267,24 @@ def test_counts_and_marks():
     assert counts(changes) == {"override": 2, "branch": 1}
     assert mark(counts(changes)) == "O2 B1" and mark({}) == "-"
     assert changed_run_id("abc", []) == "abc"
+
+
+def test_a_run_changed_twice_keeps_the_untouched_runs_id_as_its_plain_run_id(tmp_path, plain):
+    """Two changes through step mode's engine path: the second must not take the first's id for the plain one."""
+    e = start_run(spec(tmp_path))
+    try:
+        e.start()
+        for plan in (["left", "fire"], ["right"]):
+            e.run_turn()
+            e.step()  # the next turn's prompt
+            e.step()  # its reply
+            e.override_plan(plan)
+        summary = drive(e)
+    finally:
+        e.close()
+    rec = Recording(e.writer.path)
+    assert [(c["kind"], c["turn"]) for c in rec.manifest["changes"]] == [("override", 1), ("override", 2)]
+    assert rec.manifest["plain_run_id"] == rec.plain_run_id == plain.run_id
+    assert rec.run_id == changed_run_id(plain.run_id, rec.manifest["changes"]) != plain.run_id
+    assert summary["interventions"] == {"override": 2} and rec.problems() == []
+    assert rec.path.name == f"breakout-random-s5-{rec.run_id[:8]}"

@@ -21,7 +21,7 @@ from workstation.launch import Launch
 from workstation.packs import command as packs_command
 from workstation.qa import command as qa_command
 from workstation.runs.importers import command as import_command
-from workstation.store import ls_command
+from workstation.runs import ls_command
 from workstation.store.framestore import FrameStoreError
 from workstation.store.recording import DamagedRecording, RecordingWriteError
 from workstation.tui import open_tui
@@ -351,13 +351,20 @@ def _verify(a: argparse.Namespace) -> int:
     rec = _open(a.recording)
     if rec.manifest.get("kind") == "match":  # a two-player match has its own rule (workstation.arena.verify)
         from workstation.arena.verify import verify_match as verify
+    from workstation.runs.hand_check import replan_problems
+
     if a.quick:
         from workstation.store.integrity import quick_verdict
 
         ok, line = quick_verdict(rec)
+        if ok and (replanned := replan_problems(rec)):  # a run changed by hand that claims to be plain
+            ok, line = False, f"DAMAGED: {replanned[0]} ({rec.path})"
         print(line)
         return 0 if ok else 1
     damage = rec.problems()
+    if not damage and (replanned := replan_problems(rec)):
+        print(f"DAMAGED: {replanned[0]} ({rec.path})")
+        return 1
     if damage:  # a file differs from its digest: re-executing would compare against something else than was written
         from workstation.store.integrity import quick_verdict
 
@@ -378,7 +385,13 @@ def _verify(a: argparse.Namespace) -> int:
 
 
 def _info(a: argparse.Namespace) -> int:
+    from workstation.runs.hand_check import replan_problems
+
     rec = _open(a.recording)
+    # changed by hand or plain is the one thing info cannot leave open (other damage is shown with the rest)
+    if found := rec.hand.problems or ([] if rec.damage() else replan_problems(rec)):
+        raise DamagedRecording(f"damaged recording {rec.path}: {found[0]}; `workstation verify --quick "
+                               f"{rec.path}` says more")
     s = rec.summary_or_partial()
     damage = rec.damage()  # the fast integrity check: a damaged recording is never called complete
     if a.json:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import dataclass, field
 from typing import Any
 
 # kind -> (ls letter, what it means)
@@ -113,5 +114,94 @@ def derived(manifest: dict[str, Any], turns: list[Any]) -> list[dict[str, Any]]:
     return out
 
 
-__all__ = ["KINDS", "branch_entry", "changed_run_id", "counts", "derived", "describe", "inherited", "legend",
-           "mark", "of_turn"]
+@dataclass(frozen=True)
+class Verdict:
+    """Whether a run was changed by hand, as every reader takes it (``ls``, ``info``, ``report``, batch resume).
+
+    ``changes`` are the run's changes: its manifest's list when the recording agrees with it, else every change
+    any part of the recording shows (so a run edited to look plain is still counted as changed). ``problems``
+    says, one line each, where the manifest, the turns and the summary disagree: such a recording is damaged.
+    """
+
+    changes: list[dict[str, Any]]
+    problems: list[str] = field(default_factory=list[str])
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return counts(self.changes)
+
+
+def _key(change: dict[str, Any]) -> tuple[Any, Any]:
+    return change.get("kind"), change.get("turn")
+
+
+def _declared(value: Any) -> tuple[list[dict[str, Any]], str | None]:
+    """The manifest's ``changes`` as a list of changes, and why it is not one (None: it is)."""
+    if not isinstance(value, list):
+        return [], f"manifest.json's changes is {type(value).__name__}, not a list of changes"
+    for i, c in enumerate(value):
+        if not isinstance(c, dict):
+            return [], f"manifest.json's changes[{i}] is {type(c).__name__}, not a change"
+        if c.get("kind") not in KINDS:
+            return [], f"manifest.json's changes[{i}] has kind {c.get('kind')!r}, not one of {', '.join(KINDS)}"
+        turn = c.get("turn")
+        if not (isinstance(turn, int) and not isinstance(turn, bool) and turn >= 0):
+            return [], f"manifest.json's changes[{i}] names turn {turn!r}, not a turn number"
+    return list(value), None
+
+
+def verdict(manifest: dict[str, Any], summary: dict[str, Any] | None, turns: list[Any]) -> Verdict:
+    """The one verdict on a run's changes by hand, from its manifest, summary (None: none yet) and turns.
+
+    A recording whose manifest has no ``changes`` (written before they were tracked) gets them from its turns
+    and its parent. Otherwise the manifest's list must account for every change the turns and the parent show,
+    its ``run_id`` must be the one its ``plain_run_id`` and changes give (the plain id itself with no changes),
+    and the summary's ``interventions`` must count them. A two-player match is judged by its own rule.
+    """
+    if manifest.get("kind") == "match":
+        return Verdict([])
+    shown = derived(manifest, turns)
+    summary_counts = summary.get("interventions") if isinstance(summary, dict) else None
+    if "changes" not in manifest:
+        found: list[str] = []
+        if summary_counts is not None and summary_counts != counts(shown):
+            found.append(f"summary.json's interventions {summary_counts!r} do not count the changes the turns "
+                         f"show {counts(shown)!r}")
+        return Verdict(shown, found)
+    declared, why = _declared(manifest["changes"])
+    problems = [why] if why else []
+    have = {_key(c) for c in declared}
+    missing = [c for c in shown if _key(c) not in have]
+    if missing and why is None:
+        c = missing[0]
+        problems.append(f"turn {c.get('turn')} shows a change by hand ({c.get('kind')}) that manifest.json's "
+                        f"changes do not list" + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""))
+    run_id, plain = manifest.get("run_id"), manifest.get("plain_run_id", manifest.get("run_id"))
+    if declared or missing:
+        if not isinstance(plain, str):
+            problems.append("manifest.json names no plain_run_id for a run changed by hand")
+        elif run_id != changed_run_id(plain, declared) or run_id == plain:
+            problems.append(f"manifest.json's run_id {run_id!r} is not the id its changes give "
+                            f"({changed_run_id(plain, declared)!r} from plain run id {plain!r})")
+    elif why is None and plain != run_id:
+        problems.append(f"manifest.json's plain_run_id {plain!r} differs from its run_id {run_id!r}, "
+                        "but it lists no changes")
+    if summary is not None and why is None:
+        want = counts(declared + missing)
+        got = summary_counts or {}
+        if got != want:
+            problems.append(f"summary.json's interventions {got!r} do not count the run's changes {want!r}")
+        elif "changed_by_hand" in summary and summary.get("changed_by_hand") is not bool(want):
+            problems.append(f"summary.json's changed_by_hand {summary.get('changed_by_hand')!r} contradicts the "
+                            f"run's changes {want!r}")
+    if not problems:
+        return Verdict(declared)
+    union = declared + missing
+    if isinstance(summary_counts, dict):  # the summary's counts are evidence too
+        kinds = {c.get("kind") for c in union}
+        union += [{"kind": k, "turn": None} for k in summary_counts if k in KINDS and k not in kinds]
+    return Verdict(union, problems)
+
+
+__all__ = ["KINDS", "Verdict", "branch_entry", "changed_run_id", "counts", "derived", "describe", "inherited",
+           "legend", "mark", "of_turn", "verdict"]

@@ -14,6 +14,7 @@ import hashlib
 from pathlib import Path
 from typing import Any, Protocol
 
+from workstation.store.changes import Verdict
 from workstation.store.framestore import FrameReader, FrameStoreError
 from workstation.store.records import RecordingError, Summary, TurnRecord
 
@@ -35,6 +36,9 @@ class Recording(Protocol):
 
     @property
     def frames(self) -> FrameReader: ...
+
+    @property
+    def hand(self) -> Verdict: ...
 
 SUMMARY = "summary.json"
 CHUNK = 1 << 20
@@ -147,6 +151,7 @@ def problems(rec: Recording, digests: bool = True) -> list[str]:
         found += agreement_problems(rec)
     except RecordingError as e:
         found.append(str(e))
+    found += rec.hand.problems  # a run changed by hand whose manifest, turns and summary disagree about it
     return found
 
 

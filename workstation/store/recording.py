@@ -299,20 +299,24 @@ class Recording:
         return self.summary is not None and self.summary.get("complete") is True
 
     @cached_property
+    def hand(self) -> hand_changes.Verdict:
+        """The one verdict on what a person changed (``workstation.store.changes.verdict``): the changes, and
+        where the manifest, turns and summary disagree about them (then the recording is damaged)."""
+        try:
+            turns = self.turns
+        except RecordingError:  # damaged turns: the damage is reported where the turns are read
+            turns = []
+        return hand_changes.verdict(self.manifest, self.summary, turns)
+
+    @property
     def changes(self) -> list[dict[str, Any]]:
         """What a person changed (``workstation.store.changes``); older recordings': read from their turns."""
-        if "changes" in self.manifest:
-            found = self.manifest["changes"]
-            return [c for c in found if isinstance(c, dict)] if isinstance(found, list) else []
-        try:
-            return hand_changes.derived(self.manifest, self.turns)
-        except RecordingError:  # damaged turns: the damage is reported where the turns are read
-            return []
+        return self.hand.changes
 
     @property
     def interventions(self) -> dict[str, int]:
         """The changes by hand per kind (``{}`` for a plain run)."""
-        return hand_changes.counts(self.changes)
+        return self.hand.counts
 
     @property
     def plain_run_id(self) -> str | None:

@@ -1,0 +1,188 @@
+"""Bad input for runs and matches: a run changed by hand edited to pass as plain (digests redone, so only the
+rules on changes can tell), and damaged two-player matches. Each is refused in one line with exit 1 (damage),
+no traceback, and nothing on disk changed."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.bad_input_world import snapshot
+from workstation.cli import main
+from workstation.game.protocol import Protocol
+from workstation.options import RunSpec
+from workstation.runs.drive import drive
+from workstation.runs.start import start_run
+from workstation.store.integrity import file_digests
+from workstation.store.recording import Recording
+from workstation.turn.engine import Phase
+
+FRAMES = 60
+
+
+def _run(out: Path, change: Callable[[Any], None] | None = None) -> Recording:
+    """A random run of breakout seed 5; with ``change(engine)`` applied at turn 1's prompt."""
+    e = start_run(RunSpec(game="breakout", agent="random", seed=5, out=str(out), protocol=Protocol(frames=FRAMES)))
+    try:
+        e.start()
+        e.run_turn()
+        if change is not None:
+            e.step()
+            assert e.phase is Phase.PROMPT
+            change(e)
+        drive(e)
+    finally:
+        e.close()
+    assert e.writer is not None
+    return Recording(e.writer.path)
+
+
+def _override(e: Any) -> None:
+    e.step()  # ask
+    e.override_plan(["left", "left", "fire"])
+
+
+def cli(*args: str) -> tuple[int, str]:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+        try:
+            code = main(list(args))
+        except SystemExit as e:
+            code = e.code if isinstance(e.code, int) else 2
+    return code, out.getvalue()
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Recording, Recording]:
+    base = tmp_path_factory.mktemp("runs")
+    return _run(base / "plain"), _run(base / "changed", _override)
+
+
+def _edit(path: Path, fn: Callable[[Any], Any]) -> None:
+    path.write_text(json.dumps(fn(json.loads(path.read_text(encoding="utf-8")))), encoding="utf-8")
+
+
+def _turns(rec: Path, fn: Callable[[dict[str, Any]], None]) -> None:
+    lines = [json.loads(line) for line in (rec / "turns.jsonl").read_text().splitlines()]
+    for t in lines:
+        fn(t)
+    (rec / "turns.jsonl").write_text("".join(json.dumps(t) + "\n" for t in lines))
+
+
+def _redo_digests(rec: Path) -> None:
+    _edit(rec / "summary.json", lambda s: {**s, "files": file_digests(rec)})
+
+
+def _manifest(**changes: Any) -> Callable[[Path], None]:
+    def forge(rec: Path) -> None:
+        _edit(rec / "manifest.json", lambda m: {**m, **changes})
+
+    return forge
+
+
+def _plain_id(rec: Path) -> None:
+    _edit(rec / "manifest.json", lambda m: {**m, "run_id": m["plain_run_id"]})
+
+
+def _drop_interventions(rec: Path) -> None:
+    _edit(rec / "summary.json", lambda s: {k: v for k, v in s.items()
+                                           if k not in ("interventions", "changed_by_hand", "overridden_turns")})
+
+
+def _all_plain(rec: Path) -> None:
+    """Every mark of the change removed: manifest, summary and the turn's own flag."""
+    _edit(rec / "manifest.json", lambda m: {**{k: v for k, v in m.items() if k != "plain_run_id"},
+                                            "changes": [], "run_id": m["plain_run_id"]})
+    _drop_interventions(rec)
+    _turns(rec, lambda t: t.update(overridden=False))
+
+
+def _all_plain_reply_too(rec: Path) -> None:
+    """As above, and the turn's reply and parsed plan rewritten to say what was played."""
+    _all_plain(rec)
+
+    def fix(t: dict[str, Any]) -> None:
+        if t["turn"] == 1:
+            t.update(raw="thought: random baseline\nmove: [" + ", ".join(t["actions"] + t["dropped"]) + "]",
+                     planned=t["actions"] + t["dropped"])
+
+    _turns(rec, fix)
+
+
+FORGERIES: dict[str, Callable[[Path], None]] = {
+    "changes emptied": _manifest(changes=[]),
+    "changes as text": _manifest(changes="none"),
+    "changes naming no kind": _manifest(changes=[{"turn": 1}]),
+    "run_id set back to plain_run_id": _plain_id,
+    "interventions dropped": _drop_interventions,
+    "every mark removed": _all_plain,
+    "every mark removed, the reply rewritten": _all_plain_reply_too,
+}
+
+
+@pytest.fixture(params=list(FORGERIES))
+def forged(request: pytest.FixtureRequest, runs: tuple[Recording, Recording], tmp_path: Path) -> Path:
+    _, changed = runs
+    rec = tmp_path / "root" / changed.path.name
+    shutil.copytree(changed.path, rec)
+    FORGERIES[request.param](rec)
+    _redo_digests(rec)
+    return rec
+
+
+@pytest.mark.parametrize("command", [("verify", "--quick"), ("verify",), ("info",), ("info", "--json")])
+def test_a_changed_run_edited_to_look_plain_is_damaged(forged: Path, command: tuple[str, ...]) -> None:
+    before = snapshot(forged)
+    code, out = cli(*command, str(forged))
+    assert code == 1, out
+    assert "Traceback" not in out and len(out.splitlines()) <= 3, out
+    assert "plain (not changed by hand)" not in out
+    assert snapshot(forged) == before
+
+
+def test_ls_never_lists_it_as_plain(forged: Path) -> None:
+    code, out = cli("ls", str(forged.parent), "--plain")
+    assert code == 0, out
+    assert forged.name not in out and "0 recordings" in out
+
+
+def test_the_untouched_runs_pass(runs: tuple[Recording, Recording]) -> None:
+    plain, changed = runs
+    for rec in (plain, changed):
+        for command in (("verify", "--quick"), ("verify",), ("info",)):
+            code, out = cli(*command, str(rec.path))
+            assert code == 0, out
+    assert "plain (not changed by hand)" in cli("info", str(plain.path))[1]
+    assert "CHANGED BY HAND: 1 plan overridden" in cli("info", str(changed.path))[1]
+
+
+GRID = f"""\
+name = "one"
+games = ["breakout"]
+seeds = [5]
+
+[protocol]
+frames = {FRAMES}
+
+[[settings]]
+label = "random"
+spec = "random"
+"""
+
+
+def test_a_batch_resume_does_not_count_it_as_its_cell(forged: Path, tmp_path: Path) -> None:
+    out = tmp_path / "batch"
+    (out / "runs").mkdir(parents=True)
+    shutil.copytree(forged, out / "runs" / forged.name)
+    grid = tmp_path / "grid.toml"
+    grid.write_text(GRID)
+    code, text = cli("batch", str(grid), "--out", str(out), "--dry-run")
+    assert code == 0, text
+    assert "changed by hand: not counted" in text, text
