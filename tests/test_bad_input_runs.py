@@ -186,3 +186,98 @@ def test_a_batch_resume_does_not_count_it_as_its_cell(forged: Path, tmp_path: Pa
     code, text = cli("batch", str(grid), "--out", str(out), "--dry-run")
     assert code == 0, text
     assert "changed by hand: not counted" in text, text
+
+
+# -- two-player matches ---------------------------------------------------------------
+@pytest.fixture(scope="module")
+def match(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from workstation.arena.start import MatchSpec, start_match
+
+    engine = start_match(MatchSpec("boxing", "random", "random", 3, Protocol(frames=900),
+                                   str(tmp_path_factory.mktemp("match"))))
+    try:
+        engine.run()
+    finally:
+        engine.close()
+    assert engine.writer is not None
+    path = engine.writer.path
+    scores = [p["score"] for p in Recording(path).summary["players"]]  # type: ignore[index]
+    assert scores[0] != scores[1]  # seed 3 has a winner: editing a score changes the result
+    return path
+
+
+def _side_score(k: int, delta: float) -> Callable[[Path], None]:
+    def forge(rec: Path) -> None:
+        def edit(s: dict[str, Any]) -> dict[str, Any]:
+            s["players"][k]["score"] += delta
+            return s
+
+        _edit(rec / "summary.json", edit)
+
+    return forge
+
+
+def _summary(**values: Any) -> Callable[[Path], None]:
+    def forge(rec: Path) -> None:
+        _edit(rec / "summary.json", lambda s: {**s, **values})
+
+    return forge
+
+
+def _flip_result(rec: Path) -> None:
+    def edit(s: dict[str, Any]) -> dict[str, Any]:
+        winner = 3 - s["winner"]
+        return {**s, "winner": winner, "result": f"side {winner} wins"}
+
+    _edit(rec / "summary.json", edit)
+
+
+def _turn_side_score(rec: Path) -> None:
+    _turns(rec, lambda t: t["players"][1].update(score=t["players"][1]["score"] + 1))
+
+
+MATCH_DAMAGE: dict[str, Callable[[Path], None]] = {
+    "side 2's score edited": _side_score(1, 5),
+    "side 1's score edited": _side_score(0, -3),
+    "winner and result swapped": _flip_result,
+    "players: []": _manifest(players=[]),
+    "one player": lambda rec: _edit(rec / "manifest.json", lambda m: {**m, "players": m["players"][:1]}),
+    "players as text": _manifest(players="two"),
+    "sides swapped": lambda rec: _edit(rec / "manifest.json", lambda m: {**m, "players": m["players"][::-1]}),
+    "summary players: []": _summary(players=[]),
+    "a turn's side score edited": _turn_side_score,
+}
+
+
+@pytest.fixture(params=list(MATCH_DAMAGE))
+def damaged_match(request: pytest.FixtureRequest, match: Path, tmp_path: Path) -> Path:
+    rec = tmp_path / match.name
+    shutil.copytree(match, rec)
+    MATCH_DAMAGE[request.param](rec)
+    _redo_digests(rec)
+    return rec
+
+
+@pytest.mark.parametrize("command", [("verify", "--quick"), ("info",), ("info", "--json"),
+                                     ("request", "--turn", "1", "--side", "2", "--json"),
+                                     ("request", "--turn", "1")])
+def test_a_damaged_match_is_refused_in_one_line(damaged_match: Path, command: tuple[str, ...]) -> None:
+    before = snapshot(damaged_match)
+    code, out = cli(*command[:1], str(damaged_match), *command[1:])
+    assert code == 1, out
+    assert "Traceback" not in out and len(out.splitlines()) <= 3, out
+    assert snapshot(damaged_match) == before
+
+
+def test_a_sound_match_passes_and_its_request_is_json(match: Path) -> None:
+    for command in (("verify", "--quick"), ("verify",), ("info",)):
+        code, out = cli(command[0], str(match), *command[1:])
+        assert code == 0, out
+    code, out = cli("request", str(match), "--turn", "2", "--side", "2", "--json")
+    assert code == 0, out
+    data = json.loads(out)
+    assert data["side"] == 2 and data["messages"][0]["role"] in ("system", "user")
+    text = " ".join(p.get("text", "") for m in data["messages"] for p in m["content"])
+    assert "black boxer" in text
+    frames = [p["frame"] for m in data["messages"] for p in m["content"] if p["type"] == "image"]
+    assert frames and all(isinstance(f, int) for f in frames)

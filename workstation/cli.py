@@ -389,7 +389,13 @@ def _info(a: argparse.Namespace) -> int:
 
     rec = _open(a.recording)
     # changed by hand or plain is the one thing info cannot leave open (other damage is shown with the rest)
-    if found := rec.hand.problems or ([] if rec.damage() else replan_problems(rec)):
+    if rec.manifest.get("kind") == "match":  # a match is read only whole: both sides, scores and result
+        from workstation.store.integrity import match_problems
+
+        found = match_problems(rec)
+    else:
+        found = rec.hand.problems or ([] if rec.damage() else replan_problems(rec))
+    if found:
         raise DamagedRecording(f"damaged recording {rec.path}: {found[0]}; `workstation verify --quick "
                                f"{rec.path}` says more")
     s = rec.summary_or_partial()
@@ -432,8 +438,11 @@ def _request(a: argparse.Namespace) -> int:
 
     rec = _open(a.recording).require_sound()
     if rec.manifest.get("kind") == "match":  # each side was asked its own prompt (workstation.arena.request)
-        from workstation.arena.request import dump_side_request
+        from workstation.arena.request import dump_side_request, side_request_json
 
+        if a.json:
+            print(json.dumps(side_request_json(rec, a.turn, a.side), ensure_ascii=False))
+            return 0
         print(dump_side_request(rec, a.turn, a.side))
         return 0
     if a.side != 1:  # one player: there is no other side's prompt to show

@@ -68,3 +68,10 @@ def dump_side_request(rec: Recording, turn: int, side: int) -> str:
 
         return header + json.dumps(describe_request(prompt, spec, options_from_description(agent)), indent=2)
     return header + "# this agent is not a model provider; the neutral prompt it was given:\n\n" + prompt.render_text()
+
+
+def side_request_json(rec: Recording, turn: int, side: int) -> dict[str, Any]:
+    """The neutral request one side was asked at ``turn``, as plain data (``workstation request --json``)."""
+    from workstation.runs.request import prompt_json
+
+    return {"side": side, **prompt_json(rebuild_side_prompt(rec, turn, side))}

@@ -87,7 +87,11 @@ def request_json(rec: Recording, turn: int) -> dict:
     {"type": "image", "frame": N}, ...]}, ...]}``; ``frame`` is the recording's
     budget frame the image shows (0 = the first frame of the budget).
     """
-    prompt = rebuild_prompt(rec, turn)
+    return prompt_json(rebuild_prompt(rec, turn))
+
+
+def prompt_json(prompt: Prompt) -> dict:
+    """A neutral prompt as plain data: its messages, each part text or the budget frame an image shows."""
     return {"messages": [
         {"role": m.role, "content": [
             {"type": "image", "frame": p.frame} if isinstance(p, ImagePart) else {"type": "text", "text": p.text}
