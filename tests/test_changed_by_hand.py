@@ -95,7 +95,7 @@ def plain(tmp_path_factory) -> Recording:
 @pytest.mark.parametrize("kind", list(KINDS))
 def test_each_kind_of_change_is_counted_and_gives_the_run_its_own_id(tmp_path, plain, kind):
     rec, summary = changed_run(tmp_path, KINDS[kind])
-    assert summary["interventions"] == {kind: 1} and summary["changed_by_hand"] is True
+    assert summary.interventions == {kind: 1} and summary.changed_by_hand is True
     assert rec.summary["interventions"] == {kind: 1}
     assert rec.manifest["plain_run_id"] == plain.run_id
     assert rec.run_id == rec.manifest["run_id"] != plain.run_id
@@ -151,7 +151,7 @@ def test_an_import_replaying_recorded_actions_is_not_changed_by_hand(tmp_path):
     finally:
         e.close()
     rec = Recording(e.writer.path)
-    assert "interventions" not in summary and rec.interventions == {} and rec.changes == []
+    assert summary.interventions is None and rec.interventions == {} and rec.changes == []
 
 
 def test_an_older_changed_recording_in_a_batch_is_not_its_cell(tmp_path, plain):
@@ -286,5 +286,5 @@ def test_a_run_changed_twice_keeps_the_untouched_runs_id_as_its_plain_run_id(tmp
     assert [(c["kind"], c["turn"]) for c in rec.manifest["changes"]] == [("override", 1), ("override", 2)]
     assert rec.manifest["plain_run_id"] == rec.plain_run_id == plain.run_id
     assert rec.run_id == changed_run_id(plain.run_id, rec.manifest["changes"]) != plain.run_id
-    assert summary["interventions"] == {"override": 2} and rec.problems() == []
+    assert summary.interventions == {"override": 2} and rec.problems() == []
     assert rec.path.name == f"breakout-random-s5-{rec.run_id[:8]}"

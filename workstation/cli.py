@@ -301,9 +301,8 @@ def _run(a: argparse.Namespace) -> int:
     spec = _spec(a)
     if a.max_failed_turns < 0:
         raise UserError(f"--max-failed-turns must be 0 (never stop) or more (got {a.max_failed_turns})")
-    engine = start_run(spec, rewindable=False)
-    engine.max_failed_turns = a.max_failed_turns
-    if getattr(engine, "replay_note", None):
+    engine = start_run(spec, rewindable=False, max_failed_turns=a.max_failed_turns)
+    if engine.replay_note:
         sys.stderr.write(f"workstation: warning: {engine.replay_note} (recorded in manifest.json)\n")
     if not a.quiet:
         from workstation.runs.progress import RunProgress
@@ -317,17 +316,19 @@ def _run(a: argparse.Namespace) -> int:
     finally:
         engine.close()
     print(engine.writer.path)
+    if summary is None:  # drive returns only when the run has ended; an ended run has its summary
+        raise RuntimeError("the run ended without a summary")
     if not a.quiet:
-        print(_summary_line(summary))
+        print(_summary_line(summary.to_json()))
     idled = getattr(engine.agent, "idled", 0)
     if idled:  # a replay under a longer budget than its source's: say it, the recording says it turn by turn
         sys.stderr.write(f"workstation: note: the replayed recording had {engine.agent.source_turns} turns; the "
                          f"{idled} turn{'s' if idled != 1 else ''} after them played noop\n")
-    if summary.get("stopped") and not summary.get("complete"):
-        sys.stderr.write(f"workstation: run stopped: {summary['stopped']}\n")
+    if summary.stopped and not summary.complete:
+        sys.stderr.write(f"workstation: run stopped: {summary.stopped}\n")
         return 1
-    if summary.get("turns") and summary.get("failed_turns", 0) >= summary["turns"]:
-        sys.stderr.write(f"workstation: the run did not really play: all {summary['turns']} turns were lost "
+    if summary.turns and (summary.failed_turns or 0) >= summary.turns:
+        sys.stderr.write(f"workstation: the run did not really play: all {summary.turns} turns were lost "
                          "to provider errors (see `workstation info`)\n")
         return 1
     return 0

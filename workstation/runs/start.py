@@ -90,10 +90,11 @@ def manifest_for(game: Game, protocol: Protocol, seed: int, agent, pack, parent:
 
 
 def start_run(spec: RunSpec, observers: list[Observer] | None = None, plan_source=None,
-              agent=None, rewindable: bool = True) -> TurnEngine:
+              agent=None, rewindable: bool = True, max_failed_turns: int = 3) -> TurnEngine:
     """Make the agent, the recording and the engine for ``spec`` (not started).
 
-    ``rewindable=False`` (headless runs, batches) keeps no per-turn snapshots.
+    ``rewindable=False`` (headless runs, batches) keeps no per-turn snapshots. ``max_failed_turns``: stop after
+    this many turns in a row lost to provider errors (0: never).
     """
     pack = load_pack(spec.prompts)
     game = pack.game(get_game(spec.game))  # the pack's words and warm-up
@@ -105,10 +106,8 @@ def start_run(spec: RunSpec, observers: list[Observer] | None = None, plan_sourc
         manifest["replay_note"] = note  # recorded: the replay plays the plans on another start than they were made on
     path = new_run_dir(Path(spec.out), game, spec.agent, spec.seed, run_id=manifest["run_id"])
     writer = RecordingWriter(path, manifest, game.height)
-    engine = TurnEngine(game, spec.protocol, agent, spec.seed, pack, writer, observers, spec.max_cost, rewindable,
-                        skill=spec.skill)
-    engine.replay_note = note
-    return engine
+    return TurnEngine(game, spec.protocol, agent, spec.seed, pack, writer, observers, spec.max_cost, rewindable,
+                      skill=spec.skill, max_failed_turns=max_failed_turns, replay_note=note)
 
 
 def replay_difference(agent, spec: RunSpec) -> str | None:

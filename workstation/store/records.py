@@ -340,6 +340,9 @@ class Summary(_Record):
     stopped: str | None = None
     files: dict[str, Any] | None = None  # name -> {"sha256", "bytes"}: the fast integrity check
     interventions: dict[str, Any] | None = None  # changes made by hand, per kind (workstation.store.changes)
+    stopped_call: dict[str, Any] | None = None  # the call a cancel or a fatal failure ended: its account
+    changed_by_hand: bool | None = None  # written (true) with interventions
+    overridden_turns: int | None = None  # turns whose plan a person chose, written with interventions
     extra: dict[str, Any] = field(default_factory=dict[str, Any])
 
     SPEC: ClassVar = {
@@ -348,9 +351,11 @@ class Summary(_Record):
         "lives_lost": ("int", False), "invalid_turns": ("int", False), "failed_turns": ("int", True),
         "episodes_ended": ("int", True), "games_ended": ("int", True), "calls": ("int", False), "usage": ("dict", False), "cost_usd": ("num", True),
         "wall_s": ("num", True), "stopped": ("str", True), "files": ("dict", True),
-        "interventions": ("dict", True),
+        "interventions": ("dict", True), "stopped_call": ("dict", True), "changed_by_hand": ("bool", True),
+        "overridden_turns": ("int", True),
     }
-    OMIT_EMPTY: ClassVar = ("failed_turns", "episodes_ended", "games_ended", "files", "interventions")
+    OMIT_EMPTY: ClassVar = ("failed_turns", "episodes_ended", "games_ended", "files", "interventions", "stopped_call",
+                            "changed_by_hand", "overridden_turns")
     # what every summary has had, whatever wrote it; a stored summary missing any is filled in from the turns
     CORE: ClassVar = ("complete", "game", "seed", "agent", "total_reward", "frames", "turns", "lives_lost",
                       "invalid_turns", "calls", "usage", "cost_usd", "stopped")
