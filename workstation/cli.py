@@ -426,7 +426,7 @@ def _info(a: argparse.Namespace) -> int:
     from workstation.runs.info import calls_line, hand_line
 
     print(hand_line(rec))
-    if (line := calls_line(rec, s)) is not None:
+    if (line := calls_line(rec, rec.outcome())) is not None:
         print(line)
     print(f"size       {rec.size_bytes() / 1e6:.2f} MB, {len(rec.frames)} frame{'s' if len(rec.frames) != 1 else ''}")
     if damage:

@@ -20,8 +20,8 @@ from workstation.game.clock import RULES
 from workstation.game.games import FPS_PAPER, get_game
 from workstation.game.protocol import Protocol
 from workstation.runs.frame_check import FrameCheck, Mismatch, same
-from workstation.store.recording import Recording, RecordingError
-from workstation.store.records import TurnRecord
+from workstation.store.recording import Recording
+from workstation.store.records import RecordingError, TurnRecord
 from workstation.turn.engine import Event, TurnEnded, TurnEngine
 from workstation.turn.promptpack import load_pack
 

@@ -139,6 +139,20 @@ class _Pending:
     lives_dropped: int = 0  # lives lost in the turn's action frames, each drop counted by its size
 
     @property
+    def built_prompt(self) -> Prompt:
+        """The prompt of this turn (built when the turn began)."""
+        if self.prompt is None:
+            raise RuntimeError("this turn has no prompt yet")
+        return self.prompt
+
+    @property
+    def received_reply(self) -> Reply:
+        """The reply being parsed (there is one from REPLY on)."""
+        if self.reply is None:
+            raise RuntimeError("this turn has no reply yet")
+        return self.reply
+
+    @property
     def noops_done(self) -> int:
         """Latency NOOP frames run so far (fewer than planned when the budget ran out)."""
         return self.noop_frames - self.noop_left
@@ -250,7 +264,7 @@ class TurnEngine:
                                 "cost_usd": p.reply.cost_usd})
         p.reply, p.parse, p.plan, p.plan_names, p.overridden = None, None, [], [], False
         self.phase = Phase.PROMPT
-        self._emit(PromptReady(self.turn, p.prompt))
+        self._emit(PromptReady(self.turn, p.built_prompt))
 
     def override_plan(self, names: list[str], by_hand: bool = True) -> ParseResult:
         """Replace the parsed plan with these action names (before any of it runs).
@@ -333,10 +347,14 @@ class TurnEngine:
     def _ask(self) -> Event | None:
         p = self._turn_now
         ctx = TurnContext(self.game, self.turn, self.protocol.max_actions, self.clock.frame)
-        on_text = (lambda d: self._emit(TextDelta(self.turn, d))) if self.observers else None
+
+        def on_text(delta: str) -> None:
+            self._emit(TextDelta(self.turn, delta))
+
         stop = None
         try:
-            reply = call_agent(self.agent, p.prompt, ctx, on_text, cancel=self.cancel)
+            reply = call_agent(self.agent, p.built_prompt, ctx, on_text if self.observers else None,
+                               cancel=self.cancel)
             if reply.cancelled:
                 stop = self.cancel.reason or "cancelled"
         except FatalAgentError as e:
@@ -356,13 +374,14 @@ class TurnEngine:
 
     def _parse(self) -> Event | None:
         p = self._turn_now
-        error = p.reply.error
-        p.parse = parse_reply(p.reply.text if error is None else "", self.game, self.protocol.max_actions)
+        reply = p.received_reply
+        error = reply.error
+        p.parse = parse_reply(reply.text if error is None else "", self.game, self.protocol.max_actions)
         if error is not None:  # the agent's own one-line account replaces the parser's "empty reply"
             p.parse.errors = [error if error.startswith("no usable reply") else f"no usable reply: {error}"]
         p.plan, p.plan_names = list(p.parse.actions), list(p.parse.names)
         if self.protocol.clock == "latency":
-            p.noop_frames = p.noop_left = round(p.reply.latency_s * FPS_PAPER)
+            p.noop_frames = p.noop_left = round(reply.latency_s * FPS_PAPER)
         self.phase = Phase.PLAN
         return self._emit(PlanParsed(self.turn, p.parse, p.plan_names, False))
 
@@ -503,8 +522,8 @@ class TurnEngine:
         return ended
 
     def _prompt_ref(self, p: _Pending) -> dict[str, Any]:
-        prompt = p.prompt
-        ref = {"digest": prompt.digest(), "variant": p.prompt_variant, "images": prompt.image_frames}
+        prompt = p.built_prompt
+        ref: dict[str, Any] = {"digest": prompt.digest(), "variant": p.prompt_variant, "images": prompt.image_frames}
         if p.prompt_variant != "standard":
             ref["messages"] = prompt.to_json()
         return ref
