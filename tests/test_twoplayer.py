@@ -14,7 +14,7 @@ import pytest
 
 from tests.fake_provider import KEYS, SPECS, FakeProvider, fake_server  # noqa: F401
 from workstation.calls import Reply
-from workstation.arena.match import MatchEngine
+from workstation.arena.match import MatchAction, MatchEngine, MatchTurnEnded
 from workstation.arena.sides import load_match_text
 from workstation.arena.start import MatchSpec, start_match
 from workstation.arena.verify import verify_match
@@ -90,7 +90,7 @@ def test_shorter_plan_is_padded_with_noop_and_the_turn_ends_when_both_are_spent(
     engine = _engine(["up, up, fire"], ["left"], frames=30)
     engine.start()
     records = []
-    engine.observers.append(lambda ev: records.append(ev.data["record"]) if ev.kind == "turn" else None)
+    engine.observers.append(lambda ev: records.append(ev.record.to_json()) if isinstance(ev, MatchTurnEnded) else None)
     engine.play_turn()
     engine.play_turn()
     first = records[0]
@@ -254,7 +254,7 @@ def test_a_match_interrupted_mid_turn_keeps_a_recording_that_verifies(tmp_path):
     engine = start_match(MatchSpec("pong", "random", "random", 1, Protocol(frames=300), str(tmp_path)))
 
     def interrupt(ev) -> None:
-        if ev.kind == "action" and ev.turn == 2:
+        if isinstance(ev, MatchAction) and ev.turn == 2:
             raise KeyboardInterrupt
 
     engine.observers.append(interrupt)
@@ -274,7 +274,7 @@ def test_the_quick_check_and_info_take_verify_s_rule_for_an_interrupted_match(tm
     engine = start_match(MatchSpec("pong", "random", "random", 1, Protocol(frames=300), str(tmp_path)))
 
     def interrupt(ev) -> None:
-        if ev.kind == "action" and ev.turn == 2:
+        if isinstance(ev, MatchAction) and ev.turn == 2:
             raise KeyboardInterrupt
 
     engine.observers.append(interrupt)

@@ -13,13 +13,14 @@ from typing import Any
 
 
 from workstation.calls import Reply, TurnContext
-from workstation.arena.match import MatchEngine, MatchEvent
+from workstation.arena.match import MatchEngine, MatchTurnEnded
 from workstation.arena.sides import load_match_text
 from workstation.game.protocol import Protocol
 from workstation.game.twoplayer import get_two_player_game
 from workstation.runs.verify import VerifyResult
 from workstation.runs.frame_check import FrameCheck, Mismatch, same
 from workstation.store.recording import Recording, RecordingError
+from workstation.turn.engine import Event
 from workstation.turn.promptpack import load_pack
 
 TURN_KEYS = ("start_frame", "end_frame", "game_over", "reset_frame", "lockstep_frames")
@@ -71,26 +72,26 @@ def verify_match(rec: Recording) -> VerifyResult:
     check = FrameCheck(frames)
     turns_checked = 0
 
-    def on_event(ev: MatchEvent) -> None:
+    def on_event(ev: Event) -> None:
         nonlocal turns_checked
-        if ev.kind != "turn":
+        if not isinstance(ev, MatchTurnEnded):
             return
-        got = ev.data["record"]
-        k = got["turn"]
+        got = ev.record
+        k = got.turn
         if k >= len(turns):
             raise Mismatch(check.checked,
                            f"turns.jsonl ends at turn {len(turns) - 1}, but re-execution plays turn {k}")
         want = turns[k]
         for key in TURN_KEYS:
-            if not same(want.get(key), got.get(key)):
-                raise Mismatch(got["start_frame"], f"turns.jsonl turn {k} {key}: recorded {want.get(key)!r}, "
-                                                   f"re-execution gives {got.get(key)!r}")
+            if not same(want.get(key), getattr(got, key)):
+                raise Mismatch(got.start_frame, f"turns.jsonl turn {k} {key}: recorded {want.get(key)!r}, "
+                                                f"re-execution gives {getattr(got, key)!r}")
         for side in (0, 1):
             for key in SIDE_KEYS:
-                a, b = want["players"][side].get(key), got["players"][side].get(key)
+                a, b = want["players"][side].get(key), getattr(got.players[side], key)
                 if not same(a, b):
-                    raise Mismatch(got["start_frame"], f"turns.jsonl turn {k} player {side + 1} {key}: "
-                                                       f"recorded {a!r}, re-execution gives {b!r}")
+                    raise Mismatch(got.start_frame, f"turns.jsonl turn {k} player {side + 1} {key}: "
+                                                    f"recorded {a!r}, re-execution gives {b!r}")
         turns_checked += 1
 
     pack_path = (m.get("prompt_pack") or {}).get("path")

@@ -31,7 +31,8 @@ from workstation.store import changes as hand_changes
 from workstation.store import integrity
 from workstation.store.atomic import write_atomic
 from workstation.store.framestore import FrameReader, FrameStoreError, FrameWriter
-from workstation.store.records import Manifest, RecordError, RecordingError, Summary, TurnRecord, rebuild_summary
+from workstation.store.records import (Manifest, MatchTurn, RecordError, RecordingError, Summary, TurnRecord,
+                                       rebuild_summary)
 
 MANIFEST = "manifest.json"
 TURNS = "turns.jsonl"
@@ -152,10 +153,10 @@ class RecordingWriter:
         except OSError as e:
             raise self._write_error(e) from e
 
-    def add_turn(self, record: dict[str, Any] | TurnRecord) -> None:
+    def add_turn(self, record: dict[str, Any] | TurnRecord | MatchTurn) -> None:
         """Append one turn record, flushing frames first so every turn's frames are on disk."""
         self._check_open()
-        if isinstance(record, TurnRecord):
+        if isinstance(record, (TurnRecord, MatchTurn)):
             record = record.to_json()
         line = (dumps(record) + "\n").encode("utf-8")
         try:

@@ -130,6 +130,8 @@ class _Record:
                 continue
             if isinstance(value, _Record):
                 value = value.to_json()
+            elif isinstance(value, list) and value and isinstance(value[0], _Record):
+                value = [v.to_json() for v in value]
             out[key] = value
         out.update(self.extra)
         return out
@@ -314,6 +316,92 @@ class TurnRecord(_Record):
         """The plan to show: what ran when it is not the parsed plan (overridden or invalid)."""
         executed = self.overridden or not self.valid
         return list((self.actions if executed else self.planned) or self.actions)
+
+
+# -- a two-player match's turn ---------------------------------------------------------
+@dataclass
+class SideTurn(_Record):
+    """One side's part of a match turn: its reply, plan, what it played (padding included) and its score."""
+
+    side: int = 1
+    raw: str = ""
+    thought: str = ""
+    planned: list[Any] = field(default_factory=list[Any])
+    actions: list[Any] = field(default_factory=list[Any])
+    padded: int = 0  # NOOPs added after the plan while the other side's went on
+    dropped: list[Any] = field(default_factory=list[Any])
+    valid: bool = True
+    rule: str | None = None
+    errors: list[Any] = field(default_factory=list[Any])
+    reward: float = 0.0
+    action_rewards: list[Any] = field(default_factory=list[Any])
+    action_life_lost: list[Any] = field(default_factory=list[Any])
+    lives_lost: int = 0
+    score: float = 0.0
+    lives: int = 0
+    prompt: dict[str, Any] = field(default_factory=dict[str, Any])
+    usage: dict[str, Any] | None = None
+    latency_s: float = 0.0
+    cost_usd: float | None = None
+    attempts: list[Any] = field(default_factory=list[Any])
+    error: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict[str, Any])
+
+    SPEC: ClassVar = {
+        "side": ("int", False), "raw": ("str", False), "thought": ("str", False), "planned": ("list", False),
+        "actions": ("list", False), "padded": ("int", False), "dropped": ("list", False), "valid": ("bool", False),
+        "rule": ("str", True), "errors": ("list", False), "reward": ("num", False), "action_rewards": ("list", False),
+        "action_life_lost": ("list", False), "lives_lost": ("int", False), "score": ("num", False),
+        "lives": ("int", False), "prompt": ("dict", False), "usage": ("dict", True), "latency_s": ("num", False),
+        "cost_usd": ("num", True), "attempts": ("list", False), "error": ("str", True),
+    }
+    ITEMS: ClassVar = {"planned": _str, "actions": _str, "dropped": _str, "errors": _str,
+                       "action_rewards": _number, "action_life_lost": _bool}
+
+    @classmethod
+    def from_json(cls, data: Any) -> SideTurn:
+        side: SideTurn = super().from_json(data)
+        return side
+
+
+@dataclass
+class MatchTurn(_Record):
+    """One line of a match's turns.jsonl: both sides' plans played in lockstep. ``reward``, ``score`` and
+    ``lives`` are side 1's (what a one-player reader reads); ``players`` holds both sides."""
+
+    turn: int = 0
+    start_frame: int = 0
+    end_frame: int = 0
+    reward: float = 0.0
+    score: float = 0.0
+    lives: int = 0
+    lives_lost: int = 0
+    game_over: bool = False
+    reset_frame: int | None = None
+    lockstep_frames: list[Any] = field(default_factory=list[Any])
+    players: list[SideTurn] = field(default_factory=list[SideTurn])
+    extra: dict[str, Any] = field(default_factory=dict[str, Any])
+
+    SPEC: ClassVar = {
+        "turn": ("int", False), "start_frame": ("int", False), "end_frame": ("int", False), "reward": ("num", False),
+        "score": ("num", False), "lives": ("int", False), "lives_lost": ("int", False), "game_over": ("bool", False),
+        "reset_frame": ("int", True), "lockstep_frames": ("list", False), "players": ("list", False),
+    }
+    ITEMS: ClassVar = {"lockstep_frames": _int, "players": lambda name, value: _side(name, value)}
+
+    @classmethod
+    def from_json(cls, data: Any) -> MatchTurn:
+        turn: MatchTurn = super().from_json(data)
+        if len(turn.players) != 2 or [p.side for p in turn.players] != [1, 2]:
+            raise RecordError("field 'players' does not hold sides 1 and 2")
+        return turn
+
+
+def _side(name: str, value: Any) -> SideTurn:
+    try:
+        return SideTurn.from_json(value)
+    except RecordError as e:
+        raise RecordError(f"{name}: {e}") from None
 
 
 # -- summary -----------------------------------------------------------------------
