@@ -118,6 +118,8 @@ def _all_plain_reply_too(rec: Path) -> None:
 
 FORGERIES: dict[str, Callable[[Path], None]] = {
     "changes emptied": _manifest(changes=[]),
+    "changes emptied, turns rewritten with spaces": lambda rec: (_manifest(changes=[])(rec),
+                                                                 _turns(rec, lambda t: None)),
     "changes as text": _manifest(changes="none"),
     "changes naming no kind": _manifest(changes=[{"turn": 1}]),
     "run_id set back to plain_run_id": _plain_id,

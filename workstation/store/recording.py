@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,9 @@ from workstation.store.framestore import FrameReader, FrameStoreError, FrameWrit
 from workstation.store.records import (Manifest, MatchTurn, RecordError, RecordingError, Summary, TurnRecord,
                                        rebuild_summary)
 
+# what a turn record changed by hand carries (workstation.store.changes.of_turn), in any JSON spacing
+_HAND_MARK = re.compile(rb'"(?:overridden|human_plan|current_only)"\s*:\s*true|"variant"\s*:\s*"(?:edited|current_only)"'
+                        rb'|"discarded_replies"\s*:\s*\[\s*[^\]\s]')
 MANIFEST = "manifest.json"
 TURNS = "turns.jsonl"
 SUMMARY = "summary.json"
@@ -304,10 +308,21 @@ class Recording:
         """The one verdict on what a person changed (``workstation.store.changes.verdict``): the changes, and
         where the manifest, turns and summary disagree about them (then the recording is damaged)."""
         try:
-            turns = self.turns
+            turns = self.turns if self._may_show_changes() else []
         except RecordingError:  # damaged turns: the damage is reported where the turns are read
             turns = []
         return hand_changes.verdict(self.manifest, self.summary, turns)
+
+    def _may_show_changes(self) -> bool:
+        """Whether turns.jsonl holds any mark of a change by hand: a search of its bytes, so a listing of many
+        plain runs need not read their turns (a file it cannot read is read, and reported, as turns)."""
+        if "turns" in self.__dict__:
+            return True
+        try:
+            raw = (self.path / TURNS).read_bytes()
+        except OSError:
+            return True
+        return _HAND_MARK.search(raw) is not None
 
     @property
     def changes(self) -> list[dict[str, Any]]:
