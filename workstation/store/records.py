@@ -223,7 +223,25 @@ def check_format(value: Any) -> None:
 
 # -- turn record -------------------------------------------------------------------
 @dataclass
-class TurnRecord(_Record):
+class _Played(_Record):
+    """What a player's turn (one-player, or one side of a match) played and what its reply cost."""
+
+    reward: float = 0.0
+    action_rewards: list[Any] = field(default_factory=list[Any])
+    action_life_lost: list[Any] = field(default_factory=list[Any])
+    lives_lost: int = 0
+    score: float = 0.0
+    lives: int = 0
+    prompt: dict[str, Any] = field(default_factory=dict[str, Any])
+    usage: dict[str, Any] | None = None
+    latency_s: float = 0.0
+    cost_usd: float | None = None
+    attempts: list[Any] = field(default_factory=list[Any])
+    error: str | None = None
+
+
+@dataclass
+class TurnRecord(_Played):
     """One line of turns.jsonl: the reply, the plan, what ran and what happened."""
 
     turn: int = 0
@@ -237,21 +255,9 @@ class TurnRecord(_Record):
     rule: str | None = None
     errors: list[Any] = field(default_factory=list[Any])
     overridden: bool = False
-    reward: float = 0.0
-    action_rewards: list[Any] = field(default_factory=list[Any])
-    action_life_lost: list[Any] = field(default_factory=list[Any])
     action_reset: list[Any] = field(default_factory=list[Any])
     action_frames: list[Any] = field(default_factory=list[Any])
-    lives_lost: int = 0
     noop_frames: int = 0
-    score: float = 0.0
-    lives: int = 0
-    prompt: dict[str, Any] = field(default_factory=dict[str, Any])
-    usage: dict[str, Any] | None = None
-    latency_s: float = 0.0
-    cost_usd: float | None = None
-    attempts: list[Any] = field(default_factory=list[Any])
-    error: str | None = None
     finish_reason: str | None = None
     game_over: bool = False  # the game ended during this turn
     cut_frames: int | None = None  # frames the cut action ran, or None if none was cut
@@ -320,7 +326,7 @@ class TurnRecord(_Record):
 
 # -- a two-player match's turn ---------------------------------------------------------
 @dataclass
-class SideTurn(_Record):
+class SideTurn(_Played):
     """One side's part of a match turn: its reply, plan, what it played (padding included) and its score."""
 
     side: int = 1
@@ -333,18 +339,6 @@ class SideTurn(_Record):
     valid: bool = True
     rule: str | None = None
     errors: list[Any] = field(default_factory=list[Any])
-    reward: float = 0.0
-    action_rewards: list[Any] = field(default_factory=list[Any])
-    action_life_lost: list[Any] = field(default_factory=list[Any])
-    lives_lost: int = 0
-    score: float = 0.0
-    lives: int = 0
-    prompt: dict[str, Any] = field(default_factory=dict[str, Any])
-    usage: dict[str, Any] | None = None
-    latency_s: float = 0.0
-    cost_usd: float | None = None
-    attempts: list[Any] = field(default_factory=list[Any])
-    error: str | None = None
     extra: dict[str, Any] = field(default_factory=dict[str, Any])
 
     SPEC: ClassVar = {
@@ -499,15 +493,20 @@ class RecordFileError(UserError):
     file and the field (exit 2)."""
 
 
-def read_json(path: Path | str, kind: type = dict) -> Any:
-    """The JSON in ``path``, which must be a ``kind`` (an object by default); every failure one line naming it."""
-    path = Path(path)
+def _text(path: Path) -> str:
+    """The UTF-8 text of ``path``; a file that cannot be read, or is not UTF-8, is one line naming it."""
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except OSError as e:
         raise RecordFileError(f"{path} cannot be read ({e.strerror or e})") from None
     except UnicodeDecodeError:
         raise RecordFileError(f"{path} is not UTF-8 text") from None
+
+
+def read_json(path: Path | str, kind: type = dict) -> Any:
+    """The JSON in ``path``, which must be a ``kind`` (an object by default); every failure one line naming it."""
+    path = Path(path)
+    text = _text(path)
     try:
         data = json.loads(text)
     except json.JSONDecodeError as e:
@@ -520,12 +519,7 @@ def read_json(path: Path | str, kind: type = dict) -> Any:
 def read_jsonl(path: Path | str) -> list[tuple[int, dict[str, Any]]]:
     """(line number, object) for each non-blank line of ``path``; a line that is not a JSON object is one line."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as e:
-        raise RecordFileError(f"{path} cannot be read ({e.strerror or e})") from None
-    except UnicodeDecodeError:
-        raise RecordFileError(f"{path} is not UTF-8 text") from None
+    text = _text(path)
     out: list[tuple[int, dict[str, Any]]] = []
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
