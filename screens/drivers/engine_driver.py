@@ -269,12 +269,12 @@ class EngineDriver:
     # -- observers (engine thread) --------------------------------------------
     def stats(self, phase: str | None = None) -> BarStats:
         eng = self.engine
-        usage, totals = eng.totals["usage"], eng.totals
+        usage, totals = eng.totals.usage, eng.totals
         return BarStats(
             frame=eng.clock.frame, budget=eng.protocol.frames, score=eng.clock.score, lives=eng.clock.lives,
             lives_lost=eng.clock.lives_lost, turn=eng.turn, input_tokens=usage.total_input,
-            output_tokens=usage.output_tokens, cost_usd=totals["cost_usd"] if totals["priced"] else None,
-            calls=totals["calls"], invalid_turns=totals["invalid_turns"], phase=phase or eng.phase.value,
+            output_tokens=usage.output_tokens, cost_usd=totals.cost_usd if totals.priced else None,
+            calls=totals.calls, invalid_turns=totals.invalid_turns, phase=phase or eng.phase.value,
         )
 
     def _progress(self, phase: str | None = None) -> None:

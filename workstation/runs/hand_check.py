@@ -60,7 +60,7 @@ def _random_replies(rec: Recording, game: Game, max_actions: int) -> Replies | N
     agent = RandomAgent(game, seed, int(per_turn))
 
     def reply(t: TurnRecord) -> str | None:
-        if t.extra.get("human_plan"):
+        if t.human_plan:
             return None
         text = ""
         for _ in range(1 + len(t.discarded_replies)):
@@ -109,7 +109,7 @@ def _plans(rec: Recording) -> Iterator[tuple[TurnRecord, list[str]]]:
 
 def replan_problems(rec: Recording) -> list[str]:
     """Each turn that played another plan than its agent's, where the run's changes do not say a person chose it."""
-    if rec.manifest.get("kind") == "match" or isinstance(rec.manifest.get("source"), dict):
+    if rec.manifest_record.is_match or rec.manifest_record.imported:
         return []  # a match has its own rule; an import replays the harness's recorded actions
     chosen = {c.get("turn") for c in rec.changes if c.get("kind") in PLAN_CHANGES}
     found = []

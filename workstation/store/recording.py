@@ -301,7 +301,7 @@ class Recording:
 
     @property
     def complete(self) -> bool:
-        return self.summary is not None and self.summary.get("complete") is True
+        return self.summary_record is not None and self.summary_record.complete
 
     @cached_property
     def hand(self) -> hand_changes.Verdict:
@@ -337,8 +337,8 @@ class Recording:
     @property
     def plain_run_id(self) -> str | None:
         """The run id of the same spec played untouched."""
-        plain = self.manifest.get("plain_run_id")
-        return plain if isinstance(plain, str) else self.manifest_record.run_id
+        m = self.manifest_record
+        return m.plain_run_id if m.plain_run_id is not None else m.run_id
 
     @property
     def run_id(self) -> str | None:

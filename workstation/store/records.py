@@ -101,6 +101,7 @@ class _Record:
     SPEC: ClassVar[dict[str, tuple[str, bool]]] = {}
     ITEMS: ClassVar[dict[str, Any]] = {}  # list fields whose items are checked
     OMIT_EMPTY: ClassVar[tuple[str, ...]] = ()  # written only when not empty / not None
+    OMIT_NONE: ClassVar[tuple[str, ...]] = ()  # written only when not None (an empty list or object is kept)
 
     extra: dict[str, Any]
 
@@ -126,7 +127,7 @@ class _Record:
         out: dict[str, Any] = {}
         for key in self.SPEC:
             value = getattr(self, key)
-            if key in self.OMIT_EMPTY and not value and value != 0:
+            if key in self.OMIT_EMPTY and not value and value != 0 or key in self.OMIT_NONE and value is None:
                 continue
             if isinstance(value, _Record):
                 value = value.to_json()
@@ -177,6 +178,14 @@ class Manifest(_Record):
     seed_note: str | None = None
     parent: dict[str, Any] | None = None  # a rewind-and-branch: the run it left and the turn
     branch: dict[str, Any] | None = None  # the frames and turns copied from the parent
+    kind: str | None = None  # "match" for a two-player match; absent for a one-player run
+    skill: dict[str, Any] | None = None  # the skill text the prompt carried (digest, text, slot)
+    changes: Any = None  # changes made by hand (workstation.store.changes.verdict checks them); None: untracked
+    plain_run_id: str | None = None  # a run changed by hand: the id of the same spec played untouched
+    source: Any = None  # an imported run: the harness run it came from
+    players: Any = None  # a match: its two sides (workstation.store.integrity.match_problems checks them)
+    team: bool | None = None  # a match whose sides play as one team
+    replay_note: str | None = None  # a replay on another start than its source's
     extra: dict[str, Any] = field(default_factory=dict[str, Any])
 
     SPEC: ClassVar = {
@@ -184,10 +193,13 @@ class Manifest(_Record):
         "in_paper": ("bool", True), "seed": ("int", True), "protocol": ("dict", False), "agent": ("dict", False),
         "prompt_pack": ("dict", False), "versions": ("dict", False), "created": ("str", True),
         "frame_shape": ("list", False), "clock": ("str", True), "seed_note": ("str", True),
-        "parent": ("dict", True), "branch": ("dict", True),
+        "parent": ("dict", True), "branch": ("dict", True), "kind": ("str", True), "skill": ("dict", True),
+        "changes": ("any", True), "plain_run_id": ("str", True), "source": ("any", True), "players": ("any", True),
+        "team": ("bool", True), "replay_note": ("str", True),
     }
     ITEMS: ClassVar = {"frame_shape": _int}
     OMIT_EMPTY: ClassVar = ("rules", "seed_note", "parent", "branch")
+    OMIT_NONE: ClassVar = ("kind", "skill", "changes", "plain_run_id", "source", "players", "team", "replay_note")
 
     @classmethod
     def from_json(cls, data: Any) -> Manifest:
@@ -199,6 +211,15 @@ class Manifest(_Record):
     @property
     def rule_version(self) -> int:
         return 1 if self.rules is None else self.rules
+
+    @property
+    def is_match(self) -> bool:
+        return self.kind == "match"
+
+    @property
+    def imported(self) -> bool:
+        """Imported from a harness run (its overrides replay the harness's actions)."""
+        return isinstance(self.source, dict)
 
     @property
     def agent_spec(self) -> str | None:
@@ -264,6 +285,9 @@ class TurnRecord(_Played):
     dropped: list[Any] = field(default_factory=list[Any])  # planned actions dropped (budget or game over)
     reset_frame: int | None = None  # budget frame of the new game's first frame
     discarded_replies: list[Any] = field(default_factory=list[Any])  # step mode: replies discarded by a re-send
+    human_plan: bool | None = None  # step mode: a person typed the plan; the agent was not asked
+    current_only: bool | None = None  # step mode: asked the current-frame-only prompt, then edited it
+    override_source: str | None = None  # "import": an importer's override replays the harness's actions
     extra: dict[str, Any] = field(default_factory=dict[str, Any])
 
     SPEC: ClassVar = {
@@ -276,10 +300,12 @@ class TurnRecord(_Played):
         "latency_s": ("num", False), "cost_usd": ("num", True), "attempts": ("list", False), "error": ("str", True),
         "finish_reason": ("str", True), "game_over": ("bool", False), "cut_frames": ("int", True),
         "dropped": ("list", False), "reset_frame": ("int", True), "discarded_replies": ("list", False),
+        "human_plan": ("bool", True), "current_only": ("bool", True), "override_source": ("str", True),
     }
     ITEMS: ClassVar = {"planned": _str, "actions": _str, "errors": _str, "action_rewards": _number,
                        "action_life_lost": _bool, "action_reset": _bool, "action_frames": _int, "dropped": _str}
     OMIT_EMPTY: ClassVar = ("discarded_replies",)
+    OMIT_NONE: ClassVar = ("human_plan", "current_only", "override_source")
 
     @classmethod
     def from_json(cls, data: Any) -> TurnRecord:

@@ -504,11 +504,11 @@ class TurnEngine:
         if p.discarded:
             record.discarded_replies = p.discarded
         if p.human_plan:
-            record.extra["human_plan"] = True
+            record.human_plan = True
         if p.asked_current_only and p.prompt_variant != "current_only":  # then edited: both changes count
-            record.extra["current_only"] = True
+            record.current_only = True
         if p.overridden and not p.by_hand:
-            record.extra["override_source"] = "import"
+            record.override_source = "import"
         made = hand_changes.of_turn(record.to_json()) if (p.by_hand or not p.overridden) else []
         if self.writer is not None:
             self.writer.add_turn(record)
