@@ -274,7 +274,7 @@ class Recording:
                 f"not a recording: {self.path} (no manifest.json); pass a directory written by 'workstation run'"
             )
         self.manifest = self._load(manifest_path)
-        self.manifest_record = self._typed(Manifest, self.manifest, manifest_path)
+        self.manifest_record: Manifest = self._typed(Manifest, self.manifest, manifest_path)
         summary_path = self.path / SUMMARY
         self.summary: dict[str, Any] | None = self._load(summary_path) if summary_path.is_file() else None
         self.summary_record: Summary | None = (
