@@ -121,6 +121,7 @@ FORGERIES: dict[str, Callable[[Path], None]] = {
     "changes emptied, turns rewritten with spaces": lambda rec: (_manifest(changes=[])(rec),
                                                                  _turns(rec, lambda t: None)),
     "changes as text": _manifest(changes="none"),
+    "changes null": _manifest(changes=None),
     "changes naming no kind": _manifest(changes=[{"turn": 1}]),
     "run_id set back to plain_run_id": _plain_id,
     "interventions dropped": _drop_interventions,
@@ -283,3 +284,20 @@ def test_a_sound_match_passes_and_its_request_is_json(match: Path) -> None:
     assert "black boxer" in text
     frames = [p["frame"] for m in data["messages"] for p in m["content"] if p["type"] == "image"]
     assert frames and all(isinstance(f, int) for f in frames)
+
+
+def test_a_run_whose_manifest_drops_its_changes_is_read_as_an_older_changed_run(runs: tuple[Recording, Recording],
+                                                                                 tmp_path: Path) -> None:
+    """No list of changes at all (as written before they were tracked): they are read from the turns, so the run
+    keeps its changed id and marks and never passes as plain."""
+    plain, changed = runs
+    rec = tmp_path / "root" / changed.path.name
+    shutil.copytree(changed.path, rec)
+    _edit(rec / "manifest.json", lambda m: {**{k: v for k, v in m.items() if k not in ("changes", "plain_run_id")},
+                                            "run_id": plain.run_id})
+    _redo_digests(rec)
+    again = Recording(rec)
+    assert again.interventions == {"override": 1} and again.run_id == changed.run_id != plain.run_id
+    code, out = cli("info", str(rec))
+    assert code == 0 and "CHANGED BY HAND: 1 plan overridden" in out, out
+    assert cli("ls", str(rec.parent), "--plain")[1].endswith("0 recordings\n")

@@ -308,15 +308,15 @@ class Recording:
         """The one verdict on what a person changed (``workstation.store.changes.verdict``): the changes, and
         where the manifest, turns and summary disagree about them (then the recording is damaged)."""
         try:
-            turns = self.turns if self._may_show_changes() else []
+            turns = self.turn_records if self._may_show_changes() else []
         except RecordingError:  # damaged turns: the damage is reported where the turns are read
             turns = []
-        return hand_changes.verdict(self.manifest, self.summary, turns)
+        return hand_changes.verdict(self.manifest_record, self.summary_record, turns)
 
     def _may_show_changes(self) -> bool:
         """Whether turns.jsonl holds any mark of a change by hand: a search of its bytes, so a listing of many
         plain runs need not read their turns (a file it cannot read is read, and reported, as turns)."""
-        if "turns" in self.__dict__:
+        if "turn_records" in self.__dict__:
             return True
         try:
             raw = (self.path / TURNS).read_bytes()
@@ -343,7 +343,7 @@ class Recording:
     @property
     def run_id(self) -> str | None:
         """This run's id: the plain id, or for a run changed by hand, one that includes what was changed."""
-        if "changes" in self.manifest:
+        if self.manifest_record.changes is not None:
             rid = self.manifest_record.run_id
             return rid if isinstance(rid, str) else None
         return hand_changes.changed_run_id(self.manifest_record.run_id, self.changes)

@@ -222,6 +222,15 @@ class Manifest(_Record):
         return isinstance(self.source, dict)
 
     @property
+    def parent_turn(self) -> Any:
+        """The turn a branch left its parent at (None: not a branch, or not said)."""
+        return (self.parent or {}).get("turn")
+
+    @property
+    def parent_run_id(self) -> Any:
+        return (self.parent or {}).get("run_id")
+
+    @property
     def agent_spec(self) -> str | None:
         spec = self.agent.get("spec")
         return spec if isinstance(spec, str) else None
@@ -338,6 +347,10 @@ class TurnRecord(_Played):
     def last_frame(self) -> int:
         """The last budget frame this turn made: the new game's first frame after a game over, else its end."""
         return self.reset_frame if self.reset_frame is not None else self.end_frame
+
+    @property
+    def prompt_digest(self) -> Any:
+        return self.prompt.get("digest")
 
     @property
     def variant(self) -> str:

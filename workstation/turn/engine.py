@@ -509,7 +509,7 @@ class TurnEngine:
             record.current_only = True
         if p.overridden and not p.by_hand:
             record.override_source = "import"
-        made = hand_changes.of_turn(record.to_json()) if (p.by_hand or not p.overridden) else []
+        made = hand_changes.of_turn(record) if (p.by_hand or not p.overridden) else []
         if self.writer is not None:
             self.writer.add_turn(record)
             self.writer.add_changes(made)
