@@ -13,7 +13,7 @@ from workstation.analysis import command as report_command
 from workstation.analysis import compare_command
 from workstation.arena import command as arena_command
 from workstation.batch import command as batch_command
-from workstation.errors import UserError
+from workstation.errors import DamagedArtifact, UserError
 from workstation.export import command as export_command
 from workstation.idc import command as idc_command
 from workstation.judge import command as judge_command
@@ -216,7 +216,7 @@ def _main(args: argparse.Namespace) -> int:
         except OSError:
             pass
         return 0
-    except (DamagedRecording, FrameStoreError) as e:  # a damaged recording (before UserError, which it is): exit 1, as `verify`
+    except (DamagedRecording, DamagedArtifact, FrameStoreError) as e:  # a damaged recording (before UserError, which it is): exit 1, as `verify`
         text = str(e) if "damaged" in str(e) else f"damaged recording: {e}"
         sys.stderr.write(f"workstation: error: {_one_line(text)}\n")
         return 1
