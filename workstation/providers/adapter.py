@@ -38,6 +38,7 @@ class Completion:
     model: str | None = None
     problem: str | None = None  # "blocked" | "truncated" | "empty" when the text is unusable
     tool_calls: list[ToolCall] = field(default_factory=list)  # what the model asked to call
+    server_s: float | None = None  # the server's own inference time, where it reports one (llama.cpp timings)
 
 
 def judge(text: str, blocked: bool, truncated: bool, calls: bool = False) -> str | None:

@@ -6,6 +6,12 @@ turns are ``text`` and ``image_url`` parts (PNG data URLs) in prompt order.
 ``--effort`` is passed as ``reasoning_effort`` and left to the server.
 Streaming asks for a final usage chunk; a server that sends none gives no usage.
 
+Reasoning the server sends apart (``reasoning_content``, ``reasoning``) and think tags in the
+text become one text with a leading ``<think>`` block, by the model id's rule
+(``workstation.providers.reasoning``): the parser keeps it as the thought. llama.cpp's server
+reports its own inference time per reply (``timings``: ``prompt_ms`` + ``predicted_ms``), kept as
+``Completion.server_s``; vLLM, Ollama's OpenAI API and hosted services report none.
+
 Tools go as ``tools`` of type ``function``; the model's calls come back as
 ``tool_calls`` deltas (arguments streamed in pieces, joined by index), and each
 result goes back as a ``role: "tool"`` message naming its ``tool_call_id``. A
@@ -15,13 +21,15 @@ tool message carries text only, so a result's images follow in a user message.
 from __future__ import annotations
 
 import json
+from typing import Any
 
-from workstation.calls import OnText, ToolCall, parse_arguments
+from workstation.calls import OnText, ToolCall, Usage, parse_arguments
 from workstation.turn.prompt import Prompt
 from workstation.providers.adapter import (Completion, ImageEncoder, conversation, judge, parts,
                                            png_data_url, system_text)
 from workstation.providers.json_stream import get as _get, json_stream
 from workstation.providers.openai_responses import openai_usage
+from workstation.providers.reasoning import FIELDS as REASONING_FIELDS, fold, rule_for
 from workstation.providers.retry import ProviderError
 from workstation.providers.spec import ProviderConfigError, ProviderOptions
 
@@ -35,7 +43,25 @@ def post_stream(client, body: dict):
     return client.post("/chat/completions", body=body, cast_to=object, stream=True, stream_cls=json_stream())
 
 
-def chat_usage(u):  # type: ignore[no-untyped-def]
+def server_seconds(timings: Any) -> float | None:
+    """llama.cpp's ``timings`` (``prompt_ms`` + ``predicted_ms``) in seconds; None without them."""
+    if not isinstance(timings, dict):
+        return None
+    parts = [timings.get(k) for k in ("prompt_ms", "predicted_ms")]
+    nums = [float(p) for p in parts if isinstance(p, (int, float)) and not isinstance(p, bool) and p >= 0]
+    return round(sum(nums) / 1000, 4) if nums else None
+
+
+def reasoning_of(d: Any) -> str:
+    """The reasoning text a message or delta carries apart from its content ("" without any)."""
+    for name in REASONING_FIELDS:
+        value = _get(d, name)
+        if isinstance(value, str) and value:
+            return value
+    return ""
+
+
+def chat_usage(u: Any) -> Usage | None:
     """A Chat Completion's ``usage`` object (streamed or whole) as our ``Usage``; None without one."""
     if not isinstance(u, dict):
         return None
@@ -54,6 +80,7 @@ class OpenAIChat:
                 f"compat:{model} needs --base-url, e.g. http://localhost:8000/v1 (vLLM) "
                 "or http://localhost:11434/v1 (Ollama)", "base_url")
         self.model, self.options = model, options
+        self.reasoning_rule = rule_for(model)[0]
         self.client = None
 
     def request(self, prompt: Prompt, image: ImageEncoder | None = None) -> dict:
@@ -114,17 +141,27 @@ class OpenAIChat:
             with stream:  # a server that ignores "stream": true and answers with the whole completion
                 return self._whole(json.loads(stream.response.read() or b"null"), on_text)
         text: list[str] = []
+        thinking: list[str] = []  # reasoning sent apart from the content
         calls: dict[int, dict] = {}  # index -> id, name and the argument pieces so far
         finish = usage = request_id = model = None
+        server_s: float | None = None
         with stream:
             for chunk in stream:
                 request_id, model = _get(chunk, "id") or request_id, _get(chunk, "model") or model
+                server_s = server_seconds(_get(chunk, "timings")) or server_s
                 choices = _get(chunk, "choices")
                 if choices and isinstance(choices, list):
                     choice = choices[0]
                     delta = _get(choice, "delta")
+                    thought = reasoning_of(delta)
+                    if thought and not text:  # shown live as the leading think block the text will have
+                        if on_text:
+                            on_text(thought if thinking else "<think>" + thought)
+                        thinking.append(thought)
                     piece = _get(delta, "content")
                     if piece and isinstance(piece, str):
+                        if on_text and thinking and not text:
+                            on_text("</think>\n")
                         text.append(piece)
                         if on_text:
                             on_text(piece)
@@ -141,13 +178,14 @@ class OpenAIChat:
                 usage = chat_usage(_get(chunk, "usage")) or usage
         if finish is None:
             raise ProviderError("transient", "the reply stream ended before a finish reason")
-        full = "".join(text)
+        full = fold("".join(text), "".join(thinking), self.reasoning_rule)
         tool_calls = []
         for n, slot in sorted(calls.items()):
             args, error = parse_arguments("".join(slot["args"]))
             tool_calls.append(ToolCall(slot["id"] or f"call_{n}", slot["name"], args, error))
         return Completion(full, usage, finish, request_id, model,
-                          judge(full, finish == "content_filter", finish == "length", bool(tool_calls)), tool_calls)
+                          judge(full, finish == "content_filter", finish == "length", bool(tool_calls)), tool_calls,
+                          server_s)
 
     def _whole(self, data, on_text: OnText | None) -> Completion:  # type: ignore[no-untyped-def]
         """A whole (unstreamed) Chat Completion, read as the stream's chunks are."""
@@ -155,7 +193,7 @@ class OpenAIChat:
         choice = choices[0] if isinstance(choices, list) and choices else None
         message = _get(choice, "message")
         full = _get(message, "content")
-        full = full if isinstance(full, str) else ""
+        full = fold(full if isinstance(full, str) else "", reasoning_of(message), self.reasoning_rule)
         if full and on_text:
             on_text(full)
         finish = _get(choice, "finish_reason")
@@ -167,7 +205,8 @@ class OpenAIChat:
             args, error = parse_arguments(_get(function, "arguments") or "")
             tool_calls.append(ToolCall(_get(tc, "id") or f"call_{n}", _get(function, "name") or "", args, error))
         return Completion(full, chat_usage(_get(data, "usage")), finish, _get(data, "id"), _get(data, "model"),
-                          judge(full, finish == "content_filter", finish == "length", bool(tool_calls)), tool_calls)
+                          judge(full, finish == "content_filter", finish == "length", bool(tool_calls)), tool_calls,
+                          server_seconds(_get(data, "timings")))
 
     def close(self) -> None:
         if self.client is not None:
