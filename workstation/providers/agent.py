@@ -39,7 +39,7 @@ from workstation.providers.redact import one_line, scrub
 from workstation.providers.retry import ProviderError, classify, with_retries
 from workstation.providers.spec import PROVIDERS, ProviderOptions, api_key, key_var, parse_spec
 
-ADAPTERS = {"openai": OpenAIResponses, "compat": OpenAIChat, "anthropic": AnthropicMessages, "gemini": Gemini}
+ADAPTERS: dict[str, Callable[[str, ProviderOptions], Adapter]] = {"openai": OpenAIResponses, "compat": OpenAIChat, "anthropic": AnthropicMessages, "gemini": Gemini}
 SDKS = {"openai": "openai", "compat": "openai", "anthropic": "anthropic", "gemini": "google-genai"}
 class TimedAttempt(Attempt):
     """A try that got a reply, with the server's own inference time (``server_s``, where it reports one)
@@ -142,7 +142,7 @@ class ProviderAgent:
             attempts[-1].wait_s = round(seconds, 3)
             backoff.append(time.monotonic())
 
-        def account(**fields) -> dict:
+        def account(**fields: Any) -> dict[str, Any]:
             usage = _total(billed)
             seen, latency = last[-1] if last else (None, 0.0)
             return dict(usage=usage, latency_s=latency, cost_usd=self._cost(usage, seen), attempts=attempts,
@@ -180,14 +180,14 @@ class ProviderAgent:
             return done.server_s
         return wall_s
 
-    def _complete(self, body: dict, on_text: OnText | None, cancel: CancelToken | None,
+    def _complete(self, body: dict[str, Any], on_text: OnText | None, cancel: CancelToken | None,
                   deadline: Deadline | None) -> Completion:
         """One SDK call. With a cancel token or deadline it runs in a helper thread while this
         thread relays the streamed text and stops waiting within ``POLL_S`` of a cancel or at
         the deadline (the abandoned request ends on its own, or when the client closes)."""
         if cancel is None and deadline is None:
             return self.adapter.complete(body, on_text)
-        box: queue.SimpleQueue = queue.SimpleQueue()
+        box: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
 
         def work() -> None:
             try:
@@ -209,11 +209,14 @@ class ProviderAgent:
                         deadline.check()
                     continue
                 if kind == "cancel":
-                    cancel.check()
+                    if cancel is not None:
+                        cancel.check()
                 elif kind == "text":
-                    on_text(value)
+                    if on_text is not None:
+                        on_text(value)
                 elif kind == "done":
-                    return value
+                    done: Completion = value
+                    return done
                 else:
                     raise value
         finally:
@@ -265,7 +268,7 @@ class ProviderAgent:
     def close(self) -> None:
         self.adapter.close()
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[str, Any]:
         """What the manifest records: provider, model, options and endpoint, never a key."""
         provider, model = self.adapter.provider, self.adapter.model
         table = self.prices or default_prices()

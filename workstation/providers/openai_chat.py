@@ -25,7 +25,7 @@ from typing import Any
 
 from workstation.calls import OnText, ToolCall, Usage, parse_arguments
 from workstation.turn.prompt import Prompt
-from workstation.providers.adapter import (Completion, ImageEncoder, conversation, judge, parts,
+from workstation.providers.adapter import (Completion, ImageEncoder, conversation, is_tool_result, judge, parts,
                                            png_data_url, system_text)
 from workstation.providers.json_stream import get as _get, json_stream
 from workstation.providers.openai_responses import openai_usage
@@ -34,7 +34,7 @@ from workstation.providers.retry import ProviderError
 from workstation.providers.spec import ProviderConfigError, ProviderOptions
 
 
-def post_stream(client, body: dict):
+def post_stream(client: Any, body: dict[str, Any]) -> Any:
     """The streamed Chat Completion for a JSON-ready ``body``, through the SDK client's own request path
     (auth, headers, timeout, status errors, SSE decoding), as ``chat.completions.create`` sends it but
     without re-walking the body against the SDK's typed parameters: ``request()`` builds plain dicts,
@@ -81,27 +81,27 @@ class OpenAIChat:
                 "or http://localhost:11434/v1 (Ollama)", "base_url")
         self.model, self.options = model, options
         self.reasoning_rule = rule_for(model)[0]
-        self.client = None
+        self.client: Any = None  # the SDK client, made by open()
 
-    def request(self, prompt: Prompt, image: ImageEncoder | None = None) -> dict:
+    def request(self, prompt: Prompt, image: ImageEncoder | None = None) -> dict[str, Any]:
         image = image or png_data_url
-        messages: list[dict] = []
+        messages: list[dict[str, Any]] = []
         instructions = system_text(prompt)
         if instructions:
             messages.append({"role": "system", "content": instructions})
         for m in conversation(prompt):
             if m.role == "assistant":
-                msg: dict = {"role": "assistant", "content": m.text()}
+                msg: dict[str, Any] = {"role": "assistant", "content": m.text()}
                 if m.tool_calls:
                     msg["content"] = m.text() or None
                     msg["tool_calls"] = [{"id": c.id, "type": "function", "function": {
                         "name": c.name, "arguments": json.dumps(c.arguments)}} for c in m.tool_calls]
                 messages.append(msg)
                 continue
-            content = [{"type": "text", "text": v} if kind == "text"
+            content: list[dict[str, Any]] = [{"type": "text", "text": v} if kind == "text"
                        else {"type": "image_url", "image_url": {"url": image(v)}}
                        for kind, v in parts(prompt, m)]
-            if m.role == "tool" and m.answers is not None:
+            if is_tool_result(m) and m.answers is not None:
                 text = "".join(c["text"] for c in content if c["type"] == "text")
                 messages.append({"role": "tool", "tool_call_id": m.answers.id, "content": text})
                 images = [c for c in content if c["type"] != "text"]
@@ -110,7 +110,7 @@ class OpenAIChat:
                         {"type": "text", "text": f"The images {m.answers.name} returned:"}, *images]})
                 continue
             messages.append({"role": "user", "content": content})
-        body: dict = {"model": self.model, "messages": messages}
+        body: dict[str, Any] = {"model": self.model, "messages": messages}
         if prompt.tools:
             body["tools"] = [{"type": "function", "function": {"name": t.name, "description": t.description,
                                                                "parameters": t.parameters}} for t in prompt.tools]
@@ -135,14 +135,14 @@ class OpenAIChat:
         self.client = openai.OpenAI(api_key=key, base_url=self.options.base_url, max_retries=0,
                                     timeout=self.options.timeout)
 
-    def complete(self, body: dict, on_text: OnText | None) -> Completion:
+    def complete(self, body: dict[str, Any], on_text: OnText | None) -> Completion:
         stream = post_stream(self.client, body)
         if stream.response.headers.get("content-type", "").startswith("application/json"):
             with stream:  # a server that ignores "stream": true and answers with the whole completion
                 return self._whole(json.loads(stream.response.read() or b"null"), on_text)
         text: list[str] = []
         thinking: list[str] = []  # reasoning sent apart from the content
-        calls: dict[int, dict] = {}  # index -> id, name and the argument pieces so far
+        calls: dict[int, dict[str, Any]] = {}  # index -> id, name and the argument pieces so far
         finish = usage = request_id = model = None
         server_s: float | None = None
         with stream:

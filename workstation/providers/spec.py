@@ -133,7 +133,7 @@ def key_var(provider: str) -> str:
     return names[0]
 
 
-def options_from_description(description: dict) -> ProviderOptions:
+def options_from_description(description: dict[str, Any]) -> ProviderOptions:
     """The options an agent ran with, from its ``describe()`` record (a run manifest's agent entry).
 
     Unknown keys are ignored, so older or newer manifests still load.
