@@ -47,7 +47,7 @@ from workstation.turn.prompt_builder import PromptBuilder
 from workstation.turn.promptpack import PromptPack
 
 CHARS_PER_TOKEN = 4  # the text estimate when the server counts no tokens
-IMAGE_TOKENS_GUESS = 1_300  # per frame when unmeasured (Qwen2.5-VL: a 160x210 frame is ~1,200 with its template)
+IMAGE_TOKENS_GUESS = 576  # per frame when unmeasured: LLaVA-1.5's fixed cost (Qwen2.5-VL: ~50 for 160x210, Gemma 3: 256)
 REPLY_ROOM = 1_024  # tokens a reply needs at least (thinking models need more)
 PROBE_TEXT = "Reply with exactly: move: [noop]"
 VLLM_IMAGE_LIMIT = re.compile(r"at most (\d+) image", re.I)
