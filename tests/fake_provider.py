@@ -87,6 +87,7 @@ class ServerShape:
     prompt_ms: float = 120.5
     predicted_ms: float = 380.25
     stream_usage: bool = True  # False: a streamed reply carries no usage chunk (stream_options ignored)
+    vision: bool = True  # False: like llama-server started without --mmproj (an image is refused, HTTP 500)
 
 
 def vllm_like(**kw: Any) -> ServerShape:
@@ -288,6 +289,11 @@ class _Handler(BaseHTTPRequestHandler):
     def _refused(self, shape: ServerShape, body: dict) -> bool:
         """vLLM's refusals, in its own words: too many images, too long a prompt."""
         images = _chat_images(body)
+        if images and not shape.vision:
+            self._send_json(500, {"error": {"code": 500, "type": "server_error", "message": "image input is not "
+                                            "supported - hint: if this is unexpected, you may need to provide the "
+                                            "mmproj"}}, {})
+            return True
         if shape.image_limit is not None and images > shape.image_limit:
             message = f"At most {shape.image_limit} image(s) may be provided in one request."
         elif shape.max_model_len is not None and _chat_tokens(body, shape) > shape.max_model_len:

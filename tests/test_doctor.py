@@ -148,3 +148,24 @@ def test_needs_follow_the_settings():
     append = protocol_needs(game, Protocol(memory="append", frames=90), pack)
     assert append.images == 1 + 2 * 10  # the first frame, then every action of the two earlier turns
     assert png_frame(210).startswith(b"\x89PNG")
+
+
+def test_the_key_is_sent_never_shown(fake, capsys, monkeypatch):
+    secret = "sk-local-SECRET-0123456789"
+    monkeypatch.setenv("OPENAI_API_KEY", secret)
+    fake.shape = vllm_like(image_limit=1)
+    code, lines, err = doctor(capsys, "--base-url", fake.url("compat"))
+    assert code == 2 and secret not in "\n".join(lines) + err
+    assert all(s.headers.get("authorization") == f"Bearer {secret}" for s in fake.seen)
+    port = closed_port()
+    code, lines, err = doctor(capsys, "--base-url", f"http://127.0.0.1:{port}/v1")
+    assert code == 2 and secret not in err
+
+
+def test_a_server_without_vision_fails_the_image_check(fake, capsys):
+    fake.shape = llamacpp_like(vision=False)
+    code, lines, _ = doctor(capsys, "--base-url", fake.url("compat"))
+    assert code == 2
+    image = line(lines, "image")
+    assert image.startswith("FAIL") and "--mmproj" in image and "image input is not supported" in image
+    assert lines[-1].startswith("doctor: a run cannot go")
