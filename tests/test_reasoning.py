@@ -105,3 +105,25 @@ def test_plain_run_id_is_unchanged(fake, tmp_path, capsys, monkeypatch):
                       transport=t).identity() for c in ("paused", "latency", "latency:server")}
     assert ids["paused"] == "8826b4d76f08a29c" and ids["latency"] == "6f2e5355071e8aff"
     assert ids["latency:server"] not in (ids["paused"], ids["latency"])
+
+
+# -- one call, streamed and whole ------------------------------------------------------------
+
+def test_reasoning_field_streamed_and_whole(agents, fake, frames):
+    from tests.fake_provider import DEFAULT_TEXT
+    from workstation.calls import TurnContext
+    from workstation.game.games import get_game
+    from workstation.turn.prompt import ImagePart, Message, Prompt, TextPart
+
+    prompt = Prompt([Message("system", [TextPart("You play Breakout.")]),
+                     Message("user", [TextPart("Now:"), ImagePart(2)])], frames)
+    ctx = TurnContext(get_game("breakout"), turn=0, max_actions=10, frame=0)
+    fake.shape = vllm_like(image_limit=None, models=None, thinking="apart")
+    deltas: list[str] = []
+    reply = agents.get("compat").act(prompt, ctx, on_text=deltas.append)
+    assert reply.text == f"<think>apart</think>\n{DEFAULT_TEXT}" == "".join(deltas)  # live text = recorded text
+    fake.push(Step(kind="plain"))
+    assert agents.get("compat").act(prompt, ctx).text == f"<think>apart</think>\n{DEFAULT_TEXT}"
+    fake.push(*[Step(kind="empty")] * 6)  # thinking but no answer: still an empty reply, tried again
+    empty = agents.get("compat", max_attempts=2).act(prompt, ctx)
+    assert empty.error and "no text" in empty.error and [a.error_class for a in empty.attempts] == ["empty"] * 2

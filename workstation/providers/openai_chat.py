@@ -178,22 +178,24 @@ class OpenAIChat:
                 usage = chat_usage(_get(chunk, "usage")) or usage
         if finish is None:
             raise ProviderError("transient", "the reply stream ended before a finish reason")
-        full = fold("".join(text), "".join(thinking), self.reasoning_rule)
+        content = "".join(text)
+        full = fold(content, "".join(thinking), self.reasoning_rule)
         tool_calls = []
         for n, slot in sorted(calls.items()):
             args, error = parse_arguments("".join(slot["args"]))
             tool_calls.append(ToolCall(slot["id"] or f"call_{n}", slot["name"], args, error))
-        return Completion(full, usage, finish, request_id, model,
-                          judge(full, finish == "content_filter", finish == "length", bool(tool_calls)), tool_calls,
+        return Completion(full, usage, finish, request_id, model,  # judged on the content, as before reasoning folds
+                          judge(content, finish == "content_filter", finish == "length", bool(tool_calls)), tool_calls,
                           server_s)
 
-    def _whole(self, data, on_text: OnText | None) -> Completion:  # type: ignore[no-untyped-def]
+    def _whole(self, data: Any, on_text: OnText | None) -> Completion:
         """A whole (unstreamed) Chat Completion, read as the stream's chunks are."""
         choices = _get(data, "choices")
         choice = choices[0] if isinstance(choices, list) and choices else None
         message = _get(choice, "message")
-        full = _get(message, "content")
-        full = fold(full if isinstance(full, str) else "", reasoning_of(message), self.reasoning_rule)
+        content = _get(message, "content")
+        content = content if isinstance(content, str) else ""
+        full = fold(content, reasoning_of(message), self.reasoning_rule)
         if full and on_text:
             on_text(full)
         finish = _get(choice, "finish_reason")
@@ -205,7 +207,7 @@ class OpenAIChat:
             args, error = parse_arguments(_get(function, "arguments") or "")
             tool_calls.append(ToolCall(_get(tc, "id") or f"call_{n}", _get(function, "name") or "", args, error))
         return Completion(full, chat_usage(_get(data, "usage")), finish, _get(data, "id"), _get(data, "model"),
-                          judge(full, finish == "content_filter", finish == "length", bool(tool_calls)), tool_calls,
+                          judge(content, finish == "content_filter", finish == "length", bool(tool_calls)), tool_calls,
                           server_seconds(_get(data, "timings")))
 
     def close(self) -> None:
