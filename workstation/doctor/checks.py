@@ -167,7 +167,9 @@ class Server:
 
         self.base_url = base_url.rstrip("/")
         self.key = api_key("compat")
-        self.client = openai.OpenAI(api_key=self.key, base_url=self.base_url, max_retries=0, timeout=timeout)
+        # no retries, and a host that never answers is given up on in 10 s (a refused connection: at once)
+        self.client = openai.OpenAI(api_key=self.key, base_url=self.base_url, max_retries=0,
+                                    timeout=openai.Timeout(timeout, connect=min(timeout, 10.0)))
 
     def close(self) -> None:
         self.client.close()
