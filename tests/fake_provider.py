@@ -88,6 +88,7 @@ class ServerShape:
     predicted_ms: float = 380.25
     stream_usage: bool = True  # False: a streamed reply carries no usage chunk (stream_options ignored)
     vision: bool = True  # False: like llama-server started without --mmproj (an image is refused, HTTP 500)
+    n_ctx: int | None = None  # llama.cpp: its context per slot, in GET /props, enforced with its own error text
 
 
 def vllm_like(**kw: Any) -> ServerShape:
@@ -96,7 +97,7 @@ def vllm_like(**kw: Any) -> ServerShape:
 
 
 def llamacpp_like(**kw: Any) -> ServerShape:
-    return ServerShape(**{"models": ["local"], "timings": True, "image_tokens": 100, **kw})
+    return ServerShape(**{"models": ["local"], "timings": True, "image_tokens": 100, "n_ctx": 16384, **kw})
 
 
 def _chat_images(body: dict) -> int:
@@ -219,6 +220,9 @@ class _Handler(BaseHTTPRequestHandler):
                      **({"max_model_len": shape.max_model_len} if shape.max_model_len else {})} for m in shape.models]
             self._send_json(200, {"object": "list", "data": data}, {})
             return
+        if self.path.rstrip("/") == "/props" and shape.n_ctx is not None:
+            self._send_json(200, {"default_generation_settings": {"n_ctx": shape.n_ctx}, "total_slots": 1}, {})
+            return
         self._send_json(404, {"error": {"message": f"no route {self.path}"}}, {})
 
     def do_POST(self) -> None:
@@ -301,6 +305,11 @@ class _Handler(BaseHTTPRequestHandler):
             message = (f"This model's maximum context length is {shape.max_model_len} tokens. However, you requested "
                        f"{asked} tokens ({asked} in the messages, 0 in the completion). Please reduce the length of "
                        "the messages or completion.")
+        elif shape.n_ctx is not None and _chat_tokens(body, shape) > shape.n_ctx:
+            self._send_json(400, {"error": {"code": 400, "type": "exceed_context_size_error", "message": "the request "
+                                            "exceeds the available context size, try increasing it",
+                                            "n_prompt_tokens": _chat_tokens(body, shape), "n_ctx": shape.n_ctx}}, {})
+            return True
         else:
             return False
         self._send_json(400, {"object": "error", "message": message, "type": "BadRequestError", "param": None,

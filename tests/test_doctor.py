@@ -169,3 +169,15 @@ def test_a_server_without_vision_fails_the_image_check(fake, capsys):
     image = line(lines, "image")
     assert image.startswith("FAIL") and "--mmproj" in image and "image input is not supported" in image
     assert lines[-1].startswith("doctor: a run cannot go")
+
+
+def test_llamacpp_context_from_props(fake, capsys):
+    fake.shape = llamacpp_like(n_ctx=16384)
+    code, lines, _ = doctor(capsys, "--base-url", fake.url("compat"))
+    assert code == 0, lines
+    assert "16,384 tokens (n_ctx in /props)" in line(lines, "context window")
+    fake.shape = llamacpp_like(n_ctx=4096)  # llama-server's usual default: 67 frames of 100 tokens do not fit
+    code, lines, _ = doctor(capsys, "--base-url", fake.url("compat"))
+    assert code == 2
+    window = line(lines, "context window")
+    assert window.startswith("FAIL") and "exceeds the available context size" in window and "--ctx-size" in window

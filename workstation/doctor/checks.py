@@ -184,6 +184,19 @@ class Server:
     def models(self) -> Any:
         return self.client.get("/models", cast_to=object)
 
+    def llamacpp_context(self) -> int | None:
+        """llama.cpp's context size per slot, from ``GET /props`` at the server's root (None elsewhere)."""
+        root = self.base_url[:-3] if self.base_url.endswith("/v1") else self.base_url
+        try:
+            props = self.client.get(root + "/props", cast_to=object)
+        except Exception:  # noqa: BLE001 - not llama.cpp, or an older one
+            return None
+        for where in (_get(props, "default_generation_settings"), props):
+            n_ctx = _get(where, "n_ctx")
+            if isinstance(n_ctx, int) and not isinstance(n_ctx, bool) and n_ctx > 0:
+                return n_ctx
+        return None
+
     def whole(self, body: dict[str, Any]) -> Any:
         return self.client.post("/chat/completions", body={**body, "stream": False}, cast_to=object)
 
@@ -296,7 +309,9 @@ def _run(server: Server, model: str | None, needs: Needs, protocol: Protocol, ma
         put(Check("model", "FAIL", f"{model!r} is not served here; it serves {', '.join(ids[:8])}",
                   "pass one of them as --model (and as compat:MODEL to the run)"))
         return False, model
-    window = _window(entry)
+    window, window_from = _window(entry), "max_model_len"
+    if window is None:
+        window, window_from = server.llamacpp_context(), "n_ctx in /props"
     rule, family = rule_for(name)
 
     adapter = OpenAIChat(name, ProviderOptions(base_url=url, max_output_tokens=max_output_tokens))
@@ -352,12 +367,12 @@ def _run(server: Server, model: str | None, needs: Needs, protocol: Protocol, ma
                       f"a turn needs up to {needs.images} ({needs.how})", limit_fix))
             room = max_output_tokens or REPLY_ROOM
             if window is not None and estimate + room > window:
-                put(Check("context window", "FAIL", f"{window:,} tokens (max_model_len) but the longest prompt takes "
+                put(Check("context window", "FAIL", f"{window:,} tokens ({window_from}) but the longest prompt takes "
                           f"about {estimate:,} (estimated) and a reply needs {room:,} more",
                           "raise --max-model-len (vLLM), or lower --history / --reward-history"))
             else:
                 put(Check("context window", "warn", f"not measured (the longest prompt was refused for its images); "
-                          f"estimated {estimate:,} tokens" + (f" of {window:,} (max_model_len)" if window else "")))
+                          f"estimated {estimate:,} tokens" + (f" of {window:,} ({window_from})" if window else "")))
         elif CONTEXT_ERROR.search(message):
             put(Check("images per request", "warn", f"not known: the longest prompt ({needs.images} images) was "
                       "refused for its length"))
@@ -377,11 +392,11 @@ def _run(server: Server, model: str | None, needs: Needs, protocol: Protocol, ma
         room = max_output_tokens or REPLY_ROOM
         said = f"{tokens:,} tokens" + ("" if measured else " (estimated)")
         if window is not None and tokens + room > window:
-            put(Check("context window", "FAIL", f"{window:,} tokens (max_model_len) but the longest prompt takes "
+            put(Check("context window", "FAIL", f"{window:,} tokens ({window_from}) but the longest prompt takes "
                       f"{said} and a reply needs {room:,} more",
                       "raise --max-model-len (vLLM) / --ctx-size (llama.cpp), or lower --history / --reward-history"))
         elif window is not None:
-            put(Check("context window", "ok", f"{window:,} tokens (max_model_len); the longest prompt takes {said}, "
+            put(Check("context window", "ok", f"{window:,} tokens ({window_from}); the longest prompt takes {said}, "
                       f"leaving {window - tokens:,} for the reply"))
         else:
             put(Check("context window", "ok", f"the longest prompt ({said}) was accepted; the server reports no "
