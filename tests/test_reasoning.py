@@ -74,6 +74,12 @@ def test_replies_opening_with_think_are_parsed_after_it(fake, tmp_path, capsys, 
         assert turn["thought"] == " ".join(THINKS[i % 3].split())
         assert turn["raw"].startswith("<think>")
     assert rec.manifest["agent"]["reasoning"] == {"rule": "leading", "matched": "default"}
+    # a replay of it plays the same plans (its thoughts carry the moves written while thinking)
+    assert main(["run", "--game", "breakout", "--agent", f"replay:{rec.path}", "--frames", "60",
+                 "--out", str(tmp_path / "replay")]) == 0
+    again = Recording(Path(capsys.readouterr().out.splitlines()[0]))
+    assert [t["actions"] for t in again.turns] == [t["actions"] for t in rec.turns]
+    assert [t["thought"] for t in again.turns] == [t["thought"] for t in rec.turns]
 
 
 def test_reasoning_content_is_the_thought(fake, tmp_path, capsys, monkeypatch):
