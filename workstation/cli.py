@@ -13,6 +13,7 @@ from workstation.analysis import command as report_command
 from workstation.analysis import compare_command
 from workstation.arena import command as arena_command
 from workstation.batch import command as batch_command
+from workstation.doctor import command as doctor_command
 from workstation.errors import DamagedArtifact, UserError
 from workstation.export import command as export_command
 from workstation.idc import command as idc_command
@@ -44,6 +45,7 @@ COMMAND_MODULES = (
     judge_command,
     idc_command,
     arena_command,
+    doctor_command,
 )
 
 

@@ -249,7 +249,7 @@ class RunSpec:
         """``ProviderOptions`` for a model agent (None for the built-in agents)."""
         if not self.agent_ref.is_model:
             return None
-        return provider_options_of(self.generation, self.transport)
+        return provider_options_of(self.generation, self.transport, self.protocol.clock_source)
 
     def agent_identity(self) -> dict:
         """The part of an agent's ``describe()`` the run id hashes, from the spec alone."""
@@ -511,10 +511,12 @@ def provider_options_from_args(a: Any):
     return provider_options_of(gen, trans)
 
 
-def provider_options_of(gen: Generation, trans: Transport):
+def provider_options_of(gen: Generation, trans: Transport, clock: str = "wall"):
     from workstation.providers import ProviderOptions
 
-    extra = {} if trans.timeout is None else {"timeout": trans.timeout}
+    extra: dict[str, Any] = {} if trans.timeout is None else {"timeout": trans.timeout}
+    if clock != "wall":  # --clock latency:server: the agent charges the server's inference time
+        extra["clock"] = clock
     return ProviderOptions(base_url=trans.base_url, effort=gen.effort, temperature=gen.temperature,
                            max_output_tokens=gen.max_output_tokens, **extra)
 
