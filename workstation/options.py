@@ -268,7 +268,15 @@ class RunSpec:
 
             pack_digest = load_pack(self.prompts).digest
         return run_identity(get_game(self.game), self.protocol, self.seed, self.agent_identity(), pack_digest,
-                            self.skill_digest())
+                            self.skill_digest(), self.identity_extras())
+
+    def identity_extras(self) -> dict[str, Any] | None:
+        """What a guide level and an experience library add to the run id (None for a plain run)."""
+        if self.protocol.guide in ("full", "short"):
+            return None
+        from workstation.turn.promptpack import identity_extras, load_pack
+
+        return identity_extras(load_pack(self.prompts), self.game, self.protocol.guide)
 
     def skill_digest(self) -> str | None:
         """The skill's part of the run id: its text with the pack's skill slot (None without a skill)."""
@@ -363,7 +371,7 @@ def spec_from_values(values: dict[str, Any]) -> RunSpec:
 
 
 def run_identity(game, protocol: Protocol, seed: int, agent_desc: dict, pack_digest: str,
-                 skill_digest: str | None = None) -> str:
+                 skill_digest: str | None = None, extras: dict | None = None) -> str:
     """Hash of what determines the outcome, so a re-run finds finished work.
 
     A skill (``skill_digest``) counts only when there is one, so every run made
@@ -379,6 +387,8 @@ def run_identity(game, protocol: Protocol, seed: int, agent_desc: dict, pack_dig
     parts: list = [game.key, protocol.to_json(), seed, agent, pack_digest]
     if skill_digest is not None:
         parts.append({"skill": skill_digest})
+    if extras:  # a guide level's text, an experience library's start (workstation.turn.promptpack.identity_extras)
+        parts.append(extras)
     blob = json.dumps(parts, sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
@@ -407,11 +417,13 @@ def preflight(spec: RunSpec, out: bool = True, command: str | None = None) -> No
     from workstation.turn.promptpack import PromptPackError, load_pack
 
     try:
-        load_pack(spec.prompts)
+        problem = load_pack(spec.prompts).level_problem(spec.protocol.guide)
     except PromptPackError as e:
         raise SpecError("prompts", str(e)) from None
     except OSError as e:
         raise SpecError("prompts", f"--prompts {spec.prompts}: cannot read the prompt pack ({e.strerror or e})") from None
+    if problem:
+        raise SpecError("guide", problem)
     ref = spec.agent_ref
     if ref.kind == "replay":
         from workstation.store.recording import Recording, RecordingError

@@ -56,14 +56,15 @@ def new_run_dir(out: Path, game: Game, agent_spec: str, seed: int, run_id: str |
 
 def manifest_for(game: Game, protocol: Protocol, seed: int, agent, pack, parent: dict | None = None,
                  skill: str | None = None) -> dict:
-    from workstation.turn.promptpack import skill_digest
+    from workstation.turn.promptpack import identity_extras, skill_digest
 
     desc = agent.describe()
     digest = skill_digest(pack, skill) if skill else None
     m = {
         "format": FORMAT,
         "rules": RULES,  # the game-over rule (workstation.game.clock); verify re-executes under it
-        "run_id": run_identity(game, protocol, seed, desc, pack.digest, digest),
+        "run_id": run_identity(game, protocol, seed, desc, pack.digest, digest,
+                               identity_extras(pack, game, protocol.guide)),
         "game": game.key,
         "env_id": game.env_id,
         "in_paper": game.in_paper,
