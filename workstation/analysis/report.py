@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from workstation.store.series import plural
-from workstation.analysis import ablation, behaviour, footprint, stats
+from workstation.analysis import ablation, behaviour, footprint, levels, stats
 from workstation.analysis.table import Results
 from workstation.errors import UserError
 from workstation.text_table import text_table
@@ -287,6 +287,7 @@ def render(r: Report, md: bool = False) -> str:
     else:
         out += ["No ablation pairs: no two settings with the same base label differ in exactly one protocol field."]
 
+    out += levels.section(res, r.bootstrap_seed, md)  # instruction-level drops, experience library (issue 30)
     out += _heading("Action stagnation and parse robustness per setting", md)
     rows = []
     for b in r.behaviour.values():
