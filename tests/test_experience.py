@@ -108,13 +108,14 @@ def _run(fake: FakeProvider, out: Path, lib: Path | None, frames: int = 450, age
     if values:
         spec = spec.with_values(**values)
     preflight(spec)
+    expected = spec.identity()  # from the spec alone, before the run: the library as it stands now
     e = start_run(spec)
     try:
         drive(e)
     finally:
         e.close()
     rec = Recording(e.writer.path)
-    assert rec.manifest["run_id"] == spec.identity(pack_digest=rec.manifest["prompt_pack"]["digest"]) or lib
+    assert rec.manifest["run_id"] == expected
     return rec
 
 
@@ -172,3 +173,25 @@ def test_verify_catches_an_update_edited_by_hand_and_replay_needs_no_model(fake:
     (rec.path / UPDATES).write_text("\n".join([json.dumps(first), *updates[1:]]) + "\n")
     result = verify(rec)
     assert not result.ok and "experience.jsonl update 1" in result.detail
+
+
+def test_the_pack_slot_places_the_library_and_counts_in_the_run_id(tmp_path, keys):  # noqa: F811
+    import shutil
+
+    from workstation.locations import default_pack_dir
+    from workstation.turn.promptpack import PromptPackError, load_pack
+
+    pack_dir = tmp_path / "pack"
+    shutil.copytree(default_pack_dir(), pack_dir)
+    t = pack_dir / "template.toml"
+    base = load_pack(pack_dir)
+    spec = RunSpec(game="breakout", agent=SPECS["openai"], prompts=str(pack_dir), experience=str(tmp_path / "lib"))
+    before = spec.identity()
+    t.write_text(t.read_text().replace("(your experience library); follow them where they fit:",
+                                       "LEARNED RULES:"))
+    pack = load_pack(pack_dir)
+    assert pack.digest == base.digest and "LEARNED RULES:" in pack.render_experience(pack.game("breakout"), ["x"])
+    assert spec.identity() != before
+    t.write_text(t.read_text().replace("{rules}", "{rulez}"))
+    with pytest.raises(PromptPackError, match=r"\[experience\] slot must use \{rules\}"):
+        load_pack(pack_dir)

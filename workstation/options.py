@@ -319,8 +319,10 @@ class RunSpec:
         if self.experience is None or self.reflect_every is None:
             return None
         from workstation.turn.experience import identity_part, read_library
+        from workstation.turn.promptpack import load_pack
 
-        return identity_part(read_library(self.experience, self.agent_ref.canonical, self.game), self.reflect_every)
+        return identity_part(read_library(self.experience, self.agent_ref.canonical, self.game), self.reflect_every,
+                             load_pack(self.prompts).experience_slot)
 
     def skill_digest(self) -> str | None:
         """The skill's part of the run id: its text with the pack's skill slot (None without a skill)."""

@@ -33,7 +33,11 @@ def rebuild_prompt(rec: Recording, turn: int) -> Prompt:
     from workstation.turn.experience import read_updates, rules_at
 
     rules = rules_at(rec.manifest, read_updates(rec.path), turn)
-    if rules is not None:  # the experience library the turn's prompt carried
+    if rules is not None:  # the experience library the turn's prompt carried, by the slot the run recorded
+        from dataclasses import replace
+
+        builder.pack = replace(builder.pack, experience_slot=rec.manifest["experience"].get("slot")
+                               or builder.pack.experience_slot)
         builder.set_experience(rules)
     prompt = builder.build(clips_from_turns(turns[:turn]), t.start_frame)
     if ref.get("digest") and prompt.digest() != ref["digest"]:

@@ -107,7 +107,8 @@ def start_run(spec: RunSpec, observers: list[Observer] | None = None, plan_sourc
     if spec.experience is not None and spec.reflect_every is not None:
         from workstation.turn.experience import ExperienceRun
 
-        experience = ExperienceRun.open(spec.experience, spec.agent_ref.canonical, game, spec.reflect_every)
+        experience = ExperienceRun.open(spec.experience, spec.agent_ref.canonical, game, spec.reflect_every,
+                                        pack.experience_slot)
     manifest = manifest_for(game, spec.protocol, spec.seed, agent, pack, skill=spec.skill, experience=experience)
     note = replay_difference(agent, spec)
     if note:

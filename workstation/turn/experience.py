@@ -206,9 +206,9 @@ def dir_problem(root: str) -> str | None:
     return None
 
 
-def identity_part(rules: list[str], every: int) -> dict[str, Any]:
-    """What a library adds to the run id: its digest at the start and K."""
-    return {"start": digest(rules), "every": every}
+def identity_part(rules: list[str], every: int, slot: str) -> dict[str, Any]:
+    """What a library adds to the run id: its digest at the start, K, and the pack's slot that places it."""
+    return {"start": digest(rules), "every": every, "slot": hashlib.sha256(slot.encode()).hexdigest()[:16]}
 
 
 # -- during a run ---------------------------------------------------------------------------------------------
@@ -233,22 +233,30 @@ class ExperienceRun:
     agent_spec: str
     game: Game
     every: int
+    slot: str = ""  # the pack's experience slot (PromptPack.experience_slot)
     rules: list[str] = field(default_factory=list)
     start: list[str] = field(default_factory=list)
-    updates: int = 0
+    updates: int = 0  # this run's
+    stored_updates: int = 0  # the library's before this run
     _replayed: dict[int, dict[str, Any]] | None = None
 
     @classmethod
-    def open(cls, root: str, agent_spec: str, game: Game, every: int) -> ExperienceRun:
+    def open(cls, root: str, agent_spec: str, game: Game, every: int, slot: str) -> ExperienceRun:
         rules = read_library(root, agent_spec, game.key)
-        return cls(root, agent_spec, game, every, list(rules), list(rules))
+        stored = 0
+        if rules or library_dir(root, agent_spec, game.key).exists():  # read_library checked its seal
+            try:
+                stored = int(json.loads((library_dir(root, agent_spec, game.key) / LIBRARY).read_text())["updates"])
+            except (OSError, ValueError, KeyError, TypeError):
+                stored = 0
+        return cls(root, agent_spec, game, every, slot, list(rules), list(rules), stored_updates=stored)
 
     def identity(self) -> dict[str, Any]:
-        return identity_part(self.start, self.every)
+        return identity_part(self.start, self.every, self.slot)
 
     def manifest(self) -> dict[str, Any]:
         return {"dir": str(Path(self.root).expanduser().resolve()), "model": self.agent_spec,
-                "every": self.every, "start_digest": digest(self.start), "rules": list(self.start),
+                "every": self.every, "start_digest": digest(self.start), "rules": list(self.start), "slot": self.slot,
                 "bounds": {"rules": MAX_RULES, "chars": MAX_RULE_CHARS, "edits": MAX_EDITS}}
 
     def attach(self, engine: Any) -> None:
@@ -293,9 +301,8 @@ class ExperienceRun:
         if writer is not None:
             with open(Path(writer.path) / UPDATES, "a", encoding="utf-8") as f:
                 f.write(json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n")
-        if after != before or not library_dir(self.root, self.agent_spec, self.game.key).exists():
-            run_id = writer.manifest.get("run_id") if writer is not None else None
-            write_library(self.root, self.agent_spec, self.game.key, after, self.updates, run_id)
+        run_id = writer.manifest.get("run_id") if writer is not None else None
+        write_library(self.root, self.agent_spec, self.game.key, after, self.stored_updates + self.updates, run_id)
         engine.builder.set_experience(self.rules)
 
     def request(self, clips: list[Clip], frame: int, rules: list[str], frames: Any) -> Prompt:

@@ -106,7 +106,7 @@ class PromptPack:
     warmup: dict[str, float] = field(default_factory=dict, compare=False)  # game key -> seconds, when set
     skill_slot: str = field(default=DEFAULT_SKILL_SLOT, compare=False)  # where a skill goes ([skill] slot)
     levels: tuple[str, ...] = ()  # the instruction levels the pack has (LEVELS, or none)
-    experience_slot: str = field(default="", compare=False)  # where an experience library goes ([experience])
+    experience_slot: str = field(default=DEFAULT_EXPERIENCE_SLOT, compare=False)  # where an experience library goes ([experience])
 
     def game(self, game: Game | str) -> Game:
         """The game as this pack plays it: its words, the actions they offer, its warm-up."""
