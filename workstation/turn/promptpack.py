@@ -330,7 +330,11 @@ def identity_extras(pack: PromptPack, game: Game | str, guide: str,
 def _experience_slot(table: Any, where: str) -> str:
     if table is None:
         return DEFAULT_EXPERIENCE_SLOT
-    if not isinstance(table, dict) or set(table) != {"slot"} or not isinstance(table["slot"], str):
+    unknown = sorted(set(table) - {"slot"}) if isinstance(table, dict) else []
+    if unknown:
+        raise PromptPackError(f"{where}: template.toml has unknown key {unknown[0]!r} in its [experience] table, "
+                              "which holds only slot; put the turn's keys above [skill] and [experience]")
+    if not isinstance(table, dict) or not isinstance(table.get("slot"), str):
         raise PromptPackError(f"{where}: template.toml's [experience] table holds only slot = \"...{{rules}}...\" "
                               "(a string); put the turn's keys above it")
     try:
