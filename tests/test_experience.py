@@ -195,3 +195,32 @@ def test_the_pack_slot_places_the_library_and_counts_in_the_run_id(tmp_path, key
     t.write_text(t.read_text().replace("{rules}", "{rulez}"))
     with pytest.raises(PromptPackError, match=r"\[experience\] slot must use \{rules\}"):
         load_pack(pack_dir)
+
+
+def test_run_and_watch_take_the_flags_and_a_grid_setting_takes_the_keys(tmp_path):
+    from workstation.batch.grid import parse_grid
+    from workstation.cli import build_parser
+
+    for cmd in ("run", "watch"):
+        a = build_parser().parse_args([cmd, "--game", "breakout", "--agent", SPECS["compat"], "--experience",
+                                       str(tmp_path / "lib"), "--reflect-every", "7"])
+        assert (a.experience, a.reflect_every) == (str(tmp_path / "lib"), 7)
+    grid = parse_grid(f'''
+name = "exp"
+games = ["breakout"]
+seeds = [0]
+[[settings]]
+label = "lib"
+spec = "{SPECS['compat']}"
+base_url = "http://127.0.0.1:9/v1"
+experience = "{tmp_path / 'lib'}"
+reflect_every = 3
+[[settings]]
+label = "plain"
+spec = "{SPECS['compat']}"
+base_url = "http://127.0.0.1:9/v1"
+''', out=str(tmp_path / "batch"))
+    lib, plain = (c.spec for c in grid.cells)
+    assert (lib.experience, lib.reflect_every, plain.experience) == (str(tmp_path / "lib"), 3, None)
+    assert lib.identity() != plain.identity()
+    assert RunSpec.from_json(lib.to_json()) == lib and "experience" not in plain.to_json()
