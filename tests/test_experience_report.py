@@ -38,7 +38,11 @@ def test_drops_per_model_game_and_overall(tmp_path):
     b = found[("m", "breakout", "grounding")]
     assert (b.lo, b.hi) == (4, 4)  # a constant difference has a zero-width interval
     assert not [d for d in levels.drops(res) if d.model == "random"]
+    seps = levels.level_separability(res)
+    assert set(seps) == {"m"} and set(seps["m"]) == {"breakout", "pong"}
+    assert all(v in ("strong", "weak", "none") for v in seps["m"].values())
     text = "\n".join(levels.section(res))
+    assert "m: separability of the three levels (paper 4.2, goal as the baseline): breakout" in text
     assert "grounding = visual - steps" in text and "m breakout grounding: +4 [+4, +4] (n 5)" in text
 
 

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from workstation.analysis import stats
 from workstation.analysis.ablation import RESAMPLES, paired_ci
 from workstation.analysis.table import Results
 
@@ -86,6 +87,24 @@ def drops(results: Results, seed: int = 0) -> list[Drop]:
                     pooled += diffs
             if pooled and len(games) > 1:
                 out.append(Drop(model, OVERALL, kind, len(pooled), float(np.mean(pooled)), *_ci(pooled, seed)))
+    return out
+
+
+def level_separability(results: Results) -> dict[str, dict[str, str]]:
+    """Per model holding all three levels: the paper's separability test (4.2) per game over its three level
+    settings, ``goal`` as the baseline: {model: {game: strong | weak | none}}."""
+    by: dict[str, dict[tuple[str, str], list[tuple[str, float]]]] = {}
+    for r in results.rows:
+        model, level = level_of(r.setting, r.protocol)
+        if level is not None:
+            by.setdefault(model, {}).setdefault((level, r.game), []).append((r.seed, r.score))
+    out: dict[str, dict[str, str]] = {}
+    for model, groups in sorted(by.items()):
+        table = {k: stats.Cell(k[0], k[1], np.array([sc for _, sc in sorted(v)], dtype=float))
+                 for k, v in groups.items()
+                 if all((lv, k[1]) in groups for lv in LEVELS)}
+        if table:
+            out[model] = {g: sep.label for g, sep in stats.separability(table, "goal").items()}
     return out
 
 
@@ -166,6 +185,9 @@ def section(results: Results, seed: int = 0, md: bool = False) -> list[str]:
         for d in found:
             out.append(f"{'- ' if md else '  '}{d.model} {d.game} {d.kind}: {_num(d.mean)} "
                        f"[{_num(d.lo)}, {_num(d.hi)}] (n {d.n})")
+        for model, labels in level_separability(results).items():
+            out.append(f"{'- ' if md else '  '}{model}: separability of the three levels (paper 4.2, goal as the "
+                       "baseline): " + ", ".join(f"{g} {lab}" for g, lab in labels.items()))
     lib = library(results, seed)
     if lib["ablation"] or lib["lengths"]:
         out += ["", "## Experience library: with vs without (bootstrap 95% CI)" if md
@@ -180,4 +202,4 @@ def section(results: Results, seed: int = 0, md: bool = False) -> list[str]:
     return out
 
 
-__all__ = ["DROPS", "Drop", "LEVELS", "drops", "level_of", "library", "section"]
+__all__ = ["DROPS", "Drop", "LEVELS", "drops", "level_of", "level_separability", "library", "section"]
