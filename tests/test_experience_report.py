@@ -83,3 +83,8 @@ def test_library_ablation_and_length_over_runs_in_the_report(tmp_path):
     assert r.returncode == 0, r.stderr
     assert "Experience library: with vs without" in r.stdout
     assert "library length over runs, openai:gpt-5.2 breakout: 1 -> 2 -> 4" in r.stdout
+    r = subprocess.run([sys.executable, "-m", "workstation", "report", str(batch), "--baseline", "plain", "--json",
+                        str(tmp_path / "r.json")], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    data = json.loads((tmp_path / "r.json").read_text())
+    assert data["experience"]["lengths"] == {"openai:gpt-5.2 breakout": [1, 2, 4]} and "levels" not in data

@@ -169,6 +169,22 @@ def library(results: Results, seed: int = 0) -> dict[str, Any]:
     return {"ablation": ablation, "lengths": lengths}
 
 
+def to_json(results: Results, seed: int = 0) -> dict[str, Any]:
+    """The report's JSON keys: ``levels`` and ``experience``, each only when the batch holds them."""
+    fin = lambda x: None if x != x else x  # noqa: E731 - JSON has no NaN
+    out: dict[str, Any] = {}
+    found = drops(results, seed)
+    if found:
+        out["levels"] = {"drops": [{"model": d.model, "game": d.game, "kind": d.kind, "n": d.n, "mean": d.mean,
+                                    "ci95": [fin(d.lo), fin(d.hi)]} for d in found],
+                         "separability": level_separability(results)}
+    lib = library(results, seed)
+    if lib["ablation"] or lib["lengths"]:
+        out["experience"] = {"ablation": [{**a, "lo": fin(a["lo"]), "hi": fin(a["hi"])} for a in lib["ablation"]],
+                             "lengths": lib["lengths"]}
+    return out
+
+
 def _num(x: float) -> str:
     return "-" if x != x else f"{x:+.3g}"
 
@@ -202,4 +218,4 @@ def section(results: Results, seed: int = 0, md: bool = False) -> list[str]:
     return out
 
 
-__all__ = ["DROPS", "Drop", "LEVELS", "drops", "level_of", "level_separability", "library", "section"]
+__all__ = ["DROPS", "Drop", "LEVELS", "drops", "level_of", "level_separability", "library", "section", "to_json"]

@@ -153,6 +153,7 @@ def to_json(r: Report) -> dict:
                                   "invalid_share": _num(b.share(b.invalid)), "failed_share": _num(b.share(b.failed))}
                       for b in r.behaviour.values()},
     }
+    out.update(levels.to_json(r.results, r.bootstrap_seed))  # instruction levels, experience library (issue 30)
     if r.footprint is not None:
         per, total = r.footprint
         out["footprint"] = {f.label: {"runs": f.runs, "totals": f.totals,
