@@ -51,13 +51,15 @@ def test_no_levels_no_library_no_section(tmp_path):
     assert levels.section(res) == []
 
 
-def _recording(batch: Path, run_id: str, created: str, experience: dict | None, afters: list[list[str]]) -> None:
+def _recording(batch: Path, run_id: str, created: str, experience: dict | None, afters: list[list[str]],
+               score: float) -> None:
     d = batch / "runs" / run_id
     d.mkdir(parents=True)
     m = {"run_id": run_id, "created": created, "agent": {"spec": "openai:gpt-5.2"}, "game": "breakout"}
     if experience is not None:
         m["experience"] = experience
     (d / "manifest.json").write_text(json.dumps(m))
+    (d / "summary.json").write_text(json.dumps({"complete": True, "total_reward": score}))
     if afters:
         (d / "experience.jsonl").write_text("".join(json.dumps({"turns": 5 * (i + 1), "after": a}) + "\n"
                                                     for i, a in enumerate(afters)))
@@ -68,9 +70,11 @@ def test_library_ablation_and_length_over_runs_in_the_report(tmp_path):
     rows = []
     for i in range(3):
         _recording(batch, f"lib{i}", f"2026-01-0{i + 1}", {"rules": ["r"] * i, "every": 5},
-                   [["r"] * (i + 1)] if i < 2 else [["r"] * 2, ["r"] * 4])
-        _recording(batch, f"plain{i}", f"2026-01-0{i + 1}", None, [])
+                   [["r"] * (i + 1)] if i < 2 else [["r"] * 2, ["r"] * 4], 10 + i)
+        _recording(batch, f"plain{i}", f"2026-01-0{i + 1}", None, [], 4 + i)
         rows += [("lib", "breakout", i, 10 + i, f"lib{i}"), ("plain", "breakout", i, 4 + i, f"plain{i}")]
+    _recording(batch, "torn", "2026-01-09", {"rules": [], "every": 5}, [], 99)  # not complete: left out
+    (batch / "runs" / "torn" / "summary.json").write_text(json.dumps({"complete": False, "total_reward": 99}))
     _csv(batch / "results.csv", rows)
     res = load_results(batch)
     lib = levels.library(res)

@@ -109,16 +109,21 @@ def level_separability(results: Results) -> dict[str, dict[str, str]]:
 
 
 # -- the library ----------------------------------------------------------------------------------------------
-def _recordings(batch_dir: Path | None) -> dict[str, dict[str, Any]]:
-    """run id -> {"manifest", "updates"} for every recording under ``batch_dir/runs``."""
-    found: dict[str, dict[str, Any]] = {}
+def _recordings(batch_dir: Path | None) -> list[dict[str, Any]]:
+    """{"manifest", "summary", "updates"} of every finished recording under ``batch_dir/runs`` (read as files:
+    a run with a library may carry another run id than its batch cell planned, so rows are not matched by id)."""
+    found: list[dict[str, Any]] = []
     runs = batch_dir / "runs" if batch_dir is not None else None
     if runs is None or not runs.is_dir():
         return found
     for m in sorted(runs.glob("*/manifest.json")):
         try:
             manifest = json.loads(m.read_text(encoding="utf-8"))
+            summary = json.loads((m.parent / "summary.json").read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+            continue
+        if not (isinstance(manifest, dict) and isinstance(summary, dict)) or not summary.get("complete") \
+                or summary.get("changed_by_hand"):
             continue
         updates = []
         exp = m.parent / "experience.jsonl"
@@ -128,29 +133,29 @@ def _recordings(batch_dir: Path | None) -> dict[str, dict[str, Any]]:
                     updates.append(json.loads(line))
                 except json.JSONDecodeError:
                     continue
-        if isinstance(manifest, dict) and manifest.get("run_id"):
-            found[str(manifest["run_id"])] = {"manifest": manifest, "updates": updates}
+        found.append({"manifest": manifest, "summary": summary, "updates": updates})
     return found
 
 
 def library(results: Results, seed: int = 0) -> dict[str, Any]:
-    """{"ablation": [...], "lengths": {...}}: empty lists when no run had a library."""
-    recs = _recordings(results.batch_dir)
+    """{"ablation": [...], "lengths": {...}} from the batch's complete recordings not changed by hand: empty
+    lists when no run had a library."""
     groups: dict[tuple[str, str, bool], list[float]] = {}
     series: dict[tuple[str, str], list[tuple[str, int, int]]] = {}
-    for r in results.rows:
-        rec = recs.get(r.run_id)
-        if rec is None:
-            continue
+    for rec in _recordings(results.batch_dir):
         m = rec["manifest"]
         agent = m.get("agent") if isinstance(m.get("agent"), dict) else {}
-        model = str(agent.get("spec") or r.setting)
+        model, game = str(agent.get("spec") or "?"), str(m.get("game") or "?")
+        try:
+            score = float(rec["summary"].get("total_reward"))
+        except (TypeError, ValueError):
+            continue
         exp = m.get("experience")
-        groups.setdefault((model, r.game, isinstance(exp, dict)), []).append(r.score)
+        groups.setdefault((model, game, isinstance(exp, dict)), []).append(score)
         if isinstance(exp, dict):
             start = len(exp.get("rules") or [])
             end = len(rec["updates"][-1].get("after") or []) if rec["updates"] else start
-            series.setdefault((model, r.game), []).append((str(m.get("created", "")), start, end))
+            series.setdefault((model, game), []).append((str(m.get("created", "")), start, end))
     ablation = []
     for (model, game, has), with_lib in sorted(groups.items()):
         if not has or (model, game, False) not in groups:
