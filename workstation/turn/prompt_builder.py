@@ -52,6 +52,11 @@ class PromptBuilder:
     def set_experience(self, rules: list[str] | None) -> None:
         """Place an experience library (``workstation.turn.experience``) by the pack's experience slot, after
         the instructions and any skill, before the reply format; None takes it out again."""
+        if self._document is not None:
+            from workstation.turn.promptpack import PromptPackError
+
+            raise PromptPackError(f"prompt pack {self.pack.path} is a document pack (the harness's layout): it has no "
+                                  "place for an experience library; use the default pack or a copy of it")
         parts = self._system_parts
         if rules is not None:
             parts = [*parts[:-1], self.pack.render_experience(self.game, rules), parts[-1]]
