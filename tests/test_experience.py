@@ -136,7 +136,7 @@ def test_a_run_with_a_library_learns_a_rule_records_it_and_verifies(fake: FakePr
     assert all(u["after"] == [RULE] for u in updates[1:])
     assert updates[1]["skipped"] and "already has" in updates[1]["skipped"][0]["why"]
     assert updates[0]["reply"] == REPLY and updates[0]["usage"] and "request" in updates[0]
-    assert "experience library" in json.dumps(updates[0]["request"])
+    assert "Now answer with your edits" in json.dumps(updates[0]["request"])
     # one extra request per update, counted in the summary
     assert rec.summary["calls"] == turns + len(updates)
     # the rule is in a later turn's prompt, not in an earlier one
@@ -224,3 +224,17 @@ base_url = "http://127.0.0.1:9/v1"
     assert (lib.experience, lib.reflect_every, plain.experience) == (str(tmp_path / "lib"), 3, None)
     assert lib.identity() != plain.identity()
     assert RunSpec.from_json(lib.to_json()) == lib and "experience" not in plain.to_json()
+
+
+def test_a_failed_update_is_recorded_and_the_run_goes_on(fake: FakeProvider, keys, tmp_path):  # noqa: F811
+    def respond(seen):
+        if "Now answer with your edits" in json.dumps(seen.body):
+            return Step(kind="status", status=401, error={"error": {"message": "bad key", "type": "auth"}})
+        return Step(text=REPLY)
+
+    fake.responder = respond
+    rec = _run(fake, tmp_path / "runs", tmp_path / "lib", frames=120)
+    updates = [json.loads(x) for x in (rec.path / UPDATES).read_text().splitlines()]
+    assert updates and all(u["error"] and u["after"] == [] for u in updates)
+    assert rec.summary["complete"] and read_library(tmp_path / "lib", SPECS["openai"], "breakout") == []
+    assert verify(rec).ok

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from workstation.calls import Reply, TurnContext, call_agent
+from workstation.calls import FatalAgentError, Reply, TurnContext, call_agent
 from workstation.errors import DamagedArtifact
 from workstation.game.games import Game
 from workstation.store.atomic import write_atomic
@@ -278,7 +278,11 @@ class ExperienceRun:
             reply = Reply(recorded.get("reply", "") if recorded else "")
         else:
             ctx = TurnContext(engine.game, turns, engine.protocol.max_actions, engine.clock.frame)
-            reply = call_agent(engine.agent, prompt, ctx, cancel=engine.cancel)
+            try:
+                reply = call_agent(engine.agent, prompt, ctx, cancel=engine.cancel)
+            except FatalAgentError as e:  # recorded; the next turn's request meets the same and stops the run
+                reply = e.reply or Reply("", error=str(e))
+                reply.error = reply.error or str(e)
             engine.totals["calls"] += len(reply.attempts) or (1 if reply.usage is not None else 0)
             if reply.usage is not None:
                 engine.totals["usage"] = engine.totals["usage"] + reply.usage
