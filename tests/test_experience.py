@@ -74,6 +74,8 @@ def test_bad_experience_settings_are_refused_naming_the_flag(tmp_path, keys):  #
     rec = tmp_path / "rec"
     rec.mkdir()
     (rec / "manifest.json").write_text("{}")
+    RunSpec(game="breakout", agent=SPECS["openai"], experience=str(rec / "lib"))  # a manifest alone: no recording
+    (rec / "turns.jsonl").write_text("")
     with pytest.raises(SpecError, match="is inside the recording"):
         RunSpec(game="breakout", agent=SPECS["openai"], experience=str(rec / "lib"))
     with pytest.raises(SpecError) as e:
@@ -86,6 +88,7 @@ def test_cli_refuses_a_dir_inside_a_recording_and_a_damaged_library(tmp_path):
     rec = tmp_path / "rec"
     rec.mkdir()
     (rec / "manifest.json").write_text("{}")
+    (rec / "frames.idx").write_text("")
     base = [sys.executable, "-m", "workstation", "run", "--game", "breakout", "--agent", SPECS["compat"],
             "--base-url", "http://127.0.0.1:9/v1", "--frames", "30", "--out", str(tmp_path / "runs")]
     r = subprocess.run([*base, "--experience", str(rec / "lib")], capture_output=True, text=True, timeout=120,

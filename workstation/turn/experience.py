@@ -192,7 +192,7 @@ def dir_problem(root: str) -> str | None:
     path = Path(root).expanduser()
     probe = path
     while True:
-        if (probe / "manifest.json").is_file():
+        if (probe / "manifest.json").is_file() and any((probe / f).exists() for f in ("turns.jsonl", "frames.idx")):
             where = "is a recording" if probe == path else f"is inside the recording {probe}"
             return f"--experience {root} {where}; keep the library outside recordings (e.g. --experience experience/)"
         if probe.parent == probe:
@@ -272,7 +272,8 @@ class ExperienceRun:
         if turns == 0 or turns % self.every or engine.stopped:
             return
         before = list(self.rules)
-        prompt = self.request(engine.clips[-self.every:], engine.clock.frame, before, engine.builder.frames)
+        guide = engine.pack.guide(engine.game, engine.protocol.guide).strip()
+        prompt = self.request(engine.clips[-self.every:], engine.clock.frame, before, engine.builder.frames, guide)
         if self._replayed is not None:
             recorded = self._replayed.get(turns)
             reply = Reply(recorded.get("reply", "") if recorded else "")
@@ -309,11 +310,13 @@ class ExperienceRun:
         write_library(self.root, self.agent_spec, self.game.key, after, self.stored_updates + self.updates, run_id)
         engine.builder.set_experience(self.rules)
 
-    def request(self, clips: list[Clip], frame: int, rules: list[str], frames: Any) -> Prompt:
-        """The reflection request: the library so far, the last turns (first screen, actions, thought,
-        feedback) and the screen now."""
+    def request(self, clips: list[Clip], frame: int, rules: list[str], frames: Any, guide: str = "") -> Prompt:
+        """The reflection request: what the player is told about the game (its guide at the run's level), the
+        library so far, the last turns (first screen, actions, thought, feedback) and the screen now."""
         system = _SYSTEM.format(title=display_title(self.game), edits=MAX_EDITS, rules=MAX_RULES,
                                 chars=MAX_RULE_CHARS)
+        if guide:
+            system += f"\n\nWhat you are told about {display_title(self.game)} when you play:\n{guide}"
         listed = "\n".join(f"{i}. {r}" for i, r in enumerate(rules, 1)) or "(empty: no rules yet)"
         parts: list[Any] = [TextPart(f"The library now ({len(rules)} of {MAX_RULES} rules):\n{listed}\n\n"
                                      f"Your last {len(clips)} turns:\n")]
