@@ -140,6 +140,7 @@ def test_a_run_with_a_library_learns_a_rule_records_it_and_verifies(fake: FakePr
     assert updates[1]["skipped"] and "already has" in updates[1]["skipped"][0]["why"]
     assert updates[0]["reply"] == REPLY and updates[0]["usage"] and "request" in updates[0]
     assert "Now answer with your edits" in json.dumps(updates[0]["request"])
+    assert "What you are told about Breakout when you play" in json.dumps(updates[0]["request"])
     # one extra request per update, counted in the summary
     assert rec.summary["calls"] == turns + len(updates)
     # the rule is in a later turn's prompt, not in an earlier one
