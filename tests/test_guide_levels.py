@@ -174,3 +174,16 @@ def test_the_same_run_at_three_levels_sends_three_prompts(fake: FakeProvider, ke
     assert len(set(sent.values())) == 3 and len(set(ids.values())) == 3
     assert len(sent["goal"]) < len(sent["steps"]) < len(sent["visual"])
     assert "What you see on screen" in sent["visual"] and "What you see on screen" not in sent["steps"]
+
+
+def test_a_match_refuses_a_level_before_anything_is_written(tmp_path, capsys):
+    from workstation.cli import main
+
+    out = tmp_path / "matches"
+    try:
+        code = main(["match", "--game", "pong", "--p1", "random", "--p2", "random", "--guide", "steps", "--frames",
+                     "30", "--out", str(out), "--quiet"])
+    except SystemExit as e:
+        code = e.code
+    assert code == 2 and "two-player games have the guides full and short only" in capsys.readouterr().err
+    assert not out.exists()
