@@ -117,7 +117,8 @@ def _version_text() -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from workstation.options import add_model_arguments, add_play_arguments, add_protocol_arguments
+    from workstation.options import (add_experience_arguments, add_model_arguments, add_play_arguments,
+                                      add_protocol_arguments)
 
     p = _Parser(prog="workstation", description="Atari VLM workstation (AtariBench protocol). "
                 "`workstation` alone opens the TUI's home screen; the commands below do one thing each.")
@@ -133,6 +134,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "no summary line)")
     add_protocol_arguments(r)
     add_model_arguments(r)
+    add_experience_arguments(r)
     r.add_argument("--max-failed-turns", type=int, default=3, metavar="N", help="stop the run after N turns in "
                    "a row lost to provider errors (no usable reply after every retry; default 3, 0 = never)")
 
@@ -167,6 +169,7 @@ def build_parser() -> argparse.ArgumentParser:
     w.add_argument("--step", action="store_true", help="start in step mode")
     add_protocol_arguments(w)
     add_model_arguments(w)
+    add_experience_arguments(w)
 
 
     pl = sub.add_parser("play", help="play yourself, recorded like a model run (TUI)",

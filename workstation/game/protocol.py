@@ -183,7 +183,9 @@ SETTINGS: tuple[Setting, ...] = (
             choices=CLOCKS),
     Setting("start", StartOption, StartOption(), f"fixed (the paper) | noops:N (N 0..{MAX_NOOPS}) | sticky:P (0<=P<1)",
             parse=StartOption.parse, metavar="START"),
-    Setting("guide", str, "full", "full game guide or the goal only", choices=("full", "short")),
+    Setting("guide", str, "full", "the game guide: full or short (the pack's guides), or an instruction level: "
+            "visual (goal, play, appearance), steps (goal, play) or goal (the goal only)",
+            choices=("full", "short", "visual", "steps", "goal")),
     Setting("game_mode", int, None, "the ALE game mode, for a held-out variant of the game as a transfer test "
             "(default: the game's own; `workstation games --variants` lists each game's)", label="game mode",
             lo=0, hi=255, metavar="N", form=False),
@@ -210,7 +212,7 @@ class Protocol:
     feedback: bool = True
     clock: Literal["paused", "latency", "latency:server"] = "paused"  # latency:server is kept as the two below
     start: StartOption = field(default_factory=StartOption)
-    guide: Literal["full", "short"] = "full"
+    guide: Literal["full", "short", "visual", "steps", "goal"] = "full"
     game_mode: int | None = None  # the ALE mode / difficulty: None = the game's default (the paper)
     game_difficulty: int | None = None
     clock_source: Literal["wall", "server"] = "wall"  # what the latency clock charges (written only when server)

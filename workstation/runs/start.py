@@ -55,15 +55,17 @@ def new_run_dir(out: Path, game: Game, agent_spec: str, seed: int, run_id: str |
 
 
 def manifest_for(game: Game, protocol: Protocol, seed: int, agent, pack, parent: dict | None = None,
-                 skill: str | None = None) -> dict:
-    from workstation.turn.promptpack import skill_digest
+                 skill: str | None = None, experience=None) -> dict:
+    from workstation.turn.promptpack import identity_extras, skill_digest
 
     desc = agent.describe()
     digest = skill_digest(pack, skill) if skill else None
     m = {
         "format": FORMAT,
         "rules": RULES,  # the game-over rule (workstation.game.clock); verify re-executes under it
-        "run_id": run_identity(game, protocol, seed, desc, pack.digest, digest),
+        "run_id": run_identity(game, protocol, seed, desc, pack.digest, digest,
+                               identity_extras(pack, game, protocol.guide,
+                                               experience.identity() if experience else None)),
         "game": game.key,
         "env_id": game.env_id,
         "in_paper": game.in_paper,
@@ -83,6 +85,8 @@ def manifest_for(game: Game, protocol: Protocol, seed: int, agent, pack, parent:
                           "the seed labels a repeat and seeds the agent only")
     if skill:  # only runs with a skill carry one (the prompt is rebuilt from it)
         m["skill"] = {"digest": digest, "text": skill, "slot": pack.skill_slot}
+    if experience is not None:  # an experience library (workstation.turn.experience): its start and K
+        m["experience"] = experience.manifest()
     if parent:
         m["parent"] = parent
     m["changes"] = []  # what a person changed, kept up to date by the writer (workstation.store.changes)
@@ -99,7 +103,13 @@ def start_run(spec: RunSpec, observers: list[Observer] | None = None, plan_sourc
     game = pack.game(get_game(spec.game))  # the pack's words and warm-up
     if agent is None:
         agent = make_agent(spec.agent, game, spec.seed, spec.provider_options, plan_source)
-    manifest = manifest_for(game, spec.protocol, spec.seed, agent, pack, skill=spec.skill)
+    experience = None
+    if spec.experience is not None and spec.reflect_every is not None:
+        from workstation.turn.experience import ExperienceRun
+
+        experience = ExperienceRun.open(spec.experience, spec.agent_ref.canonical, game, spec.reflect_every,
+                                        pack.experience_slot)
+    manifest = manifest_for(game, spec.protocol, spec.seed, agent, pack, skill=spec.skill, experience=experience)
     note = replay_difference(agent, spec)
     if note:
         manifest["replay_note"] = note  # recorded: the replay plays the plans on another start than they were made on
@@ -108,6 +118,9 @@ def start_run(spec: RunSpec, observers: list[Observer] | None = None, plan_sourc
     engine = TurnEngine(game, spec.protocol, agent, spec.seed, pack, writer, observers, spec.max_cost, rewindable,
                         skill=spec.skill)
     engine.replay_note = note
+    if experience is not None:
+        engine.experience = experience
+        experience.attach(engine)
     return engine
 
 

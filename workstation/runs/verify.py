@@ -158,6 +158,11 @@ def verify(rec: Recording) -> VerifyResult:
     if turns_checked < len(turns):
         return VerifyResult(checked, checked, f"turns.jsonl has {len(turns)} turns but re-execution plays only "
                                               f"{turns_checked}")
+    from workstation.turn.experience import read_updates, recording_problems
+
+    problem = recording_problems(m, read_updates(rec.path), len(turns))
+    if problem:  # the library's updates, replayed from their recorded replies (no model)
+        return VerifyResult(checked, checked, problem, turns_checked)
     if rec.summary is not None:
         s = engine.summary or {}
         replayed = {"total_reward": s.get("total_reward"), "frames": s.get("frames"), "turns": s.get("turns"),

@@ -175,6 +175,7 @@ class TurnEngine:
         self.changes: list[dict[str, Any]] = list(writer.changes) if writer is not None else []  # made by hand
         self._t_start = time.perf_counter()
         self._started = False
+        self.experience: Any = None  # an experience library (workstation.turn.experience.ExperienceRun)
 
     # -- driving ---------------------------------------------------------
     def start(self) -> None:
@@ -421,6 +422,8 @@ class TurnEngine:
 
     def _end_turn(self) -> Event | None:
         ev = self._record_turn()
+        if self.experience is not None:  # every K turns: one extra request, the library's edits
+            self.experience.maybe_reflect(self)
         if self.max_cost is not None and self.totals["cost_usd"] >= self.max_cost:
             self._finish(stopped=f"cost cap reached: ${self.totals['cost_usd']:.4f} >= --max-cost ${self.max_cost:g}")
         elif self.max_failed_turns and self.totals["failed_in_a_row"] >= self.max_failed_turns:
