@@ -5,19 +5,33 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from workstation.errors import UserError
+
+if TYPE_CHECKING:
+    from workstation.store.recording import Recording
 
 FORMATS = (".mp4", ".gif", ".html")
 
 
-def register(sub) -> None:
-    p = sub.add_parser("export", help="export a recording as MP4, GIF or a self-contained HTML page",
+def register(sub: Any) -> None:
+    p = sub.add_parser("export", help="export a recording as MP4, GIF or a self-contained HTML page, or runs as "
+                       "Inspect AI eval logs",
                        description="Write a recording (or up to 4 side by side, --compare) as an MP4 or GIF video or "
-                       "one self-contained HTML page, with the model's thought, plan and score beside the frames.")
-    p.add_argument("recording")
-    p.add_argument("-o", "--out", required=True, metavar="FILE", help="run.mp4 | run.gif | run.html")
+                       "one self-contained HTML page, with the model's thought, plan and score beside the frames. "
+                       "With --inspect DIR: recordings, batch and session directories as Inspect AI eval logs, one "
+                       "per setting and game (docs/inspect.md).")
+    p.add_argument("recording", nargs="+", metavar="SOURCE",
+                   help="a recording (with --inspect: any number of recordings, batch or session directories)")
+    p.add_argument("-o", "--out", metavar="FILE", help="run.mp4 | run.gif | run.html")
+    p.add_argument("--inspect", metavar="DIR", help="write Inspect AI eval logs into DIR (made if missing)")
+    p.add_argument("--format", dest="log_format", choices=["eval", "json"], default="eval",
+                   help="with --inspect: .eval zip logs (default) or plain .json logs")
+    p.add_argument("--include-changed", action="store_true",
+                   help="with --inspect: also export runs changed by hand, each setting's in a log of its own, marked")
     p.add_argument("--pace", choices=["paper", "native"], default="paper",
                    help="paper: 30 frames per second (900 frames = 30 s, the paper's clock); native: 60 (the Atari's)")
     p.add_argument("--from", dest="start", type=int, default=None, metavar="F", help="first frame (default 0)")
@@ -42,7 +56,7 @@ def parse_overlays(text: str) -> tuple[str, ...]:
     return tuple(p for p in OVERLAYS if p in parts)
 
 
-def frame_range(recs, start: int | None, stop: int | None) -> tuple[int, int]:
+def frame_range(recs: list[Recording], start: int | None, stop: int | None) -> tuple[int, int]:
     """[start, stop) in budget frames; the default is the longest run's frame count."""
     from workstation.export.timeline import video_frames
 
@@ -70,8 +84,9 @@ def check_output(out: Path) -> str:
     return ext
 
 
-def export(paths: list, out: Path, pace: str = "paper", start: int | None = None, stop: int | None = None,
-           overlays: tuple[str, ...] | None = None, progress=None) -> tuple[int, int, int]:
+def export(paths: list[str | Path], out: Path, pace: str = "paper", start: int | None = None,
+           stop: int | None = None, overlays: tuple[str, ...] | None = None,
+           progress: Callable[[int, int], None] | None = None) -> tuple[int, int, int]:
     """Write ``out`` (.mp4, .gif or .html) from the recordings at ``paths``; returns (frames, start, stop).
 
     Bad input raises UserError (or RecordingError); the file appears only when complete.
@@ -119,6 +134,14 @@ def beside(recording: Path, ext: str = ".mp4") -> Path:
 def run(args: argparse.Namespace) -> int:
     from workstation.store.local_paths import refuse_uri
 
+    if args.inspect is not None:
+        return run_inspect(args)
+    if args.out is None:
+        raise UserError("export needs -o FILE (.mp4, .gif or .html) or --inspect DIR (Inspect AI logs)")
+    if len(args.recording) > 1:
+        raise UserError(f"export -o takes one recording ({len(args.recording)} given); put more side by side with "
+                        "--compare, or write Inspect logs of them all with --inspect DIR")
+    args.recording = args.recording[0]
     for path in (args.recording, *args.compare):  # before -o: the recordings are read from local directories
         refuse_uri(path, "", "export reads a local recording")
     out = Path(args.out)
@@ -135,6 +158,22 @@ def run(args: argparse.Namespace) -> int:
         size = out.stat().st_size / 1e6
         pace = "" if out.suffix.lower() == ".html" else f" at {args.pace} pace"
         sys.stdout.write(f"{n} frames ({start}..{stop - 1}){pace}, {len(paths)} run{'s' * (len(paths) > 1)}, {size:.2f} MB\n")
+    return 0
+
+
+def run_inspect(args: argparse.Namespace) -> int:
+    from workstation.export.inspect_log.export import export_inspect
+
+    if args.out is not None or args.compare:
+        raise UserError("--inspect writes logs of every SOURCE; it takes no -o or --compare (give the runs as SOURCEs)")
+    done = export_inspect(list(args.recording), Path(args.inspect), args.log_format, args.include_changed)
+    for path in done.paths:
+        print(path)
+    if not args.quiet:
+        left = (f"; {len(done.left_out)} changed by hand left out (--include-changed exports them, marked)"
+                if done.left_out else "")
+        sys.stdout.write(f"{done.runs} run{'s' * (done.runs != 1)} in {len(done.paths)} Inspect "
+                         f"log{'s' * (len(done.paths) != 1)}, {done.bytes / 1e6:.2f} MB{left}\n")
     return 0
 
 
