@@ -244,3 +244,35 @@ def test_a_damaged_recording_is_named_exit_1_and_nothing_is_written(tmp_path):
     r = cli("export", str(good), str(bad), "--inspect", str(out))
     assert r.returncode == 1 and str(bad) in r.stderr and "Traceback" not in r.stderr
     assert not out.exists()
+
+
+def test_a_session_exports_its_scored_runs_as_human_setting_and_gives_a_human_normalised_score(tmp_path, batch):
+    from workstation.session import Session, Settings
+
+    settings = Settings(participant="P01", games=("breakout",), seeds=(0, 1), practice=0, mode="paused",
+                        pace="instant", protocol=Protocol(frames=900))
+    session = Session.open(tmp_path / "s", settings)
+    while (step := session.next_step()) is not None:
+        session.begin(step)
+        # the session's runs here are played by the random agent (a person needs a terminal); the session names them
+        e = start_run(RunSpec("breakout", agent="random", seed=step.seed, protocol=Protocol(frames=900),
+                              out=str(session.runs_dir(step))), rewindable=False)
+        summary = drive(e)
+        e.close()
+        assert session.finish(step, e.writer.path, summary)
+    out = tmp_path / "logs"
+    r = cli("export", str(tmp_path / "s"), str(batch), "--inspect", str(out))
+    assert r.returncode == 0, r.stderr
+    logs = {log.eval.task_args["setting"]: log for log in map(read_log, out.iterdir())}
+    assert set(logs) == {"human:P01", "gpt", "rnd"}
+    human = logs["human:P01"]
+    assert len(human.samples) == 2
+    for s in human.samples:
+        check_sample_against(s, Recording(s.metadata["recording"]))
+    human_mean = sum(s.scores["total_reward"].value for s in human.samples) / 2
+    random_mean = sum(s.scores["total_reward"].value for s in logs["rnd"].samples) / 2
+    assert human_mean != random_mean  # 900 frames against the batch's 90
+    for s in logs["gpt"].samples:
+        score = s.scores["total_reward"].value
+        assert s.scores["random_normalised"].value == pytest.approx(score - random_mean)
+        assert s.scores["human_normalised"].value == pytest.approx((score - random_mean) / (human_mean - random_mean))

@@ -46,14 +46,16 @@ def check_out_dir(out: Path, sources: list[str]) -> Path:
 
 
 def baselines(found: Found) -> dict[str, tuple[float | None, float | None]]:
-    """Per game, the mean score of the plain random runs and of the human runs among those exported."""
+    """Per game, the mean score of the plain random runs and of the human runs (agent ``human``, or a session's
+    setting ``human:ID``, as ``report`` takes them) among those exported."""
     by: dict[str, dict[str, list[float]]] = {}
     for r in found.runs:
         if r.rec.interventions:
             continue
         spec = (r.rec.manifest_record.agent_spec or "").split(":", 1)[0]
-        if spec in ("random", "human"):
-            by.setdefault(str(r.rec.manifest_record.game), {}).setdefault(spec, []).append(r.rec.outcome().total_reward)
+        kind = "human" if spec == "human" or r.setting.lower().startswith("human") else spec
+        if kind in ("random", "human"):
+            by.setdefault(str(r.rec.manifest_record.game), {}).setdefault(kind, []).append(r.rec.outcome().total_reward)
     return {g: (sum(d["random"]) / len(d["random"]) if d.get("random") else None,
                 sum(d["human"]) / len(d["human"]) if d.get("human") else None) for g, d in by.items()}
 
