@@ -218,20 +218,49 @@ def test_a_run_changed_by_hand_is_left_out_unless_asked_for_and_then_marked(tmp_
 def test_bad_input_is_one_line_and_writes_nothing(tmp_path):
     path = run_random(tmp_path / "recs", frames=60)
     good = tmp_path / "logs"
+    a_file = tmp_path / "notes"
+    a_file.write_text("mine")
     cases = [
         (["export", str(path), "--inspect", str(path / "logs")], 2, "inside the input"),
         (["export", str(tmp_path / "recs"), "--inspect", str(tmp_path / "recs" / "x")], 2, "inside the input"),
         (["export", str(tmp_path / "nope"), "--inspect", str(good)], 2, "no such recording"),
-        (["export", str(path), "--inspect", str(path / "manifest.json")], 2, "is a file"),
+        (["export", str(path), "--inspect", str(path / "manifest.json")], 2, "inside the input"),
+        (["export", str(path), "--inspect", str(a_file)], 2, "is a file"),
         (["export", str(path), str(path), "-o", str(tmp_path / "x.mp4")], 2, "one recording"),
         (["export", str(path), "--inspect", str(good), "-o", str(tmp_path / "x.mp4")], 2, "no -o"),
         (["export", str(path)], 2, "-o FILE"),
+        (["export", str(path), "-o", str(tmp_path / "x.mp4"), "--format", "json"], 2, "add --inspect"),
+        (["export", str(path), "--inspect", str(tmp_path / "one.eval"), "--format", "json"], 2, "make them agree"),
+        (["export", str(path), "--inspect", str(tmp_path / "no" / "one.json")], 2, "does not exist"),
     ]
     for args, code, says in cases:
         r = cli(*args)
         assert r.returncode == code and says in r.stderr, (args, r.stderr)
         assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
     assert not good.exists() and not (path / "logs").exists() and not (tmp_path / "recs" / "x").exists()
+    assert a_file.read_text() == "mine" and not (tmp_path / "one.eval").exists()
+
+
+def test_one_log_into_a_named_file_and_a_batch_refused_there(tmp_path, batch):
+    path = run_random(tmp_path / "recs", frames=60)
+    r = cli("export", str(path), "--inspect", str(tmp_path / "one.json"))
+    assert r.returncode == 0, r.stderr
+    log = read_log(tmp_path / "one.json")
+    assert len(log.samples) == 1 and log.samples[0].metadata["run_id"] == Recording(path).run_id
+    r = cli("export", str(batch), "--inspect", str(tmp_path / "two.eval"))
+    assert r.returncode == 2 and "make 2 logs" in r.stderr and not (tmp_path / "two.eval").exists()
+
+
+def test_loose_runs_of_one_agent_under_two_protocols_are_two_settings(tmp_path):
+    a = run_random(tmp_path / "recs", frames=60)
+    r = cli("run", "--game", "breakout", "--agent", "random", "--seed", "0", "--frames", "60", "--no-feedback",
+            "--out", str(tmp_path / "recs"), "--quiet")
+    assert r.returncode == 0, r.stderr
+    b = Path(r.stdout.split()[0])
+    out = tmp_path / "logs"
+    assert cli("export", str(a), str(b), "--inspect", str(out)).returncode == 0
+    settings = {read_log(p).eval.task_args["setting"] for p in out.iterdir()}
+    assert settings == {"random|frames=60", "random|frames=60|feedback=false"}
 
 
 def test_a_damaged_recording_is_named_exit_1_and_nothing_is_written(tmp_path):

@@ -27,8 +27,9 @@ def register(sub: Any) -> None:
     p.add_argument("recording", nargs="+", metavar="SOURCE",
                    help="a recording (with --inspect: any number of recordings, batch or session directories)")
     p.add_argument("-o", "--out", metavar="FILE", help="run.mp4 | run.gif | run.html")
-    p.add_argument("--inspect", metavar="DIR", help="write Inspect AI eval logs into DIR (made if missing)")
-    p.add_argument("--format", dest="log_format", choices=["eval", "json"], default="eval",
+    p.add_argument("--inspect", metavar="DIR", help="write Inspect AI eval logs into DIR (made if missing; or one "
+                   "log into a file named *.eval or *.json)")
+    p.add_argument("--format", dest="log_format", choices=["eval", "json"], default=None,
                    help="with --inspect: .eval zip logs (default) or plain .json logs")
     p.add_argument("--include-changed", action="store_true",
                    help="with --inspect: also export runs changed by hand, each setting's in a log of its own, marked")
@@ -136,6 +137,9 @@ def run(args: argparse.Namespace) -> int:
 
     if args.inspect is not None:
         return run_inspect(args)
+    if args.log_format is not None or args.include_changed:
+        flag = "--format" if args.log_format is not None else "--include-changed"
+        raise UserError(f"{flag} applies to Inspect logs: add --inspect DIR (or drop {flag})")
     if args.out is None:
         raise UserError("export needs -o FILE (.mp4, .gif or .html) or --inspect DIR (Inspect AI logs)")
     if len(args.recording) > 1:

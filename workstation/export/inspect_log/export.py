@@ -15,6 +15,8 @@ from workstation.export.inspect_log.sample import make_sample
 from workstation.export.inspect_log.sources import Found, find
 from workstation.store.atomic import write_atomic
 
+SUFFIXES = tuple(f".{f}" for f in FORMATS)
+
 
 @dataclass
 class Written:
@@ -24,12 +26,16 @@ class Written:
     bytes: int = 0
 
 
-def check_out_dir(out: Path, sources: list[str]) -> Path:
-    """OUT as a directory to write logs into: not a file, not inside (or equal to) any source."""
-    from workstation.store.local_paths import refuse_uri
+def check_out(out: Path, sources: list[str]) -> Path:
+    """OUT as a directory to write logs into (or one ``.eval``/``.json`` file): not inside (or equal to) any
+    source; a directory not a file, a file not a directory."""
+    from workstation.store.local_paths import check_out_file, refuse_uri
 
     refuse_uri(out, "--inspect", "export writes Inspect logs to a local directory")
-    if out.exists() and not out.is_dir():
+    single = out.suffix.lower() in SUFFIXES
+    if single:
+        check_out_file(out, "--inspect", "export writes an Inspect log to a local file")
+    elif out.exists() and not out.is_dir():
         raise UserError(f"--inspect {out}: it is a file; give a directory for the logs (it is made if missing)",
                         file=str(out))
     target = out.resolve()
@@ -69,20 +75,32 @@ def build(found: Found) -> list[Log]:
     return logs
 
 
-def export_inspect(sources: list[str], out: Path, fmt: str = "eval", include_changed: bool = False) -> Written:
-    if fmt not in FORMATS:
+def export_inspect(sources: list[str], out: Path, fmt: str | None = None, include_changed: bool = False) -> Written:
+    """Write the logs of ``sources`` into the directory ``out`` (made if missing), or into the one file ``out``
+    when it ends in .eval or .json (the sources must then make one log). ``fmt``: eval (default) or json."""
+    out = Path(out)
+    suffix = out.suffix.lower()
+    single = suffix in SUFFIXES
+    if fmt is not None and fmt not in FORMATS:
         raise UserError(f"--format {fmt!r} is unknown for --inspect: use {' or '.join(FORMATS)}")
+    if single and fmt is not None and f".{fmt}" != suffix:
+        raise UserError(f"--inspect {out} ends in {suffix} but --format says {fmt}; make them agree")
+    fmt = suffix[1:] if single else (fmt or "eval")
     if not sources:
         raise UserError("give at least one recording, batch or session directory to export")
-    out = check_out_dir(Path(out), sources)
+    out = check_out(out, sources)
     found = find(sources, include_changed)
     logs = build(found)
+    if single and len(logs) != 1:
+        raise UserError(f"--inspect {out}: these runs make {len(logs)} logs (one per setting and game); give a "
+                        "directory for them")
     data = [(log, eval_bytes(log) if fmt == "eval" else json_bytes(log)) for log in logs]
     done = Written(runs=len(found.runs), left_out=found.left_out)
     try:
-        out.mkdir(parents=True, exist_ok=True)
+        if not single:
+            out.mkdir(parents=True, exist_ok=True)
         for log, blob in data:
-            path = out / f"{log.name}.{fmt}"
+            path = out if single else out / f"{log.name}.{fmt}"
             write_atomic(path, blob)
             done.paths.append(path)
             done.bytes += len(blob)

@@ -41,8 +41,20 @@ class Found:
 
 
 def _loose_setting(rec: Recording) -> str:
-    """A recording's setting when no batch or session names one: its agent spec."""
-    return rec.manifest_record.agent_spec or "unknown"
+    """A recording's setting when no batch or session names one: its agent spec, then what its protocol changes
+    from the paper's and its prompt pack when not the default, as a batch labels them (``gpt|feedback=false``)."""
+    from workstation.game.protocol import Protocol, ProtocolError
+
+    m = rec.manifest_record
+    label = m.agent_spec or "unknown"
+    try:
+        changed = Protocol.from_json(m.protocol).changed()
+    except (ProtocolError, TypeError, ValueError):
+        changed = {}
+    parts = [label, *(f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in changed.items())]
+    if m.prompt_pack.get("name") not in (None, "default"):
+        parts.append(f"pack={m.prompt_pack.get('name')}")
+    return "|".join(parts)
 
 
 def _batch(path: Path) -> list[tuple[Path, str]]:
