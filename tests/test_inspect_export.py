@@ -159,6 +159,11 @@ def test_a_two_setting_batch_exports_one_log_per_setting_with_usage_equal_to_the
     assert usage.reasoning_tokens == sum(s.usage["reasoning_tokens"] for s in runs)
     assert usage.total_cost == pytest.approx(sum(s.cost_usd or 0 for s in runs))
     assert by_model["none/random"].stats.model_usage == {}
+    endpoint = recs[model_log.samples[0].metadata["run_id"]].manifest_record.agent["endpoint"]
+    for e in model_events(model_log.samples[0]):  # the provider's own request, its key redacted
+        assert e.call.request["url"] == endpoint and e.call.request["headers"]["Authorization"] == "Bearer [redacted]"
+        assert e.call.request["body"]["model"] == "gpt-5.2"
+    assert all(e.call is None for e in model_events(by_model["none/random"].samples[0]))
     for sample in model_log.samples:  # each sample's usage is its run's
         rec_usage = recs[sample.metadata["run_id"]].outcome().usage
         assert sample.model_usage["openai/gpt-5.2"].input_tokens == rec_usage["input_tokens"]

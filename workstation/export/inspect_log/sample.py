@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import base64
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from workstation.errors import UserError
 from workstation.runs.request import prompt_builder
 from workstation.store.recording import Recording
 from workstation.store.records import RecordingError, TurnRecord
@@ -141,6 +143,29 @@ def turn_prompts(rec: Recording) -> list[Prompt]:
     return out
 
 
+def wire_requests(rec: Recording) -> Callable[[Prompt], JSON] | None:
+    """For a provider model's run: the turn's request as that provider's SDK sent it (``workstation request``'s
+    payload: URL, headers with the key redacted, body with each image as its size and SHA-256); None otherwise."""
+    from workstation.agents import PROVIDER_KINDS
+
+    spec = rec.manifest_record.agent_spec or ""
+    if spec.split(":", 1)[0].strip().lower() not in PROVIDER_KINDS:
+        return None
+    from workstation.providers import options_from_description
+    from workstation.providers.payload import describe_request
+
+    try:
+        options = options_from_description(rec.manifest_record.agent)
+    except (UserError, ValueError, KeyError, TypeError):
+        return None
+
+    def request(prompt: Prompt) -> JSON:
+        described: JSON = describe_request(prompt, spec, options)
+        return described
+
+    return request
+
+
 def _output(t: TurnRecord, model: str) -> JSON:
     out: JSON = {"model": model, "choices": [{
         "message": {"role": "assistant", "content": t.raw, "source": "generate", "model": model},
@@ -194,6 +219,7 @@ def make_sample(rec: Recording, sample_id: str, epoch: int, setting: str,
     clock = 0.0
     events: list[JSON] = []
     usage: JSON | None = None
+    wire = wire_requests(rec)
     for n, (t, prompt) in enumerate(zip(turns, prompts)):
         when = start + timedelta(seconds=clock)
         msgs = [_message(msg, prompt, images, short_id(run_id, n, i)) for i, msg in enumerate(prompt.messages)]
@@ -205,6 +231,14 @@ def make_sample(rec: Recording, sample_id: str, epoch: int, setting: str,
             "metadata": {"turn": t.turn, "prompt_digest": t.prompt.get("digest"), "variant": t.variant,
                          "attempts": t.attempts, "cost_usd": t.cost_usd},
         }
+        try:
+            request = wire(prompt) if wire is not None else None
+        except (UserError, ValueError, KeyError, TypeError):  # an agent description this version cannot rebuild
+            request = None
+        if request is not None:
+            event["call"] = {"request": request, "time": t.latency_s,
+                             "response": {"text": t.raw, "usage": t.usage, "finish_reason": t.finish_reason,
+                                          "note": "the reply as recorded (the wire response is not kept)"}}
         events.append(event)
         clock += t.latency_s
         events.append({"uuid": short_id(run_id, n, "info"), "span_id": None,
