@@ -268,6 +268,15 @@ def test_loose_runs_of_one_agent_under_two_protocols_are_two_settings(tmp_path):
     assert settings == {"random|frames=60", "random|frames=60|feedback=false"}
 
 
+def test_a_match_is_refused_in_one_line(tmp_path):
+    r = cli("match", "--game", "boxing", "--p1", "random", "--p2", "random", "--frames", "30", "--out",
+            str(tmp_path / "m"))
+    assert r.returncode == 0, r.stderr
+    match = next((tmp_path / "m").iterdir())
+    r = cli("export", str(match), "--inspect", str(tmp_path / "logs"))
+    assert r.returncode == 2 and "two-player match" in r.stderr and not (tmp_path / "logs").exists()
+
+
 def test_a_damaged_recording_is_named_exit_1_and_nothing_is_written(tmp_path):
     good = run_random(tmp_path / "recs", seed=1, frames=60)
     bad = tmp_path / "bad"
