@@ -77,8 +77,8 @@ def check_sample_against(sample: Any, rec: Recording) -> None:
         for ref in shown:  # every image an attachment of the sample, a PNG
             assert ref.startswith("attachment://") and sample.attachments[ref[len("attachment://"):]].startswith(
                 "data:image/png;base64,")
-        if t.usage is None:
-            assert e.output.usage is None
+        if t.usage is None:  # no call was made: zero tokens, as the recording counts them
+            assert e.output.usage.input_tokens == e.output.usage.output_tokens == 0
         else:
             assert e.output.usage.input_tokens == t.usage["input_tokens"]
             assert e.output.usage.output_tokens == t.usage["output_tokens"]
@@ -158,7 +158,7 @@ def test_a_two_setting_batch_exports_one_log_per_setting_with_usage_equal_to_the
     assert usage.input_tokens_cache_write == sum(s.usage["cache_write_tokens"] for s in runs)
     assert usage.reasoning_tokens == sum(s.usage["reasoning_tokens"] for s in runs)
     assert usage.total_cost == pytest.approx(sum(s.cost_usd or 0 for s in runs))
-    assert by_model["none/random"].stats.model_usage == {}
+    assert by_model["none/random"].stats.model_usage["none/random"].total_tokens == 0
     endpoint = recs[model_log.samples[0].metadata["run_id"]].manifest_record.agent["endpoint"]
     for e in model_events(model_log.samples[0]):  # the provider's own request, its key redacted
         assert e.call.request["url"] == endpoint and e.call.request["headers"]["Authorization"] == "Bearer [redacted]"
@@ -275,6 +275,19 @@ def test_a_match_is_refused_in_one_line(tmp_path):
     match = next((tmp_path / "m").iterdir())
     r = cli("export", str(match), "--inspect", str(tmp_path / "logs"))
     assert r.returncode == 2 and "two-player match" in r.stderr and not (tmp_path / "logs").exists()
+
+
+def test_a_killed_run_exports_marked_unfinished(tmp_path):
+    killed = tmp_path / "killed"
+    shutil.copytree(run_random(tmp_path / "recs", frames=60), killed)
+    (killed / "summary.json").unlink()  # what a killed run leaves
+    r = cli("export", str(killed), "--inspect", str(tmp_path / "one.eval"))
+    assert r.returncode == 0, r.stderr
+    log = read_log(tmp_path / "one.eval")
+    assert log.status == "error" and "did not finish" in log.error.message
+    sample = log.samples[0]
+    assert sample.error is not None and sample.metadata["complete"] is False
+    check_sample_against(sample, Recording(killed))
 
 
 def test_a_damaged_recording_is_named_exit_1_and_nothing_is_written(tmp_path):

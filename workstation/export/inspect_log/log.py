@@ -25,6 +25,7 @@ from workstation.export.inspect_log.sample import (
     SampleOut,
     add_model_usage,
     iso,
+    model_usage,
     short_id,
 )
 
@@ -72,8 +73,7 @@ def make_log(game: str, setting: str, outs: list[SampleOut], extra: JSON | None 
     names = [n for n in SCORERS if all(n in o.sample["scores"] for o in outs)]
     usage: JSON | None = None
     for o in outs:
-        if o.usage is not None:
-            usage = add_model_usage(usage, o.usage)
+        usage = add_model_usage(usage, o.usage or model_usage(None))
     first = outs[0].sample["metadata"]
     eval_spec: JSON = {
         "eval_id": short_id(task_id, "eval"), "run_id": short_id(task_id, "run"), "created": iso(created),
@@ -103,7 +103,7 @@ def make_log(game: str, setting: str, outs: list[SampleOut], extra: JSON | None 
                    for n in names],
     }
     stats: JSON = {"started_at": iso(created), "completed_at": iso(done),
-                   "model_usage": {model: usage} if usage is not None else {}}
+                   "model_usage": {model: usage}}
     header: JSON = {"version": 2, "status": "success" if complete == len(outs) else "error", "eval": eval_spec,
                     "plan": plan, "results": results, "stats": stats}
     if complete < len(outs):

@@ -170,9 +170,8 @@ def _output(t: TurnRecord, model: str) -> JSON:
     out: JSON = {"model": model, "choices": [{
         "message": {"role": "assistant", "content": t.raw, "source": "generate", "model": model},
         "stop_reason": _STOPS.get(t.finish_reason or "", "unknown" if t.finish_reason or t.error else "stop")}],
-        "completion": t.raw, "time": t.latency_s}
-    if t.usage is not None:
-        out["usage"] = model_usage(t.usage, t.cost_usd)
+        "completion": t.raw, "time": t.latency_s,
+        "usage": model_usage(t.usage, t.cost_usd)}  # no call (random, replay, a failed call): zero, as counted
     if t.error is not None:
         out["error"] = t.error
     return out
@@ -244,8 +243,7 @@ def make_sample(rec: Recording, sample_id: str, epoch: int, setting: str,
         events.append({"uuid": short_id(run_id, n, "info"), "span_id": None,
                        "timestamp": iso(start + timedelta(seconds=clock)), "working_start": clock,
                        "event": "info", "source": SOURCE, "data": _info(t)})
-        if t.usage is not None:
-            usage = add_model_usage(usage, model_usage(t.usage, t.cost_usd))
+        usage = add_model_usage(usage, model_usage(t.usage, t.cost_usd))
     done = start + timedelta(seconds=clock)
     scores = _scores(s.total_reward, s.lives_lost, baseline)
     changed = rec.interventions
@@ -265,7 +263,7 @@ def make_sample(rec: Recording, sample_id: str, epoch: int, setting: str,
     if last is not None:
         messages.append({"id": short_id(run_id, "last"), "role": "assistant", "content": last.raw,
                          "source": "generate", "model": model})
-    model_usage_map = {model: usage} if usage is not None else {}
+    model_usage_map = {model: usage or model_usage(None)}
     sample: JSON = {
         "id": sample_id, "epoch": epoch, "input": text, "target": "", "messages": messages, "output": output,
         "scores": scores, "metadata": metadata, "store": {}, "events": events, "model_usage": model_usage_map,
