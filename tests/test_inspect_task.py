@@ -100,6 +100,22 @@ def test_bad_task_arguments_are_one_line():
         make_protocol({"max_actions": 99})
 
 
+def test_a_model_that_fails_fails_the_sample_and_the_recording_is_kept_stopped(tmp_path):
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.model import get_model
+
+    def broken(*args: Any) -> Any:
+        raise ValueError("no tokenizer offline")
+
+    logs = inspect_eval("atari_workstation/atari", task_args={"seeds": 0, "frames": 30, "out": str(tmp_path / "recs")},
+                        model=get_model("mockllm/model", custom_outputs=broken), log_dir=str(tmp_path / "logs"),
+                        display="none")
+    log = logs[0]
+    assert log.status == "error" and "the run stopped" in log.error.message
+    rec = Recording(next((tmp_path / "recs").iterdir()))
+    assert not rec.complete and "no tokenizer offline" in (rec.outcome().stopped or "")
+
+
 def test_an_exported_inspect_run_round_trips_through_export_inspect(tmp_path):
     log = run_task(tmp_path, seeds=0, frames=30)
     rec = Path(log.samples[0].metadata["recording"])

@@ -167,6 +167,8 @@ def make_task(game: str = "breakout", seeds: Any = 0, out: str | None = None, pr
             state.messages.append(ChatMessageAssistant(content=text))
             state.output = ModelOutput.from_content(str(model), text)
             rec.close()
+            if not s.complete:  # the sample fails, as Inspect's own do when the model fails; the recording stays
+                raise RuntimeError(f"the run stopped: {s.stopped or 'stopped'} (recording {path}, kept)")
             return state
 
         return solve
