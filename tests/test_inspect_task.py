@@ -125,3 +125,26 @@ def test_an_exported_inspect_run_round_trips_through_export_inspect(tmp_path):
     data = json.loads(next((tmp_path / "x").iterdir()).read_text())
     assert data["eval"]["model"] == "inspect/mockllm/model"
     assert data["samples"][0]["metadata"]["run_id"] == log.samples[0].metadata["run_id"]
+
+
+def test_a_sample_cut_by_an_inspect_time_limit_stops_our_run_and_keeps_its_recording(tmp_path):
+    import anyio
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.model import ModelOutput, ModelUsage, get_model
+
+    async def slow(*args: Any) -> Any:
+        await anyio.sleep(0.3)
+        o = ModelOutput.from_content("mockllm/model", REPLY)
+        o.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
+        return o
+
+    logs = inspect_eval("atari_workstation/atari", task_args={"seeds": 0, "out": str(tmp_path / "recs")},
+                        model=get_model("mockllm/model", custom_outputs=slow), log_dir=str(tmp_path / "logs"),
+                        display="none", time_limit=2)
+    sample = logs[0].samples[0]
+    assert sample.limit is not None and sample.limit.type == "time"
+    rec = Recording(next((tmp_path / "recs").iterdir()))
+    assert not rec.complete and 0 < len(rec.turn_records) < 30  # stopped mid-run, its turns kept
+    v = subprocess.run([sys.executable, "-m", "workstation", "verify", str(rec.path)], cwd=ROOT, capture_output=True,
+                       text=True, timeout=120)
+    assert v.returncode == 0, v.stdout + v.stderr

@@ -21,7 +21,7 @@ from workstation.turn.prompt import ImagePart, Prompt, TextPart
 KIND = "inspect"
 
 
-@dataclass
+@dataclass(eq=False)  # kept in a set while it waits: hashed by identity
 class Request:
     prompt: Prompt
     done: concurrent.futures.Future[Reply] = field(default_factory=concurrent.futures.Future)
@@ -33,12 +33,27 @@ class Bridge:
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
         self.queue: asyncio.Queue[Request] = asyncio.Queue()
+        self.closed: str | None = None
+        self._waiting: set[Request] = set()
 
     def ask(self, prompt: Prompt) -> Reply:
         """From the engine's thread: the reply to ``prompt`` (blocks until the loop's side answers)."""
         req = Request(prompt)
-        self.loop.call_soon_threadsafe(self.queue.put_nowait, req)
-        return req.done.result()
+        if self.closed is not None:
+            raise FatalAgentError(self.closed)
+        self._waiting.add(req)
+        try:
+            self.loop.call_soon_threadsafe(self.queue.put_nowait, req)
+            return req.done.result()
+        finally:
+            self._waiting.discard(req)
+
+    def close(self, why: str) -> None:
+        """The sample was cancelled (a limit, an interrupt): a waiting turn and any later one stop the run."""
+        self.closed = why
+        for req in list(self._waiting):
+            if not req.done.done():
+                req.done.set_exception(FatalAgentError(why))
 
 
 def chat_messages(prompt: Prompt) -> list[Any]:

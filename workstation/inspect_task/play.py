@@ -117,15 +117,24 @@ async def play_one(spec: RunSpec, model: Any) -> tuple[Path, dict[str, Any]]:
             engine.close()
 
     worker = asyncio.ensure_future(asyncio.to_thread(run))
-    while True:
-        get = asyncio.ensure_future(bridge.queue.get())
-        done, _ = await asyncio.wait({get, worker}, return_when=asyncio.FIRST_COMPLETED)
-        if get in done:
-            req: Request = get.result()
-            await answer(bridge, model, req)
-            continue
-        get.cancel()
-        break
+    get: asyncio.Future[Request] | None = None
+    try:
+        while True:
+            get = asyncio.ensure_future(bridge.queue.get())
+            done, _ = await asyncio.wait({get, worker}, return_when=asyncio.FIRST_COMPLETED)
+            if get in done:
+                req: Request = get.result()
+                await answer(bridge, model, req)
+                continue
+            get.cancel()
+            break
+    except BaseException:  # cancelled (a limit, an interrupt): the engine stops and writes its summary
+        if get is not None:
+            get.cancel()
+        why = "the Inspect sample was cancelled"
+        bridge.close(why)
+        engine.cancel.cancel(why)
+        raise
     summary = await worker
     return path, summary
 
