@@ -332,3 +332,14 @@ def test_a_session_exports_its_scored_runs_as_human_setting_and_gives_a_human_no
         score = s.scores["total_reward"].value
         assert s.scores["random_normalised"].value == pytest.approx(score - random_mean)
         assert s.scores["human_normalised"].value == pytest.approx((score - random_mean) / (human_mean - random_mean))
+
+
+def test_a_damaged_run_in_a_batch_stops_the_export_naming_it(tmp_path, batch):
+    copy = tmp_path / "b"
+    shutil.copytree(batch, copy)
+    run = sorted(p for p in (copy / "runs").iterdir() if p.is_dir())[0]
+    turns = run / "turns.jsonl"
+    turns.write_bytes(turns.read_bytes()[:-40] + b"x" * 40)
+    r = cli("export", str(copy), "--inspect", str(tmp_path / "logs"))
+    assert r.returncode == 1 and run.name in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert not (tmp_path / "logs").exists()

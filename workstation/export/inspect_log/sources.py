@@ -9,8 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from workstation.errors import UserError
-from workstation.store.recording import Recording
-from workstation.store.records import RecordingError
+from workstation.store.recording import DamagedRecording, Recording
 
 CHANGED = "changed by hand"
 
@@ -68,7 +67,8 @@ def _batch(path: Path) -> list[tuple[Path, str]]:
     for row in rows:
         stored = str(row.get("path") or "")
         if str(row.get("stopped") or "").startswith("unreadable:"):
-            raise RecordingError(f"damaged recording {stored} in batch {path}: {row['stopped'][len('unreadable: '):]}")
+            raise DamagedRecording(f"damaged recording {stored} in batch {path}: "
+                                   f"{row['stopped'][len('unreadable: '):]}")
         out.append((Path(stored), str(row.get("setting"))))
     if not out:
         raise UserError(f"{path}: the batch has no recordings under runs/ yet; run it first (workstation batch)")
