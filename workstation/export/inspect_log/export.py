@@ -6,6 +6,7 @@ damaged recording is named and exit 1; in both cases nothing is written.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -66,13 +67,15 @@ def baselines(found: Found) -> dict[str, tuple[float | None, float | None]]:
                 sum(d["human"]) / len(d["human"]) if d.get("human") else None) for g, d in by.items()}
 
 
-def build(found: Found) -> list[Log]:
+def build(found: Found) -> Iterator[Log]:
+    """The logs, one setting and game at a time (each run's frame file closed once its sample is made)."""
     base = baselines(found)
-    logs = []
     for (setting, game), runs in found.groups().items():
-        outs = [make_sample(r.rec, game, i, setting, base.get(game, (None, None))) for i, r in enumerate(runs, 1)]
-        logs.append(make_log(game, setting, outs, {"changed_by_hand": any(r.rec.interventions for r in runs)}))
-    return logs
+        outs = []
+        for i, r in enumerate(runs, 1):
+            outs.append(make_sample(r.rec, game, i, setting, base.get(game, (None, None))))
+            r.rec.close()
+        yield make_log(game, setting, outs, {"changed_by_hand": any(r.rec.interventions for r in runs)})
 
 
 def export_inspect(sources: list[str], out: Path, fmt: str | None = None, include_changed: bool = False) -> Written:
@@ -90,22 +93,22 @@ def export_inspect(sources: list[str], out: Path, fmt: str | None = None, includ
         raise UserError("give at least one recording, batch or session directory to export")
     out = check_out(out, sources)
     found = find(sources, include_changed)
-    logs = build(found)
-    if single and len(logs) != 1:
-        raise UserError(f"--inspect {out}: these runs make {len(logs)} logs (one per setting and game); give a "
+    n_logs = len(found.groups())
+    if single and n_logs != 1:
+        raise UserError(f"--inspect {out}: these runs make {n_logs} logs (one per setting and game); give a "
                         "directory for them")
-    data = [(log, eval_bytes(log) if fmt == "eval" else json_bytes(log)) for log in logs]
+    # every log made (each prompt rebuilt and checked) before anything is written; only the written bytes are
+    # kept, so memory grows with the compressed logs, not with their JSON
+    data = [(log.name, eval_bytes(log) if fmt == "eval" else json_bytes(log)) for log in build(found)]
     done = Written(runs=len(found.runs), left_out=found.left_out)
     try:
         if not single:
             out.mkdir(parents=True, exist_ok=True)
-        for log, blob in data:
-            path = out if single else out / f"{log.name}.{fmt}"
+        for name, blob in data:
+            path = out if single else out / f"{name}.{fmt}"
             write_atomic(path, blob)
             done.paths.append(path)
             done.bytes += len(blob)
     except PermissionError as e:
         raise UserError(f"cannot write to {out}: {e.strerror}; choose another --inspect directory") from None
-    for r in found.runs:
-        r.rec.close()
     return done
