@@ -55,10 +55,9 @@ def test_inspect_view_shows_an_exported_run_and_its_frames(tmp_path):
                        cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     name = next(logs.iterdir()).name
-    inspect = Path(sys.executable).with_name("inspect")
     port = _free_port()
-    server = subprocess.Popen([str(inspect), "view", "--log-dir", str(logs), "--host", "127.0.0.1", "--port",
-                               str(port)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    server = subprocess.Popen([sys.executable, "-m", "inspect_ai", "view", "--log-dir", str(logs), "--host",
+                               "127.0.0.1", "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 60
         while True:
