@@ -266,6 +266,11 @@ def test_loose_runs_of_one_agent_under_two_protocols_are_two_settings(tmp_path):
     assert cli("export", str(a), str(b), "--inspect", str(out)).returncode == 0
     settings = {read_log(p).eval.task_args["setting"] for p in out.iterdir()}
     assert settings == {"random|frames=60", "random|frames=60|feedback=false"}
+    folder = tmp_path / "from-folder"  # the folder that holds them: the same logs, nothing written into it
+    before = sorted(p.name for p in (tmp_path / "recs").iterdir())
+    assert cli("export", str(tmp_path / "recs"), "--inspect", str(folder)).returncode == 0
+    assert sorted(p.name for p in folder.iterdir()) == sorted(p.name for p in out.iterdir())
+    assert sorted(p.name for p in (tmp_path / "recs").iterdir()) == before
 
 
 def test_a_match_is_refused_in_one_line(tmp_path):
