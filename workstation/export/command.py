@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from workstation.store.recording import Recording
 
 FORMATS = (".mp4", ".gif", ".html")
+OVERLAY_DEFAULT = "thought,plan,score"
 
 
 def register(sub: Any) -> None:
@@ -38,7 +39,7 @@ def register(sub: Any) -> None:
     p.add_argument("--from", dest="start", type=int, default=None, metavar="F", help="first frame (default 0)")
     p.add_argument("--to", dest="stop", type=int, default=None, metavar="F",
                    help="one past the last frame (default: the run's frame count, e.g. 900)")
-    p.add_argument("--overlay", default="thought,plan,score", metavar="LIST",
+    p.add_argument("--overlay", default=OVERLAY_DEFAULT, metavar="LIST",
                    help="panel parts: any of thought,plan,score, or none (default all)")
     p.add_argument("--compare", nargs="+", default=[], metavar="REC", help="more recordings, side by side")
     p.add_argument("--quiet", action="store_true", help="print only the output path")
@@ -170,6 +171,12 @@ def run_inspect(args: argparse.Namespace) -> int:
 
     if args.out is not None or args.compare:
         raise UserError("--inspect writes logs of every SOURCE; it takes no -o or --compare (give the runs as SOURCEs)")
+    video = [flag for flag, given in (("--pace", args.pace != "paper"), ("--from", args.start is not None),
+                                      ("--to", args.stop is not None), ("--overlay", args.overlay != OVERLAY_DEFAULT))
+             if given]
+    if video:
+        raise UserError(f"{', '.join(video)} shape a video or page; an Inspect log holds every turn: drop "
+                        f"{'them' if len(video) > 1 else 'it'} or use -o")
     done = export_inspect(list(args.recording), Path(args.inspect), args.log_format, args.include_changed)
     for path in done.paths:
         print(path)
