@@ -73,6 +73,45 @@ def _calls(step: Step) -> list[dict]:
 
 
 @dataclass
+class ServerShape:
+    """How the Chat Completions side acts beyond the wire format: like a plain server (the default:
+    nothing here), like vLLM or like llama.cpp's server (``vllm_like()``, ``llamacpp_like()``)."""
+
+    models: list[str] | None = None  # GET /v1/models lists these (None: no such route, 404)
+    max_model_len: int | None = None  # vLLM: reported in /v1/models and enforced on prompts
+    image_limit: int | None = None  # vLLM's --limit-mm-per-prompt: more images are refused with vLLM's text
+    image_tokens: int = 0  # >0: prompt_tokens counted from the request (text chars/4 + this per image)
+    reasoning_field: str | None = None  # "reasoning_content" (vLLM) / "reasoning": the thinking comes apart
+    thinking: str = "the ball is left of the paddle"
+    timings: bool = False  # llama.cpp: "timings" (prompt_ms, predicted_ms) in each reply
+    prompt_ms: float = 120.5
+    predicted_ms: float = 380.25
+    stream_usage: bool = True  # False: a streamed reply carries no usage chunk (stream_options ignored)
+    vision: bool = True  # False: like llama-server started without --mmproj (an image is refused, HTTP 500)
+    n_ctx: int | None = None  # llama.cpp: its context per slot, in GET /props, enforced with its own error text
+
+
+def vllm_like(**kw: Any) -> ServerShape:
+    return ServerShape(**{"models": ["Qwen/Qwen2.5-VL-3B-Instruct"], "max_model_len": 32768, "image_limit": 1,
+                          "image_tokens": 120, "reasoning_field": "reasoning_content", **kw})
+
+
+def llamacpp_like(**kw: Any) -> ServerShape:
+    return ServerShape(**{"models": ["local"], "timings": True, "image_tokens": 100, "n_ctx": 16384, **kw})
+
+
+def _chat_images(body: dict) -> int:
+    return sum(1 for m in body.get("messages") or [] if isinstance(m.get("content"), list)
+               for c in m["content"] if isinstance(c, dict) and c.get("type") == "image_url")
+
+
+def _chat_tokens(body: dict, shape: ServerShape) -> int:
+    chars = sum(len(c.get("text") or "") if isinstance(c, dict) else 0 for m in body.get("messages") or []
+                for c in (m.get("content") if isinstance(m.get("content"), list) else [{"text": m.get("content")}]))
+    return chars // 4 + 1 + _chat_images(body) * shape.image_tokens
+
+
+@dataclass
 class Seen:
     """One request as the fake received it."""
 
@@ -113,6 +152,7 @@ class FakeProvider:
         self.seen: list[Seen] = []
         # scripted-reply mode: when the script is empty, ``responder(seen)`` gives the Step (None: a normal reply)
         self.responder = None
+        self.shape = ServerShape()  # how the Chat Completions side acts (reset to plain by reset())
         self.stop = threading.Event()
         self._lock = threading.Lock()
         handler = type("Handler", (_Handler,), {"fake": self})
@@ -151,6 +191,7 @@ class FakeProvider:
             self.tool_script.clear()
             self.seen.clear()
             self.responder = None
+            self.shape = ServerShape()
 
     def close(self) -> None:
         self.stop.set()
@@ -171,6 +212,18 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, *args: Any) -> None:  # keep test output quiet
         pass
+
+    def do_GET(self) -> None:
+        shape = self.fake.shape
+        if self.path.rstrip("/") == "/v1/models" and shape.models is not None:
+            data = [{"id": m, "object": "model", "created": 1, "owned_by": "fake",
+                     **({"max_model_len": shape.max_model_len} if shape.max_model_len else {})} for m in shape.models]
+            self._send_json(200, {"object": "list", "data": data}, {})
+            return
+        if self.path.rstrip("/") == "/props" and shape.n_ctx is not None:
+            self._send_json(200, {"default_generation_settings": {"n_ctx": shape.n_ctx}, "total_slots": 1}, {})
+            return
+        self._send_json(404, {"error": {"message": f"no route {self.path}"}}, {})
 
     def do_POST(self) -> None:
         raw = self.rfile.read(int(self.headers.get("content-length") or 0))
@@ -199,9 +252,16 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(step.status, step.error or {"error": {"message": "boom"}}, step.headers)
             return
         model = body.get("model") or self.path.split("/models/")[-1].split(":")[0]
+        shape = self.fake.shape
+        if api == "chat" and self._refused(shape, body):
+            return
         events = list(_EVENTS[api](step, model))
+        if api == "chat":
+            events = _shaped_events(events, shape, body)
         if not streamed or step.kind == "plain":
             final = _PLAIN[api](step, model)
+            if api == "chat":
+                _shape_plain(final, shape, body)
             if step.kind == "malformed":
                 self._send_raw(200, b'{"id": "x", "output": [', "application/json")
             else:
@@ -229,6 +289,32 @@ class _Handler(BaseHTTPRequestHandler):
         if api == "chat":
             self._chunk(b"data: [DONE]\n\n")
         self._chunk(b"")
+
+    def _refused(self, shape: ServerShape, body: dict) -> bool:
+        """vLLM's refusals, in its own words: too many images, too long a prompt."""
+        images = _chat_images(body)
+        if images and not shape.vision:
+            self._send_json(500, {"error": {"code": 500, "type": "server_error", "message": "image input is not "
+                                            "supported - hint: if this is unexpected, you may need to provide the "
+                                            "mmproj"}}, {})
+            return True
+        if shape.image_limit is not None and images > shape.image_limit:
+            message = f"At most {shape.image_limit} image(s) may be provided in one request."
+        elif shape.max_model_len is not None and _chat_tokens(body, shape) > shape.max_model_len:
+            asked = _chat_tokens(body, shape)
+            message = (f"This model's maximum context length is {shape.max_model_len} tokens. However, you requested "
+                       f"{asked} tokens ({asked} in the messages, 0 in the completion). Please reduce the length of "
+                       "the messages or completion.")
+        elif shape.n_ctx is not None and _chat_tokens(body, shape) > shape.n_ctx:
+            self._send_json(400, {"error": {"code": 400, "type": "exceed_context_size_error", "message": "the request "
+                                            "exceeds the available context size, try increasing it",
+                                            "n_prompt_tokens": _chat_tokens(body, shape), "n_ctx": shape.n_ctx}}, {})
+            return True
+        else:
+            return False
+        self._send_json(400, {"object": "error", "message": message, "type": "BadRequestError", "param": None,
+                              "code": 400}, {})
+        return True
 
     def _chunk(self, data: bytes) -> None:
         self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
@@ -344,6 +430,39 @@ def _chat_events(step: Step, model: str) -> Iterator[tuple[str, dict]]:
             {"index": n, "function": {"arguments": args[half:]}}]}}]}
     yield "", {**head, "choices": [{"index": 0, "delta": {}, "finish_reason": _chat_finish(step)}]}
     yield "", {**head, "choices": [], "usage": _chat_usage(step.usage)}
+
+
+def _timings(shape: ServerShape) -> dict:
+    return {"prompt_n": 10, "prompt_ms": shape.prompt_ms, "predicted_n": 12, "predicted_ms": shape.predicted_ms,
+            "predicted_per_second": 31.5}
+
+
+def _shape_plain(final: dict, shape: ServerShape, body: dict) -> None:
+    if shape.reasoning_field:
+        final["choices"][0]["message"][shape.reasoning_field] = shape.thinking
+    if shape.timings:
+        final["timings"] = _timings(shape)
+    if shape.image_tokens:
+        final["usage"]["prompt_tokens"] = _chat_tokens(body, shape)
+
+
+def _shaped_events(events: list[tuple[str, dict]], shape: ServerShape, body: dict) -> list[tuple[str, dict]]:
+    out: list[tuple[str, dict]] = []
+    for name, data in events:
+        if shape.reasoning_field and len(out) == 1:  # after the role chunk: the thinking, in two deltas
+            half = len(shape.thinking) // 2
+            for piece in (shape.thinking[:half], shape.thinking[half:]):
+                out.append(("", {**data, "choices": [{"index": 0, "delta": {shape.reasoning_field: piece},
+                                                      "finish_reason": None}]}))
+        if "usage" in data and not data.get("choices"):
+            if not shape.stream_usage:
+                continue
+            if shape.image_tokens:
+                data = {**data, "usage": {**data["usage"], "prompt_tokens": _chat_tokens(body, shape)}}
+        if shape.timings and any(c.get("finish_reason") for c in data.get("choices") or []):
+            data = {**data, "timings": _timings(shape)}
+        out.append((name, data))
+    return out
 
 
 # ---- Anthropic Messages ----------------------------------------------------

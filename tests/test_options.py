@@ -64,7 +64,7 @@ def test_protocol_json_is_unchanged():
     ({"reward_history": -1}, "reward_history", "--reward-history must be 0..50"),
     ({"memory": "all"}, "memory", "--memory must be structured or append"),
     ({"clock": "wall"}, "clock", "--clock must be paused or latency"),
-    ({"guide": "long"}, "guide", "--guide must be full or short"),
+    ({"guide": "long"}, "guide", "--guide must be one of full, short, visual, steps, goal"),
     ({"start": "noops:100000"}, "start", "N must be a whole number 0..1000"),
     ({"start": "sticky:1.5"}, "start", "bad --start"),
     ({"feedback": "maybe"}, "feedback", "--no-feedback"),

@@ -40,7 +40,23 @@ def pack(tmp_path, capsys) -> Path:
     assert code == 0, err
     assert "could not read: nothing" in out
     assert "pacman: the pack's warm-up is 3 s, the game table's 4 s; the pack's is used" in out
+    assert "lacks the instruction levels visual, steps, goal" in out  # the harness has one guide a game
     return tmp_path / "pack"
+
+
+def test_a_harness_pack_keeps_its_guide_as_full_and_refuses_a_level(pack, tmp_path, capsys):
+    p = load_pack(pack)
+    assert p.levels == () and p.guide("breakout", "full") == guide_text("breakout")
+    code, out, err = run_cli(capsys, "prompts", "show", str(pack), "--game", "breakout", "--guide", "visual")
+    assert code == 2 and "has no instruction levels" in err
+    code, out, err = run_cli(capsys, "run", "--game", "breakout", "--prompts", str(pack), "--guide", "steps",
+                             "--frames", "30", "--out", str(tmp_path / "runs"))
+    assert code == 2 and "--guide steps" in err and not (tmp_path / "runs").exists()
+    code, out, err = run_cli(capsys, "run", "--game", "breakout", "--prompts", str(pack), "--agent",
+                             "compat:qwen2.5-vl-7b", "--base-url", "http://127.0.0.1:9/v1", "--experience",
+                             str(tmp_path / "lib"), "--frames", "30", "--out", str(tmp_path / "runs"))
+    assert code == 2 and "document pack" in err and not (tmp_path / "runs").exists()
+    assert not (tmp_path / "lib").exists()
 
 
 def test_reader_takes_literals_and_runs_nothing(tmp_path):

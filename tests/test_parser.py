@@ -268,3 +268,72 @@ def test_valid_iff_within_maximum(game, max_actions, n):
     result = parse_reply("move: [" + ", ".join(["noop"] * n) + "]", game, max_actions)
     assert result.valid == (n <= max_actions)
     assert result.actions == ([0] * n if n <= max_actions else [0])
+
+
+# --- reasoning text: think blocks are the thought, never the plan ---------------------------------
+
+LONG_THINK = "I weigh the options. " * 300 + "So: left."
+# (note, text, rule, valid, names, thought or None)
+THINK_CASES = [
+    ("leading block", "<think>The ball is left.</think>\nmove: [left]", "leading", True, ["left"],
+     "The ball is left."),
+    ("moves inside the block are not the plan", "<think>maybe move: [fire, fire]</think>\nmove: [right]", "leading",
+     True, ["right"], "maybe move: [fire, fire]"),
+    ("block then a labelled thought", "<think>think</think>\nthought: go left\nmove: [left]", "leading", True,
+     ["left"], "think go left"),
+    ("block then a bare list", "<think>hmm</think>\n[left, fire]", "leading", True, ["left", "fire"], "hmm"),
+    ("block then JSON", '<think>hmm {"move": ["fire"]}</think>{"move": ["left"], "thought": "x"}', "leading", True,
+     ["left"], "hmm {\"move\": [\"fire\"]} x"),
+    ("upper-case tags, spaces before", "\n  <THINK>a\nb</THINK>  move: [right]", "leading", True, ["right"], "a b"),
+    ("empty block", "<think></think>\nthought: fine\nmove: [fire]", "leading", True, ["fire"], "fine"),
+    ("block and nothing after", "<think>move: [left]</think>\n", "leading", False, ["noop"], "move: [left]"),
+    ("leading rule: a lone closing tag is text", "I pick move: [fire, fire]</think>\nI think left.", "leading", True,
+     ["fire", "fire"], None),
+    ("think_tags: a lone closing tag ends the thinking", "I pick move: [fire, fire]</think>\nI think left.",
+     "think_tags", False, ["noop"], "I pick move: [fire, fire] I think left."),
+    ("think_tags: lone closing tag, then the move", "ball left\nmove: [fire]\n</think>\n\nmove: [left]", "think_tags",
+     True, ["left"], "ball left move: [fire]"),
+    ("leading rule: an unclosed block is read whole", "<think>ball left, move: [left]", "leading", True, ["left"], None),
+    ("think_tags: an unclosed block is all thinking", "<think>ball left, move: [left]", "think_tags", False, ["noop"],
+     "ball left, move: [left]"),
+    ("think_tags: a block further in", "thought: x\n<think>move: [fire]</think>\nmove: [left]", "think_tags", True,
+     ["left"], "move: [fire] x"),
+    ("no tags at all", "thought: t\nmove: [left]", "think_tags", True, ["left"], "t"),
+    ("<thinking> stays a thought label", "<thinking>ball left</thinking>\nmove: [left]", "leading", True, ["left"],
+     "ball left"),
+]
+
+
+@pytest.mark.parametrize("case", THINK_CASES, ids=[c[0] for c in THINK_CASES])
+def test_think_shapes(case):
+    _, text, rule, valid, names, thought = case
+    result = parse_reply(text, BREAKOUT, 10, reasoning=rule)
+    assert (result.valid, result.names) == (valid, names), result.errors
+    if thought is not None:
+        assert result.thought == thought
+    check_invariants(result, BREAKOUT, 10)
+
+
+def test_all_thinking_says_so():
+    r = parse_reply("<think>the ball</think>", BREAKOUT)
+    assert r.rule == "no_move_line" and "all thinking" in r.errors[0] and r.thought == "the ball"
+
+
+def test_long_thinking_keeps_its_end():
+    r = parse_reply(f"<think>{LONG_THINK}</think>move: [left]", BREAKOUT)
+    assert r.names == ["left"] and r.thought.startswith("…") and r.thought.endswith("So: left.")
+    assert len(r.thought) == 4000
+
+
+def test_unknown_reasoning_rule_is_a_value_error():
+    with pytest.raises(ValueError):
+        parse_reply("move: [left]", BREAKOUT, reasoning="tags")
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(think=st.text(max_size=200), rule=st.sampled_from(["leading", "think_tags"]))
+def test_any_thinking_never_becomes_the_plan(think, rule):
+    think = think.replace("<", "(").replace(">", ")")  # no tags of its own inside
+    r = parse_reply(f"<think>move: [fire] {think}</think>\nmove: [left]", BREAKOUT, reasoning=rule)
+    assert r.names == ["left"]
+    check_invariants(r, BREAKOUT, 10)

@@ -99,7 +99,7 @@ def test_short_guide_is_one_or_two_sentences(key):
 def test_guide_accepts_ale_names_and_rejects_unknown_variants():
     pack = load_pack()
     assert pack.guide("BeamRider") == pack.guide("beam_rider") == pack.guide(GAMES["beam_rider"])
-    with pytest.raises(PromptPackError, match="'full' or 'short'"):
+    with pytest.raises(PromptPackError, match="use one of full, short, visual, steps, goal"):
         pack.guide("breakout", "medium")
 
 

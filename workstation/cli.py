@@ -13,7 +13,8 @@ from workstation.analysis import command as report_command
 from workstation.analysis import compare_command
 from workstation.arena import command as arena_command
 from workstation.batch import command as batch_command
-from workstation.errors import UserError
+from workstation.doctor import command as doctor_command
+from workstation.errors import DamagedArtifact, UserError
 from workstation.export import command as export_command
 from workstation.idc import command as idc_command
 from workstation.judge import command as judge_command
@@ -44,6 +45,7 @@ COMMAND_MODULES = (
     judge_command,
     idc_command,
     arena_command,
+    doctor_command,
 )
 
 
@@ -115,7 +117,8 @@ def _version_text() -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from workstation.options import add_model_arguments, add_play_arguments, add_protocol_arguments
+    from workstation.options import (add_experience_arguments, add_model_arguments, add_play_arguments,
+                                      add_protocol_arguments)
 
     p = _Parser(prog="workstation", description="Atari VLM workstation (AtariBench protocol). "
                 "`workstation` alone opens the TUI's home screen; the commands below do one thing each.")
@@ -131,6 +134,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "no summary line)")
     add_protocol_arguments(r)
     add_model_arguments(r)
+    add_experience_arguments(r)
     r.add_argument("--max-failed-turns", type=int, default=3, metavar="N", help="stop the run after N turns in "
                    "a row lost to provider errors (no usable reply after every retry; default 3, 0 = never)")
 
@@ -165,6 +169,7 @@ def build_parser() -> argparse.ArgumentParser:
     w.add_argument("--step", action="store_true", help="start in step mode")
     add_protocol_arguments(w)
     add_model_arguments(w)
+    add_experience_arguments(w)
 
 
     pl = sub.add_parser("play", help="play yourself, recorded like a model run (TUI)",
@@ -216,7 +221,7 @@ def _main(args: argparse.Namespace) -> int:
         except OSError:
             pass
         return 0
-    except (DamagedRecording, FrameStoreError) as e:  # a damaged recording (before UserError, which it is): exit 1, as `verify`
+    except (DamagedRecording, DamagedArtifact, FrameStoreError) as e:  # a damaged recording (before UserError, which it is): exit 1, as `verify`
         text = str(e) if "damaged" in str(e) else f"damaged recording: {e}"
         sys.stderr.write(f"workstation: error: {_one_line(text)}\n")
         return 1

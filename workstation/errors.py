@@ -30,3 +30,9 @@ def _rebuild(cls: type[UserError], args: tuple[Any, ...], state: dict[str, Any])
     e.args = args
     e.__dict__.update(state)
     return e
+
+
+class DamagedArtifact(UserError):
+    """An artifact the workstation wrote that reads but fails its check (a seal, a digest, a line that is no
+    record): one line naming it, exit status 1, as ``verify`` for a damaged recording. The reader sets it aside
+    and never counts it."""

@@ -78,6 +78,11 @@ RUN_SETTINGS: tuple[Setting, ...] = (
             choices=MODES),
     Setting("pace", str, None, "paper: 0.1 s per action (900 frames in 30 s); native: the Atari's 60 Hz",
             choices=tuple(PACES)),
+    Setting("experience", str, None, "keep an experience library for each model and game in DIR: every K turns "
+            "the model edits a list of rules that its prompt carries, in this run and the next "
+            "(docs/experience.md)", metavar="DIR", form=False),
+    Setting("reflect_every", int, None, "with --experience: the turns between the model's updates of its "
+            "library, 1..1000 (default 5)", lo=1, hi=1000, metavar="K", form=False),
     Setting("skill", str, None, "a skill for the player's prompt (its text; a Path is read as its file), as "
             "improvement rounds write them", metavar="TEXT", cli=False, form=False),
 )
@@ -154,6 +159,8 @@ class RunSpec:
     mode: str | None = None  # human play only
     pace: str | None = None  # human play only
     skill: str | None = None  # the skill text the player's prompt carries (None: no skill; the run id is as before)
+    experience: str | None = None  # the experience library's directory (workstation.turn.experience)
+    reflect_every: int | None = None  # with experience: K turns between updates (default 5)
 
     def __post_init__(self) -> None:
         try:
@@ -173,6 +180,7 @@ class RunSpec:
         if isinstance(self.max_cost, int):
             object.__setattr__(self, "max_cost", float(self.max_cost))
         self._check_skill()
+        self._check_experience()
         if self.max_cost is not None and not self.max_cost > 0:
             raise SpecError("max_cost", f"--max-cost must be more than 0 dollars (got {self.max_cost:g})")
         if not str(self.out).strip():
@@ -226,6 +234,34 @@ class RunSpec:
                                      "(about 1,200 tokens) go in a prompt: shorten it")
         object.__setattr__(self, "skill", skill)
 
+    def _check_experience(self) -> None:
+        if isinstance(self.experience, Path):
+            object.__setattr__(self, "experience", str(self.experience))
+        why = RUN_SETTING["reflect_every"].problem(self.reflect_every)
+        if why:
+            raise SpecError("reflect_every", why)
+        if self.experience is None:
+            if self.reflect_every is not None:
+                raise SpecError("reflect_every", "--reflect-every applies with --experience DIR; add --experience "
+                                                 "or drop --reflect-every")
+            return
+        if not isinstance(self.experience, str):
+            raise SpecError("experience", f"--experience is a directory (got {type(self.experience).__name__})")
+        from workstation.turn.experience import DEFAULT_EVERY, dir_problem
+
+        why = dir_problem(self.experience)
+        if why:
+            raise SpecError("experience", why)
+        if self.reflect_every is None:
+            object.__setattr__(self, "reflect_every", DEFAULT_EVERY)
+        try:
+            ref = parse_agent(self.agent)
+        except AgentSpecError:
+            return  # named below
+        if not ref.is_model and ref.kind != "replay":
+            raise SpecError("experience", f"--experience needs a model agent (openai:, compat:, anthropic:, "
+                                          f"gemini:) or replay:REC; the {ref.kind} agent writes no rules")
+
     def _option(self, name: str) -> Any:
         return getattr(self.generation if name in GENERATION_KEYS else self.transport, name)
 
@@ -249,7 +285,7 @@ class RunSpec:
         """``ProviderOptions`` for a model agent (None for the built-in agents)."""
         if not self.agent_ref.is_model:
             return None
-        return provider_options_of(self.generation, self.transport)
+        return provider_options_of(self.generation, self.transport, self.protocol.clock_source)
 
     def agent_identity(self) -> dict:
         """The part of an agent's ``describe()`` the run id hashes, from the spec alone."""
@@ -268,7 +304,25 @@ class RunSpec:
 
             pack_digest = load_pack(self.prompts).digest
         return run_identity(get_game(self.game), self.protocol, self.seed, self.agent_identity(), pack_digest,
-                            self.skill_digest())
+                            self.skill_digest(), self.identity_extras())
+
+    def identity_extras(self) -> dict[str, Any] | None:
+        """What a guide level and an experience library add to the run id (None for a plain run)."""
+        if self.protocol.guide in ("full", "short") and self.experience is None:
+            return None
+        from workstation.turn.promptpack import identity_extras, load_pack
+
+        return identity_extras(load_pack(self.prompts), self.game, self.protocol.guide, self.experience_identity())
+
+    def experience_identity(self) -> dict[str, Any] | None:
+        """The library's part of the run id: its digest now (at the run's start) and K; None without one."""
+        if self.experience is None or self.reflect_every is None:
+            return None
+        from workstation.turn.experience import identity_part, read_library
+        from workstation.turn.promptpack import load_pack
+
+        return identity_part(read_library(self.experience, self.agent_ref.canonical, self.game), self.reflect_every,
+                             load_pack(self.prompts).experience_slot)
 
     def skill_digest(self) -> str | None:
         """The skill's part of the run id: its text with the pack's skill slot (None without a skill)."""
@@ -286,6 +340,8 @@ class RunSpec:
             "generation": {k: getattr(self.generation, k) for k in GENERATION_KEYS},
             "transport": {k: getattr(self.transport, k) for k in TRANSPORT_KEYS},
             "mode": self.mode, "pace": self.pace, **({"skill": self.skill} if self.skill is not None else {}),
+            **({"experience": self.experience, "reflect_every": self.reflect_every}
+               if self.experience is not None else {}),
         }
 
     @classmethod
@@ -363,7 +419,7 @@ def spec_from_values(values: dict[str, Any]) -> RunSpec:
 
 
 def run_identity(game, protocol: Protocol, seed: int, agent_desc: dict, pack_digest: str,
-                 skill_digest: str | None = None) -> str:
+                 skill_digest: str | None = None, extras: dict | None = None) -> str:
     """Hash of what determines the outcome, so a re-run finds finished work.
 
     A skill (``skill_digest``) counts only when there is one, so every run made
@@ -379,6 +435,8 @@ def run_identity(game, protocol: Protocol, seed: int, agent_desc: dict, pack_dig
     parts: list = [game.key, protocol.to_json(), seed, agent, pack_digest]
     if skill_digest is not None:
         parts.append({"skill": skill_digest})
+    if extras:  # a guide level's text, an experience library's start (workstation.turn.promptpack.identity_extras)
+        parts.append(extras)
     blob = json.dumps(parts, sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
@@ -407,11 +465,18 @@ def preflight(spec: RunSpec, out: bool = True, command: str | None = None) -> No
     from workstation.turn.promptpack import PromptPackError, load_pack
 
     try:
-        load_pack(spec.prompts)
+        problem = load_pack(spec.prompts).level_problem(spec.protocol.guide)
     except PromptPackError as e:
         raise SpecError("prompts", str(e)) from None
     except OSError as e:
         raise SpecError("prompts", f"--prompts {spec.prompts}: cannot read the prompt pack ({e.strerror or e})") from None
+    if problem:
+        raise SpecError("guide", problem)
+    if spec.experience is not None:
+        if load_pack(spec.prompts).layout == "document":
+            raise SpecError("experience", f"--experience: prompt pack {spec.prompts} is a document pack (the "
+                                          "harness's layout), which has no place for a library; use the default pack")
+        spec.experience_identity()  # a damaged library stops here (DamagedArtifact, exit 1), before anything is written
     ref = spec.agent_ref
     if ref.kind == "replay":
         from workstation.store.recording import Recording, RecordingError
@@ -490,6 +555,12 @@ def add_protocol_arguments(p: argparse.ArgumentParser) -> None:
     add_argument(g, RUN_SETTING["prompts"])
 
 
+def add_experience_arguments(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("experience library (docs/experience.md)")
+    add_argument(g, RUN_SETTING["experience"])
+    add_argument(g, RUN_SETTING["reflect_every"])
+
+
 def add_model_arguments(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("model agents (openai:, compat:, anthropic:, gemini:)")
     for name in MODEL_CLI:
@@ -511,10 +582,12 @@ def provider_options_from_args(a: Any):
     return provider_options_of(gen, trans)
 
 
-def provider_options_of(gen: Generation, trans: Transport):
+def provider_options_of(gen: Generation, trans: Transport, clock: str = "wall"):
     from workstation.providers import ProviderOptions
 
-    extra = {} if trans.timeout is None else {"timeout": trans.timeout}
+    extra: dict[str, Any] = {} if trans.timeout is None else {"timeout": trans.timeout}
+    if clock != "wall":  # --clock latency:server: the agent charges the server's inference time
+        extra["clock"] = clock
     return ProviderOptions(base_url=trans.base_url, effort=gen.effort, temperature=gen.temperature,
                            max_output_tokens=gen.max_output_tokens, **extra)
 

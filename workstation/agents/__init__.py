@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from workstation.turn.agent import Agent
 
 
-def make_agent(spec: str, game: Game, seed: int, provider_options: Any = None, plan_source=None) -> Agent:
+def make_agent(spec: str, game: Game, seed: int, provider_options: Any = None, plan_source: Any = None) -> Agent:
     """``random`` | ``replay:PATH`` | ``human`` | ``openai:M`` | ``compat:M`` | ``anthropic:M`` | ``gemini:M``."""
     ref = parse_agent(spec)
     if ref.kind == "random":

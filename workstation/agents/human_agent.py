@@ -8,10 +8,12 @@ It returns None when play was cancelled.
 
 from __future__ import annotations
 
+from typing import Any
+
 import time
 from collections.abc import Callable
 
-from workstation.calls import FatalAgentError, OnText, Reply, TurnContext
+from workstation.calls import CancelToken, Deadline, FatalAgentError, OnText, Reply, TurnContext
 from workstation.turn.prompt import Prompt
 
 PlanSource = Callable[[TurnContext], "list[str] | None"]
@@ -28,7 +30,8 @@ class HumanAgent:
         self.window = window
         self.plan_source = plan_source
 
-    def act(self, prompt: Prompt, ctx: TurnContext, on_text: OnText | None = None) -> Reply:
+    def act(self, prompt: Prompt, ctx: TurnContext, on_text: OnText | None = None, *,
+            deadline: Deadline | None = None, cancel: CancelToken | None = None) -> Reply:
         t0 = time.perf_counter()
         names = self.plan_source(ctx)
         if names is None:
@@ -39,6 +42,6 @@ class HumanAgent:
     def close(self) -> None:
         pass
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[str, Any]:
         return {"kind": "human", "spec": "human", "mode": self.mode, "pace": self.pace,
                 "input": "pygame window" if self.window else "terminal (held-key model)"}

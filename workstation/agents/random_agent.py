@@ -8,9 +8,11 @@ pack's parser plays, as the harness's random client's replies are.
 
 from __future__ import annotations
 
+from typing import Any
+
 import random
 
-from workstation.calls import OnText, Reply, TurnContext
+from workstation.calls import CancelToken, Deadline, OnText, Reply, TurnContext
 from workstation.game.games import Game
 from workstation.turn.prompt import Prompt
 
@@ -28,7 +30,8 @@ class RandomAgent:
         self.rng = random.Random(seed)
         self._names = game.offered_words
 
-    def act(self, prompt: Prompt, ctx: TurnContext, on_text: OnText | None = None) -> Reply:
+    def act(self, prompt: Prompt, ctx: TurnContext, on_text: OnText | None = None, *,
+            deadline: Deadline | None = None, cancel: CancelToken | None = None) -> Reply:
         n = self.rng.randint(1, min(self.max_per_turn, ctx.max_actions, len(self._names)))
         names = ", ".join(self.rng.choice(self._names) for _ in range(n))
         return Reply(text=f"thought: random baseline\nmove: [{names}]")
@@ -37,10 +40,12 @@ class RandomAgent:
         return self.rng.getstate()
 
     def restore(self, state: object) -> None:
+        if not isinstance(state, tuple):
+            raise TypeError(f"a random agent restores the tuple snapshot() gave, not {type(state).__name__}")
         self.rng.setstate(state)
 
     def close(self) -> None:
         pass
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[str, Any]:
         return {"kind": "random", "spec": self.spec, "seed": self.seed, "actions_per_turn": f"1..{self.max_per_turn}"}

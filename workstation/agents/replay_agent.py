@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pathlib import Path
 
-from workstation.calls import OnText, Reply, TurnContext
+from workstation.calls import CancelToken, Deadline, OnText, Reply, TurnContext
 from workstation.game.games import Game
 from workstation.turn.prompt import Prompt
-from workstation.store.recording import Recording, RecordingError
+from workstation.store.recording import Recording
+from workstation.store.records import RecordingError
 
 
 class ReplayAgent:
@@ -43,7 +46,8 @@ class ReplayAgent:
             return name
         return g.word_for(g.minimal_set.index(name.upper()))
 
-    def act(self, prompt: Prompt, ctx: TurnContext, on_text: OnText | None = None) -> Reply:
+    def act(self, prompt: Prompt, ctx: TurnContext, on_text: OnText | None = None, *,
+            deadline: Deadline | None = None, cancel: CancelToken | None = None) -> Reply:
         t = self._turns.get(ctx.turn)
         if t is None:
             self.idled += 1
@@ -55,7 +59,7 @@ class ReplayAgent:
     def close(self) -> None:
         pass
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[str, Any]:
         m = self.source.manifest_record
         return {"kind": "replay", "spec": self.spec, "source_game": m.game, "source_seed": m.seed,
                 "source_agent": m.agent_spec}

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from workstation.store.series import plural
-from workstation.analysis import ablation, behaviour, footprint, stats
+from workstation.analysis import ablation, behaviour, footprint, levels, stats
 from workstation.analysis.table import Results
 from workstation.errors import UserError
 from workstation.text_table import text_table
@@ -153,6 +153,7 @@ def to_json(r: Report) -> dict:
                                   "invalid_share": _num(b.share(b.invalid)), "failed_share": _num(b.share(b.failed))}
                       for b in r.behaviour.values()},
     }
+    out.update(levels.to_json(r.results, r.bootstrap_seed))  # instruction levels, experience library (issue 30)
     if r.footprint is not None:
         per, total = r.footprint
         out["footprint"] = {f.label: {"runs": f.runs, "totals": f.totals,
@@ -287,6 +288,7 @@ def render(r: Report, md: bool = False) -> str:
     else:
         out += ["No ablation pairs: no two settings with the same base label differ in exactly one protocol field."]
 
+    out += levels.section(res, r.bootstrap_seed, md)  # instruction-level drops, experience library (issue 30)
     out += _heading("Action stagnation and parse robustness per setting", md)
     rows = []
     for b in r.behaviour.values():

@@ -50,6 +50,9 @@ def match_spec(a: argparse.Namespace, p1: str, p2: str, seed: int) -> Any:
     why = variant_problem(tp, protocol)  # before anything is written
     if why:
         raise UserError(why)
+    if protocol.guide not in ("full", "short"):  # the instruction levels are written for one player's games
+        raise UserError(f"--guide {protocol.guide}: two-player games have the guides full and short only "
+                        "(prompts/twoplayer/); use --guide full or short")
     if seed < 0:
         raise UserError(f"--seed must be 0 or more (got {seed})")
     from workstation.agents.registry import is_model

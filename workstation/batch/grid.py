@@ -41,7 +41,8 @@ from typing import Any
 from workstation.errors import UserError
 
 TOP_KEYS = ("name", "games", "seeds", "settings", "protocol", "limits")
-OPTION_KEYS = ("effort", "temperature", "max_output_tokens", "timeout", "base_url")
+OPTION_KEYS = ("effort", "temperature", "max_output_tokens", "timeout", "base_url",
+               "experience", "reflect_every")  # the last two: an experience library (docs/experience.md)
 SETTING_KEYS = ("label", "spec") + OPTION_KEYS
 ALE_KEYS = ("mode", "difficulty")  # the game variant: the protocol's game_mode / game_difficulty
 ALE_FIELDS = {"mode": "game_mode", "difficulty": "game_difficulty"}

@@ -5,25 +5,41 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from workstation.errors import UserError
 
+if TYPE_CHECKING:
+    from workstation.store.recording import Recording
+
 FORMATS = (".mp4", ".gif", ".html")
+OVERLAY_DEFAULT = "thought,plan,score"
 
 
-def register(sub) -> None:
-    p = sub.add_parser("export", help="export a recording as MP4, GIF or a self-contained HTML page",
+def register(sub: Any) -> None:
+    p = sub.add_parser("export", help="export a recording as MP4, GIF or a self-contained HTML page, or runs as "
+                       "Inspect AI eval logs",
                        description="Write a recording (or up to 4 side by side, --compare) as an MP4 or GIF video or "
-                       "one self-contained HTML page, with the model's thought, plan and score beside the frames.")
-    p.add_argument("recording")
-    p.add_argument("-o", "--out", required=True, metavar="FILE", help="run.mp4 | run.gif | run.html")
+                       "one self-contained HTML page, with the model's thought, plan and score beside the frames. "
+                       "With --inspect DIR: recordings, batch and session directories as Inspect AI eval logs, one "
+                       "per setting and game (docs/inspect.md).")
+    p.add_argument("recording", nargs="+", metavar="SOURCE",
+                   help="a recording (with --inspect: any number of recordings, batch or session directories)")
+    p.add_argument("-o", "--out", metavar="FILE", help="run.mp4 | run.gif | run.html")
+    p.add_argument("--inspect", metavar="DIR", help="write Inspect AI eval logs into DIR (made if missing; or one "
+                   "log into a file named *.eval or *.json)")
+    p.add_argument("--format", dest="log_format", choices=["eval", "json"], default=None,
+                   help="with --inspect: .eval zip logs (default) or plain .json logs")
+    p.add_argument("--include-changed", action="store_true",
+                   help="with --inspect: also export runs changed by hand, each setting's in a log of its own, marked")
     p.add_argument("--pace", choices=["paper", "native"], default="paper",
                    help="paper: 30 frames per second (900 frames = 30 s, the paper's clock); native: 60 (the Atari's)")
     p.add_argument("--from", dest="start", type=int, default=None, metavar="F", help="first frame (default 0)")
     p.add_argument("--to", dest="stop", type=int, default=None, metavar="F",
                    help="one past the last frame (default: the run's frame count, e.g. 900)")
-    p.add_argument("--overlay", default="thought,plan,score", metavar="LIST",
+    p.add_argument("--overlay", default=OVERLAY_DEFAULT, metavar="LIST",
                    help="panel parts: any of thought,plan,score, or none (default all)")
     p.add_argument("--compare", nargs="+", default=[], metavar="REC", help="more recordings, side by side")
     p.add_argument("--quiet", action="store_true", help="print only the output path")
@@ -42,7 +58,7 @@ def parse_overlays(text: str) -> tuple[str, ...]:
     return tuple(p for p in OVERLAYS if p in parts)
 
 
-def frame_range(recs, start: int | None, stop: int | None) -> tuple[int, int]:
+def frame_range(recs: list[Recording], start: int | None, stop: int | None) -> tuple[int, int]:
     """[start, stop) in budget frames; the default is the longest run's frame count."""
     from workstation.export.timeline import video_frames
 
@@ -70,8 +86,9 @@ def check_output(out: Path) -> str:
     return ext
 
 
-def export(paths: list, out: Path, pace: str = "paper", start: int | None = None, stop: int | None = None,
-           overlays: tuple[str, ...] | None = None, progress=None) -> tuple[int, int, int]:
+def export(paths: list[str | Path], out: Path, pace: str = "paper", start: int | None = None,
+           stop: int | None = None, overlays: tuple[str, ...] | None = None,
+           progress: Callable[[int, int], None] | None = None) -> tuple[int, int, int]:
     """Write ``out`` (.mp4, .gif or .html) from the recordings at ``paths``; returns (frames, start, stop).
 
     Bad input raises UserError (or RecordingError); the file appears only when complete.
@@ -119,6 +136,17 @@ def beside(recording: Path, ext: str = ".mp4") -> Path:
 def run(args: argparse.Namespace) -> int:
     from workstation.store.local_paths import refuse_uri
 
+    if args.inspect is not None:
+        return run_inspect(args)
+    if args.log_format is not None or args.include_changed:
+        flag = "--format" if args.log_format is not None else "--include-changed"
+        raise UserError(f"{flag} applies to Inspect logs: add --inspect DIR (or drop {flag})")
+    if args.out is None:
+        raise UserError("export needs -o FILE (.mp4, .gif or .html) or --inspect DIR (Inspect AI logs)")
+    if len(args.recording) > 1:
+        raise UserError(f"export -o takes one recording ({len(args.recording)} given); put more side by side with "
+                        "--compare, or write Inspect logs of them all with --inspect DIR")
+    args.recording = args.recording[0]
     for path in (args.recording, *args.compare):  # before -o: the recordings are read from local directories
         refuse_uri(path, "", "export reads a local recording")
     out = Path(args.out)
@@ -135,6 +163,28 @@ def run(args: argparse.Namespace) -> int:
         size = out.stat().st_size / 1e6
         pace = "" if out.suffix.lower() == ".html" else f" at {args.pace} pace"
         sys.stdout.write(f"{n} frames ({start}..{stop - 1}){pace}, {len(paths)} run{'s' * (len(paths) > 1)}, {size:.2f} MB\n")
+    return 0
+
+
+def run_inspect(args: argparse.Namespace) -> int:
+    from workstation.export.inspect_log.export import export_inspect
+
+    if args.out is not None or args.compare:
+        raise UserError("--inspect writes logs of every SOURCE; it takes no -o or --compare (give the runs as SOURCEs)")
+    video = [flag for flag, given in (("--pace", args.pace != "paper"), ("--from", args.start is not None),
+                                      ("--to", args.stop is not None), ("--overlay", args.overlay != OVERLAY_DEFAULT))
+             if given]
+    if video:
+        raise UserError(f"{', '.join(video)} shape a video or page; an Inspect log holds every turn: drop "
+                        f"{'them' if len(video) > 1 else 'it'} or use -o")
+    done = export_inspect(list(args.recording), Path(args.inspect), args.log_format, args.include_changed)
+    for path in done.paths:
+        print(path)
+    if not args.quiet:
+        left = (f"; {len(done.left_out)} changed by hand left out (--include-changed exports them, marked)"
+                if done.left_out else "")
+        sys.stdout.write(f"{done.runs} run{'s' * (done.runs != 1)} in {len(done.paths)} Inspect "
+                         f"log{'s' * (len(done.paths) != 1)}, {done.bytes / 1e6:.2f} MB{left}\n")
     return 0
 
 

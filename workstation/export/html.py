@@ -16,6 +16,7 @@ import html as _html
 import json
 import zlib
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -26,7 +27,7 @@ from workstation.store.recording import Recording
 TEMPLATE = Path(__file__).with_name("page.html")
 
 
-def _prompt(rec: Recording, turn: int, texts: dict[str, int]) -> dict:
+def _prompt(rec: Recording, turn: int, texts: dict[str, int]) -> dict[str, Any]:
     """A turn's prompt as [role, parts] with texts by index into the run's string table."""
     from workstation.runs.request import rebuild_prompt
     from workstation.turn.prompt import ImagePart
@@ -37,7 +38,7 @@ def _prompt(rec: Recording, turn: int, texts: dict[str, int]) -> dict:
         return {"error": f"the prompt cannot be rebuilt: {e}"}
     out = []
     for m in prompt.messages:
-        parts = []
+        parts: list[Any] = []
         for p in m.parts:
             if isinstance(p, ImagePart):
                 parts.append([p.frame, p.label])
@@ -47,7 +48,7 @@ def _prompt(rec: Recording, turn: int, texts: dict[str, int]) -> dict:
     return {"messages": out}
 
 
-def run_data(rec: Recording, start: int, stop: int, overlays: tuple[str, ...]) -> tuple[dict, bytes]:
+def run_data(rec: Recording, start: int, stop: int, overlays: tuple[str, ...]) -> tuple[dict[str, Any], bytes]:
     """The page's JSON for one run, and its frames as palette values (rows ``lo..stop-1``)."""
     tl = build_timeline(rec)
     n = min(stop, len(rec.frames))
@@ -79,7 +80,7 @@ def run_data(rec: Recording, start: int, stop: int, overlays: tuple[str, ...]) -
         "palette": pal.reshape(-1).tolist(),
         "score": [round(float(x), 3) for x in tl.score[:n]], "lives": tl.lives[:n].tolist(),
         "turn_at": tl.turn[:n].tolist(), "action_at": tl.action[:n].tolist(),
-        "turns": turns_out, "texts": sorted(texts, key=texts.get),
+        "turns": turns_out, "texts": sorted(texts, key=lambda t: texts[t]),
         "summary": rec.summary_or_partial(),
     }
     return data, frames.tobytes()

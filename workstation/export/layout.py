@@ -168,6 +168,7 @@ class Tile:
 
     def _thought(self, turn: int) -> np.ndarray:
         box, body = self.thought_box, self.body
+        assert box is not None  # drawn only when the panel has a thought box
         rows = box.h // body.line_height
         lines: list[tuple[str, str]] = [("thought", "accent")]
         if turn >= 0:
@@ -184,6 +185,7 @@ class Tile:
         if hit is not None:
             return hit
         box, body = self.plan_box, self.body
+        assert box is not None  # drawn only when the panel has a plan box
         rows = box.h // body.line_height
         lines: list[tuple[str, str]] = []
         if turn < 0:

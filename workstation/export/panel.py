@@ -47,7 +47,7 @@ def panel_palette() -> np.ndarray:
 
 
 @lru_cache(maxsize=8)
-def font(size: int) -> ImageFont.ImageFont:
+def font(size: int) -> ImageFont.ImageFont | ImageFont.FreeTypeFont:
     for path in _FONT_FILES:
         if Path(path).is_file():
             return ImageFont.truetype(path, size)

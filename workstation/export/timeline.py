@@ -8,6 +8,7 @@ turn's first action is marked on the frame the model saw.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -24,7 +25,7 @@ class Timeline:
     lives: np.ndarray  # int16 per frame (-1 when unknown)
     turn: np.ndarray  # int32 per frame: index into turns, -1 before the first
     action: np.ndarray  # int16 per frame: index into the turn's actions, NO_ACTION when none
-    turns: list[dict]
+    turns: list[dict[str, Any]]
 
 
 def build_timeline(rec: Recording) -> Timeline:

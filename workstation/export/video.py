@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 from collections.abc import Callable
+from typing import Any, cast
 
 import numpy as np
 
@@ -55,7 +56,10 @@ def yuv_tables(lut: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     y = 16 + 65.481 * r + 128.553 * g + 24.966 * b
     cb = 128 - 37.797 * r - 74.203 * g + 112.0 * b
     cr = 128 + 112.0 * r - 93.786 * g - 18.214 * b
-    clip = lambda a: np.clip(np.round(a), 0, 255)  # noqa: E731
+
+    def clip(a: np.ndarray) -> np.ndarray:
+        return np.clip(np.round(a), 0, 255)
+
     return clip(y).astype(np.uint8), clip(cb).astype(np.uint16), clip(cr).astype(np.uint16)
 
 
@@ -69,10 +73,10 @@ class Canvas:
             t.paint_static(self.pixels)
         self._first = True
 
-    def draw(self, f: int, paint_frames: bool = True) -> tuple[np.ndarray, list, list[Box]]:
+    def draw(self, f: int, paint_frames: bool = True) -> tuple[np.ndarray, list[Any], list[Box]]:
         """The canvas at ``f``; each tile's (frame box, frame values, scale); the panel boxes repainted."""
         panels: list[Box] = []
-        frames = []
+        frames: list[Any] = []
         for t in self.tiles:
             panels += t.draw(self.pixels, f, paint_frames)
             frames.append((t.frame_box, t.frame_indices(f), t.scale))
@@ -101,12 +105,12 @@ class YUV420:
         self.frame = av.VideoFrame(w, h, "yuv420p")
         views = []
         for plane, (ph, pw) in zip(self.frame.planes, ((h, w), (h // 2, w // 2), (h // 2, w // 2))):
-            views.append(np.frombuffer(plane, np.uint8).reshape(-1, plane.line_size)[:ph, :pw])
+            views.append(np.frombuffer(cast(Any, plane), np.uint8).reshape(-1, plane.line_size)[:ph, :pw])
         self.y, self.u, self.v = views
-        self._maps: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
+        self._maps: dict[tuple[Any, ...], tuple[np.ndarray, np.ndarray]] = {}
         self._last: dict[int, np.ndarray] = {}  # last frame values converted, per tile
 
-    def update(self, px: np.ndarray, frames: list, panels: list[Box]):
+    def update(self, px: np.ndarray, frames: list[Any], panels: list[Box]) -> Any:
         for b in panels:
             y0, y1, x0, x1 = _even(b)
             region = px[y0:y1, x0:x1]
@@ -157,7 +161,7 @@ def export_video(job: VideoJob, progress: Callable[[int, int], None] | None = No
     return _mp4(job, canvas, lut, progress)
 
 
-def _mp4(job: VideoJob, canvas: Canvas, lut: np.ndarray, progress) -> int:
+def _mp4(job: VideoJob, canvas: Canvas, lut: np.ndarray, progress: Callable[[int, int], None] | None) -> int:
     import av
     from fractions import Fraction
 
@@ -182,7 +186,7 @@ def _mp4(job: VideoJob, canvas: Canvas, lut: np.ndarray, progress) -> int:
     return job.count
 
 
-def _gif(job: VideoJob, canvas: Canvas, lut: np.ndarray, progress) -> int:
+def _gif(job: VideoJob, canvas: Canvas, lut: np.ndarray, progress: Callable[[int, int], None] | None) -> int:
     from workstation.export.gif import GifWriter
 
     # GIF delays are in 1/100 s, and players stretch delays under 2/100 s: paper pace

@@ -31,18 +31,18 @@ import numpy as np
 from workstation.game.games import Game
 from workstation.game.protocol import Protocol
 
-FrameSink = Callable[[np.ndarray, np.ndarray, np.ndarray], object]  # (screen, rgb, ram)
+FrameSink = Callable[[np.ndarray, Callable[[], np.ndarray], np.ndarray], object]  # (screen, rgb when asked, ram)
 
 _ENV_READY = False
 
 # A batch lends its runs emulators from a pool (workstation/batch/envpool.py: loadROM costs ~0.1 s
 # holding the GIL, so 64 runs starting at once would wait ~7 s for theirs). Set in a run's thread,
 # ENV_SOURCE(game, protocol, sound) gives the env for the clock to use, or None for a new one.
-ENV_SOURCE: ContextVar[Callable | None] = ContextVar("workstation_env_source", default=None)
+ENV_SOURCE: ContextVar[Callable[[Game, Protocol, bool], Any] | None] = ContextVar("workstation_env_source", default=None)
 
 
 def make_env(game: Game, repeat_action_probability: float = 0.0, sound: bool = False,
-             mode: int | None = None, difficulty: int | None = None):
+             mode: int | None = None, difficulty: int | None = None) -> Any:
     """The protocol's environment: ``gym.make`` exactly as the paper's harness does.
 
     ``sound``: also ``sound_obs=True`` (ale-py 0.12), so the emulator makes each frame's
@@ -55,7 +55,7 @@ def make_env(game: Game, repeat_action_probability: float = 0.0, sound: bool = F
         ale_py.ALEInterface.setLoggerMode(ale_py.LoggerMode.Error)  # no banner on every env
         gym.register_envs(ale_py)
         _ENV_READY = True
-    variant = {k: v for k, v in (("mode", mode), ("difficulty", difficulty)) if v is not None}
+    variant: dict[str, Any] = {k: v for k, v in (("mode", mode), ("difficulty", difficulty)) if v is not None}
     return gym.make(game.env_id, frameskip=1, repeat_action_probability=repeat_action_probability,
                     full_action_space=False, **({"sound_obs": True} if sound else {}), **variant)
 
@@ -70,7 +70,10 @@ def game_variants(key: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
 
     ALEInterface.setLoggerMode(ale_py.LoggerMode.Error)  # before the constructor, which prints a banner
     ale = ALEInterface()
-    ale.loadROM(roms.get_rom_path(re.sub(r"(?<!^)(?=[A-Z])", "_", get_game(key).ale_name).lower()))
+    rom = roms.get_rom_path(re.sub(r"(?<!^)(?=[A-Z])", "_", get_game(key).ale_name).lower())
+    if rom is None:
+        raise ValueError(f"no ROM for {key} in this ale-py")
+    ale.loadROM(rom)
     return tuple(ale.getAvailableModes()), tuple(ale.getAvailableDifficulties())
 
 
@@ -153,14 +156,14 @@ class GameClock:
                            self.protocol.game_mode, self.protocol.game_difficulty)
         self.attach_env(env)
 
-    def attach_env(self, env) -> None:
+    def attach_env(self, env: Any) -> None:
         """Step ``env`` from now on (a batch's pooled emulator; the caller restores the run's state in it)."""
         self.env = env
         self._env = self.env.unwrapped
         self.ale = self._env.ale
         self._action_set = self._env._action_set  # minimal-set index -> ALE action
 
-    def detach(self):
+    def detach(self) -> tuple[Any, Any]:
         """Give up the emulator between turns (a batch lends it to another run): returns ``(env, state)``,
         the run's emulator state without its RNG; the current frame's RGB stays here. Until ``attach``
         the clock holds no emulator (its ``close()`` closes nothing)."""
@@ -171,7 +174,7 @@ class GameClock:
         self._rgb = rgb
         return env, state
 
-    def attach(self, env, state) -> None:
+    def attach(self, env: Any, state: Any) -> None:
         """Take an emulator back (any of the same game and settings) and restore ``state`` from ``detach`` in it."""
         rgb = self._rgb
         env.unwrapped.ale.restoreState(state)
@@ -324,7 +327,7 @@ class GameClock:
         return ClockState(
             ale_state=self.ale.cloneState(include_rng=self._sticky), frame=self.frame, score=self.score,
             lives=self.lives, episode=self.episode, lives_lost=self.lives_lost,
-            noop_rng=self._noop_rng.bit_generator.state, rgb=self.rgb.copy(), over=self._over,
+            noop_rng=dict(self._noop_rng.bit_generator.state), rgb=self.rgb.copy(), over=self._over,
             game_over=self.game_over,
         )
 

@@ -19,6 +19,7 @@ MAX_FRAMES = 108_000  # the emulator's own episode cap (30 minutes at 60 Hz); th
 MAX_NOOPS = 1_000  # noops:N starts: at most this many NOOP frames (the classic protocol uses 30)
 MAX_CLIPS = 50  # history K and reward history R: clips kept in a prompt (the paper uses 3)
 MAX_REPEAT = 60  # emulator frames per action (the paper uses 3)
+CLOCKS = ("paused", "latency", "latency:server")  # latency:server = clock "latency" + clock_source "server"
 
 
 class ProtocolError(UserError, ValueError):
@@ -176,16 +177,23 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("reward_history", int, 3, f"R reward/life-loss clips, 0..{MAX_CLIPS} (default 3)", label="rewarded R",
             lo=0, hi=MAX_CLIPS, metavar="R"),
     Setting("feedback", bool, True, "turn the textual reward/life-loss feedback notices off"),
-    Setting("clock", str, "paused", "paused (the game waits for the model, the paper) or latency (the game runs "
-            "NOOPs for the model's thinking time)", choices=("paused", "latency")),
+    Setting("clock", str, "paused", "paused (the game waits for the model, the paper), latency (the game runs "
+            "NOOPs for the model's thinking time, as the wall clock measured it) or latency:server (for the "
+            "inference time the server reports, llama.cpp's timings; wall time where a reply has none)",
+            choices=CLOCKS),
     Setting("start", StartOption, StartOption(), f"fixed (the paper) | noops:N (N 0..{MAX_NOOPS}) | sticky:P (0<=P<1)",
             parse=StartOption.parse, metavar="START"),
-    Setting("guide", str, "full", "full game guide or the goal only", choices=("full", "short")),
+    Setting("guide", str, "full", "the game guide: full or short (the pack's guides), or an instruction level: "
+            "visual (goal, play, appearance), steps (goal, play) or goal (the goal only)",
+            choices=("full", "short", "visual", "steps", "goal")),
     Setting("game_mode", int, None, "the ALE game mode, for a held-out variant of the game as a transfer test "
             "(default: the game's own; `workstation games --variants` lists each game's)", label="game mode",
             lo=0, hi=255, metavar="N", form=False),
     Setting("game_difficulty", int, None, "the ALE difficulty switch, for a held-out variant (default: the "
             "game's own)", label="difficulty", lo=0, hi=255, metavar="N", form=False),
+    Setting("clock_source", str, "wall", "what the latency clock charges: wall (the time the call took) or server "
+            "(the server's own inference time); set by --clock latency:server", choices=("wall", "server"),
+            cli=False, form=False),
 )
 SETTING = {s.name: s for s in SETTINGS}
 VARIANT_KEYS = ("game_mode", "game_difficulty")  # the game variant; a grid may call them mode / difficulty
@@ -202,13 +210,19 @@ class Protocol:
     history: int = 3  # K recent clips
     reward_history: int = 3  # R reward / life-loss clips
     feedback: bool = True
-    clock: Literal["paused", "latency"] = "paused"
+    clock: Literal["paused", "latency", "latency:server"] = "paused"  # latency:server is kept as the two below
     start: StartOption = field(default_factory=StartOption)
-    guide: Literal["full", "short"] = "full"
+    guide: Literal["full", "short", "visual", "steps", "goal"] = "full"
     game_mode: int | None = None  # the ALE mode / difficulty: None = the game's default (the paper)
     game_difficulty: int | None = None
+    clock_source: Literal["wall", "server"] = "wall"  # what the latency clock charges (written only when server)
 
     def __post_init__(self) -> None:
+        if self.clock == "latency:server":  # one value on the command line, two fields here
+            object.__setattr__(self, "clock", "latency")
+            object.__setattr__(self, "clock_source", "server")
+        elif self.clock == "paused" and self.clock_source == "server":  # only the latency clock charges time
+            object.__setattr__(self, "clock_source", "wall")
         for s in SETTINGS:
             value = getattr(self, s.name)
             if s.type is StartOption:
@@ -226,6 +240,8 @@ class Protocol:
         for key in VARIANT_KEYS:  # written only when set, so every run made before them keeps its run id
             if d[key] is None:
                 del d[key]
+        if d.pop("clock_source") == "server":  # likewise: a wall-clock run keeps its run id
+            d["clock"] = "latency:server"
         return d
 
     @classmethod

@@ -10,6 +10,9 @@ from pathlib import Path
 
 from workstation.errors import UserError
 
+GUIDE_CHOICES = ("full", "short", "visual", "steps", "goal")  # workstation.turn.promptpack.GUIDE_CHOICES (a test)
+LEVELS = GUIDE_CHOICES[2:]
+
 
 def register(sub) -> None:
     p = sub.add_parser("prompts", help="prompt packs: build one from the AtariBench harness, show, diff",
@@ -28,6 +31,8 @@ def register(sub) -> None:
                       "then the words it accepts and the actions they play, and the warm-up.")
     s.add_argument("pack", metavar="PACK")
     s.add_argument("--game", required=True, metavar="G", help="game key, e.g. breakout")
+    s.add_argument("--guide", default="full", choices=GUIDE_CHOICES, metavar="|".join(GUIDE_CHOICES),
+                   help="the guide or instruction level to show (default full)")
     s.set_defaults(func=_show)
     d = ps.add_parser("diff", help="where two packs differ: action words, warm-up, text",
                       description="Compare two packs: layout, how each plays every action word either teaches "
@@ -80,6 +85,7 @@ def _from_atari_bench(a) -> int:
     print("could not read: " + "; ".join(harness.unread) if harness.unread else "could not read: nothing")
     for note in pack.warmup_notes():
         print(f"warm-up {note}")
+    print(levels_line(pack))
     print(f"play with it: workstation run --game breakout --prompts {out} ...")
     return 0
 
@@ -91,8 +97,13 @@ def _show(a) -> int:
 
     pack = _load(a.pack)
     game = pack.game(get_game(a.game))
-    prompt = PromptBuilder(game, Protocol(), pack).build([], 0)
-    print(f"# {game.key} in pack {pack.name} ({pack.path}, digest {pack.digest}, layout {pack.layout})")
+    problem = pack.level_problem(a.guide)
+    if problem:
+        raise UserError(problem.replace("--guide", "prompts show --guide", 1))
+    prompt = PromptBuilder(game, Protocol(guide=a.guide), pack).build([], 0)
+    print(f"# {game.key} in pack {pack.name} ({pack.path}, digest {pack.digest}, layout {pack.layout}), "
+          f"guide {a.guide} ({len(pack.guide(game, a.guide))} characters)")
+    print(f"# {levels_line(pack)}")
     print(prompt.render_text())
     print(f"\n# action words ({game.matching} matching): word -> action (id)")
     for word, action in game.aliases.items():
@@ -125,9 +136,11 @@ def _diff(a) -> int:
                 out.append(f"{key} word {w!r}: {na} | {nb}")
         if ga.warmup_seconds != gb.warmup_seconds:
             out.append(f"{key} warm-up: {ga.warmup_seconds:g} s | {gb.warmup_seconds:g} s")
-        for variant in ("full", "short"):
+        for variant in ("full", "short", *(v for v in LEVELS if v in pa.levels and v in pb.levels)):
             if pa.guide(key, variant) != pb.guide(key, variant):
                 out.append(f"{key} {variant} guide: differs")
+    if pa.levels != pb.levels:
+        out.append(f"instruction levels: {', '.join(pa.levels) or 'none'} | {', '.join(pb.levels) or 'none'}")
     for key in sorted(set(pa.strings) | set(pb.strings)):
         sa, sb = pa.strings.get(key), pb.strings.get(key)
         if sa == sb:
@@ -144,3 +157,12 @@ def _diff(a) -> int:
     print(f"# {a.a} (digest {pa.digest}) | {a.b} (digest {pb.digest})")
     sys.stdout.write("\n".join(out) + "\n")
     return 1
+
+
+def levels_line(pack) -> str:
+    """Which guides a pack has: the full and short guides always, the instruction levels when it has them."""
+    short = "short" if pack.layout != "document" else "short (= full: the harness has one guide a game)"
+    if pack.levels:
+        return f"guides: full, {short}; instruction levels: {', '.join(pack.levels)}"
+    return (f"guides: full, {short}; lacks the instruction levels {', '.join(LEVELS)} "
+            "(a run with --guide at one of them is refused)")

@@ -24,7 +24,7 @@ from workstation.providers.spec import ProviderOptions
 ImageEncoder = Callable[[bytes], Any]  # PNG bytes -> what the request carries for it
 
 
-def redacted_image(png: bytes) -> dict:
+def redacted_image(png: bytes) -> dict[str, Any]:
     """The stand-in for an image in a payload dump."""
     return {"png_bytes": len(png), "sha256": hashlib.sha256(png).hexdigest()}
 
@@ -38,6 +38,7 @@ class Completion:
     model: str | None = None
     problem: str | None = None  # "blocked" | "truncated" | "empty" when the text is unusable
     tool_calls: list[ToolCall] = field(default_factory=list)  # what the model asked to call
+    server_s: float | None = None  # the server's own inference time, where it reports one (llama.cpp timings)
 
 
 def judge(text: str, blocked: bool, truncated: bool, calls: bool = False) -> str | None:
@@ -64,7 +65,7 @@ class Adapter(Protocol):
     model: str
     options: ProviderOptions
 
-    def request(self, prompt: Prompt, image: ImageEncoder | None = None) -> dict:
+    def request(self, prompt: Prompt, image: ImageEncoder | None = None) -> dict[str, Any]:
         """The request body for this prompt (images through ``image``, default: the real encoding)."""
         ...
 
@@ -76,7 +77,7 @@ class Adapter(Protocol):
         """Create the SDK client (retries off, our timeout)."""
         ...
 
-    def complete(self, body: dict, on_text: OnText | None) -> Completion:
+    def complete(self, body: dict[str, Any], on_text: OnText | None) -> Completion:
         """Send ``body``, stream the reply; SDK errors propagate for ``retry.classify``."""
         ...
 
@@ -109,12 +110,18 @@ def parts(prompt: Prompt, message: Message) -> Iterator[tuple[str, Any]]:
             yield "image", prompt.png(p)
 
 
-def split_kwargs(method: Callable[..., Any], body: dict) -> tuple[dict, dict]:
+def split_kwargs(method: Callable[..., Any], body: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """Body fields the SDK method names as parameters, and the rest (sent as ``extra_body``)."""
     names = inspect.signature(method).parameters
     known = {k: v for k, v in body.items() if k in names}
     extra = {k: v for k, v in body.items() if k not in names}
     return known, extra
+
+
+def is_tool_result(message: Message) -> bool:
+    """A ``tool`` message answering a call (``Role`` does not name it: tool messages come from tool loops)."""
+    role: str = message.role
+    return role == "tool" and message.answers is not None
 
 
 def png_data_url(png: bytes) -> str:

@@ -21,6 +21,7 @@ import os
 import queue
 import time
 from collections.abc import Callable
+from typing import Any
 
 from workstation.calls import (Attempt, CallCancelled, CallStopped, CancelToken, Deadline, FatalAgentError, OnText,
                                Reply, TurnContext, Usage)
@@ -33,12 +34,28 @@ from workstation.providers.limiter import POLL_S, AdaptiveLimiter, limiter_for
 from workstation.providers.openai_chat import OpenAIChat
 from workstation.providers.openai_responses import OpenAIResponses
 from workstation.providers.pricing import PriceTable, default_prices
+from workstation.providers import reasoning
 from workstation.providers.redact import one_line, scrub
 from workstation.providers.retry import ProviderError, classify, with_retries
 from workstation.providers.spec import PROVIDERS, ProviderOptions, api_key, key_var, parse_spec
 
-ADAPTERS = {"openai": OpenAIResponses, "compat": OpenAIChat, "anthropic": AnthropicMessages, "gemini": Gemini}
+ADAPTERS: dict[str, Callable[[str, ProviderOptions], Adapter]] = {"openai": OpenAIResponses, "compat": OpenAIChat, "anthropic": AnthropicMessages, "gemini": Gemini}
 SDKS = {"openai": "openai", "compat": "openai", "anthropic": "anthropic", "gemini": "google-genai"}
+class TimedAttempt(Attempt):
+    """A try that got a reply, with the server's own inference time (``server_s``, where it reports one)
+    and, under ``--clock latency:server``, the wall time and which of the two was charged (``charged``).
+    Only the fields that are set are written, so other recordings keep their shape."""
+
+    def __init__(self, ok: bool, status: int | None = None, server_s: float | None = None,
+                 wall_s: float | None = None, charged: str | None = None) -> None:
+        super().__init__(ok, status=status)
+        self.server_s, self.wall_s, self.charged = server_s, wall_s, charged
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: v for k, v in super().to_json().items()
+                if v is not None or k not in ("server_s", "wall_s", "charged")}
+
+
 PROBLEMS = {
     "empty": "the reply had no text",
     "blocked": "the provider blocked the reply",
@@ -113,14 +130,19 @@ class ProviderAgent:
                 message = f"{PROBLEMS[done.problem]} (finish: {done.finish_reason})"
                 attempts.append(Attempt(False, done.problem, message, 200))
                 raise ProviderError(done.problem, message, 200)
-            attempts.append(Attempt(True, status=200))
+            server = self.options.clock == "server"
+            charged = None if not server else "server" if done.server_s is not None else "wall"
+            if server or done.server_s is not None:
+                attempts.append(TimedAttempt(True, 200, done.server_s, round(latency, 4) if server else None, charged))
+            else:
+                attempts.append(Attempt(True, status=200))
             return done
 
         def on_wait(seconds: float) -> None:
             attempts[-1].wait_s = round(seconds, 3)
             backoff.append(time.monotonic())
 
-        def account(**fields) -> dict:
+        def account(**fields: Any) -> dict[str, Any]:
             usage = _total(billed)
             seen, latency = last[-1] if last else (None, 0.0)
             return dict(usage=usage, latency_s=latency, cost_usd=self._cost(usage, seen), attempts=attempts,
@@ -146,18 +168,26 @@ class ProviderAgent:
                 error=one_line(f"no usable reply after {len(attempts)} attempt(s): {failure.message}",
                                self._secrets)))
         usage = _total(billed)
-        return Reply(text=done.text, usage=usage, latency_s=last[-1][1], cost_usd=self._cost(usage, done),
+        return Reply(text=done.text, usage=usage, latency_s=self._charged(done, last[-1][1]),
+                     cost_usd=self._cost(usage, done),
                      attempts=attempts, finish_reason=done.finish_reason, model=done.model or self.adapter.model,
                      request_id=done.request_id, tool_calls=list(done.tool_calls))
 
-    def _complete(self, body: dict, on_text: OnText | None, cancel: CancelToken | None,
+    def _charged(self, done: Completion, wall_s: float) -> float:
+        """The time a reply's turn is charged: the server's own under ``--clock latency:server`` when the
+        reply reports it (its attempt says which was charged), else the wall time of the call."""
+        if self.options.clock == "server" and done.server_s is not None:
+            return done.server_s
+        return wall_s
+
+    def _complete(self, body: dict[str, Any], on_text: OnText | None, cancel: CancelToken | None,
                   deadline: Deadline | None) -> Completion:
         """One SDK call. With a cancel token or deadline it runs in a helper thread while this
         thread relays the streamed text and stops waiting within ``POLL_S`` of a cancel or at
         the deadline (the abandoned request ends on its own, or when the client closes)."""
         if cancel is None and deadline is None:
             return self.adapter.complete(body, on_text)
-        box: queue.SimpleQueue = queue.SimpleQueue()
+        box: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
 
         def work() -> None:
             try:
@@ -179,11 +209,14 @@ class ProviderAgent:
                         deadline.check()
                     continue
                 if kind == "cancel":
-                    cancel.check()
+                    if cancel is not None:
+                        cancel.check()
                 elif kind == "text":
-                    on_text(value)
+                    if on_text is not None:
+                        on_text(value)
                 elif kind == "done":
-                    return value
+                    done: Completion = value
+                    return done
                 else:
                     raise value
         finally:
@@ -235,7 +268,7 @@ class ProviderAgent:
     def close(self) -> None:
         self.adapter.close()
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[str, Any]:
         """What the manifest records: provider, model, options and endpoint, never a key."""
         provider, model = self.adapter.provider, self.adapter.model
         table = self.prices or default_prices()
@@ -252,6 +285,7 @@ class ProviderAgent:
             "options": {k: (scrub(v, self._secrets) if isinstance(v, str) else v)
                         for k, v in self.options.to_json().items()},
             "key_from": var_or_none(provider),
+            "reasoning": reasoning.describe(model),
             "sdk": sdk,
             "price_per_mtok": None if price is None else vars(price).copy(),
             "price_note": table.note(provider, model),

@@ -18,12 +18,14 @@ back in the next user turn as ``tool_result`` blocks (text and images).
 
 from __future__ import annotations
 
+from typing import Any
+
 import base64
 import re
 
 from workstation.calls import OnText, ToolCall, Usage, parse_arguments
 from workstation.turn.prompt import Prompt
-from workstation.providers.adapter import (Completion, ImageEncoder, conversation, judge, parts,
+from workstation.providers.adapter import (Completion, ImageEncoder, conversation, is_tool_result, judge, parts,
                                            split_kwargs, system_text)
 from workstation.providers.retry import ProviderError, stream_failure
 from workstation.providers.spec import ProviderConfigError, ProviderOptions
@@ -46,10 +48,10 @@ def _version(model: str) -> tuple[int, int] | None:
     return (int(m.group(1)), int(m.group(2))) if m else None
 
 
-def thinking_fields(model: str, options: ProviderOptions) -> dict:
+def thinking_fields(model: str, options: ProviderOptions) -> dict[str, Any]:
     """``thinking``, ``output_config`` and ``max_tokens`` for this model and effort."""
     effort, limit = options.effort, options.max_output_tokens
-    fields: dict = {}
+    fields: dict[str, Any] = {}
     if effort == "none":
         fields["thinking"] = {"type": "disabled"}
     elif effort is not None:
@@ -87,11 +89,11 @@ class AnthropicMessages:
     def __init__(self, model: str, options: ProviderOptions) -> None:
         self.model, self.options = model, options
         self.fields = thinking_fields(model, options)
-        self.client = None
+        self.client: Any = None  # the SDK client, made by open()
 
-    def request(self, prompt: Prompt, image: ImageEncoder | None = None) -> dict:
+    def request(self, prompt: Prompt, image: ImageEncoder | None = None) -> dict[str, Any]:
         image = image or _base64
-        messages: list[dict] = []
+        messages: list[dict[str, Any]] = []
         for m in conversation(prompt):
             if m.role == "assistant":
                 content = [dict(b) for b in (m.tool_calls[0].meta.get("thinking") or [])] if m.tool_calls else []
@@ -101,11 +103,11 @@ class AnthropicMessages:
                             for c in m.tool_calls]
                 messages.append({"role": "assistant", "content": content})
                 continue
-            blocks = [{"type": "text", "text": v} if kind == "text"
+            blocks: list[dict[str, Any]] = [{"type": "text", "text": v} if kind == "text"
                       else {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": image(v)}}
                       for kind, v in parts(prompt, m)]
-            if m.role == "tool" and m.answers is not None:
-                block = {"type": "tool_result", "tool_use_id": m.answers.id, "content": blocks}
+            if is_tool_result(m) and m.answers is not None:
+                block: dict[str, Any] = {"type": "tool_result", "tool_use_id": m.answers.id, "content": blocks}
                 if m.is_error:
                     block["is_error"] = True
                 last = messages[-1] if messages else None
@@ -121,7 +123,7 @@ class AnthropicMessages:
         if len(users) > 1:  # a real multi-turn chat: cache up to the previous and the current turn
             for msg in users[-2:]:
                 msg["content"][-1]["cache_control"] = dict(_CACHE)
-        body: dict = {"model": self.model, "max_tokens": self.fields["max_tokens"]}
+        body: dict[str, Any] = {"model": self.model, "max_tokens": self.fields["max_tokens"]}
         instructions = system_text(prompt)
         if instructions:
             body["system"] = [{"type": "text", "text": instructions, "cache_control": dict(_CACHE)}]
@@ -148,12 +150,12 @@ class AnthropicMessages:
         self.client = anthropic.Anthropic(api_key=key, base_url=self.options.base_url, max_retries=0,
                                           timeout=self.options.timeout)
 
-    def complete(self, body: dict, on_text: OnText | None) -> Completion:
+    def complete(self, body: dict[str, Any], on_text: OnText | None) -> Completion:
         known, extra = split_kwargs(self.client.messages.create, body)
         stream = self.client.messages.create(**known, extra_body=extra or None)
         text: list[str] = []
-        uses: dict[int, dict] = {}  # block index -> id, name and input pieces of a tool_use block
-        thoughts: dict[int, dict] = {}  # block index -> a thinking block (sent back with tool calls)
+        uses: dict[int, dict[str, Any]] = {}  # block index -> id, name and input pieces of a tool_use block
+        thoughts: dict[int, dict[str, Any]] = {}  # block index -> a thinking block (sent back with tool calls)
         start = stop = request_id = model = None
         output = thinking = 0
         done = False

@@ -15,11 +15,13 @@ images as ``inline_data`` parts after it.
 
 from __future__ import annotations
 
+from typing import Any
+
 import re
 
 from workstation.calls import OnText, ToolCall, Usage
 from workstation.turn.prompt import Prompt
-from workstation.providers.adapter import (Completion, ImageEncoder, conversation, judge, parts, system_text,
+from workstation.providers.adapter import (Completion, ImageEncoder, conversation, is_tool_result, judge, parts, system_text,
                                            tool_call_id)
 from workstation.providers.retry import ProviderError
 from workstation.providers.spec import ProviderConfigError, ProviderOptions
@@ -31,7 +33,7 @@ BLOCKED = {"SAFETY", "PROHIBITED_CONTENT", "BLOCKLIST", "SPII", "RECITATION", "I
            "IMAGE_PROHIBITED_CONTENT", "IMAGE_RECITATION"}
 
 
-def thinking_config(model: str, effort: str | None) -> dict | None:
+def thinking_config(model: str, effort: str | None) -> dict[str, Any] | None:
     """The ``thinking_config`` for this model and effort (None: leave the model's default)."""
     if effort is None:
         return None
@@ -52,7 +54,7 @@ def thinking_config(model: str, effort: str | None) -> dict | None:
     raise ProviderConfigError(f"gemini:{model} does not think; drop --effort", "effort")
 
 
-def gemini_usage(meta) -> Usage:
+def gemini_usage(meta: Any) -> Usage:
     prompt = meta.prompt_token_count or 0
     cached = meta.cached_content_token_count or 0
     thoughts = meta.thoughts_token_count or 0
@@ -66,26 +68,26 @@ class Gemini:
     def __init__(self, model: str, options: ProviderOptions) -> None:
         self.model, self.options = model, options
         self.thinking = thinking_config(model, options.effort)
-        self.client = None
+        self.client: Any = None  # the SDK client, made by open()
 
-    def request(self, prompt: Prompt, image: ImageEncoder | None = None) -> dict:
+    def request(self, prompt: Prompt, image: ImageEncoder | None = None) -> dict[str, Any]:
         image = image or (lambda png: png)  # the SDK base64-encodes bytes itself
-        contents = []
+        contents: list[dict[str, Any]] = []
         for m in conversation(prompt):
             role = "model" if m.role == "assistant" else "user"
-            items = [{"text": v} if kind == "text" else {"inline_data": {"mime_type": "image/png", "data": image(v)}}
+            items: list[dict[str, Any]] = [{"text": v} if kind == "text" else {"inline_data": {"mime_type": "image/png", "data": image(v)}}
                      for kind, v in parts(prompt, m)]
             if m.role == "assistant" and m.tool_calls:
                 for c in m.tool_calls:
-                    part: dict = {"function_call": {"name": c.name, "args": c.arguments}}
+                    part: dict[str, Any] = {"function_call": {"name": c.name, "args": c.arguments}}
                     if not c.meta.get("made_up_id"):
                         part["function_call"]["id"] = c.id
                     if c.meta.get("thought_signature"):
                         part["thought_signature"] = c.meta["thought_signature"]
                     items.append(part)
-            if m.role == "tool" and m.answers is not None:
+            if is_tool_result(m) and m.answers is not None:
                 text = "".join(p["text"] for p in items if "text" in p)
-                answer: dict = {"name": m.answers.name,
+                answer: dict[str, Any] = {"name": m.answers.name,
                                 "response": {"error" if m.is_error else "result": text}}
                 if not m.answers.meta.get("made_up_id"):
                     answer["id"] = m.answers.id
@@ -97,9 +99,9 @@ class Gemini:
                 contents.append({"role": "user", "parts": items, "_results": True})
                 continue
             contents.append({"role": role, "parts": items or [{"text": ""}]})
-        for c in contents:
-            c.pop("_results", None)
-        config: dict = {}
+        for content in contents:
+            content.pop("_results", None)
+        config: dict[str, Any] = {}
         instructions = system_text(prompt)
         if instructions:
             config["system_instruction"] = instructions
@@ -127,7 +129,7 @@ class Gemini:
         http = types.HttpOptions(base_url=self.options.base_url, timeout=int(self.options.timeout * 1000))
         self.client = genai.Client(api_key=key, vertexai=False, http_options=http)  # no retry_options: no retries
 
-    def complete(self, body: dict, on_text: OnText | None) -> Completion:
+    def complete(self, body: dict[str, Any], on_text: OnText | None) -> Completion:
         text: list[str] = []
         calls: list[ToolCall] = []
         finish = usage = request_id = model = None
@@ -165,5 +167,5 @@ class Gemini:
             self.client.close()
 
 
-def _name(value) -> str:
+def _name(value: Any) -> str:
     return str(getattr(value, "name", None) or getattr(value, "value", None) or value)

@@ -6,6 +6,12 @@ turns are ``text`` and ``image_url`` parts (PNG data URLs) in prompt order.
 ``--effort`` is passed as ``reasoning_effort`` and left to the server.
 Streaming asks for a final usage chunk; a server that sends none gives no usage.
 
+Reasoning the server sends apart (``reasoning_content``, ``reasoning``) and think tags in the
+text become one text with a leading ``<think>`` block, by the model id's rule
+(``workstation.providers.reasoning``): the parser keeps it as the thought. llama.cpp's server
+reports its own inference time per reply (``timings``: ``prompt_ms`` + ``predicted_ms``), kept as
+``Completion.server_s``; vLLM, Ollama's OpenAI API and hosted services report none.
+
 Tools go as ``tools`` of type ``function``; the model's calls come back as
 ``tool_calls`` deltas (arguments streamed in pieces, joined by index), and each
 result goes back as a ``role: "tool"`` message naming its ``tool_call_id``. A
@@ -15,18 +21,20 @@ tool message carries text only, so a result's images follow in a user message.
 from __future__ import annotations
 
 import json
+from typing import Any
 
-from workstation.calls import OnText, ToolCall, parse_arguments
+from workstation.calls import OnText, ToolCall, Usage, parse_arguments
 from workstation.turn.prompt import Prompt
-from workstation.providers.adapter import (Completion, ImageEncoder, conversation, judge, parts,
+from workstation.providers.adapter import (Completion, ImageEncoder, conversation, is_tool_result, judge, parts,
                                            png_data_url, system_text)
 from workstation.providers.json_stream import get as _get, json_stream
 from workstation.providers.openai_responses import openai_usage
+from workstation.providers.reasoning import FIELDS as REASONING_FIELDS, fold, rule_for
 from workstation.providers.retry import ProviderError
 from workstation.providers.spec import ProviderConfigError, ProviderOptions
 
 
-def post_stream(client, body: dict):
+def post_stream(client: Any, body: dict[str, Any]) -> Any:
     """The streamed Chat Completion for a JSON-ready ``body``, through the SDK client's own request path
     (auth, headers, timeout, status errors, SSE decoding), as ``chat.completions.create`` sends it but
     without re-walking the body against the SDK's typed parameters: ``request()`` builds plain dicts,
@@ -35,7 +43,25 @@ def post_stream(client, body: dict):
     return client.post("/chat/completions", body=body, cast_to=object, stream=True, stream_cls=json_stream())
 
 
-def chat_usage(u):  # type: ignore[no-untyped-def]
+def server_seconds(timings: Any) -> float | None:
+    """llama.cpp's ``timings`` (``prompt_ms`` + ``predicted_ms``) in seconds; None without them."""
+    if not isinstance(timings, dict):
+        return None
+    parts = [timings.get(k) for k in ("prompt_ms", "predicted_ms")]
+    nums = [float(p) for p in parts if isinstance(p, (int, float)) and not isinstance(p, bool) and p >= 0]
+    return round(sum(nums) / 1000, 4) if nums else None
+
+
+def reasoning_of(d: Any) -> str:
+    """The reasoning text a message or delta carries apart from its content ("" without any)."""
+    for name in REASONING_FIELDS:
+        value = _get(d, name)
+        if isinstance(value, str) and value:
+            return value
+    return ""
+
+
+def chat_usage(u: Any) -> Usage | None:
     """A Chat Completion's ``usage`` object (streamed or whole) as our ``Usage``; None without one."""
     if not isinstance(u, dict):
         return None
@@ -54,27 +80,28 @@ class OpenAIChat:
                 f"compat:{model} needs --base-url, e.g. http://localhost:8000/v1 (vLLM) "
                 "or http://localhost:11434/v1 (Ollama)", "base_url")
         self.model, self.options = model, options
-        self.client = None
+        self.reasoning_rule = rule_for(model)[0]
+        self.client: Any = None  # the SDK client, made by open()
 
-    def request(self, prompt: Prompt, image: ImageEncoder | None = None) -> dict:
+    def request(self, prompt: Prompt, image: ImageEncoder | None = None) -> dict[str, Any]:
         image = image or png_data_url
-        messages: list[dict] = []
+        messages: list[dict[str, Any]] = []
         instructions = system_text(prompt)
         if instructions:
             messages.append({"role": "system", "content": instructions})
         for m in conversation(prompt):
             if m.role == "assistant":
-                msg: dict = {"role": "assistant", "content": m.text()}
+                msg: dict[str, Any] = {"role": "assistant", "content": m.text()}
                 if m.tool_calls:
                     msg["content"] = m.text() or None
                     msg["tool_calls"] = [{"id": c.id, "type": "function", "function": {
                         "name": c.name, "arguments": json.dumps(c.arguments)}} for c in m.tool_calls]
                 messages.append(msg)
                 continue
-            content = [{"type": "text", "text": v} if kind == "text"
+            content: list[dict[str, Any]] = [{"type": "text", "text": v} if kind == "text"
                        else {"type": "image_url", "image_url": {"url": image(v)}}
                        for kind, v in parts(prompt, m)]
-            if m.role == "tool" and m.answers is not None:
+            if is_tool_result(m) and m.answers is not None:
                 text = "".join(c["text"] for c in content if c["type"] == "text")
                 messages.append({"role": "tool", "tool_call_id": m.answers.id, "content": text})
                 images = [c for c in content if c["type"] != "text"]
@@ -83,7 +110,7 @@ class OpenAIChat:
                         {"type": "text", "text": f"The images {m.answers.name} returned:"}, *images]})
                 continue
             messages.append({"role": "user", "content": content})
-        body: dict = {"model": self.model, "messages": messages}
+        body: dict[str, Any] = {"model": self.model, "messages": messages}
         if prompt.tools:
             body["tools"] = [{"type": "function", "function": {"name": t.name, "description": t.description,
                                                                "parameters": t.parameters}} for t in prompt.tools]
@@ -108,23 +135,33 @@ class OpenAIChat:
         self.client = openai.OpenAI(api_key=key, base_url=self.options.base_url, max_retries=0,
                                     timeout=self.options.timeout)
 
-    def complete(self, body: dict, on_text: OnText | None) -> Completion:
+    def complete(self, body: dict[str, Any], on_text: OnText | None) -> Completion:
         stream = post_stream(self.client, body)
         if stream.response.headers.get("content-type", "").startswith("application/json"):
             with stream:  # a server that ignores "stream": true and answers with the whole completion
                 return self._whole(json.loads(stream.response.read() or b"null"), on_text)
         text: list[str] = []
-        calls: dict[int, dict] = {}  # index -> id, name and the argument pieces so far
+        thinking: list[str] = []  # reasoning sent apart from the content
+        calls: dict[int, dict[str, Any]] = {}  # index -> id, name and the argument pieces so far
         finish = usage = request_id = model = None
+        server_s: float | None = None
         with stream:
             for chunk in stream:
                 request_id, model = _get(chunk, "id") or request_id, _get(chunk, "model") or model
+                server_s = server_seconds(_get(chunk, "timings")) or server_s
                 choices = _get(chunk, "choices")
                 if choices and isinstance(choices, list):
                     choice = choices[0]
                     delta = _get(choice, "delta")
+                    thought = reasoning_of(delta)
+                    if thought and not text:  # shown live as the leading think block the text will have
+                        if on_text:
+                            on_text(thought if thinking else "<think>" + thought)
+                        thinking.append(thought)
                     piece = _get(delta, "content")
                     if piece and isinstance(piece, str):
+                        if on_text and thinking and not text:
+                            on_text("</think>\n")
                         text.append(piece)
                         if on_text:
                             on_text(piece)
@@ -141,21 +178,24 @@ class OpenAIChat:
                 usage = chat_usage(_get(chunk, "usage")) or usage
         if finish is None:
             raise ProviderError("transient", "the reply stream ended before a finish reason")
-        full = "".join(text)
+        content = "".join(text)
+        full = fold(content, "".join(thinking), self.reasoning_rule)
         tool_calls = []
         for n, slot in sorted(calls.items()):
             args, error = parse_arguments("".join(slot["args"]))
             tool_calls.append(ToolCall(slot["id"] or f"call_{n}", slot["name"], args, error))
-        return Completion(full, usage, finish, request_id, model,
-                          judge(full, finish == "content_filter", finish == "length", bool(tool_calls)), tool_calls)
+        return Completion(full, usage, finish, request_id, model,  # judged on the content, as before reasoning folds
+                          judge(content, finish == "content_filter", finish == "length", bool(tool_calls)), tool_calls,
+                          server_s)
 
-    def _whole(self, data, on_text: OnText | None) -> Completion:  # type: ignore[no-untyped-def]
+    def _whole(self, data: Any, on_text: OnText | None) -> Completion:
         """A whole (unstreamed) Chat Completion, read as the stream's chunks are."""
         choices = _get(data, "choices")
         choice = choices[0] if isinstance(choices, list) and choices else None
         message = _get(choice, "message")
-        full = _get(message, "content")
-        full = full if isinstance(full, str) else ""
+        content = _get(message, "content")
+        content = content if isinstance(content, str) else ""
+        full = fold(content, reasoning_of(message), self.reasoning_rule)
         if full and on_text:
             on_text(full)
         finish = _get(choice, "finish_reason")
@@ -167,7 +207,8 @@ class OpenAIChat:
             args, error = parse_arguments(_get(function, "arguments") or "")
             tool_calls.append(ToolCall(_get(tc, "id") or f"call_{n}", _get(function, "name") or "", args, error))
         return Completion(full, chat_usage(_get(data, "usage")), finish, _get(data, "id"), _get(data, "model"),
-                          judge(full, finish == "content_filter", finish == "length", bool(tool_calls)), tool_calls)
+                          judge(content, finish == "content_filter", finish == "length", bool(tool_calls)), tool_calls,
+                          server_seconds(_get(data, "timings")))
 
     def close(self) -> None:
         if self.client is not None:

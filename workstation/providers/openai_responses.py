@@ -13,12 +13,14 @@ followed by its ``function_call_output`` (text, or text and images as input item
 
 from __future__ import annotations
 
+from typing import Any
+
 import json
 import re
 
 from workstation.calls import OnText, ToolCall, Usage, parse_arguments
 from workstation.turn.prompt import Prompt
-from workstation.providers.adapter import (Completion, ImageEncoder, conversation, judge, parts,
+from workstation.providers.adapter import (Completion, ImageEncoder, conversation, is_tool_result, judge, parts,
                                            png_data_url, system_text)
 from workstation.providers.json_stream import get, json_stream
 from workstation.providers.retry import ProviderError, stream_failure
@@ -34,7 +36,7 @@ _EFFORTS = (  # known per-family limits; models not listed get any effort and th
 )
 
 
-def output_text(output: list) -> str:
+def output_text(output: list[Any]) -> str:
     """The text of a finished response's ``message`` items (what the SDK's ``output_text`` joins)."""
     return "".join(part.get("text") or "" for item in output if get(item, "type") == "message"
                    for part in (get(item, "content") or []) if get(part, "type") == "output_text")
@@ -64,15 +66,15 @@ class OpenAIResponses:
     def __init__(self, model: str, options: ProviderOptions) -> None:
         check_effort(model, options.effort)
         self.model, self.options = model, options
-        self.client = None
+        self.client: Any = None  # the SDK client, made by open()
 
-    def request(self, prompt: Prompt, image: ImageEncoder | None = None) -> dict:
+    def request(self, prompt: Prompt, image: ImageEncoder | None = None) -> dict[str, Any]:
         image = image or png_data_url
-        body: dict = {"model": self.model}
+        body: dict[str, Any] = {"model": self.model}
         instructions = system_text(prompt)
         if instructions:
             body["instructions"] = instructions
-        items = []
+        items: list[dict[str, Any]] = []
         for m in conversation(prompt):
             if m.role == "assistant":
                 if m.text() or not m.tool_calls:
@@ -80,12 +82,12 @@ class OpenAIResponses:
                 items.extend({"type": "function_call", "call_id": c.id, "name": c.name,
                               "arguments": json.dumps(c.arguments)} for c in m.tool_calls)
                 continue
-            content = [{"type": "input_text", "text": v} if kind == "text"
+            content: list[dict[str, Any]] = [{"type": "input_text", "text": v} if kind == "text"
                        else {"type": "input_image", "image_url": image(v), "detail": "auto"}
                        for kind, v in parts(prompt, m)]
-            if m.role == "tool" and m.answers is not None:
+            if is_tool_result(m) and m.answers is not None:
                 only_text = all(c["type"] == "input_text" for c in content)
-                output = "".join(c["text"] for c in content) if only_text else content
+                output: str | list[dict[str, Any]] = "".join(c["text"] for c in content) if only_text else content
                 items.append({"type": "function_call_output", "call_id": m.answers.id, "output": output})
                 continue
             items.append({"role": "user", "content": content})
@@ -113,7 +115,7 @@ class OpenAIResponses:
         self.client = openai.OpenAI(api_key=key, base_url=self.options.base_url, max_retries=0,
                                     timeout=self.options.timeout)
 
-    def complete(self, body: dict, on_text: OnText | None) -> Completion:
+    def complete(self, body: dict[str, Any], on_text: OnText | None) -> Completion:
         # posted as built, events read as JSON (``json_stream``): ``responses.create`` re-walked the
         # body (every history image's base64 text) against its typed parameters, and typed every event
         stream = self.client.post("/responses", body=body, cast_to=object, stream=True, stream_cls=json_stream())
@@ -139,7 +141,8 @@ class OpenAIResponses:
                     raise stream_failure(get(event, "code"), get(event, "message"))
         if not isinstance(final, dict):
             raise ProviderError("transient", "the reply stream ended before the response was complete")
-        output = final.get("output") if isinstance(final.get("output"), list) else []
+        found = final.get("output")
+        output: list[Any] = found if isinstance(found, list) else []
         full = "".join(text) or output_text(output)
         reason = get(final.get("incomplete_details"), "reason")
         u = final.get("usage")
@@ -150,7 +153,7 @@ class OpenAIResponses:
                                  get(details, "cache_write_tokens") or 0, u.get("output_tokens") or 0,
                                  get(out, "reasoning_tokens") or 0)
         blocked = refused or reason == "content_filter"
-        calls = []
+        calls: list[ToolCall] = []
         for item in output:
             if get(item, "type") == "function_call":
                 args, error = parse_arguments(get(item, "arguments") or "")

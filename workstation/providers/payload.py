@@ -7,6 +7,8 @@ blanked. It needs no key and opens no connection.
 
 from __future__ import annotations
 
+from typing import Any
+
 from workstation.turn.prompt import Prompt
 from workstation.providers.adapter import redacted_image
 from workstation.providers.agent import make_adapter
@@ -14,7 +16,7 @@ from workstation.providers.redact import redact_headers
 from workstation.providers.spec import ProviderOptions
 
 
-def describe_request(prompt: Prompt, spec: str, options: ProviderOptions | None = None) -> dict:
+def describe_request(prompt: Prompt, spec: str, options: ProviderOptions | None = None) -> dict[str, Any]:
     """``{"spec", "provider", "model", "method", "url", "headers", "body"}`` for this prompt."""
     adapter = make_adapter(spec, options or ProviderOptions())
     url, headers = adapter.endpoint()

@@ -8,6 +8,8 @@ no cost (None), never an error; ``price_note`` says why.
 
 from __future__ import annotations
 
+from typing import Any
+
 import os
 import re
 import tomllib
@@ -71,12 +73,12 @@ def load_prices(path: str | Path | None = None) -> PriceTable:
         try:
             data = tomllib.loads(p.read_text())
         except (OSError, tomllib.TOMLDecodeError) as exc:
-            raise ProviderConfigError(f"cannot read price file {p}: {exc}; fix it or unset {ENV_VAR}", None, file=p) from None
+            raise ProviderConfigError(f"cannot read price file {p}: {exc}; fix it or unset {ENV_VAR}", None, file=str(p)) from None
         _merge(table, data, str(p))
     return table
 
 
-def _merge(table: PriceTable, data: dict, origin: str) -> None:
+def _merge(table: PriceTable, data: dict[str, Any], origin: str) -> None:
     table.version = str(data.get("version", table.version or "?"))
     table.as_of = str(data.get("as_of", table.as_of or "?"))
     table.files.append(origin)

@@ -138,7 +138,7 @@ def _status_class(status: int, kind: str, text: str) -> str:
     return "fatal"
 
 
-def _error_fields(body: Any) -> dict:
+def _error_fields(body: Any) -> dict[str, Any]:
     """The provider's error object, whichever way the SDK kept it."""
     if isinstance(body, str):
         try:
@@ -197,7 +197,7 @@ class BackoffWait(tenacity.wait.wait_base):
         exc = retry_state.outcome.exception() if retry_state.outcome else None
         hint = getattr(exc, "retry_after", None)
         if hint is not None:
-            return min(self.max_wait_s, hint)
+            return min(self.max_wait_s, float(hint))
         ceiling = min(self.max_wait_s, self.base_s * 2 ** (retry_state.attempt_number - 1))
         return random.uniform(ceiling / 2, ceiling)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import asdict, dataclass, fields
+from typing import Any
 
 from workstation.errors import UserError
 
@@ -68,6 +69,7 @@ class ProviderOptions:
     timeout: float = 60.0  # seconds, per attempt (connect and each read)
     max_attempts: int = 6  # tries per turn, the first included
     max_wait_s: float = 120.0  # the longest single wait between tries
+    clock: str = "wall"  # what a reply's latency_s charges: wall (the call's time) or server (its reported time)
 
     def __post_init__(self) -> None:
         if self.effort is not None:
@@ -87,9 +89,14 @@ class ProviderOptions:
             raise ProviderConfigError("max attempts must be at least 1")
         if self.max_wait_s < 0:
             raise ProviderConfigError("max wait must not be negative")
+        if self.clock not in ("wall", "server"):
+            raise ProviderConfigError(f"unknown clock {self.clock!r}; use wall or server", "clock")
 
-    def to_json(self) -> dict:
-        return asdict(self)
+    def to_json(self) -> dict[str, Any]:
+        d = asdict(self)
+        if d["clock"] == "wall":  # written only for --clock latency:server: other manifests stay as they were
+            del d["clock"]
+        return d
 
 
 def parse_spec(spec: str) -> tuple[str, str]:
@@ -126,7 +133,7 @@ def key_var(provider: str) -> str:
     return names[0]
 
 
-def options_from_description(description: dict) -> ProviderOptions:
+def options_from_description(description: dict[str, Any]) -> ProviderOptions:
     """The options an agent ran with, from its ``describe()`` record (a run manifest's agent entry).
 
     Unknown keys are ignored, so older or newer manifests still load.

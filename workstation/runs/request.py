@@ -32,6 +32,15 @@ def rebuild_prompt(rec: Recording, turn: int) -> Prompt:
     if "messages" in ref:
         return Prompt.from_json(ref["messages"], rec.frames, edited=t.variant == "edited")
     builder = prompt_builder(rec)
+    from workstation.turn.experience import read_updates, rules_at
+
+    rules = rules_at(rec.manifest, read_updates(rec.path), turn)
+    if rules is not None:  # the experience library the turn's prompt carried, by the slot the run recorded
+        from dataclasses import replace
+
+        builder.pack = replace(builder.pack, experience_slot=rec.manifest["experience"].get("slot")
+                               or builder.pack.experience_slot)
+        builder.set_experience(rules)
     prompt = builder.build(clips_from_turns(turns[:turn]), t.start_frame)
     if ref.get("digest") and prompt.digest() != ref["digest"]:
         raise RecordingError(

@@ -57,15 +57,18 @@ def new_run_dir(out: Path, game: Game, agent_spec: str, seed: int, run_id: str |
 
 
 def manifest_for(game: Game, protocol: Protocol, seed: int, agent: Agent, pack: PromptPack,
-                 parent: dict[str, Any] | None = None, skill: str | None = None) -> dict[str, Any]:
-    from workstation.turn.promptpack import skill_digest
+                 parent: dict[str, Any] | None = None, skill: str | None = None,
+                 experience: Any = None) -> dict[str, Any]:
+    from workstation.turn.promptpack import identity_extras, skill_digest
 
     desc = agent.describe()
     digest = skill_digest(pack, skill) if skill else None
     m = {
         "format": FORMAT,
         "rules": RULES,  # the game-over rule (workstation.game.clock); verify re-executes under it
-        "run_id": run_identity(game, protocol, seed, desc, pack.digest, digest),
+        "run_id": run_identity(game, protocol, seed, desc, pack.digest, digest,
+                               identity_extras(pack, game, protocol.guide,
+                                               experience.identity() if experience else None)),
         "game": game.key,
         "env_id": game.env_id,
         "in_paper": game.in_paper,
@@ -85,6 +88,8 @@ def manifest_for(game: Game, protocol: Protocol, seed: int, agent: Agent, pack: 
                           "the seed labels a repeat and seeds the agent only")
     if skill:  # only runs with a skill carry one (the prompt is rebuilt from it)
         m["skill"] = {"digest": digest, "text": skill, "slot": pack.skill_slot}
+    if experience is not None:  # an experience library (workstation.turn.experience): its start and K
+        m["experience"] = experience.manifest()
     if parent:
         m["parent"] = parent
     m["changes"] = []  # what a person changed, kept up to date by the writer (workstation.store.changes)
@@ -102,14 +107,24 @@ def start_run(spec: RunSpec, observers: list[Observer] | None = None, plan_sourc
     game = pack.game(get_game(spec.game))  # the pack's words and warm-up
     if agent is None:
         agent = make_agent(spec.agent, game, spec.seed, spec.provider_options, plan_source)
-    manifest = manifest_for(game, spec.protocol, spec.seed, agent, pack, skill=spec.skill)
+    experience = None
+    if spec.experience is not None and spec.reflect_every is not None:
+        from workstation.turn.experience import ExperienceRun
+
+        experience = ExperienceRun.open(spec.experience, spec.agent_ref.canonical, game, spec.reflect_every,
+                                        pack.experience_slot)
+    manifest = manifest_for(game, spec.protocol, spec.seed, agent, pack, skill=spec.skill, experience=experience)
     note = replay_difference(agent, spec)
     if note:
         manifest["replay_note"] = note  # recorded: the replay plays the plans on another start than they were made on
     path = new_run_dir(Path(spec.out), game, spec.agent, spec.seed, run_id=manifest["run_id"])
     writer = RecordingWriter(path, manifest, game.height)
-    return TurnEngine(game, spec.protocol, agent, spec.seed, pack, writer, observers, spec.max_cost, rewindable,
-                      skill=spec.skill, max_failed_turns=max_failed_turns, replay_note=note)
+    engine = TurnEngine(game, spec.protocol, agent, spec.seed, pack, writer, observers, spec.max_cost, rewindable,
+                        skill=spec.skill, max_failed_turns=max_failed_turns, replay_note=note,
+                        experience=experience)
+    if experience is not None:
+        experience.attach(engine)
+    return engine
 
 
 def replay_difference(agent: Agent, spec: RunSpec) -> str | None:

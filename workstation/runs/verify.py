@@ -159,6 +159,11 @@ def verify(rec: Recording) -> VerifyResult:
     if turns_checked < len(turns):
         return VerifyResult(checked, checked, f"turns.jsonl has {len(turns)} turns but re-execution plays only "
                                               f"{turns_checked}")
+    from workstation.turn.experience import read_updates, recording_problems
+
+    problem = recording_problems(rec.manifest, read_updates(rec.path), len(turns))
+    if problem:  # the library's updates, replayed from their recorded replies (no model)
+        return VerifyResult(checked, checked, problem, turns_checked)
     stored, s = rec.summary_record, engine.summary
     if stored is not None and s is not None:
         keys = _SUMMARY_KEYS + (("games_ended",) if rules >= 2 and stored.games_ended is not None else ())

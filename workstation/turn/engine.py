@@ -163,7 +163,7 @@ class TurnEngine:
                  writer: RecordingWriter | None = None, observers: list[Observer] | None = None,
                  max_cost: float | None = None, rewindable: bool = True, rules: int = RULES,
                  cancel: CancelToken | None = None, max_failed_turns: int = 3, skill: str | None = None,
-                 replay_note: str | None = None) -> None:
+                 replay_note: str | None = None, experience: Any = None) -> None:
         game = pack.game(game)  # the pack's words, offered actions and warm-up
         self.game = game
         self.protocol = protocol
@@ -191,6 +191,7 @@ class TurnEngine:
         self.changes: list[dict[str, Any]] = list(writer.changes) if writer is not None else []  # made by hand
         self._t_start = time.perf_counter()
         self._started = False
+        self.experience = experience  # an experience library (workstation.turn.experience.ExperienceRun)
 
     # -- driving ---------------------------------------------------------
     def start(self) -> None:
@@ -432,6 +433,8 @@ class TurnEngine:
 
     def _end_turn(self) -> Event | None:
         ev = self._record_turn()
+        if self.experience is not None:  # every K turns: one extra request, the library's edits
+            self.experience.maybe_reflect(self)
         if (capped := cost_cap_reason(self.totals.cost_usd, self.max_cost)) is not None:
             self._finish(stopped=capped)
         elif self.totals.failing(self.max_failed_turns):

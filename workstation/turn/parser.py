@@ -45,6 +45,12 @@ Decisions, in the order they apply:
 - A pack whose vocabulary says ``matching = "harness"`` is read by the public
   harness's stricter rules instead (``workstation.turn.harness_parser``): one
   ``thought:`` and the first ``move: [...]``, comma items only, no shorthand.
+- Reasoning text comes first (``split_thinking``): a leading ``<think>...</think>`` block is
+  the model's thinking, kept as the thought (its last ``LABELLED_THOUGHT_CHARS`` characters) and
+  never read for moves; the plan is parsed from the text after it. Under the ``think_tags``
+  rule (reasoning models such as Qwen3, QwQ, DeepSeek-R1: ``workstation.providers.reasoning``)
+  also a reply with only the closing ``</think>`` (the chat template opened it), blocks further
+  in, and an opening ``<think>`` never closed (all of it thinking: no move line).
 - The thought is the text after every ``thought:`` (also ``thoughts``,
   ``thinking``, ``reasoning``, ``analysis``) label up to the next label line,
   joined; without a label, the text before the move line, keeping its last
@@ -72,6 +78,7 @@ MAX_TOKENS = 100  # items beyond this are counted, not resolved or kept
 _MAX_TOKEN_CHARS = 64  # longer items are unknown without further analysis
 _MAX_LIST_LINES = 50  # lines a bracket list or bullet list may span
 
+REASONING_RULES = ("leading", "think_tags")  # how think tags are read (see split_thinking)
 RULES = ("empty_reply", "no_move_line", "empty_move_list", "unknown_action", "too_many_actions", "no_thought_line")
 # no_thought_line: only under a harness-matching pack (workstation.turn.harness_parser), which needs a thought
 
@@ -420,6 +427,64 @@ def _from_json(text: str) -> tuple[Items, str] | None:
     return items, _tidy(thought)[:LABELLED_THOUGHT_CHARS]
 
 
+# --- reasoning text -----------------------------------------------------------------
+
+_THINK_BLOCK = re.compile(r"<think>(.*?)</think>", re.S | re.I)
+_THINK_LEADING = re.compile(r"\s*<think>(.*?)</think>", re.S | re.I)
+_THINK_OPEN = re.compile(r"<think>", re.I)
+_THINK_CLOSE = re.compile(r"</think>", re.I)
+
+
+def split_thinking(text: str, rule: str = "leading") -> tuple[str | None, str]:
+    """``(thinking, answer)``: the reasoning text a reply carries in think tags, and the rest.
+
+    ``thinking`` is None when the reply has none. ``leading`` (every model): a ``<think>...</think>``
+    block at the start. ``think_tags`` (reasoning models): also every other complete block, a
+    closing ``</think>`` with no opening before it (all before it is thinking) and an opening
+    ``<think>`` never closed (all after it is thinking; the answer is empty).
+    """
+    if rule not in REASONING_RULES:
+        raise ValueError(f"unknown reasoning rule {rule!r}; use one of {', '.join(REASONING_RULES)}")
+    if "<" not in text:
+        return None, text
+    m = _THINK_LEADING.match(text)
+    if rule == "leading":
+        return (m[1], text[m.end():]) if m else (None, text)
+    thoughts: list[str] = []
+    if m is None:
+        close, opening = _THINK_CLOSE.search(text), _THINK_OPEN.search(text)
+        if close is not None and (opening is None or opening.start() > close.start()):
+            thoughts.append(text[:close.start()])
+            text = text[close.end():]
+    else:
+        thoughts.append(m[1])
+        text = text[m.end():]
+    found = False
+    while True:  # later complete blocks
+        block = _THINK_BLOCK.search(text)
+        if block is None:
+            break
+        found = True
+        thoughts.append(block[1])
+        text = text[:block.start()] + "\n" + text[block.end():]
+    opening = _THINK_OPEN.search(text)
+    if opening is not None:  # never closed: the rest is thinking
+        thoughts.append(text[opening.end():])
+        text = text[:opening.start()]
+    if not thoughts and not found:
+        return None, text
+    return "\n".join(thoughts), text
+
+
+def _with_thinking(thinking: str, result: ParseResult) -> ParseResult:
+    """``result`` with the thinking text first in its thought (the tail kept when it is long)."""
+    said = _tidy(thinking)
+    if len(said) > LABELLED_THOUGHT_CHARS:
+        said = "…" + said[-(LABELLED_THOUGHT_CHARS - 1):].lstrip()
+    result.thought = (said + " " + result.thought).strip() if said else result.thought
+    return result
+
+
 # --- the entry point ----------------------------------------------------------------
 
 
@@ -460,12 +525,24 @@ def _harness(text: str, game: Game, max_actions: int) -> ParseResult:
     return ParseResult(thought, [game.action_name(0)], [0], False, errors, rule, words)
 
 
-def parse_reply(text: str, game: Game, max_actions: int = 10) -> ParseResult:
-    """Parse one model reply for `game`; never raises for a str (see the module doc)."""
+def parse_reply(text: str, game: Game, max_actions: int = 10, reasoning: str = "leading") -> ParseResult:
+    """Parse one model reply for `game`; never raises for a str (see the module doc).
+
+    ``reasoning`` is the think-tag rule (``REASONING_RULES``; see ``split_thinking``)."""
     if not isinstance(text, str):
         raise TypeError(f"parse_reply needs the reply as str, not {type(text).__name__}")
     if max_actions < 1:
         raise ValueError(f"max_actions must be at least 1, got {max_actions}")
+    thinking, answer = split_thinking(text, reasoning)
+    if thinking is not None:
+        if not answer.strip():
+            error = f"the reply is all thinking: no move line after its think block; end it with e.g. {_example(game)}"
+            return _with_thinking(thinking, _invalid(game, "", "no_move_line", [error], []))
+        return _with_thinking(thinking, _parse(answer, game, max_actions))
+    return _parse(text, game, max_actions)
+
+
+def _parse(text: str, game: Game, max_actions: int) -> ParseResult:
     if game.matching == "harness":
         return _harness(text, game, max_actions)
     vocab = _vocab(game)

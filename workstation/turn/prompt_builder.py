@@ -37,7 +37,7 @@ class PromptBuilder:
         self._frames = frames
         example = ", ".join(game.action_names[: min(3, protocol.max_actions, len(game.action_names))])
         seconds = protocol.repeat / FPS_PAPER
-        self.system_text = "\n\n".join([
+        self._system_parts = [
             pack.render(
                 "instructions", title=display_title(game), guide=pack.guide(game.key, protocol.guide).strip(),
                 actions=", ".join(game.action_names), max_actions=protocol.max_actions,
@@ -45,8 +45,22 @@ class PromptBuilder:
             ),
             *([pack.render_skill(game, skill)] if skill else []),
             pack.render("reply_format", max_actions=protocol.max_actions, example=f"[{example}]"),
-        ])
+        ]
+        self.system_text = "\n\n".join(self._system_parts)
         self._feedback_cache: dict[tuple[Any, ...], str] = {}
+
+    def set_experience(self, rules: list[str] | None) -> None:
+        """Place an experience library (``workstation.turn.experience``) by the pack's experience slot, after
+        the instructions and any skill, before the reply format; None takes it out again."""
+        if self._document is not None:
+            from workstation.turn.promptpack import PromptPackError
+
+            raise PromptPackError(f"prompt pack {self.pack.path} is a document pack (the harness's layout): it has no "
+                                  "place for an experience library; use the default pack or a copy of it")
+        parts = self._system_parts
+        if rules is not None:
+            parts = [*parts[:-1], self.pack.render_experience(self.game, rules), parts[-1]]
+        self.system_text = "\n\n".join(parts)
 
     # -- pieces ----------------------------------------------------------
     def feedback(self, reward: float, life_lost: bool, reset: bool) -> str:

@@ -45,6 +45,15 @@ from workstation.turn.document_pack import check_document
 from workstation.turn.template_strings import template_string, placeholder_list, placeholders
 
 VARIANTS = ("full", "short")
+# Instruction levels (issue 30, after PokeGym): ``visual`` = goal, how to play and what things look like
+# on screen; ``steps`` = goal and how to play; ``goal`` = the goal only. Their files are
+# ``games/<key>.steps.md``, ``games/<key>.looks.md`` (the appearance; ``visual`` is the steps text followed
+# by it) and ``games/<key>.goal.md``. They are optional (all or none), left out of the pack's digest (so
+# the default pack's digest did not change when they were added) and counted in the run id of a run at
+# one of them (``level_digest``).
+LEVELS = ("visual", "steps", "goal")
+GUIDE_CHOICES = VARIANTS + LEVELS
+LEVEL_FILES = ("steps", "looks", "goal")
 
 # Every key of template.toml -> the placeholders it may use.
 TEMPLATE_KEYS: dict[str, frozenset[str]] = {
@@ -69,6 +78,10 @@ TEMPLATE_KEYS: dict[str, frozenset[str]] = {
 
 SKILL_TABLE = "skill"
 SKILL_PLACEHOLDERS = frozenset({"title", "skill"})
+EXPERIENCE_TABLE = "experience"
+EXPERIENCE_PLACEHOLDERS = frozenset({"title", "rules"})
+DEFAULT_EXPERIENCE_SLOT = ("Rules for {title} you kept from your own earlier play (your experience library); "
+                           "follow them where they fit:\n{rules}")
 DEFAULT_SKILL_SLOT = "A skill for {title}, written from earlier play of this game; use it where it helps:\n{skill}"
 
 # Display names where splitting the ALE name at capitals is not the real title.
@@ -92,6 +105,8 @@ class PromptPack:
     vocabulary: Vocabulary | None = field(default=None, compare=False, repr=False)  # None: the default words
     warmup: dict[str, float] = field(default_factory=dict, compare=False)  # game key -> seconds, when set
     skill_slot: str = field(default=DEFAULT_SKILL_SLOT, compare=False)  # where a skill goes ([skill] slot)
+    levels: tuple[str, ...] = ()  # the instruction levels the pack has (LEVELS, or none)
+    experience_slot: str = field(default=DEFAULT_EXPERIENCE_SLOT, compare=False)  # where an experience library goes ([experience])
 
     def game(self, game: Game | str) -> Game:
         """The game as this pack plays it: its words, the actions they offer, its warm-up."""
@@ -117,11 +132,33 @@ class PromptPack:
         return self.skill_slot.replace("{title}", display_title(game)).replace("{skill}", skill.strip())
 
     def guide(self, game: Game | str, variant: str = "full") -> str:
-        """The guide text of a game (key, ALE name or Game), ``full`` or ``short``."""
+        """The guide text of a game (key, ALE name or Game): ``full``, ``short`` or a level (``LEVELS``)."""
         key = game.key if isinstance(game, Game) else get_game(game).key
-        if variant not in VARIANTS:
-            raise PromptPackError(f"guide variant {variant!r} is unknown: use 'full' or 'short'")
+        if variant not in GUIDE_CHOICES:
+            raise PromptPackError(f"guide variant {variant!r} is unknown: use one of {', '.join(GUIDE_CHOICES)}")
+        if variant in LEVELS:
+            problem = self.level_problem(variant)
+            if problem:
+                raise PromptPackError(problem)
+            steps = self.guides[(key, "steps")]
+            if variant == "visual":
+                return steps.rstrip() + "\n\n" + self.guides[(key, "looks")].strip()
+            return self.guides[(key, variant)]
         return self.guides[(key, variant)]
+
+    def level_problem(self, level: str) -> str | None:
+        """Why this pack cannot play ``--guide level`` (one line), or None."""
+        if level not in LEVELS or level in self.levels:
+            return None
+        return (f"--guide {level}: prompt pack {self.name} ({self.path}) has no instruction levels (it has the "
+                f"guides full and short only); use --guide full or short, or add games/<key>.steps.md, "
+                ".looks.md and .goal.md for every game (see prompts/README.md)")
+
+    def render_experience(self, game: Game, rules: list[str]) -> str:
+        """An experience library as the player's instructions carry it (its rules numbered from 1)."""
+        listed = "\n".join(f"{i}. {r}" for i, r in enumerate(rules, 1)) or "(no rules yet)"
+        slot = self.experience_slot or DEFAULT_EXPERIENCE_SLOT
+        return slot.replace("{title}", display_title(game)).replace("{rules}", listed)
 
     def render(self, key: str, **values: object) -> str:
         """Fill the template string ``key`` with ``values`` (each shown with ``str``).
@@ -192,6 +229,7 @@ def _read(path: Path, is_default: bool) -> PromptPack:
     except tomllib.TOMLDecodeError as exc:
         raise PromptPackError(f"{where}: template.toml is not valid TOML ({exc}); fix the quoting there") from None
     skill_slot = _skill_slot(data.pop(SKILL_TABLE, None), where)
+    experience_slot = _experience_slot(data.pop(EXPERIENCE_TABLE, None), where)
     layout = data.pop("layout", "turns")
     if layout not in ("turns", "document"):
         raise PromptPackError(f"{where}: template.toml layout = {layout!r} is unknown; use \"turns\" or \"document\"")
@@ -229,7 +267,8 @@ def _read(path: Path, is_default: bool) -> PromptPack:
                 raise PromptPackError(f"{where}: {rel} is empty; write the {variant} guide for {key} there")
             guides[(key, variant)] = guide
 
-    texts["template.toml"] = without_table(texts["template.toml"], SKILL_TABLE)
+    levels = _levels(path, where, guides)
+    texts["template.toml"] = without_table(without_table(texts["template.toml"], SKILL_TABLE), EXPERIENCE_TABLE)
     digest = hashlib.sha256()
     for rel in sorted(texts):
         digest.update(rel.encode() + b"\0" + texts[rel].encode() + b"\0")
@@ -243,7 +282,70 @@ def _read(path: Path, is_default: bool) -> PromptPack:
         vocabulary=vocabulary,
         warmup=warmup,
         skill_slot=skill_slot,
+        levels=levels,
+        experience_slot=experience_slot,
     )
+
+
+def _levels(path: Path, where: str, guides: dict[tuple[str, str], str]) -> tuple[str, ...]:
+    """Read the level files into ``guides``: all of them (-> LEVELS) or none (-> ())."""
+    found = [(key, part) for key in GAMES for part in LEVEL_FILES if (path / f"games/{key}.{part}.md").is_file()]
+    if not found:
+        return ()
+    have = set(found)
+    for key in GAMES:
+        for part in LEVEL_FILES:
+            rel = f"games/{key}.{part}.md"
+            if (key, part) not in have:
+                raise PromptPackError(f"{where}: {rel} is missing; a pack with instruction levels needs "
+                                      f"games/<key>.steps.md, .looks.md and .goal.md for every game (or none)")
+            text = _text(path / rel, where).strip()
+            if not text:
+                raise PromptPackError(f"{where}: {rel} is empty; write the {part} text for {key} there")
+            guides[(key, part)] = text
+    return LEVELS
+
+
+def level_digest(pack: PromptPack, game: Game | str, level: str) -> str | None:
+    """What a guide level adds to a run id: the text the player reads (None for ``full`` and ``short``, whose
+    files the pack's digest covers, so every run id made before the levels stays the same)."""
+    if level not in LEVELS:
+        return None
+    return hashlib.sha256(f"{level}\0{pack.guide(game, level)}".encode()).hexdigest()[:16]
+
+
+def identity_extras(pack: PromptPack, game: Game | str, guide: str,
+                    experience: dict[str, Any] | None = None) -> dict[str, Any] | None:
+    """The run id's part for a guide level and an experience library (None for a plain run, whose id is as
+    it always was). ``experience``: ``workstation.turn.experience.identity_part``."""
+    extras: dict[str, Any] = {}
+    digest = level_digest(pack, game, guide)
+    if digest is not None:
+        extras["guide"] = digest
+    if experience is not None:
+        extras["experience"] = experience
+    return extras or None
+
+
+def _experience_slot(table: Any, where: str) -> str:
+    if table is None:
+        return DEFAULT_EXPERIENCE_SLOT
+    unknown = sorted(set(table) - {"slot"}) if isinstance(table, dict) else []
+    if unknown:
+        raise PromptPackError(f"{where}: template.toml has unknown key {unknown[0]!r} in its [experience] table, "
+                              "which holds only slot; put the turn's keys above [skill] and [experience]")
+    if not isinstance(table, dict) or not isinstance(table.get("slot"), str):
+        raise PromptPackError(f"{where}: template.toml's [experience] table holds only slot = \"...{{rules}}...\" "
+                              "(a string); put the turn's keys above it")
+    try:
+        used = placeholders(table["slot"])
+    except ValueError as exc:
+        raise PromptPackError(f"{where}: template.toml [experience] slot is not a valid format string ({exc})") \
+            from None
+    if used - EXPERIENCE_PLACEHOLDERS or "rules" not in used:
+        raise PromptPackError(f"{where}: template.toml [experience] slot must use {{rules}} and may use {{title}} "
+                              f"(it uses {placeholder_list(used)})")
+    return str(table["slot"]).strip().replace("{{", "{").replace("}}", "}")
 
 
 _BUILTIN: list[Vocabulary] = []

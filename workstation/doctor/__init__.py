@@ -1,0 +1,1 @@
+"""``workstation doctor``: the pre-flight of an OpenAI-compatible model server (see ``checks``)."""

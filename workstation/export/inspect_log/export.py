@@ -1,0 +1,114 @@
+"""``workstation export SOURCE... --inspect OUT``: check everything, build every log in memory, then write.
+
+Bad input (no such source, OUT a file or inside a source, an unknown format) is one line and exit 2; a
+damaged recording is named and exit 1; in both cases nothing is written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from workstation.errors import UserError
+from workstation.export.inspect_log.log import FORMATS, Log, eval_bytes, json_bytes, make_log
+from workstation.export.inspect_log.sample import make_sample
+from workstation.export.inspect_log.sources import Found, find
+from workstation.store.atomic import write_atomic
+
+SUFFIXES = tuple(f".{f}" for f in FORMATS)
+
+
+@dataclass
+class Written:
+    paths: list[Path] = field(default_factory=list)
+    runs: int = 0
+    left_out: list[str] = field(default_factory=list)
+    bytes: int = 0
+
+
+def check_out(out: Path, sources: list[str]) -> Path:
+    """OUT as a directory to write logs into (or one ``.eval``/``.json`` file): not inside (or equal to) any
+    source; a directory not a file, a file not a directory."""
+    from workstation.store.local_paths import check_out_file, refuse_uri
+
+    refuse_uri(out, "--inspect", "export writes Inspect logs to a local directory")
+    single = out.suffix.lower() in SUFFIXES
+    if single:
+        check_out_file(out, "--inspect", "export writes an Inspect log to a local file")
+    elif out.exists() and not out.is_dir():
+        raise UserError(f"--inspect {out}: it is a file; give a directory for the logs (it is made if missing)",
+                        file=str(out))
+    target = out.resolve()
+    for s in sources:
+        src = Path(s).resolve()
+        if target == src or src in target.parents:
+            raise UserError(f"--inspect {out} is inside the input {s}; write the logs somewhere else", file=str(out))
+    probe = target
+    while not probe.exists() and probe.parent != probe:
+        probe = probe.parent
+    if not probe.is_dir():
+        raise UserError(f"--inspect {out}: {probe} is a file, not a directory; choose another place", file=str(out))
+    return out
+
+
+def baselines(found: Found) -> dict[str, tuple[float | None, float | None]]:
+    """Per game, the mean score of the plain random runs and of the human runs (agent ``human``, or a session's
+    setting ``human:ID``, as ``report`` takes them) among those exported."""
+    by: dict[str, dict[str, list[float]]] = {}
+    for r in found.runs:
+        if r.rec.interventions:
+            continue
+        spec = (r.rec.manifest_record.agent_spec or "").split(":", 1)[0]
+        kind = "human" if spec == "human" or r.setting.lower().startswith("human") else spec
+        if kind in ("random", "human"):
+            by.setdefault(str(r.rec.manifest_record.game), {}).setdefault(kind, []).append(r.rec.outcome().total_reward)
+    return {g: (sum(d["random"]) / len(d["random"]) if d.get("random") else None,
+                sum(d["human"]) / len(d["human"]) if d.get("human") else None) for g, d in by.items()}
+
+
+def build(found: Found) -> Iterator[Log]:
+    """The logs, one setting and game at a time (each run's frame file closed once its sample is made)."""
+    base = baselines(found)
+    for (setting, game), runs in found.groups().items():
+        outs = []
+        for i, r in enumerate(runs, 1):
+            outs.append(make_sample(r.rec, game, i, setting, base.get(game, (None, None))))
+            r.rec.close()
+        yield make_log(game, setting, outs, {"changed_by_hand": any(r.rec.interventions for r in runs)})
+
+
+def export_inspect(sources: list[str], out: Path, fmt: str | None = None, include_changed: bool = False) -> Written:
+    """Write the logs of ``sources`` into the directory ``out`` (made if missing), or into the one file ``out``
+    when it ends in .eval or .json (the sources must then make one log). ``fmt``: eval (default) or json."""
+    out = Path(out)
+    suffix = out.suffix.lower()
+    single = suffix in SUFFIXES
+    if fmt is not None and fmt not in FORMATS:
+        raise UserError(f"--format {fmt!r} is unknown for --inspect: use {' or '.join(FORMATS)}")
+    if single and fmt is not None and f".{fmt}" != suffix:
+        raise UserError(f"--inspect {out} ends in {suffix} but --format says {fmt}; make them agree")
+    fmt = suffix[1:] if single else (fmt or "eval")
+    if not sources:
+        raise UserError("give at least one recording, batch or session directory to export")
+    out = check_out(out, sources)
+    found = find(sources, include_changed)
+    n_logs = len(found.groups())
+    if single and n_logs != 1:
+        raise UserError(f"--inspect {out}: these runs make {n_logs} logs (one per setting and game); give a "
+                        "directory for them")
+    # every log made (each prompt rebuilt and checked) before anything is written; only the written bytes are
+    # kept, so memory grows with the compressed logs, not with their JSON
+    data = [(log.name, eval_bytes(log) if fmt == "eval" else json_bytes(log)) for log in build(found)]
+    done = Written(runs=len(found.runs), left_out=found.left_out)
+    try:
+        if not single:
+            out.mkdir(parents=True, exist_ok=True)
+        for name, blob in data:
+            path = out if single else out / f"{name}.{fmt}"
+            write_atomic(path, blob)
+            done.paths.append(path)
+            done.bytes += len(blob)
+    except PermissionError as e:
+        raise UserError(f"cannot write to {out}: {e.strerror}; choose another --inspect directory") from None
+    return done
