@@ -301,3 +301,37 @@ def test_a_run_whose_manifest_drops_its_changes_is_read_as_an_older_changed_run(
     code, out = cli("info", str(rec))
     assert code == 0 and "CHANGED BY HAND: 1 plan overridden" in out, out
     assert cli("ls", str(rec.parent), "--plain")[1].endswith("0 recordings\n")
+
+
+def test_a_co_operative_match_s_team_score_is_the_sum_of_the_sides(tmp_path: Path) -> None:
+    """The fast check states the rule: team_score is side 1's score plus side 2's (a max would not do)."""
+    from workstation.arena.start import MatchSpec, start_match
+
+    engine = start_match(MatchSpec("mario_bros", "random", "random", 2, Protocol(frames=60), str(tmp_path / "m")))
+    try:
+        engine.run()
+    finally:
+        engine.close()
+    assert engine.writer is not None
+    rec = engine.writer.path
+
+    def points(t: dict[str, Any]) -> None:  # the last turn scores 800 for side 1 and 300 for side 2
+        if t["turn"] == len(Recording(rec).turns) - 1:
+            for side, pts in zip(t["players"], (800.0, 300.0)):
+                side.update(reward=side["reward"] + pts, score=side["score"] + pts)
+            t.update(reward=t["reward"] + 800.0, score=t["score"] + 800.0)
+
+    _turns(rec, points)
+
+    def summary(team: float) -> Callable[[dict[str, Any]], dict[str, Any]]:
+        def edit(s: dict[str, Any]) -> dict[str, Any]:
+            s["players"][0]["score"], s["players"][1]["score"] = 800.0, 300.0
+            return {**s, "total_reward": 800.0, "team_score": team}
+
+        return edit
+
+    for team, code in ((1100.0, 0), (800.0, 1), (500.0, 1)):
+        _edit(rec / "summary.json", summary(team))
+        _redo_digests(rec)
+        got, out = cli("verify", "--quick", str(rec))
+        assert got == code, out
