@@ -19,7 +19,7 @@ from typing import Any
 
 from textual.message import Message
 
-from workstation.arena.match import MatchAction, MatchEngine, MatchPlans, MatchPrompts, MatchTurnEnded
+from workstation.turn.match_engine import MatchAction, MatchEngine, MatchPlans, MatchPrompts, MatchTurnEnded
 from workstation.turn.engine import Event
 from workstation.arena.start import MatchSpec, start_match
 

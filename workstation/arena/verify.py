@@ -13,14 +13,15 @@ from typing import Any
 
 
 from workstation.calls import Reply, TurnContext
-from workstation.arena.match import MatchEngine, MatchTurnEnded
 from workstation.arena.sides import load_match_text
+from workstation.arena.start import side_builders
 from workstation.game.protocol import Protocol
 from workstation.game.twoplayer import get_two_player_game
 from workstation.runs.verify import VerifyResult
 from workstation.runs.frame_check import FrameCheck, Mismatch, same
 from workstation.store.recording import Recording, RecordingError
 from workstation.turn.engine import Event
+from workstation.turn.match_engine import MatchEngine, MatchTurnEnded
 from workstation.turn.promptpack import load_pack
 
 TURN_KEYS = ("start_frame", "end_frame", "game_over", "reset_frame", "lockstep_frames")
@@ -96,8 +97,9 @@ def verify_match(rec: Recording) -> VerifyResult:
 
     pack_path = (m.get("prompt_pack") or {}).get("path")
     pack = load_pack(pack_path if pack_path else None)
-    engine = MatchEngine(tp, protocol, (_Script(turns, 1), _Script(turns, 2)), seed, pack,  # type: ignore[arg-type]
-                         load_match_text(pack, tp.key), writer=None, observers=[on_event])
+    builders = side_builders(tp, protocol, pack, load_match_text(pack, tp.key), None)
+    engine = MatchEngine(tp, protocol, (_Script(turns, 1), _Script(turns, 2)), seed, builders,  # type: ignore[arg-type]
+                         writer=None, observers=[on_event])
     engine.clock.sink = check
     try:
         engine.start()

@@ -1,7 +1,7 @@
 """What a player's calls and turns cost and count: the one account both engines keep.
 
 The one-player engine (``workstation.turn.engine``) keeps one ``Accounting``; the two-player engine
-(``workstation.arena.match``) one per side. Each counts the same way: every request sent (failed tries
+(``workstation.turn.match_engine``) one per side. Each counts the same way: every request sent (failed tries
 included; built-in agents send none), the tokens, the cost (unknown once any reply with usage has no price),
 the turns whose reply was invalid and those lost to provider errors, in a row for the stop rule. The stop
 reasons for the cost cap and for too many failed turns in a row are written here too.

@@ -10,6 +10,8 @@ runs do); the new game's first frame is a budget frame of its own.
 Each side keeps the one-player engine's account (``workstation.turn.accounting``): calls, usage, cost,
 invalid and failed turns. Observers get typed events (``workstation.turn.engine.Event`` subclasses): both
 prompts built, both plans parsed, each lockstep action, each turn's record (a ``MatchTurn``), the end.
+It stands beside the one-player engine and knows no match words: the caller hands it each side's prompt
+builder (``workstation.arena.start.side_builders``).
 """
 
 from __future__ import annotations
@@ -18,22 +20,20 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from workstation.calls import FatalAgentError, Reply, TurnContext, Usage
 from workstation.turn.accounting import Accounting, cost_cap_reason
 from workstation.turn.agent import Agent
 from workstation.turn.engine import Event
-from workstation.arena.sides import MatchText, SidePromptBuilder, side_pack
 from workstation.calls import CancelToken, call_agent
-from workstation.game.protocol import Protocol
+from workstation.game.protocol import Protocol as GameProtocol
 from workstation.game.twoplayer import SIDES, TwoPlayerClock, TwoPlayerGame
 from workstation.store.recording import RecordingWriter
 from workstation.store.records import MatchTurn, SideTurn
 from workstation.turn.memory import Clip, Step
 from workstation.turn.parser import ParseResult, parse_reply
 from workstation.turn.prompt import Prompt
-from workstation.turn.promptpack import PromptPack
 
 PAD = "noop"  # the name a padding NOOP is recorded under
 
@@ -74,6 +74,15 @@ class MatchEnded(Event):
 
 
 MatchObserver = Callable[[Event], Any]
+
+
+class SideBuilder(Protocol):
+    """What builds one side's prompt (``workstation.arena.sides.SidePromptBuilder``): told the scores
+    (its own first) before each build."""
+
+    scores: tuple[float, float]
+
+    def build(self, clips: list[Clip], frame: int) -> Prompt: ...
 LiveSource = Callable[[int], str]  # real time: the action name a person holds at lockstep slot i
 
 
@@ -81,7 +90,7 @@ LiveSource = Callable[[int], str]  # real time: the action name a person holds a
 class Player:
     side: int
     agent: Agent
-    builder: SidePromptBuilder
+    builder: SideBuilder
     clips: list[Clip] = field(default_factory=list[Clip])
     account: Accounting = field(default_factory=Accounting)  # calls, usage, cost, invalid and failed turns
     live: LiveSource | None = None  # a person steering in real time: asked per action, not per turn
@@ -97,8 +106,8 @@ def ask(player: Player, prompt: Prompt, ctx: TurnContext, cancel: CancelToken) -
 
 
 class MatchEngine:
-    def __init__(self, tp: TwoPlayerGame, protocol: Protocol, agents: tuple[Agent, Agent], seed: int,
-                 pack: PromptPack, text: MatchText, writer: RecordingWriter | None = None,
+    def __init__(self, tp: TwoPlayerGame, protocol: GameProtocol, agents: tuple[Agent, Agent], seed: int,
+                 builders: tuple[SideBuilder, SideBuilder], writer: RecordingWriter | None = None,
                  observers: list[MatchObserver] | None = None, max_cost: float | None = None,
                  cancel: CancelToken | None = None, live: dict[int, LiveSource] | None = None,
                  max_failed_turns: int = 3) -> None:
@@ -111,11 +120,7 @@ class MatchEngine:
         self.max_failed_turns = max_failed_turns  # stop after this many turns in a row a side lost to errors
         self.cancel = cancel or CancelToken()
         self.clock = TwoPlayerClock(tp, protocol, seed, sink=writer.add_frame if writer else None)
-        frames = writer.frames if writer else None
-        self.players = tuple(
-            Player(side, agent, SidePromptBuilder(tp.game, protocol, side_pack(pack, text, side), text, side,
-                                                  tp.team, frames))
-            for side, agent in zip(SIDES, agents))
+        self.players = tuple(Player(side, agent, builder) for side, agent, builder in zip(SIDES, agents, builders))
         for side, source in (live or {}).items():
             self.players[side - 1].live = source
         self.turn = 0
@@ -201,7 +206,7 @@ class MatchEngine:
                 break
             for k, source in enumerate(live):
                 if source is not None:  # the person's held keys at this slot
-                    plans[k].append(self.game.vocabulary.get(source(i), 0))
+                    plans[k].append(self.game.vocabulary.get(source(i)) or 0)  # an unknown name: NOOP
             acts = [plan[i] if i < len(plan) else None for plan in plans]
             out = self.clock.act(acts[0], acts[1])
             for k in (0, 1):
