@@ -249,6 +249,8 @@ MATCH_DAMAGE: dict[str, Callable[[Path], None]] = {
     "sides swapped": lambda rec: _edit(rec / "manifest.json", lambda m: {**m, "players": m["players"][::-1]}),
     "summary players: []": _summary(players=[]),
     "a turn's side score edited": _turn_side_score,
+    "a turn with one side": lambda rec: _turns(rec, lambda t: t.update(players=t["players"][:1])),
+    "a turn's side score as text": lambda rec: _turns(rec, lambda t: t["players"][0].update(score="many")),
 }
 
 

@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 from workstation.store.changes import Verdict
 from workstation.store.framestore import FrameReader, FrameStoreError
-from workstation.store.records import RecordingError, Summary, TurnRecord
+from workstation.store.records import Manifest, MatchTurn, RecordingError, Summary, TurnRecord
 
 
 class Recording(Protocol):
@@ -41,13 +41,10 @@ class Recording(Protocol):
     def hand(self) -> Verdict: ...
 
     @property
-    def manifest(self) -> dict[str, Any]: ...
+    def manifest_record(self) -> Manifest: ...
 
     @property
-    def summary(self) -> dict[str, Any] | None: ...
-
-    @property
-    def turns(self) -> list[dict[str, Any]]: ...
+    def match_turns(self) -> list[MatchTurn]: ...
 
 SUMMARY = "summary.json"
 CHUNK = 1 << 20
@@ -103,10 +100,10 @@ def interrupted_tail(rec: Any) -> int:
     from workstation.game.protocol import Protocol
 
     s, turns = rec.summary_record, rec.turn_records
-    if s is None or not turns or rec.manifest.get("kind") != "match" or (rec.summary or {}).get("complete") is True:
+    if s is None or not turns or not rec.manifest_record.is_match or s.complete:
         return 0
     try:
-        protocol = Protocol.from_json(rec.manifest.get("protocol") or {})
+        protocol = Protocol.from_json(rec.manifest_record.protocol or {})
     except (TypeError, ValueError, KeyError):
         return 0
     trailing = s.frames - turns[-1].last_frame
@@ -170,43 +167,40 @@ def match_problems(rec: Any) -> list[str]:
     A one-player reader's checks see side 1 only (a match's ``total_reward`` is side 1's score): this holds
     both sides' scores in the summary against their turns, and the result and winner against the scores.
     """
-    m = rec.manifest
-    why = _sides(m.get("players"), "manifest.json's players")
-    if why is None and not all(isinstance(p.get("agent"), dict) for p in m["players"]):
+    m = rec.manifest_record
+    why = _sides(m.players, "manifest.json's players")
+    if why is None and not all(isinstance(p.get("agent"), dict) for p in m.players):
         why = "manifest.json's players do not each name their agent"
     if why:
         return [why]
-    turns = rec.turns
-    for t in turns:
-        why = _sides(t.get("players"), f"turns.jsonl turn {t.get('turn')}'s players")
-        if why is None and not all(_number(p.get("score")) and _number(p.get("reward")) for p in t["players"]):
-            why = f"turns.jsonl turn {t.get('turn')}'s players lack a score or a reward"
-        if why:
-            return [why]
-    s = rec.summary
+    try:
+        turns = rec.match_turns  # typed: a turn without its two sides, or a score that is not a number, is named
+    except RecordingError as e:
+        return [str(e)]
+    s = rec.summary_record
     if s is None:
         return []
-    why = _sides(s.get("players"), "summary.json's players")
-    if why is None and not all(_number(p.get("score")) for p in s["players"]):
+    why = _sides(s.players, "summary.json's players")
+    if why is None and not all(_number(p.get("score")) for p in s.players):
         why = "summary.json's players lack a score"
     if why:
         return [why]
     found = []
-    scores = [float(p["score"]) for p in s["players"]]
+    scores = [float(p["score"]) for p in s.players]
     if turns and interrupted_tail(rec) == 0:
         for k in (0, 1):
-            last = float(turns[-1]["players"][k]["score"])
-            rewards = sum(float(t["players"][k]["reward"]) for t in turns)
+            last = turns[-1].players[k].score
+            rewards = sum(t.players[k].reward for t in turns)
             if abs(scores[k] - last) > 1e-6 or abs(scores[k] - rewards) > 1e-6:
                 found.append(f"the summary's side {k + 1} score {scores[k]:g} contradicts its turns "
                              f"(score {last:g}, rewards {rewards:g})")
-    team = m.get("team") is True
-    if team and (not _number(s.get("team_score")) or abs(float(s["team_score"]) - sum(scores)) > 1e-6):
-        found.append(f"the summary's team_score {s.get('team_score')!r} is not the sides' sum {sum(scores):g}")
+    team = m.team is True
+    if team and (not _number(s.team_score) or abs(float(s.team_score) - sum(scores)) > 1e-6):
+        found.append(f"the summary's team_score {s.team_score!r} is not the sides' sum {sum(scores):g}")
     winner = None if team or scores[0] == scores[1] else (1 if scores[0] > scores[1] else 2)
     result = "team" if team else ("draw" if winner is None else f"side {winner} wins")
-    if s.get("winner") != winner or s.get("result") != result:
-        found.append(f"the summary's result {s.get('result')!r} (winner {s.get('winner')!r}) contradicts the "
+    if s.winner != winner or s.result != result:
+        found.append(f"the summary's result {s.result!r} (winner {s.winner!r}) contradicts the "
                      f"scores {scores[0]:g} : {scores[1]:g}")
     return found
 
@@ -222,7 +216,7 @@ def problems(rec: Recording, digests: bool = True) -> list[str]:
     except RecordingError as e:
         found.append(str(e))
     found += rec.hand.problems  # a run changed by hand whose manifest, turns and summary disagree about it
-    if rec.manifest.get("kind") == "match":
+    if rec.manifest_record.is_match:
         try:
             found += match_problems(rec)
         except RecordingError as e:

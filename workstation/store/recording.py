@@ -389,6 +389,17 @@ class Recording:
         return out
 
     @cached_property
+    def match_turns(self) -> list[MatchTurn]:
+        """A two-player match's turn records, typed (both sides); a malformed one is a one-line error."""
+        out = []
+        for number, t in enumerate(self.turns, 1):
+            try:
+                out.append(MatchTurn.from_json(t))
+            except RecordError as e:
+                raise RecordingError(f"damaged recording: {self.path / TURNS} turn record {number}: {e}") from None
+        return out
+
+    @cached_property
     def frames(self) -> FrameReader:
         try:
             return FrameReader(self.path)

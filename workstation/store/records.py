@@ -464,6 +464,11 @@ class Summary(_Record):
     stopped_call: dict[str, Any] | None = None  # the call a cancel or a fatal failure ended: its account
     changed_by_hand: bool | None = None  # written (true) with interventions
     overridden_turns: int | None = None  # turns whose plan a person chose, written with interventions
+    kind: str | None = None  # "match": a two-player match's summary, with the fields below
+    players: Any = None  # a match: each side's agent, score, lives lost, calls, cost (integrity checks them)
+    winner: Any = None  # a match: 1 or 2, None for a draw or a team
+    result: Any = None  # a match: "side N wins" | "draw" | "team"
+    team_score: Any = None  # a co-operative match: the sides' scores added
     extra: dict[str, Any] = field(default_factory=dict[str, Any])
 
     SPEC: ClassVar = {
@@ -473,10 +478,12 @@ class Summary(_Record):
         "episodes_ended": ("int", True), "games_ended": ("int", True), "calls": ("int", False), "usage": ("dict", False), "cost_usd": ("num", True),
         "wall_s": ("num", True), "stopped": ("str", True), "files": ("dict", True),
         "interventions": ("dict", True), "stopped_call": ("dict", True), "changed_by_hand": ("bool", True),
-        "overridden_turns": ("int", True),
+        "overridden_turns": ("int", True), "kind": ("str", True), "players": ("any", True), "winner": ("any", True),
+        "result": ("any", True), "team_score": ("any", True),
     }
     OMIT_EMPTY: ClassVar = ("failed_turns", "episodes_ended", "games_ended", "files", "interventions", "stopped_call",
                             "changed_by_hand", "overridden_turns")
+    OMIT_NONE: ClassVar = ("kind", "players", "winner", "result", "team_score")
     # what every summary has had, whatever wrote it; a stored summary missing any is filled in from the turns
     CORE: ClassVar = ("complete", "game", "seed", "agent", "total_reward", "frames", "turns", "lives_lost",
                       "invalid_turns", "calls", "usage", "cost_usd", "stopped")
