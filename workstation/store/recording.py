@@ -105,7 +105,8 @@ class RecordingWriter:
     def _start(self, directory: Path, manifest: dict[str, Any]) -> None:
         self.path = Path(directory)
         self.manifest = dict(manifest)
-        self.changes: list[dict[str, Any]] = list(manifest.get("changes") or [])
+        self.record = self._typed_manifest(manifest)
+        self.changes: list[dict[str, Any]] = list(self.record.changes or [])
         self.path.mkdir(parents=True, exist_ok=True)
         try:
             _write_atomic(self.path / MANIFEST, manifest, exclusive=True)
@@ -144,6 +145,13 @@ class RecordingWriter:
         self._turns.flush()
         return self
 
+    @staticmethod
+    def _typed_manifest(manifest: dict[str, Any]) -> Manifest:
+        try:
+            return Manifest.from_json(manifest)
+        except RecordError as e:
+            raise RecordingError(f"cannot write a recording whose manifest is not one: {e}") from None
+
     def _check_open(self) -> None:
         if self.closed:
             raise RecordingError(f"the recording {self.path} is already finished; start a new one")
@@ -176,25 +184,24 @@ class RecordingWriter:
             return
         self._check_open()
         self.changes.extend(new)
-        plain = self.manifest.get("plain_run_id") or self.manifest.get("run_id")
+        plain = self.record.plain_run_id or self.record.run_id
         manifest = {**self.manifest, "plain_run_id": plain, "changes": list(self.changes),
                     "run_id": hand_changes.changed_run_id(plain, self.changes)}
         try:
             _write_atomic(self.path / MANIFEST, manifest)
         except OSError as e:
             raise self._write_error(e) from e
-        self.manifest = manifest
+        self.manifest, self.record = manifest, self._typed_manifest(manifest)
 
     def _rename_for_changes(self) -> None:
         """A changed run's folder carries its own run id (``GAME-AGENT-sSEED-RUNID8``), as a new run's does."""
-        run_id = self.manifest.get("run_id")
+        m = self.record
+        run_id = m.run_id
         if not self.changes or not run_id or run_id[:8] in self.path.name:
             return
         from workstation.store import run_dirs
 
-        agent = self.manifest.get("agent") if isinstance(self.manifest.get("agent"), dict) else {}
-        name = run_dirs.dir_name(str(self.manifest.get("game")), str((agent or {}).get("spec") or "agent"),
-                                 self.manifest.get("seed"), run_id)
+        name = run_dirs.dir_name(str(m.game), m.agent_spec or "agent", m.seed, run_id)
         self.path = run_dirs.rename_to(self.path, name)
 
     def _write_error(self, e: OSError) -> RecordingWriteError:
