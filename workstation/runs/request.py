@@ -63,7 +63,7 @@ def prompt_builder(rec: Recording) -> PromptBuilder:
         pack = load_pack(pack_path if pack_path and Path(pack_path).is_dir() else None)
     except PromptPackError:
         pack = load_pack(None)
-    skill = (rec.manifest.get("skill") or {}).get("text")
+    skill = (m.skill or {}).get("text")
     if skill:  # the slot the run was made with, as recorded
         from dataclasses import replace
 
