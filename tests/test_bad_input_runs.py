@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from tests.bad_input_world import snapshot
+from tests.fake_provider import fake_server  # noqa: F401 - the fixture
 from workstation.cli import main
 from workstation.game.protocol import Protocol
 from workstation.options import RunSpec
@@ -337,3 +338,28 @@ def test_a_co_operative_match_s_team_score_is_the_sum_of_the_sides(tmp_path: Pat
         _redo_digests(rec)
         got, out = cli("verify", "--quick", str(rec))
         assert got == code, out
+
+
+def test_a_model_run_s_plans_are_re_derived_by_the_parser(fake_server: Any, tmp_path: Path,  # noqa: F811
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """A model's turn must play what the parser reads in its recorded reply, unless a change says otherwise."""
+    from tests.fake_provider import KEYS, SPECS
+
+    fake_server.reset()
+    for key, value in KEYS.items():
+        monkeypatch.setenv(key, value)
+    code, out = cli("run", "--game", "breakout", "--agent", SPECS["openai"], "--base-url",
+                    fake_server.url("openai"), "--seed", "0", "--frames", "60", "--out", str(tmp_path / "m"), "--quiet")
+    assert code == 0, out
+    rec = Path(out.splitlines()[0])
+    assert cli("verify", "--quick", str(rec))[0] == 0  # the untouched model run: every plan is the reply's
+    assert Recording(rec).manifest_record.agent.get("kind") not in ("random", "replay")
+
+    def other_plan(t: dict[str, Any]) -> None:
+        if t["turn"] == 1:
+            t.update(actions=["fire" if a != "fire" else "left" for a in t["actions"]], dropped=[])
+
+    _turns(rec, other_plan)
+    _redo_digests(rec)
+    code, out = cli("verify", "--quick", str(rec))
+    assert code == 1 and "turn 1 played" in out and len(out.splitlines()) == 1, out
