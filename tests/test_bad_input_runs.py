@@ -363,3 +363,22 @@ def test_a_model_run_s_plans_are_re_derived_by_the_parser(fake_server: Any, tmp_
     _redo_digests(rec)
     code, out = cli("verify", "--quick", str(rec))
     assert code == 1 and "turn 1 played" in out and len(out.splitlines()) == 1, out
+
+
+def test_a_replay_s_plans_are_re_derived_from_its_source(runs: tuple[Recording, Recording], tmp_path: Path) -> None:
+    plain, _ = runs
+    code, out = cli("run", "--game", "breakout", "--agent", f"replay:{plain.path}", "--seed", "5", "--frames", "60",
+                    "--out", str(tmp_path / "r"), "--quiet")
+    assert code == 0, out
+    rec = Path(out.splitlines()[0])
+    assert cli("verify", "--quick", str(rec))[0] == 0
+
+    def other_plan(t: dict[str, Any]) -> None:  # reply and plan rewritten to agree with the forged actions
+        if t["turn"] == 2:
+            t.update(actions=["right"] * len(t["actions"]), planned=["right"] * len(t["actions"]), dropped=[],
+                     raw="thought: x\nmove: [" + ", ".join(["right"] * len(t["actions"])) + "]")
+
+    _turns(rec, other_plan)
+    _redo_digests(rec)
+    code, out = cli("verify", "--quick", str(rec))
+    assert code == 1 and "turn 2 played" in out, out
