@@ -103,6 +103,9 @@ def test_each_kind_of_change_is_counted_and_gives_the_run_its_own_id(tmp_path, p
     assert rec.manifest["changes"][0]["kind"] == kind and rec.manifest["changes"][0]["turn"] == 1
     assert rec.path.name == f"breakout-random-s5-{rec.run_id[:8]}"  # the folder carries its own id
     assert rec.problems() == []  # the rewritten manifest is the one the digests cover
+    from workstation.runs.hand_check import problems
+
+    assert problems(rec) == []  # every turn's plan re-derived from the seed: each change accounted for
 
 
 def test_the_plain_run_keeps_its_id_and_is_not_marked(plain, tmp_path):
@@ -138,6 +141,9 @@ def test_a_branch_is_marked_and_keeps_the_changes_of_the_turns_it_copies(tmp_pat
     assert branch.manifest["parent"]["run_id"] == parent.run_id
     assert len({branch.run_id, parent.run_id, plain.run_id}) == 3
     assert branch.plain_run_id == parent.plain_run_id == plain.run_id
+    from workstation.runs.hand_check import problems
+
+    assert problems(branch) == [] and problems(parent) == []  # each turn's plan re-derived from the seed
 
 
 def test_an_import_replaying_recorded_actions_is_not_changed_by_hand(tmp_path):
