@@ -316,11 +316,11 @@ def _run(a: argparse.Namespace) -> int:
     try:
         summary = drive(engine)
     except KeyboardInterrupt:  # run() has already closed the recording as "interrupted"
-        print(engine.writer.path)
+        print(engine.recording_path)
         raise
     finally:
         engine.close()
-    print(engine.writer.path)
+    print(engine.recording_path)
     if summary is None:  # drive returns only when the run has ended; an ended run has its summary
         raise RuntimeError("the run ended without a summary")
     if not a.quiet:

@@ -228,7 +228,7 @@ class PlayScreen(Screen):
                         engine.stop(QUIT_REASON)
                     engine.close()
                     summary = engine.summary.to_json() if engine.summary is not None else {}
-                    self.post_message(EngineFinished(engine.turn, summary, engine.writer.path))
+                    self.post_message(EngineFinished(engine.turn, summary, engine.recording_path))
                 if self._window is not None:
                     self._window.close()
             finally:

@@ -158,7 +158,7 @@ def execute(spec_json: dict, run_id: str, hooks: Hooks | None = None) -> dict:
         if hooks.cancel is not None:
             engine.cancel = hooks.cancel
         lean(engine)
-        result["path"] = str(engine.writer.path)
+        result["path"] = str(engine.recording_path)
 
         def after_step(e, before) -> None:
             if lender is not None:  # the emulator only for the frames of a turn; lent out while the model thinks

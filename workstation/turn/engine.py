@@ -18,6 +18,7 @@ budget frame of its own and the next turn starts there, with a fresh prompt.
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
@@ -202,6 +203,13 @@ class TurnEngine:
     @property
     def done(self) -> bool:
         return self.phase is Phase.FINISHED
+
+    @property
+    def recording_path(self) -> Path:
+        """The folder this engine records into (a run changed by hand is renamed for its own id as it ends)."""
+        if self.writer is None:
+            raise RuntimeError("this engine records nothing")
+        return self.writer.path
 
     def run_turn(self) -> None:
         """Advance until the current turn has ended (or the run finished)."""
