@@ -41,10 +41,14 @@ class Blinder:
     @classmethod
     def for_runs(cls, recs: list[Recording], labels: list[str]) -> Blinder:
         names: set[str] = set()
+        from workstation.agents.registry import is_model
+
         for rec in recs:
             agent = rec.manifest_record.agent
+            if not is_model(rec.manifest_record.agent_spec or ""):
+                continue  # a baseline (random, replay) has no identity to hide: "random" stays a plain word
             for key in ("spec", "model"):
-                v = agent.get(key)
+                v = agent[key] if key in agent else None
                 if isinstance(v, str) and len(v.strip()) >= 2:
                     names.add(v.strip())
         return cls(tuple(sorted(names, key=len, reverse=True)),

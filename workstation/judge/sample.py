@@ -69,6 +69,9 @@ def _setting_of(rec: Recording) -> str:
 
 def _read(path: Path, setting: str | None = None) -> tuple[RunRef | None, str | None]:
     """The run a recording holds, or None and why it cannot be read."""
+    if is_match(path):
+        raise UserError(f"{path} is a two-player match; judge works on one-player runs (recordings and batches of "
+                        "`run` and `batch`)", file=path)
     try:
         rec = Recording(path)
         m, s = rec.manifest_record, rec.outcome()
@@ -82,6 +85,15 @@ def _read(path: Path, setting: str | None = None) -> tuple[RunRef | None, str | 
             return None, damage
     return RunRef(m.run_id, setting or _setting_of(rec), m.game, int(m.seed or 0), float(s.total_reward),
                   bool(s.complete), path, m.agent_spec or ""), None
+
+
+def is_match(path: Path) -> bool:
+    """Whether a recording directory holds a two-player match (its manifest's kind)."""
+    try:
+        data = json.loads((path / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return False
+    return isinstance(data, dict) and "kind" in data and data["kind"] == "match"
 
 
 def _damaged(where: str, path: Path, why: str) -> UserError:

@@ -17,9 +17,11 @@ import io
 import json
 import threading
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from PIL import Image
@@ -28,6 +30,8 @@ from workstation.errors import UserError
 from workstation.qa.answers import lettered, parse_choice
 from workstation.qa.qset import CATEGORIES, GROUPS, read_set
 from workstation.store.atomic import write_atomic
+from workstation.store.ledger import Ledger
+from workstation.store.seal import SEAL, check_seal, seal
 from workstation.text_table import text_table
 from workstation.turn.prompt import ImagePart, Message, Prompt, TextPart
 
@@ -35,6 +39,13 @@ ANSWERS = "answers.jsonl"
 EVAL_FILE = "eval.json"
 SUMMARY = "summary.json"
 FORMAT = "atari-workstation-qa-eval/1"
+EVAL_KIND = "qa-eval"
+
+if TYPE_CHECKING:
+    from workstation.calls import Reply
+    from workstation.turn.agent import Agent
+    from workstation.game.games import Game
+    from workstation.providers import ProviderOptions
 
 
 class SetFrames:
@@ -81,24 +92,74 @@ def set_digest(qs: list[dict]) -> str:
     return h.hexdigest()[:16]
 
 
-def _read_answers(path: Path) -> dict[tuple[str, int], dict]:
-    done: dict[tuple[str, int], dict] = {}
-    if not path.is_file():
-        return done
-    for line in path.read_text(encoding="utf-8").split("\n"):
-        if not line.strip():
-            continue
-        try:
-            r = json.loads(line)
-        except json.JSONDecodeError:  # a line cut off by a kill: that answer is asked again
-            continue
-        done[(r["id"], int(r["repeat"]))] = r
-    return done
+@dataclass(frozen=True)
+class Answer:
+    """One line of answers.jsonl: a question asked once (one repeat) and what came back."""
+
+    id: str
+    repeat: int
+    game: str
+    category: str
+    answer: str
+    reply: str | None
+    parsed: str | None
+    correct: bool
+    call: dict[str, Any] | None = None  # error, cost_usd, latency_s, usage, model, attempts (a model's answer)
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return self.id, self.repeat
+
+    @property
+    def error(self) -> str | None:
+        e = (self.call or {})["error"] if "error" in (self.call or {}) else None
+        return e if isinstance(e, str) and e else None
+
+    @property
+    def cost_usd(self) -> float:
+        c = (self.call or {})["cost_usd"] if "cost_usd" in (self.call or {}) else None
+        return float(c) if isinstance(c, (int, float)) and not isinstance(c, bool) else 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"id": self.id, "repeat": self.repeat, "game": self.game, "category": self.category,
+                               "answer": self.answer, "reply": self.reply, "parsed": self.parsed,
+                               "correct": self.correct}
+        if self.call is not None:
+            out.update(self.call)
+        return out
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any], where: str) -> Answer:
+        from workstation.store.records import check_fields
+
+        d = check_fields(data, ANSWER_FIELDS, where)
+        call = {k: v for k, v in d.items() if k in CALL_KEYS} or None
+        return cls(d["id"], int(d["repeat"]), d["game"], d["category"], d["answer"], d["reply"] if "reply" in d else None,
+                   d["parsed"] if "parsed" in d else None, d["correct"], call)
+
+
+ANSWER_FIELDS: dict[str, tuple[Any, ...]] = {
+    "id": ("str", False), "repeat": ("int", False, 0, 10**6), "game": ("str", False), "category": ("str", False),
+    "answer": ("str", False), "reply": ("str", True), "parsed": ("str", True), "correct": ("bool", False),
+    "error": ("str", True), "cost_usd": ("num", True, 0, 1e9), "latency_s": ("num", True, 0, 1e9)}
+CALL_KEYS = ("error", "cost_usd", "latency_s", "usage", "model", "attempts")
+
+
+def answer_ledger(out: Path) -> Ledger[Answer]:
+    """The answers of an eval; a call that failed without a reply is asked again (``redo``)."""
+    return Ledger(out / ANSWERS, Answer.from_json, lambda r: r.key, cost=lambda r: r.cost_usd,
+                  redo=lambda r: r.error is not None, what="QA answers")
+
+
+def check_eval(out: Path) -> None:
+    """An eval directory's seal holds (one written before seals passes; its lines are still checked)."""
+    check_seal(out, EVAL_KIND, what="QA eval", missing_ok=True)
 
 
 def run_eval(set_dir: Path, agent_spec: str, out: Path, repeats: int = 5, concurrency: int = 1,
-             statuses: tuple[str, ...] = ("proposed", "accepted", "edited"), provider_options=None,
-             prompts: str | None = None, seed: int = 0, progress=None, max_cost: float | None = None) -> dict:
+             statuses: tuple[str, ...] = ("proposed", "accepted", "edited"),
+             provider_options: ProviderOptions | None = None, prompts: str | None = None, seed: int = 0,
+             progress: Callable[[int, int], None] | None = None, max_cost: float | None = None) -> EvalSummary:
     set_dir = Path(set_dir)
     qs = [q for q in read_set(set_dir) if q["status"] in statuses]
     if not qs:
@@ -106,53 +167,61 @@ def run_eval(set_dir: Path, agent_spec: str, out: Path, repeats: int = 5, concur
     from workstation.qa.qset import check_frames
 
     check_frames(set_dir, qs)  # a damaged frame is refused before anything is asked or written
-    if (Path(out) / EVAL_FILE).exists() and not (Path(out) / EVAL_FILE).is_file():
-        raise UserError(f"{Path(out) / EVAL_FILE} is not a file; choose another --out")
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    if out.exists() and not out.is_dir():
+        raise UserError(f"--out {out} is a file; choose a directory", "out", file=out)
+    if (out / EVAL_FILE).exists() and not (out / EVAL_FILE).is_file():
+        raise UserError(f"{out / EVAL_FILE} is not a file; choose another --out", "out", file=out)
     meta = {"format": FORMAT, "set": str(set_dir), "set_digest": set_digest(qs), "agent": agent_spec, "seed": seed,
             "repeats": repeats, "statuses": list(statuses)}
     meta_path = out / EVAL_FILE
+    old: dict[str, Any] | None = None
     if meta_path.is_file():
         from workstation.store.records import read_json
 
         old = read_json(meta_path)
         for key in ("set_digest", "agent"):
-            if old.get(key) != meta[key]:
-                raise UserError(f"{out} holds an eval of {old.get('agent')} on another set or agent "
-                                f"({key} differs); choose another --out")
-    write_atomic(meta_path, json.dumps(meta, indent=1) + "\n")
-
-    done = _read_answers(out / ANSWERS)
-    todo = [(q, r) for q in qs for r in range(repeats)
-            if (q["id"], r) not in done or done[(q["id"], r)].get("error")]
+            if (old[key] if key in old else None) != meta[key]:
+                raise UserError(f"{out} holds an eval of {old['agent'] if 'agent' in old else None} on another set "
+                                f"or agent ({key} differs); choose another --out", "out", file=out)
+        check_eval(out)
+    elif out.is_dir() and any(out.iterdir()):
+        if (out / SUMMARY).exists() or (out / ANSWERS).exists() or (out / "manifest.json").exists():
+            raise UserError(f"--out {out} holds something that is not a QA eval; choose another --out", "out",
+                            file=out)
+    ledger = answer_ledger(out)  # every line read and checked before anything is asked
+    todo = [(q, r) for q in qs for r in range(repeats) if not ledger.is_done((q["id"], r))]
     guides = _guides(qs, prompts)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / SEAL).unlink(missing_ok=True)  # checked above; sealed again when this run ends
+    if old != meta:
+        write_atomic(meta_path, json.dumps(meta, indent=1) + "\n")
     lock = threading.Lock()
-    sink = open(out / ANSWERS, "a", encoding="utf-8")
-    if sink.tell() and not (out / ANSWERS).read_bytes().endswith(b"\n"):
-        sink.write("\n")  # end a line cut off by a kill, so the next record starts a line of its own
 
+    ask: Callable[[dict[str, Any], int], Answer]
+    closers: list[Callable[[], None]]
     if agent_spec.strip().lower() == "random":
         chooser = RandomChooser(seed)
-        ask = lambda q, r: _record(q, r, chooser.answer(q, r), None)  # noqa: E731
-        closers: list = []
+
+        def ask(q: dict[str, Any], r: int) -> Answer:
+            return _record(q, r, chooser.answer(q, r), None)
+
+        closers = []
     else:
         ask, closers = _model_asker(set_dir, agent_spec, provider_options, guides)
 
-    spent = [sum(r.get("cost_usd") or 0.0 for r in done.values())]
+    spent = [ledger.spent]
 
-    def one(item):
+    def one(item: tuple[dict[str, Any], int]) -> None:
         q, r = item
         if max_cost is not None and spent[0] >= max_cost:
             return  # past the cost cap: the rest stays to do (a rerun with a higher cap resumes)
         rec = ask(q, r)
         with lock:
-            spent[0] += rec.get("cost_usd") or 0.0
-            sink.write(json.dumps(rec, ensure_ascii=False, separators=(",", ":")) + "\n")
-            sink.flush()
-            done[(q["id"], r)] = rec
-            if progress:
-                progress(len(done), len(qs) * repeats)
+            spent[0] += rec.cost_usd
+        ledger.append(rec, rec.to_json())
+        if progress:
+            progress(len(ledger.done), len(qs) * repeats)
 
     try:
         if concurrency <= 1:
@@ -162,12 +231,14 @@ def run_eval(set_dir: Path, agent_spec: str, out: Path, repeats: int = 5, concur
             with ThreadPoolExecutor(max_workers=concurrency) as pool:
                 list(pool.map(one, todo))
     finally:
-        sink.close()
         for close in closers:
             close()
-    summary = summarise(qs, done, repeats, meta)
-    summary["stopped"] = "max cost" if max_cost is not None and spent[0] >= max_cost and not summary["complete"] else None
-    write_atomic(out / SUMMARY, json.dumps(summary, indent=1) + "\n")
+    last = {r.key: r for r in ledger.records}  # the latest line of each (question, repeat), failed calls too
+    summary = summarise(qs, last, repeats, meta)
+    stopped = "max cost" if max_cost is not None and spent[0] >= max_cost and not summary.complete else None
+    summary = replace(summary, stopped=stopped)
+    write_atomic(out / SUMMARY, json.dumps(summary.to_json(), indent=1) + "\n")
+    seal(out, EVAL_KIND, appendable=[ANSWERS])
     return summary
 
 
@@ -181,30 +252,29 @@ def _guides(qs: list[dict], prompts: str | None) -> dict[str, str]:
     return {g: pack.guide(g, "full") for g in need}
 
 
-def _record(q: dict, repeat: int, reply_text: str | None, reply) -> dict:
+def _record(q: dict[str, Any], repeat: int, reply_text: str | None, reply: Reply | None) -> Answer:
     parsed = parse_choice(reply_text, q["choices"]) if reply_text is not None else None
-    rec = {"id": q["id"], "repeat": repeat, "game": q["game"], "category": q["category"],
-           "answer": q["answer"], "reply": reply_text, "parsed": parsed, "correct": parsed == q["answer"]}
+    call = None
     if reply is not None:
-        rec.update({
-            "error": reply.error, "cost_usd": reply.cost_usd, "latency_s": round(reply.latency_s, 3),
-            "usage": reply.usage.to_json() if reply.usage else None, "model": reply.model,
-            "attempts": [a.to_json() for a in reply.attempts],
-        })
-    return rec
+        call = {"error": reply.error, "cost_usd": reply.cost_usd, "latency_s": round(reply.latency_s, 3),
+                "usage": reply.usage.to_json() if reply.usage else None, "model": reply.model,
+                "attempts": [a.to_json() for a in reply.attempts]}
+    return Answer(q["id"], repeat, q["game"], q["category"], q["answer"], reply_text, parsed, parsed == q["answer"],
+                  call)
 
 
-def _model_asker(set_dir: Path, spec: str, options, guides: dict[str, str]):
+def _model_asker(set_dir: Path, spec: str, options: ProviderOptions | None, guides: dict[str, str]
+                 ) -> tuple[Callable[[dict[str, Any], int], Answer], list[Callable[[], None]]]:
     from workstation.agents import AgentSpecError, make_agent
     from workstation.calls import FatalAgentError, TurnContext
     from workstation.game.games import get_game
 
     local = threading.local()
-    made: list = []
+    made: list[Agent] = []
     made_lock = threading.Lock()
 
-    def agent_for(game):
-        agent = getattr(local, "agent", None)
+    def agent_for(game: Game) -> Agent:
+        agent: Agent | None = getattr(local, "agent", None)
         if agent is None:
             try:
                 agent = make_agent(spec, game, 0, options)
@@ -215,7 +285,7 @@ def _model_asker(set_dir: Path, spec: str, options, guides: dict[str, str]):
                 made.append(agent)
         return agent
 
-    def ask(q: dict, r: int) -> dict:
+    def ask(q: dict[str, Any], r: int) -> Answer:
         game = get_game(q["game"])
         prompt = build_prompt(set_dir, q, guides.get(q["game"]) if q["category"] == "decision-long" else None)
         ctx = TurnContext(game=game, turn=r, max_actions=1, frame=q["frames"][-1]["index"])
@@ -226,7 +296,7 @@ def _model_asker(set_dir: Path, spec: str, options, guides: dict[str, str]):
                             "run the same command again to resume") from None
         return _record(q, r, reply.text if not reply.error else (reply.text or None), reply)
 
-    def close_all():
+    def close_all() -> None:
         for a in made:
             try:
                 a.close()
@@ -240,45 +310,120 @@ def _share(correct: int, n: int) -> float | None:
     return None if n == 0 else correct / n
 
 
-def summarise(qs: list[dict], done: dict[tuple[str, int], dict], repeats: int, meta: dict) -> dict:
+GROUP_KEYS = ("perception", "motion", "decision", "overall")
+
+
+@dataclass(frozen=True)
+class CategoryAccuracy:
+    accuracy: float | None
+    correct: int
+    answers: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"accuracy": self.accuracy, "correct": self.correct, "answers": self.answers}
+
+
+@dataclass(frozen=True)
+class Accuracy:
+    """Accuracy per group and overall (None without answers), and per category."""
+
+    perception: float | None
+    motion: float | None
+    decision: float | None
+    overall: float | None
+    categories: dict[str, CategoryAccuracy]
+
+    def group(self, key: str) -> float | None:
+        return {"perception": self.perception, "motion": self.motion, "decision": self.decision,
+                "overall": self.overall}[key]
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {k: self.group(k) for k in GROUP_KEYS}
+        out.update({c: v.to_json() for c, v in self.categories.items()})
+        return out
+
+
+@dataclass(frozen=True)
+class QuestionTally:
+    id: str
+    category: str
+    repeats: int
+    correct: int
+    agreement: float | None
+    answers: dict[str, int]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "category": self.category, "repeats": self.repeats, "correct": self.correct,
+                "agreement": self.agreement, "answers": self.answers}
+
+
+@dataclass(frozen=True)
+class EvalSummary:
+    """summary.json of a QA eval: the eval's identity (eval.json), then accuracy per group and category."""
+
+    meta: dict[str, Any]  # format, set, set_digest, agent, seed, repeats, statuses
+    questions: int
+    answers: int
+    errors: int
+    complete: bool
+    accuracy: Accuracy
+    counts: dict[str, int]
+    agreement: float | None
+    cost_usd: float
+    per_question: list[QuestionTally]
+    stopped: str | None = None
+
+    @property
+    def set_digest(self) -> str | None:
+        d = self.meta["set_digest"] if "set_digest" in self.meta else None
+        return d if isinstance(d, str) else None
+
+    def calibration(self, qa_set: str) -> dict[str, Any]:
+        """What a judge study records of the eval it was calibrated by."""
+        a = self.accuracy
+        return {"set": qa_set, "set_digest": self.set_digest, "accuracy": a.overall, "answers": self.answers,
+                "complete": self.complete, "by_group": {"perception": a.perception, "motion": a.motion,
+                                                        "decision": a.decision}}
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self.meta, "questions": self.questions, "answers": self.answers, "errors": self.errors,
+                "complete": self.complete, "accuracy": self.accuracy.to_json(), "counts": self.counts,
+                "agreement": self.agreement, "cost_usd": self.cost_usd,
+                "per_question": [p.to_json() for p in self.per_question], "stopped": self.stopped}
+
+
+def summarise(qs: list[dict[str, Any]], done: dict[tuple[str, int], Answer], repeats: int,
+              meta: dict[str, Any]) -> EvalSummary:
     """Accuracy per group and category (the paper's Table 2 layout) and agreement per question."""
     tally: dict[str, list[int]] = defaultdict(lambda: [0, 0])  # key -> [correct, answers]
     per_question = []
     cost = 0.0
-    errors = sum(1 for q in qs for r in range(repeats) if done.get((q["id"], r), {}).get("error"))
+    errors = sum(1 for q in qs for r in range(repeats) if (q["id"], r) in done and done[(q["id"], r)].error)
     for q in qs:
         recs = [done[(q["id"], r)] for r in range(repeats) if (q["id"], r) in done]
         for rec in recs:
             for key in (q["category"], _group(q["category"]), "overall"):
-                tally[key][0] += bool(rec["correct"])
+                tally[key][0] += bool(rec.correct)
                 tally[key][1] += 1
-            cost += rec.get("cost_usd") or 0.0
-        given = Counter(rec["parsed"] for rec in recs)
+            cost += rec.cost_usd
+        given = Counter(rec.parsed for rec in recs)
         top = given.most_common(1)[0][1] if recs else 0
-        per_question.append({"id": q["id"], "category": q["category"], "repeats": len(recs),
-                             "correct": sum(bool(r["correct"]) for r in recs),
-                             # agreement among repeats: none with fewer than two answers (one always agrees)
-                             "agreement": _share(top, len(recs)) if len(recs) > 1 else None,
-                             "answers": {str(k): v for k, v in given.items()}})
-    accuracy: dict = {}
-    for key in ("perception", "motion", "decision", "overall"):
-        accuracy[key] = _share(*tally[key])
+        per_question.append(QuestionTally(q["id"], q["category"], len(recs), sum(bool(r.correct) for r in recs),
+                                          # agreement among repeats: none with fewer than two answers
+                                          _share(top, len(recs)) if len(recs) > 1 else None,
+                                          {str(k): v for k, v in given.items()}))
+    cats = {}
     for cat in CATEGORIES:
         c, n = tally[cat]
-        accuracy[cat] = {"accuracy": _share(c, n), "correct": c, "answers": n}
-    agreements = [p["agreement"] for p in per_question if p["agreement"] is not None]
-    return {
-        **meta,
-        "questions": len(qs),
-        "answers": tally["overall"][1],
-        "errors": errors,
-        "complete": tally["overall"][1] == len(qs) * repeats and errors == 0,
-        "accuracy": accuracy,
-        "counts": {k: tally[k][1] for k in ("perception", "motion", "decision", "overall", *CATEGORIES)},
-        "agreement": _share(sum(agreements), len(agreements)) if agreements else None,
-        "cost_usd": round(cost, 6),
-        "per_question": per_question,
-    }
+        cats[cat] = CategoryAccuracy(_share(c, n), c, n)
+    accuracy = Accuracy(*(_share(*tally[k]) for k in GROUP_KEYS), categories=cats)
+    agreements = [p.agreement for p in per_question if p.agreement is not None]
+    return EvalSummary(
+        meta=meta, questions=len(qs), answers=tally["overall"][1], errors=errors,
+        complete=tally["overall"][1] == len(qs) * repeats and errors == 0, accuracy=accuracy,
+        counts={k: tally[k][1] for k in (*GROUP_KEYS, *CATEGORIES)},
+        agreement=_share(sum(agreements), len(agreements)) if agreements else None, cost_usd=round(cost, 6),
+        per_question=per_question)
 
 
 def _group(cat: str) -> str:

@@ -45,6 +45,9 @@ def load(dirs: list[str]) -> list[dict]:
         path = Path(d) / SUMMARY
         if not path.exists():
             raise UserError(f"{path}: no eval summary there; run `workstation qa eval` first")
+        from workstation.qa.evaluate import check_eval
+
+        check_eval(Path(d))  # a damaged eval is named (exit 1), never counted
         s = read_json(path)
         if not isinstance(s.get("accuracy"), dict) or "agent" not in s:
             raise UserError(f"{path}: not an eval summary (no accuracy); run `workstation qa eval` first")
