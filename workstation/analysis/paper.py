@@ -54,8 +54,7 @@ def gather(paths: list[str], baseline: str = "random", bootstrap_seed: int = 0) 
     got = Inputs()
     for text in paths:
         p = Path(text)
-        meta = _json(p / "judge.json") if p.is_dir() else None
-        if meta and str(meta.get("format", "")).startswith("atari-workstation-judge/"):
+        if p.is_dir() and (p / "judge.json").is_file():
             from workstation.judge.run import read_study
 
             if not (p / "summary.json").is_file():

@@ -134,10 +134,15 @@ def _check_counts(a: argparse.Namespace) -> None:
         if not math.isfinite(value):
             raise UserError(f"{flag} must be a finite number (got {value})", name)
         if value < lo:
-            word = "0 or more dollars" if name == "max_cost" else f"at least {lo:g}"
-            raise UserError(f"{flag} must be {word} (got {value:g})", name)
+            word = "0 or more dollars" if name == "max_cost" else f"at least {_n(lo)}"
+            raise UserError(f"{flag} must be {word} (got {_n(value)})", name)
         if value > hi:
-            raise UserError(f"{flag} must be at most {hi:g} (got {value:g})", name)
+            raise UserError(f"{flag} must be at most {_n(hi)} (got {_n(value)})", name)
+
+
+def _n(x: float) -> str:
+    """A number as written: whole numbers in full (4294967295, not 4.29497e+09)."""
+    return str(int(x)) if float(x).is_integer() else f"{x:g}"
 
 
 def _inside(out: Path, sources: list[str]) -> str | None:

@@ -98,7 +98,9 @@ def read_study(out: Path) -> tuple[StudyMeta, JudgeSummary]:
         raise UserError(f"{out} is not a judge directory (no {META} and {SUMMARY}); make one with "
                         "`workstation judge SOURCE --judge SPEC --out DIR`", file=out)
     check_study(out)
-    return read_meta(out), read_summary(out)
+    meta, summary = read_meta(out), read_summary(out)
+    verdict_ledger(out)  # every verdict reads, or the study is damaged (its counts could not be trusted)
+    return meta, summary
 
 
 def make_judge_agent(spec: str, options: ProviderOptions | None) -> ProviderAgent:
@@ -184,6 +186,8 @@ def check_meta(out: Path, judge: str, digest: str, sampling: dict[str, int] | No
                 raise UserError(f"--out {out} holds {what} ({name}); name a new directory for the verdicts", "out",
                                 file=out)
         return None
+    if (out / SEAL).exists():
+        check_study(out)  # a sealed judging edited by hand is damaged (exit 1) whatever was edited
     try:
         ident = read_file(path, lambda f: (f.text("format"), f.text("judge"), f.sub("prompt").text("digest")))
     except UserError:
