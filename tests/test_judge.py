@@ -512,3 +512,28 @@ def test_a_baseline_is_not_judged(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "no model runs (only random|frames=30)" in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "o").exists()
+
+
+def test_the_ram_truth_agreement_rate_is_recomputed_from_the_verdicts(batch_dir, judge_fake, tmp_path, capsys):
+    """The figure `judge` and `report --paper` print: verdicts whose evidence the RAM agrees with, over the
+    verdicts the RAM could check, recomputed here from verdicts.jsonl."""
+    claims = ["The ball is moving left.", "The ball is moving right.", "The paddle is on the left.",
+              "The paddle is on the right.", "It missed."]
+    answers = [json.dumps({"failure": True, "category": "perception", "subtype": "x", "evidence": c,
+                           "text_cue_followed": None}) for c in claims]
+    judge_fake.responder = ScriptedJudge(answers)
+    out = tmp_path / "j"
+    assert judge_cli(batch_dir, judge_fake, out) == 0
+    printed = capsys.readouterr().out
+    verdicts = lines(out / "verdicts.jsonl")
+    true = sum(1 for v in verdicts if v["truth_agrees"] is True)
+    false = sum(1 for v in verdicts if v["truth_agrees"] is False)
+    unknown = len(verdicts) - true - false
+    assert true > 0 and false > 0 and true != false  # both kinds, so a swapped rule shows
+    rate = round(true / (true + false), 4)
+    s = json.loads((out / "summary.json").read_text())
+    assert s["truth"] == {"true": true, "false": false, "unknown": unknown, "agreement_rate": rate}
+    assert f"truth: {true} agree, {false} disagree, {unknown} unknown (agreement {100 * rate:.0f}%)" in printed
+    assert main(["report", str(out), "--paper"]) == 0
+    assert (f"evidence checked against RAM agrees in {100 * rate:.0f}% of {true + false} checkable verdicts"
+            in capsys.readouterr().out)
