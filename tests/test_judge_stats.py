@@ -99,7 +99,7 @@ def test_fisher_needs_answers_on_both_sides():
 
 # -- the re-query tally -------------------------------------------------------------------------
 def test_the_tally_pairs_both_conditions_of_a_turn_and_counts_each_cell():
-    cells = [(True, False)] * 4 + [(False, True)] * 3 + [(True, True)] * 2 + [(False, False)] * 5
+    cells = [(True, False)] * 4 + [(False, True)] * 3 + [(True, True)] * 2 + [(False, False)] * 6
     rows = []
     for i, (full, cur) in enumerate(cells):
         rows += [requery_line(i, "full", full), requery_line(i, "current", cur)]
@@ -110,7 +110,7 @@ def test_the_tally_pairs_both_conditions_of_a_turn_and_counts_each_cell():
     assert t.pairs == len(cells) + 1
     assert (t.mcnemar.b, t.mcnemar.c) == (5, 3)  # b: full only (4 + the other run's), c: current only
     assert t.errors_full == 4 + 2 + 1 and t.errors_current == 3 + 2
-    assert t.both == 2 and t.neither == 5
+    assert t.both == 2 and t.neither == 6
     assert t.both + t.neither + t.mcnemar.b + t.mcnemar.c == t.pairs
     assert t.mcnemar.p == mcnemar_exact(5, 3).p
 
@@ -203,3 +203,5 @@ def test_qa_accuracy_per_group_category_and_agreement():
     assert s.agreement == pytest.approx((1.0 + 0.5) / 2)  # only questions with two or more answers
     full = {**done, ("q2", 1): done[("q0", 0)], ("q3", 0): done[("q0", 0)], ("q3", 1): done[("q0", 0)]}
     assert summarise(qs, full, 2, {}).complete
+    failed = {**full, ("q3", 1): done[("q3", 0)]}  # every question answered, one by a call that failed
+    assert summarise(qs, failed, 2, {}).answers == 8 and not summarise(qs, failed, 2, {}).complete
