@@ -46,12 +46,14 @@ MODE_HELP = {
 class _ModeHelp(argparse.Action):
     """``-h``: the help of the mode named first (``judge stuck --help``), else the whole command's."""
 
-    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, default: Any = argparse.SUPPRESS,
+                 help: str | None = None) -> None:
         super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
 
-    def __call__(self, parser, namespace, values, option_string=None):
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
         source = getattr(namespace, "source", None) or []
-        mode = source[0] if source and source[0] in MODE_HELP else None
+        mode: str | None = source[0] if source and source[0] in MODE_HELP else None
         if mode is None:
             parser.print_help()
             parser.exit()
@@ -117,8 +119,9 @@ def _options(a: argparse.Namespace) -> ProviderOptions:
     from workstation.options import Generation, Transport, provider_options_of
 
     try:
-        return provider_options_of(Generation(a.effort, a.temperature, a.max_output_tokens),
-                                   Transport(a.base_url, a.timeout))
+        options: ProviderOptions = provider_options_of(Generation(a.effort, a.temperature, a.max_output_tokens),
+                                                       Transport(a.base_url, a.timeout))
+        return options
     except UserError:
         raise
     except ValueError as e:
@@ -243,10 +246,10 @@ def table(summary: JudgeSummary) -> str:
         lines.append(f"judge calibration: {100 * acc:.1f}% on {answers} QA answers")
     o = summary.overreliance
     if o:
-        p = o.fisher.p
+        fp = o.fisher.p
         lines.append(f"over-reliance: {o.group_a.followed}/{o.group_a.asked} vs "
                      f"{o.group_b.followed}/{o.group_b.asked}, Fisher p = "
-                     f"{'-' if p is None else f'{p:.4f}'}")
+                     f"{'-' if fp is None else f'{fp:.4f}'}")
     return "\n".join(lines)
 
 

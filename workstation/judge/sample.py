@@ -21,9 +21,11 @@ import random
 import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from workstation.errors import UserError
-from workstation.store.recording import Recording, RecordingError
+from workstation.store.recording import Recording
+from workstation.store.records import RecordingError
 
 
 @dataclass(frozen=True)
@@ -47,7 +49,7 @@ class Sample:
     note: str = ""
     excluded: list[str] = field(default_factory=list)  # run ids left out as changed by hand
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         r = self.run
         return {"run_id": r.run_id, "setting": r.setting, "game": r.game, "seed": r.seed, "score": r.score,
                 "median": self.median, "cell_runs": self.cell_runs, "turns": self.turns, "path": str(r.path),
@@ -102,7 +104,7 @@ def _damaged(where: str, path: Path, why: str) -> UserError:
                      "batch and judge again")
 
 
-def _from_rows(rows: list[dict], base: Path, where: str) -> list[RunRef]:
+def _from_rows(rows: list[dict[str, Any]], base: Path, where: str) -> list[RunRef]:
     """The rows' recordings, looked up in the batch's own runs/ first (a batch copied or moved elsewhere
     keeps the old absolute paths in its rows), then at the row's path. A recording that is there but
     cannot be read stops the judging: sampling without it would silently pick another run."""

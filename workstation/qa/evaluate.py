@@ -51,18 +51,19 @@ if TYPE_CHECKING:
 class SetFrames:
     """A FrameSource over a question's PNG files, by budget frame index."""
 
-    def __init__(self, root: Path, q: dict) -> None:
+    def __init__(self, root: Path, q: dict[str, Any]) -> None:
         self._files = {f["index"]: root / f["file"] for f in q["frames"]}
 
     def png(self, index: int) -> bytes:
-        return self._files[index].read_bytes()
+        data: bytes = self._files[index].read_bytes()
+        return data
 
     def rgb(self, index: int) -> np.ndarray:
         return np.asarray(Image.open(io.BytesIO(self.png(index))).convert("RGB"))
 
 
-def build_prompt(root: Path, q: dict, guide: str | None = None) -> Prompt:
-    parts: list = []
+def build_prompt(root: Path, q: dict[str, Any], guide: str | None = None) -> Prompt:
+    parts: list[Any] = []
     if guide:
         parts.append(TextPart(f"About the game:\n{guide.strip()}\n\n"))
     parts.append(TextPart(f"{q['question']}\nChoices: {lettered(q['choices'])}\n"
@@ -80,12 +81,12 @@ class RandomChooser:
     seed: int = 0
     spec: str = "random"
 
-    def answer(self, q: dict, repeat: int) -> str:
+    def answer(self, q: dict[str, Any], repeat: int) -> str:
         digest = hashlib.sha256(f"{self.seed}:{q['id']}:{repeat}".encode()).digest()
-        return q["choices"][int.from_bytes(digest[:4], "little") % len(q["choices"])]
+        return str(q["choices"][int.from_bytes(digest[:4], "little") % len(q["choices"])])
 
 
-def set_digest(qs: list[dict]) -> str:
+def set_digest(qs: list[dict[str, Any]]) -> str:
     h = hashlib.sha256()
     for q in qs:
         h.update(json.dumps([q["id"], q["question"], q["choices"], q["answer"], q["frames"]], sort_keys=True).encode())
@@ -242,7 +243,7 @@ def run_eval(set_dir: Path, agent_spec: str, out: Path, repeats: int = 5, concur
     return summary
 
 
-def _guides(qs: list[dict], prompts: str | None) -> dict[str, str]:
+def _guides(qs: list[dict[str, Any]], prompts: str | None) -> dict[str, str]:
     need = sorted({q["game"] for q in qs if q["category"] == "decision-long"})
     if not need:
         return {}
@@ -306,7 +307,7 @@ def _model_asker(set_dir: Path, spec: str, options: ProviderOptions | None, guid
     return ask, [close_all]
 
 
-def _share(correct: int, n: int) -> float | None:
+def _share(correct: float, n: int) -> float | None:
     return None if n == 0 else correct / n
 
 
@@ -416,7 +417,8 @@ def summarise(qs: list[dict[str, Any]], done: dict[tuple[str, int], Answer], rep
     for cat in CATEGORIES:
         c, n = tally[cat]
         cats[cat] = CategoryAccuracy(_share(c, n), c, n)
-    accuracy = Accuracy(*(_share(*tally[k]) for k in GROUP_KEYS), categories=cats)
+    p, m, d, o = (_share(*tally[k]) for k in GROUP_KEYS)
+    accuracy = Accuracy(p, m, d, o, cats)
     agreements = [p.agreement for p in per_question if p.agreement is not None]
     return EvalSummary(
         meta=meta, questions=len(qs), answers=tally["overall"][1], errors=errors,
@@ -440,7 +442,7 @@ def wilson(correct: int, n: int) -> tuple[float, float] | None:
     return float(ci.low), float(ci.high)
 
 
-def row_label(s: dict) -> str:
+def row_label(s: dict[str, Any]) -> str:
     """An eval's row: its directory, the set and (for the random agent) the seed, besides the agent."""
     from pathlib import Path
 
@@ -452,15 +454,16 @@ def row_label(s: dict) -> str:
     return f"{s['agent']} ({', '.join(where)})" if where else str(s["agent"])
 
 
-def table(summaries: list[dict]) -> str:
+def table(summaries: list[dict[str, Any]]) -> str:
     """The paper's Table 2 layout: per eval, accuracy [95% Wilson interval] (answers) per group and overall."""
     head = ["eval", "perception", "motion", "decision", "overall", "agreement"]
     rows = [head]
 
-    def share(v, n) -> str:
+    def share(v: float | None, n: int | None) -> str:
         if v is None or not n:
             return "-"
         ci = wilson(round(v * n), n)
+        assert ci is not None
         return f"{100 * v:.1f}% [{100 * ci[0]:.1f}-{100 * ci[1]:.1f}] ({n})"
 
     for s in summaries:

@@ -23,6 +23,8 @@ earlier one (that is how curation records an edit without rewriting the file).
 
 from __future__ import annotations
 
+from typing import Any
+
 import json
 from pathlib import Path
 
@@ -50,7 +52,7 @@ def group_of(category: str) -> str:
     return next(g for g, cats in GROUPS.items() if category in cats)
 
 
-def check_question(q: object, where: str, root: Path | None = None) -> dict:
+def check_question(q: object, where: str, root: Path | None = None) -> dict[str, Any]:
     """The question if well formed, else UserError naming ``where`` and the field."""
     from workstation.game.games import GAMES
 
@@ -94,7 +96,7 @@ def check_question(q: object, where: str, root: Path | None = None) -> dict:
     return q
 
 
-def read_set(root: Path, check_files: bool = True) -> list[dict]:
+def read_set(root: Path, check_files: bool = True) -> list[dict[str, Any]]:
     """Every question of a set, the last line of each id winning, in first-seen order."""
     root = Path(root)
     meta_path = root / SET_FILE
@@ -109,7 +111,7 @@ def read_set(root: Path, check_files: bool = True) -> list[dict]:
     path = root / QUESTIONS
     if not path.exists():
         raise UserError(f"not a question set: {root} (no {QUESTIONS})")
-    out: dict[str, dict] = {}
+    out: dict[str, dict[str, Any]] = {}
     for number, q in read_jsonl(path):
         q = check_question(q, f"{path} line {number}", root if check_files else None)
         out[q["id"]] = q
@@ -119,7 +121,7 @@ def read_set(root: Path, check_files: bool = True) -> list[dict]:
 class SetWriter:
     """Appends questions to a set (making it when new); writes frames once each."""
 
-    def __init__(self, root: Path, meta: dict | None = None) -> None:
+    def __init__(self, root: Path, meta: dict[str, Any] | None = None) -> None:
         self.root = Path(root)
         (self.root / FRAMES_DIR).mkdir(parents=True, exist_ok=True)
         meta_path = self.root / SET_FILE
@@ -129,7 +131,7 @@ class SetWriter:
             read_set(self.root, check_files=False)  # refuse to append to a malformed or foreign set
         self._out = open(self.root / QUESTIONS, "a", encoding="utf-8")
 
-    def frame(self, run_id: str, index: int, png: bytes) -> dict:
+    def frame(self, run_id: str, index: int, png: bytes) -> dict[str, Any]:
         """Store a frame PNG (once) and return its ``frames`` entry."""
         rel = f"{FRAMES_DIR}/{run_id}-{index:06d}.png"
         path = self.root / rel
@@ -137,7 +139,7 @@ class SetWriter:
             write_atomic(path, png)
         return {"file": rel, "index": index, "t": paper_time(index)}
 
-    def add(self, q: dict) -> None:
+    def add(self, q: dict[str, Any]) -> None:
         check_question(q, f"question {q.get('id')!r}", self.root)
         self._out.write(json.dumps(q, ensure_ascii=False, separators=(",", ":")) + "\n")
         self._out.flush()
@@ -152,7 +154,7 @@ class SetWriter:
         self.close()
 
 
-def check_frames(root: Path, questions: list[dict]) -> None:
+def check_frames(root: Path, questions: list[dict[str, Any]]) -> None:
     """Every frame the questions show decodes as an image (Pillow reads it whole); else one line naming it.
 
     ``qa curate`` and ``qa eval`` call it before a screen opens or a question is asked."""

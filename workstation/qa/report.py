@@ -8,6 +8,8 @@ Markdown files ``workstation report --json/--md`` ask for.
 
 from __future__ import annotations
 
+from typing import Any
+
 import json
 import sys
 from pathlib import Path
@@ -36,7 +38,7 @@ def is_eval_dir(path: str | Path) -> bool:
     return isinstance(s, dict) and isinstance(s.get("accuracy"), dict)
 
 
-def load(dirs: list[str]) -> list[dict]:
+def load(dirs: list[str]) -> list[dict[str, Any]]:
     """The summaries of eval result directories, in order; UserError naming the first bad one."""
     from workstation.store.records import check_fields, read_json
 
@@ -69,15 +71,15 @@ def load(dirs: list[str]) -> list[dict]:
     return summaries
 
 
-def note_mixed_sets(summaries: list[dict]) -> None:
+def note_mixed_sets(summaries: list[dict[str, Any]]) -> None:
     if len({s.get("set_digest") for s in summaries}) > 1:
         sys.stderr.write("workstation: note: these evals are on different question sets\n")
 
 
-def as_json(summaries: list[dict]) -> list[dict]:
+def as_json(summaries: list[dict[str, Any]]) -> list[dict[str, Any]]:
     from workstation.qa.evaluate import row_label, wilson
 
-    def ci(key):
+    def ci(key: str) -> list[float] | None:
         v, n = s["accuracy"].get(key), s["counts"].get(key)
         iv = wilson(round(v * n), n) if isinstance(v, (int, float)) and n else None
         return None if iv is None else list(iv)
@@ -90,9 +92,9 @@ def as_json(summaries: list[dict]) -> list[dict]:
     return out
 
 
-def markdown(summaries: list[dict]) -> str:
+def markdown(summaries: list[dict[str, Any]]) -> str:
     """The same table as ``evaluate.table``, in Markdown: groups, then the six categories."""
-    def pct(v) -> str:
+    def pct(v: float | None) -> str:
         return "-" if v is None else f"{100 * v:.1f}%"
 
     head = ["model", *GROUPS, "agreement"]
@@ -108,7 +110,7 @@ def markdown(summaries: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write(summaries: list[dict], json_path: str | None, md_path: str | None) -> list[str]:
+def write(summaries: list[dict[str, Any]], json_path: str | None, md_path: str | None) -> list[str]:
     """Write the JSON and/or Markdown forms; the paths written."""
     written = []
     if json_path:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pathlib import Path
 
 from workstation.qa.pixels import aligned, blob_centre
 from workstation.qa.truth import Obj, ObjectSpec, RamMap, load_map
 from workstation.store.index import find_recordings
-from workstation.store.recording import Recording, RecordingError
+from workstation.store.recording import Recording
+from workstation.store.records import RecordingError
 from workstation.errors import UserError
 
 _ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth")
@@ -47,7 +50,7 @@ class Scene:
         self.frames = rec.frames
         self.n = len(self.frames)
         self._visible: dict[int, list[tuple[ObjectSpec, Obj]]] = {}
-        self._blobs: dict[tuple, tuple[float, float] | None] = {}
+        self._blobs: dict[tuple[Any, ...], tuple[float, float] | None] = {}
         self._lookalikes: dict[int, list[tuple[ObjectSpec, Obj]]] = {}
 
     def visible(self, i: int) -> list[tuple[ObjectSpec, Obj]]:
