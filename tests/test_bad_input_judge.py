@@ -313,3 +313,16 @@ def test_qa_eval_bounds(extra, message, world, tmp_path):
                             str(tmp_path / "e"), *extra])
     _refused(code, err, 2, before, world["base"])
     assert message in err and not (tmp_path / "e").exists()
+
+
+@pytest.mark.parametrize("line", [b"[1, 2]\n", b"7\n", b"\xff\xfe\n"])
+def test_a_batch_whose_results_do_not_read_is_one_line(line, world, tmp_path):
+    batch = tmp_path / "batch"
+    shutil.copytree(world["batch"], batch)
+    with open(batch / "results.jsonl", "ab") as f:
+        f.write(line)
+    before = snapshot(tmp_path)
+    for argv in (["judge", str(batch), *world["judge"][2:-1], str(tmp_path / "o")], ["judge", "stuck", str(batch)]):
+        code, _, err = run_cli(argv)
+        _refused(code, err, 2, before, tmp_path)
+        assert "results.jsonl" in err

@@ -104,6 +104,11 @@ def _damaged(where: str, path: Path, why: str) -> UserError:
                      "batch and judge again")
 
 
+def _row(r: dict[str, Any]) -> dict[str, str]:
+    """The three fields of a results row the judge reads, as text ("" where one is missing or null)."""
+    return {k: "" if k not in r or r[k] is None else str(r[k]) for k in ("path", "run_id", "setting")}
+
+
 def _from_rows(rows: list[dict[str, Any]], base: Path, where: str) -> list[RunRef]:
     """The rows' recordings, looked up in the batch's own runs/ first (a batch copied or moved elsewhere
     keeps the old absolute paths in its rows), then at the row's path. A recording that is there but
@@ -113,16 +118,17 @@ def _from_rows(rows: list[dict[str, Any]], base: Path, where: str) -> list[RunRe
     found = None
     out = []
     for r in rows:
-        stored = str(r.get("path") or "")
+        row = _row(r)
+        stored = row["path"]
         path = runs_dir(base) / Path(stored).name if stored else None
         if path is None or not path.is_dir():
             if found is None:
                 found = recordings_by_id(base)
-            entries = found.get(str(r.get("run_id")))
+            entries = found[row["run_id"]] if row["run_id"] in found else None
             path = runs_dir(base) / entries[0].path if entries else (Path(stored) if stored else None)
         if path is None or not path.is_dir():
             continue
-        ref, why = _read(path, setting=str(r.get("setting") or ""))
+        ref, why = _read(path, setting=row["setting"])
         if ref is None:
             raise _damaged(where, path, why or "unreadable")
         out.append(ref)
@@ -148,13 +154,22 @@ def read_sources(sources: list[str]) -> list[RunRef]:
             got = _from_rows(rows, p.parent, str(p))
         elif p.is_dir() and (p / "results.jsonl").is_file():
             rows = []
-            for n, line in enumerate((p / "results.jsonl").read_text(encoding="utf-8").splitlines(), 1):
+            try:
+                text = (p / "results.jsonl").read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as e:
+                raise UserError(f"{p / 'results.jsonl'}: not readable as UTF-8 text ({type(e).__name__}); rebuild it "
+                                "with `workstation batch` on the same grid", file=p) from None
+            for n, line in enumerate(text.splitlines(), 1):
                 if line.strip():
                     try:
-                        rows.append(json.loads(line))
+                        row = json.loads(line)
                     except json.JSONDecodeError:
                         raise UserError(f"{p / 'results.jsonl'} line {n}: not JSON; rebuild it with "
                                         "`workstation batch` on the same grid") from None
+                    if not isinstance(row, dict):
+                        raise UserError(f"{p / 'results.jsonl'} line {n}: not a results row (a JSON object); "
+                                        "rebuild it with `workstation batch` on the same grid", file=p)
+                    rows.append(row)
             got = _from_rows(rows, p, str(p))
         elif p.is_dir():
             from workstation.store.index import find_recordings

@@ -46,7 +46,7 @@ class Scene:
         self.rec = rec
         self.map = ram_map
         self.game = ram_map.game
-        self.run_id = str(rec.manifest.get("run_id") or rec.path.name)
+        self.run_id = str(rec.manifest_record.run_id or rec.path.name)
         self.frames = rec.frames
         self.n = len(self.frames)
         self._visible: dict[int, list[tuple[ObjectSpec, Obj]]] = {}
@@ -101,7 +101,7 @@ def open_scenes(dirs: list[str]) -> tuple[list[Scene], list[str]]:
         except RecordingError as e:
             raise UserError(str(e)) from None
         rec.require_sound()  # damaged frames or RAM would give questions with wrong answers: refused, exit 1
-        game = rec.manifest.get("game")
+        game = rec.manifest_record.game or ""
         if game not in supported:
             skipped.append(f"{p}: no RAM map for {game}")
             continue
