@@ -104,6 +104,7 @@ def read_set(root: Path, check_files: bool = True) -> list[dict[str, Any]]:
         raise UserError(f"not a question set: {root} (no {SET_FILE}); make one with `workstation qa gen`")
     from workstation.store.records import read_json, read_jsonl
 
+    check_set(root)  # a set edited by hand after it was written is damaged (exit 1), never asked
     meta = read_json(meta_path)  # one line naming the file when it is not a readable JSON object
     if meta.get("format") != FORMAT:
         got = meta.get("format") if isinstance(meta, dict) else None
@@ -116,6 +117,24 @@ def read_set(root: Path, check_files: bool = True) -> list[dict[str, Any]]:
         q = check_question(q, f"{path} line {number}", root if check_files else None)
         out[q["id"]] = q
     return list(out.values())
+
+
+SET_KIND = "qa-set"
+SEAL_SKIP = ("evals",)  # `qa eval`'s default output lives inside the set, sealed on its own
+
+
+def check_set(root: Path) -> None:
+    """A set's seal holds (a set written before seals, with none, passes; its lines are still checked)."""
+    from workstation.store.seal import check_seal
+
+    check_seal(root, SET_KIND, what="question set", missing_ok=True)
+
+
+def seal_set(root: Path) -> None:
+    """Seal a set: its lines may grow (curation appends), nothing else may change."""
+    from workstation.store.seal import seal
+
+    seal(root, SET_KIND, skip=SEAL_SKIP, appendable=[QUESTIONS])
 
 
 class SetWriter:
@@ -145,7 +164,9 @@ class SetWriter:
         self._out.flush()
 
     def close(self) -> None:
-        self._out.close()
+        if not self._out.closed:
+            self._out.close()
+            seal_set(self.root)
 
     def __enter__(self) -> SetWriter:
         return self
