@@ -189,6 +189,9 @@ def read_file(path: Path, make: Callable[[Fields], T], study: Path | None = None
 
 def check_study(study: Path) -> None:
     """A study's seal holds (a study written before seals, with none, passes; its records are still checked)."""
+    from workstation.qa.qset import readable
+
+    readable(study)
     check_seal(study, KIND, what="judge study", missing_ok=True)
 
 

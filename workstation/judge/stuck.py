@@ -215,6 +215,9 @@ def read_report(path: Path) -> StuckReport:
     (one line naming the file and field)."""
     if path.is_dir():
         path = path / STUCK_FILE
+    from workstation.qa.qset import readable
+
+    readable(path.parent)
     if (path.parent / "seal.json").is_file():
         check_seal(path.parent, STUCK_KIND, what="stuck report")
     return read_file(path, StuckReport.read)

@@ -154,6 +154,9 @@ def answer_ledger(out: Path) -> Ledger[Answer]:
 
 def check_eval(out: Path) -> None:
     """An eval directory's seal holds (one written before seals passes; its lines are still checked)."""
+    from workstation.qa.qset import readable
+
+    readable(out)
     check_seal(out, EVAL_KIND, what="QA eval", missing_ok=True)
 
 

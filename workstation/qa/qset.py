@@ -123,10 +123,25 @@ SET_KIND = "qa-set"
 SEAL_SKIP = ("evals",)  # `qa eval`'s default output lives inside the set, sealed on its own
 
 
+def readable(directory: Path) -> None:
+    """UserError (exit 2) when a directory or its seal cannot be read at all (permissions): that is not damage."""
+    from workstation.store.seal import SEAL
+
+    try:
+        with open(Path(directory) / SEAL, "rb"):
+            pass
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    except OSError as e:
+        raise UserError(f"{directory} cannot be read ({e.strerror or e}); check its permissions",
+                        file=directory) from None
+
+
 def check_set(root: Path) -> None:
     """A set's seal holds (a set written before seals, with none, passes; its lines are still checked)."""
     from workstation.store.seal import check_seal
 
+    readable(root)
     check_seal(root, SET_KIND, what="question set", missing_ok=True)
 
 
