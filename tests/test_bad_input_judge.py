@@ -326,3 +326,18 @@ def test_a_batch_whose_results_do_not_read_is_one_line(line, world, tmp_path):
         code, _, err = run_cli(argv)
         _refused(code, err, 2, before, tmp_path)
         assert "results.jsonl" in err
+
+
+def test_requery_checks_where_the_players_answer_before_anything_is_written(world, tmp_path, fake_server):  # noqa: F811
+    from workstation.judge.run import seal_study
+
+    study = tmp_path / "study"
+    shutil.copytree(world["study"], study)
+    (study / "requery.jsonl").unlink()
+    (study / "requery.json").unlink()
+    seal_study(study)  # a study not re-queried yet
+    before = snapshot(tmp_path)
+    fake_server.reset()
+    code, _, err = run_cli(["judge", "requery", str(study), "--model-base-url", "notaurl"])
+    _refused(code, err, 2, before, tmp_path)
+    assert "--model-base-url 'notaurl' is not an http:// or https:// URL" in err and not fake_server.seen

@@ -146,6 +146,14 @@ def run_requery(d: Path, judge: str | None = None, options: ProviderOptions | No
         recs = {rid: Recording(Path(samples[rid].path)) for rid in {v.run_id for v, _ in todo}}
         blind = Blinder.for_runs(list(recs.values()), [s.setting for s in samples.values()])
         player_for, players = _players()
+        if model_base_url:
+            from workstation.providers.spec import base_url_problem
+
+            why = base_url_problem(model_base_url)
+            if why:
+                raise UserError(why.replace("--base-url", "--model-base-url"), "model_base_url")
+        for rec in recs.values():
+            player_for(rec, model_base_url)  # every player can be made before anything is asked or written
         judge_agent = make_judge_agent(judge, options)
         (d / SEAL).unlink(missing_ok=True)  # checked by read_study; sealed again below
         spent = ledger.spent
@@ -171,6 +179,9 @@ def run_requery(d: Path, judge: str | None = None, options: ProviderOptions | No
                     continue
                 line = RequeryLine(v.run_id, v.setting, v.game, turn, cond, v.answer.category, got, verdict)
                 ledger.append(line, line.to_json())
+        except BaseException:
+            seal_study(d)  # stopped by an error: the lines so far are whole, sealed for the next reader
+            raise
         finally:
             judge_agent.close()
             for agent in players.values():

@@ -296,6 +296,9 @@ def run_judge(job: JudgeJob, samples: list[Sample] | None = None) -> JudgeSummar
             else:
                 with ThreadPoolExecutor(max_workers=job.concurrency) as pool:
                     list(pool.map(one, todo))
+        except BaseException:
+            seal_study(out)  # stopped by an error: what was written is whole, sealed for the next reader
+            raise
         finally:
             for a in made:
                 a.close()

@@ -234,6 +234,9 @@ def run_eval(set_dir: Path, agent_spec: str, out: Path, repeats: int = 5, concur
         else:
             with ThreadPoolExecutor(max_workers=concurrency) as pool:
                 list(pool.map(one, todo))
+    except BaseException:
+        seal(out, EVAL_KIND, appendable=[ANSWERS])  # stopped by an error: the answers so far are whole
+        raise
     finally:
         for close in closers:
             close()
