@@ -23,6 +23,7 @@ from workstation.errors import UserError
 if TYPE_CHECKING:
     from workstation.judge.records import JudgeSummary
     from workstation.judge.stuck import StuckReport
+    from workstation.qa.evaluate import EvalSummary
 
 CATEGORIES = ("perception", "spatiotemporal", "decision", "exploration", "rule")  # the judge's five
 ABLATIONS = (("feedback", "Feedback on vs off"), ("max_actions", "Actions per reply"), ("memory", "Memory mode"),
@@ -32,7 +33,7 @@ ABLATIONS = (("feedback", "Feedback on vs off"), ("max_actions", "Actions per re
 @dataclass
 class Inputs:
     batch: object = None  # analysis.report.Report
-    evals: list[dict] = field(default_factory=list)
+    evals: list[EvalSummary] = field(default_factory=list)
     judges: list[tuple[Path, JudgeSummary]] = field(default_factory=list)
     stuck: list[StuckReport] = field(default_factory=list)
     batch_path: str | None = None
@@ -132,8 +133,8 @@ def sections(inp: Inputs) -> tuple[list[str], list[tuple[str, str]]]:
             out += _table(["values", "game", "n", "mean diff", "95% CI", "verdict"], rows, True) + [""]
     if inp.evals:
         out += ["## Table 2: QA accuracy per model", ""]
-        cell = lambda s, k: "-" if s["accuracy"].get(k) is None else f"{100 * s['accuracy'][k]:.1f}"
-        rows = [[s.get("agent", "?"), *(cell(s, k) for k in ("perception", "motion", "decision", "overall"))]
+        cell = lambda s, k: "-" if s.accuracy.group(k) is None else f"{100 * s.accuracy.group(k):.1f}"
+        rows = [[s.agent, *(cell(s, k) for k in ("perception", "motion", "decision", "overall"))]
                 for s in inp.evals]
         out += _table(["model", "Perception", "Motion", "Decision", "Overall"], rows, True) + [""]
     else:

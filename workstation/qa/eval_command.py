@@ -86,7 +86,7 @@ def _eval(a: argparse.Namespace) -> int:
                        provider_options=options, prompts=a.prompts, seed=a.seed,
                        max_cost=a.max_cost)
     print(out)
-    print(table([summary.to_json()]))
+    print(table([summary]))
     return job_exit(summary.to_json(), "some calls failed; run the same command again to retry them")
 
 

@@ -318,6 +318,13 @@ def _share(correct: float, n: int) -> float | None:
 
 
 GROUP_KEYS = ("perception", "motion", "decision", "overall")
+META_KEYS = ("format", "set", "set_digest", "agent", "seed", "repeats", "statuses")
+SUMMARY_FIELDS: dict[str, tuple[Any, ...]] = {
+    "agent": ("str", False), "set": ("str", True), "set_digest": ("str", True), "seed": ("int", True),
+    "repeats": ("int", True, 1, 10**6), "questions": ("int", True, 0, 10**9), "answers": ("int", True, 0, 10**9),
+    "errors": ("int", True, 0, 10**9), "complete": ("bool", True), "accuracy": ("dict", False),
+    "counts": ("dict", False), "agreement": ("num", True, 0, 1), "cost_usd": ("num", True, 0, 1e9),
+    "per_question": ("list", True), "stopped": ("str", True)}
 
 
 @dataclass(frozen=True)
@@ -379,6 +386,60 @@ class EvalSummary:
     cost_usd: float
     per_question: list[QuestionTally]
     stopped: str | None = None
+    dir: str | None = None  # where it was read from (a row's label names it; never written)
+
+    @property
+    def agent(self) -> str:
+        return str(self.meta["agent"]) if "agent" in self.meta else "?"
+
+    def meta_text(self, key: str) -> str | None:
+        v = self.meta[key] if key in self.meta else None
+        return None if v is None else str(v)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any], where: str, directory: str | None = None) -> EvalSummary:
+        """A summary.json, checked field by field (one line naming ``where`` and the field)."""
+        from workstation.store.records import RecordFileError, check_fields
+
+        check_fields(data, SUMMARY_FIELDS, where)
+        acc = data["accuracy"]
+        if not isinstance(acc, dict):
+            raise RecordFileError(f"{where}: field 'accuracy' is not an object")
+        missing = [g for g in GROUP_KEYS if g not in acc]
+        if missing:
+            raise RecordFileError(f"{where}: field 'accuracy.{missing[0]}' is missing; run `workstation qa eval` again")
+        check_fields(acc, {g: ("num", True, 0, 1) for g in GROUP_KEYS}, f"{where} accuracy")
+        cats = {}
+        for c in CATEGORIES:
+            if c in acc:
+                if not isinstance(acc[c], dict):
+                    raise RecordFileError(f"{where}: field 'accuracy.{c}' is not an object")
+                v = check_fields(acc[c], {"accuracy": ("num", True, 0, 1), "correct": ("int", False, 0, 10**9),
+                                          "answers": ("int", False, 0, 10**9)}, f"{where} accuracy.{c}")
+                cats[c] = CategoryAccuracy(v["accuracy"] if "accuracy" in v else None, int(v["correct"]),
+                                           int(v["answers"]))
+        counts = data["counts"]
+        bad = [k for k, n in counts.items() if isinstance(n, bool) or not isinstance(n, int) or n < 0]
+        if bad:
+            raise RecordFileError(f"{where}: field 'counts.{bad[0]}' is not a whole number of 0 or more")
+        tallies = []
+        for i, q in enumerate(data["per_question"] if "per_question" in data else []):
+            if not isinstance(q, dict):
+                raise RecordFileError(f"{where}: field 'per_question[{i}]' is not an object")
+            t = check_fields(q, {"id": ("str", False), "category": ("str", False), "repeats": ("int", False, 0, 10**6),
+                                 "correct": ("int", False, 0, 10**6), "agreement": ("num", True, 0, 1),
+                                 "answers": ("dict", False)}, f"{where} per_question[{i}]")
+            tallies.append(QuestionTally(t["id"], t["category"], int(t["repeats"]), int(t["correct"]),
+                                         t["agreement"] if "agreement" in t else None, dict(t["answers"])))
+        meta = {k: data[k] for k in META_KEYS if k in data}
+
+        def opt(key: str, default: Any = None) -> Any:
+            return data[key] if key in data else default
+
+        group = [acc[g] for g in GROUP_KEYS]
+        return cls(meta, int(opt("questions", 0)), int(opt("answers", 0)), int(opt("errors", 0)),
+                   bool(opt("complete", False)), Accuracy(group[0], group[1], group[2], group[3], cats),
+                   dict(counts), opt("agreement"), float(opt("cost_usd", 0.0)), tallies, opt("stopped"), directory)
 
     @property
     def set_digest(self) -> str | None:
@@ -448,19 +509,19 @@ def wilson(correct: int, n: int) -> tuple[float, float] | None:
     return float(ci.low), float(ci.high)
 
 
-def row_label(s: dict[str, Any]) -> str:
+def row_label(s: EvalSummary) -> str:
     """An eval's row: its directory, the set and (for the random agent) the seed, besides the agent."""
-    from pathlib import Path
+    where = [Path(s.dir).name] if s.dir else []
+    qa_set = s.meta_text("set")
+    if qa_set:
+        where.append(f"set {Path(qa_set).name}")
+    seed = s.meta_text("seed")
+    if s.agent.lower() == "random" and seed is not None:
+        where.append(f"seed {seed}")
+    return f"{s.agent} ({', '.join(where)})" if where else s.agent
 
-    where = [Path(s["_dir"]).name] if s.get("_dir") else []
-    if s.get("set"):
-        where.append(f"set {Path(str(s['set'])).name}")
-    if str(s.get("agent", "")).lower() == "random" and s.get("seed") is not None:
-        where.append(f"seed {s['seed']}")
-    return f"{s['agent']} ({', '.join(where)})" if where else str(s["agent"])
 
-
-def table(summaries: list[dict[str, Any]]) -> str:
+def table(summaries: list[EvalSummary]) -> str:
     """The paper's Table 2 layout: per eval, accuracy [95% Wilson interval] (answers) per group and overall."""
     head = ["eval", "perception", "motion", "decision", "overall", "agreement"]
     rows = [head]
@@ -473,18 +534,13 @@ def table(summaries: list[dict[str, Any]]) -> str:
         return f"{100 * v:.1f}% [{100 * ci[0]:.1f}-{100 * ci[1]:.1f}] ({n})"
 
     for s in summaries:
-        ag = s.get("agreement")
-        rows.append([row_label(s), *[share(s["accuracy"][k], s["counts"].get(k)) for k in
-                                     ("perception", "motion", "decision", "overall")],
+        ag = s.agreement
+        rows.append([row_label(s), *[share(s.accuracy.group(k), s.counts[k] if k in s.counts else None)
+                                     for k in GROUP_KEYS],
                      "-" if ag is None else f"{100 * ag:.0f}%"])
     lines = text_table(rows)
     lines.append("(accuracy [95% Wilson interval] (answers))")
     for s in summaries:
-        cells = []
-        for c in CATEGORIES:
-            v = s["accuracy"].get(c)
-            if not isinstance(v, dict):
-                continue
-            cells.append(f"{c} {share(v.get('accuracy'), v.get('answers'))}")
+        cells = [f"{c} {share(v.accuracy, v.answers)}" for c, v in s.accuracy.categories.items()]
         lines.append(f"{row_label(s)}: " + ", ".join(cells))
     return "\n".join(lines)
