@@ -60,8 +60,8 @@ def edit(root: Path, qid: str, **changes: Any) -> dict[str, Any]:
 
 def contradiction(q: dict[str, Any]) -> str | None:
     """A warning when a question's answer contradicts its RAM truth (an edit overrode it), else None."""
-    t = q.get("truth")
-    if isinstance(t, dict) and t.get("overridden"):
+    t = q["truth"] if "truth" in q else None
+    if isinstance(t, dict) and "overridden" in t and t["overridden"]:
         return (f"the answer {q['answer']!r} contradicts the RAM truth ({t.get('answer_from_ram')!r}, "
                 f"{t.get('rule', 'ram')}); saved, with the truth marked overridden")
     return None

@@ -106,8 +106,8 @@ def read_set(root: Path, check_files: bool = True) -> list[dict[str, Any]]:
 
     check_set(root)  # a set edited by hand after it was written is damaged (exit 1), never asked
     meta = read_json(meta_path)  # one line naming the file when it is not a readable JSON object
-    if meta.get("format") != FORMAT:
-        got = meta.get("format") if isinstance(meta, dict) else None
+    got = meta["format"] if "format" in meta else None
+    if got != FORMAT:
         raise UserError(f"{meta_path}: format {got!r} is not {FORMAT!r}; this workstation reads {FORMAT} sets")
     path = root / QUESTIONS
     if not path.exists():
@@ -198,8 +198,8 @@ def check_frames(root: Path, questions: list[dict[str, Any]]) -> None:
 
     seen: set[str] = set()
     for q in questions:
-        for f in q.get("frames") or []:
-            name = f.get("file") if isinstance(f, dict) else None
+        for f in (q["frames"] if "frames" in q else None) or []:
+            name = f["file"] if isinstance(f, dict) and "file" in f else None
             if not isinstance(name, str) or name in seen:
                 continue
             seen.add(name)
