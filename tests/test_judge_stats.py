@@ -205,3 +205,23 @@ def test_qa_accuracy_per_group_category_and_agreement():
     assert summarise(qs, full, 2, {}).complete
     failed = {**full, ("q3", 1): done[("q3", 0)]}  # every question answered, one by a call that failed
     assert summarise(qs, failed, 2, {}).answers == 8 and not summarise(qs, failed, 2, {}).complete
+
+
+def test_records_are_frozen_and_read_back_as_written():
+    from dataclasses import FrozenInstanceError
+
+    from workstation.judge.records import GroupCounts, Overreliance
+
+    g = GroupCounts(["a", "b"], 1, 2)
+    t = TruthCounts(3, 1, 2)
+    for record, name in ((g, "asked"), (t, "true")):
+        with pytest.raises(FrozenInstanceError):
+            setattr(record, name, 9)
+    assert GroupCounts.read(Fields(g.to_json(), "o.json")) == g
+    with pytest.raises(UserError, match="field 'settings' holds something that is not text"):
+        GroupCounts.read(Fields({"settings": ["a", 1], "followed": 0, "asked": 0}, "o.json"))
+    o = compare_groups({"a": SettingCounts(1, 1, 0, 2, 1), "b": SettingCounts(1, 1, 0, 3, 0)}, ["a"], ["b"])
+    assert Overreliance.read(Fields(o.to_json(), "o.json")) == o
+    assert TruthCounts.read(Fields(t.to_json(), "s.json")) == t and t.agreement_rate == 0.75
+    with pytest.raises(UserError, match="agreement_rate"):
+        TruthCounts.read(Fields({**t.to_json(), "agreement_rate": 0.5}, "s.json"))
