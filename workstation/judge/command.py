@@ -32,8 +32,9 @@ MODE_HELP = {
     "stuck": ("SOURCE...", "Stuck stretches from the RAM (no judge needed): at least --min-turns turns in a row "
               "that score nothing and do not move the player (or repeat the last turn's actions on an unchanged "
               "screen), per setting of the batches, CSVs or recordings given; with --judge, the judge reads the "
-              "thoughts and decides which stretches the player was aware of.",
-              ("min_turns", "json", "judge", "judge_prompt", *TRANSPORT)),
+              "thoughts and decides which stretches the player was aware of (baseline runs are never sent to it). "
+              "--out DIR writes the report, sealed, to DIR/stuck.json.",
+              ("min_turns", "json", "out", "judge", "judge_prompt", *TRANSPORT)),
     "requery": ("DIR", "Figure 14's re-query study on a judge directory: each judged failure asked again of the "
                 "model that played, with its full prompt and with the current frame only, each answer judged again "
                 "(exact McNemar test). Writes DIR/requery.jsonl and DIR/requery.json.", ("model_base_url", "judge", "max_cost", *TRANSPORT)),
