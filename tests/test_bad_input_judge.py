@@ -341,3 +341,14 @@ def test_requery_checks_where_the_players_answer_before_anything_is_written(worl
     code, _, err = run_cli(["judge", "requery", str(study), "--model-base-url", "notaurl"])
     _refused(code, err, 2, before, tmp_path)
     assert "--model-base-url 'notaurl' is not an http:// or https:// URL" in err and not fake_server.seen
+
+
+@pytest.mark.parametrize("extra, message", [(["--groups", "alpha/nobody"], "no judged setting 'nobody'"),
+                                            ([], "needs --groups"), (["--groups", "alpha"], "two groups")])
+def test_overreliance_checks_its_groups_before_writing(extra, message, world, tmp_path):
+    study = tmp_path / "study"
+    shutil.copytree(world["study"], study)
+    before = snapshot(tmp_path)
+    code, _, err = run_cli(["judge", "overreliance", str(study), *extra])
+    _refused(code, err, 2, before, tmp_path)
+    assert message in err
