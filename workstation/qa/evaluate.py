@@ -183,12 +183,15 @@ def run_eval(set_dir: Path, agent_spec: str, out: Path, repeats: int = 5, concur
     if meta_path.is_file():
         from workstation.store.records import read_json
 
-        old = read_json(meta_path)
-        for key in ("set_digest", "agent"):
-            if (old[key] if key in old else None) != meta[key]:
-                raise UserError(f"{out} holds an eval of {old['agent'] if 'agent' in old else None} on another set "
-                                f"or agent ({key} differs); choose another --out", "out", file=out)
+        from workstation.store.ledger import identity_problem
+
         check_eval(out)
+        old = read_json(meta_path)
+        identity = ("set_digest", "agent")
+        problem = identity_problem({k: old[k] for k in identity if k in old}, {k: meta[k] for k in identity})
+        if problem:
+            raise UserError(f"{out} holds an eval on another set or agent ({problem}); choose another --out", "out",
+                            file=out)
     elif out.is_dir() and any(out.iterdir()):
         if (out / SUMMARY).exists() or (out / ANSWERS).exists() or (out / "manifest.json").exists():
             raise UserError(f"--out {out} holds something that is not a QA eval; choose another --out", "out",
