@@ -86,3 +86,12 @@ class ScriptedJudge:
         self.given.append(text)
         self.bodies.append(seen.body)
         return Step(text=text)
+
+
+def requery_line(turn: int, condition: str, failure: bool | None, run_id: str = "r"):
+    """A typed re-query line (failure None: the judge's answer was not parsed)."""
+    from workstation.judge.records import JudgeAnswer, PlayerAnswer, RequeryLine
+
+    answer = JudgeAnswer(failure is not None, failure, "perception" if failure else None,
+                         "perception" if failure else None)
+    return RequeryLine(run_id, "alpha", "breakout", turn, condition, "perception", PlayerAnswer(None, None), answer)

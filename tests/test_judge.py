@@ -47,9 +47,15 @@ def judge_cli(batch: Path, fake: FakeProvider, out: Path, *extra: str) -> int:
 
 
 def lines(path: Path) -> list[dict]:
-    from workstation.judge.run import read_lines
-
-    return read_lines(path)  # skips a line a kill cut off
+    """The JSON lines of a file (a line a kill cut off, with no newline, skipped)."""
+    out = []
+    for line in path.read_text(encoding="utf-8").split("\n"):
+        if line.strip():
+            try:
+                out.append(json.loads(line))
+            except json.JSONDecodeError:
+                continue
+    return out
 
 
 def test_judges_the_median_run_per_cell_blinded_and_records_the_answers(batch_dir, judge_fake, tmp_path, capsys):
@@ -121,6 +127,7 @@ def test_a_killed_judge_resumes_where_it_stopped(batch_dir, judge_fake, tmp_path
     assert judge_cli(batch_dir, judge_fake, out) == 0
     text = (out / "verdicts.jsonl").read_text().splitlines(keepends=True)
     (out / "verdicts.jsonl").write_text("".join(text[:4]) + text[4][:20])  # killed mid-line
+    (out / "seal.json").unlink()  # a run killed mid-way has no seal yet (it is written last)
     assert judge_cli(batch_dir, judge_fake, out) == 0
     assert len(judge.given) == 16  # turns 5..10 asked again, the first four not
     verdicts = lines(out / "verdicts.jsonl")
@@ -275,10 +282,11 @@ def test_golden_statistics_match_the_paper():
     from workstation.judge.stats import fisher_exact, mcnemar_exact
 
     m = mcnemar_exact(10, 2)
-    assert round(m["p"], 4) == 0.0386 and round(m["odds_ratio"], 2) == 0.20
-    assert [round(x, 2) for x in m["ci95"]] == [0.02, 0.94]
-    assert round(fisher_exact(2, 41, 15, 67)["p"], 4) == 0.0154
-    assert round(fisher_exact(2, 120, 15, 120)["p"], 4) == 0.0016
+    assert m.p is not None and m.odds_ratio is not None
+    assert round(m.p, 4) == 0.0386 and round(m.odds_ratio, 2) == 0.20
+    assert [round(x or 0, 2) for x in m.ci95] == [0.02, 0.94]
+    assert round(fisher_exact(2, 41, 15, 67).p or 0, 4) == 0.0154
+    assert round(fisher_exact(2, 120, 15, 120).p or 0, 4) == 0.0016
 
 
 def test_overreliance_groups_from_a_judge_directory(batch_dir, judge_fake, tmp_path, capsys):
@@ -419,16 +427,16 @@ def test_requery_asks_the_player_with_full_history_and_current_frame_only(batch_
 
 
 def test_requery_tally_gives_the_papers_figures():
+    from tests.judge_helpers import requery_line
     from workstation.judge.requery import tally
 
     rows = []
     for i, (full, cur) in enumerate([(True, False)] * 10 + [(False, True)] * 2 + [(True, True)] * 5):
-        rows += [{"run_id": "r", "turn": i, "condition": "full", "parsed": True, "failure": full},
-                 {"run_id": "r", "turn": i, "condition": "current", "parsed": True, "failure": cur}]
-    rows.append({"run_id": "r", "turn": 99, "condition": "full", "parsed": False, "failure": None})
+        rows += [requery_line(i, "full", full), requery_line(i, "current", cur)]
+    rows.append(requery_line(99, "full", None))
     t = tally(rows)
-    assert t["pairs"] == 17 and t["errors_full"] == 15 and t["errors_current"] == 7
-    assert round(t["mcnemar"]["p"], 4) == 0.0386 and round(t["mcnemar"]["odds_ratio"], 2) == 0.2
+    assert t.pairs == 17 and t.errors_full == 15 and t.errors_current == 7
+    assert round(t.mcnemar.p or 0, 4) == 0.0386 and round(t.mcnemar.odds_ratio or 0, 2) == 0.2
 
 
 def test_calibrate_scores_the_judge_on_a_qa_set_first_and_records_it(batch_dir, judge_fake, tmp_path):
@@ -504,3 +512,28 @@ def test_a_baseline_is_not_judged(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "no model runs (only random|frames=30)" in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "o").exists()
+
+
+def test_the_ram_truth_agreement_rate_is_recomputed_from_the_verdicts(batch_dir, judge_fake, tmp_path, capsys):
+    """The figure `judge` and `report --paper` print: verdicts whose evidence the RAM agrees with, over the
+    verdicts the RAM could check, recomputed here from verdicts.jsonl."""
+    claims = ["The ball is moving left.", "The ball is moving right.", "The paddle is on the left.",
+              "The paddle is on the right.", "It missed."]
+    answers = [json.dumps({"failure": True, "category": "perception", "subtype": "x", "evidence": c,
+                           "text_cue_followed": None}) for c in claims]
+    judge_fake.responder = ScriptedJudge(answers)
+    out = tmp_path / "j"
+    assert judge_cli(batch_dir, judge_fake, out) == 0
+    printed = capsys.readouterr().out
+    verdicts = lines(out / "verdicts.jsonl")
+    true = sum(1 for v in verdicts if v["truth_agrees"] is True)
+    false = sum(1 for v in verdicts if v["truth_agrees"] is False)
+    unknown = len(verdicts) - true - false
+    assert true > 0 and false > 0 and true != false  # both kinds, so a swapped rule shows
+    rate = round(true / (true + false), 4)
+    s = json.loads((out / "summary.json").read_text())
+    assert s["truth"] == {"true": true, "false": false, "unknown": unknown, "agreement_rate": rate}
+    assert f"truth: {true} agree, {false} disagree, {unknown} unknown (agreement {100 * rate:.0f}%)" in printed
+    assert main(["report", str(out), "--paper"]) == 0
+    assert (f"evidence checked against RAM agrees in {100 * rate:.0f}% of {true + false} checkable verdicts"
+            in capsys.readouterr().out)

@@ -58,10 +58,10 @@ def test_awareness_follows_the_word_rule_and_recovery_the_turn_after(runs):
 
 def test_the_report_per_setting_and_the_cli(runs, capsys):
     result = report([str(runs["root"])], 8)
-    s = result["settings"]["scripted|frames=90"]
-    assert s["runs"] == 4 and s["stretches"] == 3 and s["aware"] == 1 and s["unaware"] == 2
-    assert s["recovery_rate"] == pytest.approx(1 / 3)
-    assert s["stuck_share"] == pytest.approx((90 + 90 + 36) / (4 * 90))
+    s = result.settings["scripted|frames=90"]
+    assert s.runs == 4 and s.stretches == 3 and s.aware == 1 and s.unaware == 2
+    assert s.recovery_rate == pytest.approx(1 / 3)
+    assert s.stuck_share == pytest.approx((90 + 90 + 36) / (4 * 90))
     assert main(["judge", "stuck", str(runs["root"]), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["settings"]["scripted|frames=90"]["stretches"] == 3
     assert main(["judge", "stuck", str(runs["root"])]) == 0

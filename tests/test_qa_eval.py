@@ -146,6 +146,7 @@ def test_eval_resumes_where_it_stopped(qset, tmp_path, keys):  # noqa: F811
         lines = answers.read_text().splitlines()
         kept = lines[: len(lines) // 2]
         answers.write_text("\n".join(kept) + "\n" + lines[len(lines) // 2][:20])  # and a line cut mid-write
+        (tmp_path / "e" / "seal.json").unlink()  # a run killed mid-way has no seal yet (it is written last)
         before = len(fake.seen)
         assert _eval(qset, fake, tmp_path / "e", "--repeats", "2") == 0
         assert len(fake.seen) - before == len(lines) - len(kept)  # only the missing ones were asked
@@ -202,7 +203,7 @@ def test_failed_calls_are_kept_and_retried(qset, tmp_path, keys):  # noqa: F811
         fake.push(S(kind="empty"))
         s = run_eval(qset, SPECS["compat"], tmp_path / "e", repeats=1,
                      provider_options=ProviderOptions(base_url=fake.url("compat"), max_attempts=1))
-        assert s["errors"] == 1 and not s["complete"]
+        assert s.errors == 1 and not s.complete
         first = json.loads((tmp_path / "e" / "answers.jsonl").read_text().splitlines()[0])
         assert first["error"] and not first["correct"] and first["attempts"][0]["error_class"] == "empty"
         assert _eval(qset, fake, tmp_path / "e", "--repeats", "1") == 0  # the rerun retries it

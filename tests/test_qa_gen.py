@@ -171,6 +171,12 @@ def test_malformed_set_is_one_line(set3, tmp_path):
     path = tmp_path / "s" / "questions.jsonl"
     lines = path.read_text().splitlines()
     q = json.loads(lines[0])
+    from workstation.errors import DamagedArtifact
+
+    path.write_text("\n".join([json.dumps(dict(q, answer=q["choices"][-1]))] + lines[1:]) + "\n")
+    with pytest.raises(DamagedArtifact, match="question set .* is damaged: questions.jsonl was changed"):
+        read_set(tmp_path / "s")  # a sealed set edited by hand, even into a well-formed line
+    (tmp_path / "s" / "seal.json").unlink()  # unsealed: each line is still checked, field by field
     for broken, needle in ((dict(q, answer="sideways"), "answer"), (dict(q, category="vibes"), "category"),
                            ({k: v for k, v in q.items() if k != "truth"}, "truth"),
                            (dict(q, frames=[dict(q["frames"][0], t="1s")]), "frames")):

@@ -15,9 +15,15 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from workstation.analysis.report import _f, _g, _table
 from workstation.errors import UserError
+
+if TYPE_CHECKING:
+    from workstation.judge.records import JudgeSummary
+    from workstation.judge.stuck import StuckReport
+    from workstation.qa.evaluate import EvalSummary
 
 CATEGORIES = ("perception", "spatiotemporal", "decision", "exploration", "rule")  # the judge's five
 ABLATIONS = (("feedback", "Feedback on vs off"), ("max_actions", "Actions per reply"), ("memory", "Memory mode"),
@@ -27,9 +33,9 @@ ABLATIONS = (("feedback", "Feedback on vs off"), ("max_actions", "Actions per re
 @dataclass
 class Inputs:
     batch: object = None  # analysis.report.Report
-    evals: list[dict] = field(default_factory=list)
-    judges: list[tuple[Path, dict]] = field(default_factory=list)
-    stuck: list[dict] = field(default_factory=list)
+    evals: list[EvalSummary] = field(default_factory=list)
+    judges: list[tuple[Path, JudgeSummary]] = field(default_factory=list)
+    stuck: list[StuckReport] = field(default_factory=list)
     batch_path: str | None = None
 
 
@@ -49,19 +55,21 @@ def gather(paths: list[str], baseline: str = "random", bootstrap_seed: int = 0) 
     got = Inputs()
     for text in paths:
         p = Path(text)
-        meta = _json(p / "judge.json") if p.is_dir() else None
-        if meta and str(meta.get("format", "")).startswith("atari-workstation-judge/"):
-            summary = _json(p / "summary.json")
-            if summary is None:
+        if p.is_dir() and (p / "judge.json").is_file():
+            from workstation.judge.run import read_study
+
+            if not (p / "summary.json").is_file():
                 raise UserError(f"{p}: a judge directory without a readable summary.json; run the judge again")
-            got.judges.append((p, summary))
+            got.judges.append((p, read_study(p)[1]))  # checked: a damaged study is named, exit 1
         elif p.is_dir() and qa_report.is_eval_dir(p):
             got.evals += qa_report.load([str(p)])
-        elif p.is_file() and p.suffix == ".json":
-            data = _json(p)
+        elif (p.is_file() and p.suffix == ".json") or (p.is_dir() and (p / "stuck.json").is_file()):
+            from workstation.judge.stuck import read_report
+
+            data = _json(p) if p.is_file() else {"min_turns": None, "settings": None}
             if not data or "min_turns" not in data or "settings" not in data:
                 raise UserError(f"{p}: not a stuck report (write one with `workstation judge stuck SOURCE --json > FILE`)")
-            got.stuck.append(data)
+            got.stuck.append(read_report(p))
         else:
             if got.batch is not None:
                 raise UserError(f"{p}: a second batch; --paper lays out one batch (plus eval, judge and stuck results)")
@@ -73,14 +81,14 @@ def gather(paths: list[str], baseline: str = "random", bootstrap_seed: int = 0) 
     return got
 
 
-def _stuck_of(path: str) -> dict:
+def _stuck_of(path: str) -> StuckReport:
     """The stuck report of a batch's recordings (``workstation judge stuck``), or an empty one without them."""
     from workstation.analysis.table import resolve
-    from workstation.judge.stuck import report
+    from workstation.judge.stuck import StuckReport, report
 
     _, batch_dir = resolve(path)
     if batch_dir is None or not (batch_dir / "runs").is_dir():
-        return {"min_turns": None, "settings": {}, "stretches": []}
+        return StuckReport(None, {}, [])
     return report([str(batch_dir)])
 
 
@@ -125,22 +133,22 @@ def sections(inp: Inputs) -> tuple[list[str], list[tuple[str, str]]]:
             out += _table(["values", "game", "n", "mean diff", "95% CI", "verdict"], rows, True) + [""]
     if inp.evals:
         out += ["## Table 2: QA accuracy per model", ""]
-        cell = lambda s, k: "-" if s["accuracy"].get(k) is None else f"{100 * s['accuracy'][k]:.1f}"
-        rows = [[s.get("agent", "?"), *(cell(s, k) for k in ("perception", "motion", "decision", "overall"))]
+        cell = lambda s, k: "-" if s.accuracy.group(k) is None else f"{100 * s.accuracy.group(k):.1f}"
+        rows = [[s.agent, *(cell(s, k) for k in ("perception", "motion", "decision", "overall"))]
                 for s in inp.evals]
         out += _table(["model", "Perception", "Motion", "Decision", "Overall"], rows, True) + [""]
     else:
         _missing(needs, "Table 2: QA accuracy", "one or more `workstation qa eval` result directories")
     _judge_sections(inp, out, needs)
-    if any(rep["settings"] for rep in inp.stuck):
+    if any(rep.settings for rep in inp.stuck):
         out += ["## Stuck stretches per setting (RAM, no judge)", ""]
         rows = []
         for rep in inp.stuck:
-            for name, s in rep["settings"].items():
-                rr = "-" if s.get("recovery_rate") is None else f"{100 * s['recovery_rate']:.0f}%"
-                rho = s.get("spearman_stuck_vs_score")
-                rows.append([name, str(s["runs"]), _f(s["stretches_per_run"]), f"{100 * s['stuck_share']:.1f}%",
-                             str(s["aware"]), str(s["unaware"]), rr, "-" if rho is None else f"{rho:+.2f}"])
+            for name, st in rep.settings.items():
+                rr = "-" if st.recovery_rate is None else f"{100 * st.recovery_rate:.0f}%"
+                rho = st.spearman_stuck_vs_score
+                rows.append([name, str(st.runs), _f(st.stretches_per_run), f"{100 * st.stuck_share:.1f}%",
+                             str(st.aware), str(st.unaware), rr, "-" if rho is None else f"{rho:+.2f}"])
         out += _table(["setting", "runs", "stretches/run", "frames stuck", "aware", "unaware", "recovered",
                        "rho(stuck, score)"], rows, True) + [""]
     else:
@@ -152,6 +160,9 @@ def sections(inp: Inputs) -> tuple[list[str], list[tuple[str, str]]]:
 
 
 def _judge_sections(inp: Inputs, out: list[str], needs: list) -> None:
+    from workstation.judge.records import Overreliance
+    from workstation.judge.requery import read_result
+
     if not inp.judges:
         for t in ("Failure categories per model (D.2)", "Fig. 14 re-query", "Table 9 text over-reliance"):
             _missing(needs, t, "a judge directory from `workstation judge`")
@@ -159,47 +170,56 @@ def _judge_sections(inp: Inputs, out: list[str], needs: list) -> None:
     out += ["## Failure categories per model (appendix D.2)", ""]
     rows = []
     for _, s in inp.judges:
-        for st, per in s["per_setting"].items():
-            n = per["failures"]
-            cats = s["categories"][st]
-            rows.append([st, str(per["turns_judged"]), str(n),
+        for st, per in s.per_setting.items():
+            n = per.failures
+            cats = s.categories[st]
+            rows.append([st, str(per.turns_judged), str(n),
                          *(f"{cats[c]} ({100 * cats[c] / n:.0f}%)" if n else "0" for c in CATEGORIES)])
     out += _table(["setting", "judged", "failures", *CATEGORIES], rows, True) + [""]
     for _, s in inp.judges:
-        t, cal = s.get("truth") or {}, s.get("calibration") or {}
-        rate = t.get("agreement_rate")
-        line = f"Judge {s.get('judge')}: evidence checked against RAM agrees in " + \
-               ("-" if rate is None else f"{100 * rate:.0f}%") + f" of {t.get('true', 0) + t.get('false', 0)} checkable verdicts"
-        if cal.get("accuracy") is not None:
-            line += f"; QA calibration {100 * cal['accuracy']:.1f}% on {cal.get('answers')} answers"
+        t = s.truth
+        rate = t.agreement_rate
+        line = f"Judge {s.judge}: evidence checked against RAM agrees in " + \
+               ("-" if rate is None else f"{100 * rate:.0f}%") + f" of {t.checked} checkable verdicts"
+        acc = s.calibration_accuracy
+        if acc is not None:
+            answers = (s.calibration or {})["answers"] if "answers" in (s.calibration or {}) else None
+            line += f"; QA calibration {100 * acc:.1f}% on {answers} answers"
         out += [line, ""]
-    requeries = [(d, _json(d / "requery.json")) for d, _ in inp.judges if (d / "requery.json").is_file()]
+    requeries = [(d, read_result(d)) for d, _ in inp.judges if (d / "requery.json").is_file()]
     if requeries:
         out += ["## Fig. 14: errors with full history vs current frame only (re-query)", ""]
         rows = []
         for d, q in requeries:
-            m = q["mcnemar"]
-            lo, hi = m["ci95"]
-            rows.append([d.name, str(q["pairs"]), str(q["errors_full"]), str(q["errors_current"]), f"{m['b']} vs {m['c']}",
-                         _g(m["p"]) if m["p"] is not None else "-",
-                         f"{_f(m['odds_ratio'])} [{_f(lo)}, {_f(hi) if hi is not None else 'inf'}]"])
+            m = q.mcnemar
+            lo, hi = m.ci95
+            rows.append([d.name, str(q.pairs), str(q.errors_full), str(q.errors_current), f"{m.b} vs {m.c}",
+                         _g(m.p) if m.p is not None else "-",
+                         f"{_f(m.odds_ratio)} [{_f(lo)}, {_f(hi) if hi is not None else 'inf'}]"])
         out += _table(["judging", "pairs", "errors (full)", "errors (current only)", "discordant", "McNemar p",
                        "OR [95% CI]"], rows, True) + [""]
     else:
         _missing(needs, "Fig. 14 re-query", "`workstation judge requery DIR` on a judge directory")
-    over = [(d, s.get("overreliance") or _json(d / "overreliance.json")) for d, s in inp.judges]
-    over = [(d, o) for d, o in over if o]
+    from workstation.judge.records import read_file
+
+    over: list[tuple[Path, Overreliance]] = []
+    for d, s in inp.judges:
+        o = s.overreliance
+        if o is None and (d / "overreliance.json").is_file():
+            o = read_file(d / "overreliance.json", Overreliance.read, study=d)
+        if o is not None:
+            over.append((d, o))
     if over:
         out += ["## Table 9: text-history over-reliance", ""]
         rows = []
         for _d, s in inp.judges:
-            for st, per in s["per_setting"].items():
-                rows.append([st, f"{per['text_cue_followed']}/{per['text_cue_asked']}"])
+            for st, per in s.per_setting.items():
+                rows.append([st, f"{per.text_cue_followed}/{per.text_cue_asked}"])
         out += _table(["setting", "followed a contradicted text cue"], rows, True) + [""]
         for _, o in over:
-            a, b, p = o["group_a"], o["group_b"], o["fisher"]["p"]
-            line = (f"{', '.join(a['settings'])}: {a['followed']}/{a['asked']} vs {', '.join(b['settings'])}: "
-                    f"{b['followed']}/{b['asked']}; Fisher's exact p = {'-' if p is None else f'{p:.4f}'}")
+            a, b, p = o.group_a, o.group_b, o.fisher.p
+            line = (f"{', '.join(a.settings)}: {a.followed}/{a.asked} vs {', '.join(b.settings)}: "
+                    f"{b.followed}/{b.asked}; Fisher's exact p = {'-' if p is None else f'{p:.4f}'}")
             out += [line, ""]
     else:
         _missing(needs, "Table 9 text over-reliance", "`workstation judge ... --groups A,B/C,D` (or "
@@ -215,7 +235,7 @@ def write_pngs(inp: Inputs, directory: str) -> list[Path]:
         written += write_plots(inp.batch, directory)[:1]
     if inp.judges:
         plt = _pyplot()
-        rows = [(st, s["categories"][st]) for _, s in inp.judges for st in s["categories"]]
+        rows = [(st, s.categories[st]) for _, s in inp.judges for st in s.categories]
         fig, ax = plt.subplots(figsize=(2 + 1.2 * len(rows), 3.5))
         bottom = [0] * len(rows)
         for c in CATEGORIES:

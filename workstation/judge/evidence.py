@@ -20,6 +20,7 @@ from workstation.store.recording import Recording
 from workstation.turn.prompt import (
     ImagePart,
     Message,
+    Part,
     Prompt,
     TextPart,
     merge_parts,
@@ -41,10 +42,14 @@ class Blinder:
     @classmethod
     def for_runs(cls, recs: list[Recording], labels: list[str]) -> Blinder:
         names: set[str] = set()
+        from workstation.agents.registry import is_model
+
         for rec in recs:
             agent = rec.manifest_record.agent
+            if not is_model(rec.manifest_record.agent_spec or ""):
+                continue  # a baseline (random, replay) has no identity to hide: "random" stays a plain word
             for key in ("spec", "model"):
-                v = agent.get(key)
+                v = agent[key] if key in agent else None
                 if isinstance(v, str) and len(v.strip()) >= 2:
                     names.add(v.strip())
         return cls(tuple(sorted(names, key=len, reverse=True)),
@@ -65,7 +70,7 @@ class Blinder:
             text = re.sub(rf"(?<!\w){re.escape(w)}(?!\w)", NEUTRAL, text, flags=re.IGNORECASE)
         return text
 
-    def check(self, parts: list) -> None:
+    def check(self, parts: list[Part]) -> None:
         """Refuse evidence (the parts taken from the recording) that still names a model."""
         body = "".join(p.text for p in parts if isinstance(p, TextPart)).lower().replace(NEUTRAL, " ")
         for w in self.names:
@@ -84,9 +89,9 @@ def _feedback(reward: float, life_lost: bool, reset: bool) -> str:
     return "; ".join(bits) if bits else "no reward"
 
 
-def shown_parts(prompt: Prompt, blind: Blinder) -> list:
+def shown_parts(prompt: Prompt, blind: Blinder) -> list[Part]:
     """The player's prompt as parts of one user message: its instructions, then what it was shown."""
-    parts: list = []
+    parts: list[Part] = []
     system = "\n\n".join(m.text() for m in prompt.messages if m.role == "system")
     parts.append(TextPart("=== The instructions the player was given ===\n" + blind.text(system) + "\n\n"))
     parts.append(TextPart("=== What the player was shown on this turn ===\n"))
@@ -102,7 +107,7 @@ def shown_parts(prompt: Prompt, blind: Blinder) -> list:
     return parts
 
 
-def reply_parts(thought: str, planned: list[str], executed: list[str] | None, note: str, blind: Blinder) -> list:
+def reply_parts(thought: str, planned: list[str], executed: list[str] | None, note: str, blind: Blinder) -> list[Part]:
     text = ("=== The player's reply ===\n"
             f"thought: {blind.own_words(thought) or '(none)'}\n"
             f"planned actions: [{', '.join(planned)}]\n")
@@ -113,9 +118,9 @@ def reply_parts(thought: str, planned: list[str], executed: list[str] | None, no
     return [TextPart(text + "\n")]
 
 
-def followed_parts(rec: Recording, turn: int, heading: str = "What followed") -> list:
+def followed_parts(rec: Recording, turn: int, heading: str = "What followed") -> list[Part]:
     t = rec.turn_records[turn]
-    parts: list = [TextPart(f"=== {heading} ===\n")]
+    parts: list[Part] = [TextPart(f"=== {heading} ===\n")]
     for action, frame, reward, lost, reset in zip(t.actions, t.action_frames, t.action_rewards,
                                                    t.action_life_lost, t.action_reset):
         parts.append(TextPart(f"{timestamp(frame)}, after {action} ({_feedback(reward, lost, reset)}):\n"))

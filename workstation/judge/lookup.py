@@ -10,9 +10,11 @@ line wins.
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
+from typing import Any
+
+from workstation.judge.records import VerdictLine
 
 ENV_VAR = "WORKSTATION_JUDGED"
 
@@ -25,6 +27,9 @@ def _roots(rec_path: Path) -> list[Path]:
     return [Path.cwd(), *list(rec_path.parents)[:3]]
 
 
+VERDICTS = "verdicts.jsonl"
+
+
 def judge_dirs(rec_path: Path) -> list[Path]:
     seen: dict[Path, None] = {}
     for root in _roots(Path(rec_path)):
@@ -34,38 +39,43 @@ def judge_dirs(rec_path: Path) -> list[Path]:
     return list(seen)
 
 
-def verdicts_for(rec_path: Path, run_id: str | None) -> dict[int, dict]:
-    """turn -> the verdict on it (with ``judging``: the directory it came from); {} when none is found."""
-    from workstation.judge.run import META, VERDICTS, read_lines
+def verdicts_for(rec_path: Path, run_id: str | None) -> dict[int, dict[str, Any]]:
+    """turn -> the verdict on it (its JSON form, with ``judging``: the directory it came from); {} when none is
+    found. A judge directory that does not read or fails its seal is left out (the screen shows what holds)."""
+    from workstation.errors import UserError
+    from workstation.judge.records import check_study
+    from workstation.judge.run import read_meta, verdict_ledger
 
     if not run_id:
         return {}
-    found: list[tuple[float, Path]] = []
+    found: list[tuple[float, Path, list[VerdictLine]]] = []
     for d in judge_dirs(rec_path):
         try:
-            meta = json.loads((d / META).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        if any(isinstance(s, dict) and s.get("run_id") == run_id for s in meta.get("samples") or []):
-            try:
-                found.append(((d / VERDICTS).stat().st_mtime, d))
-            except OSError:
+            check_study(d)
+            meta = read_meta(d)
+            if not any(s.run_id == run_id for s in meta.samples):
                 continue
-    out: dict[int, dict] = {}
-    for _, d in sorted(found):
-        for v in read_lines(d / VERDICTS):
-            if v.get("run_id") == run_id and isinstance(v.get("turn"), int):
-                out[v["turn"]] = {**v, "judging": str(d)}
+            lines = list(verdict_ledger(d).done.values())
+            found.append(((d / VERDICTS).stat().st_mtime if (d / VERDICTS).exists() else 0.0, d, lines))
+        except (UserError, OSError):
+            continue
+    out: dict[int, dict[str, Any]] = {}
+    for _, d, lines in sorted(found, key=lambda x: (x[0], str(x[1]))):
+        for v in lines:
+            if v.run_id == run_id:
+                out[v.turn] = {**v.to_json(), "judging": str(d)}
     return out
 
 
-def describe(v: dict) -> str:
+def describe(v: dict[str, Any] | VerdictLine) -> str:
     """One line for the screen: what the judge said and whether the RAM agrees."""
-    if not v.get("parsed"):
-        return f"judge: unreadable verdict ({v.get('problem') or 'no reason'})"
-    truth = v.get("truth_agrees", "unknown")
-    ram = {True: "RAM agrees", False: "RAM disagrees"}.get(truth, "RAM cannot check")
-    if not v.get("failure"):
-        return f"judge: no observable failure · {v.get('evidence') or ''}".rstrip(" ·")
-    sub = f" ({v['subtype']})" if v.get("subtype") else ""
-    return f"judge: {v.get('group') or v.get('category')}{sub} · {v.get('evidence') or ''} · {ram}"
+    if isinstance(v, dict):
+        v = VerdictLine.from_json(v, "verdict")
+    a = v.answer
+    if not a.parsed:
+        return f"judge: unreadable verdict ({a.problem or 'no reason'})"
+    ram = {"true": "RAM agrees", "false": "RAM disagrees"}.get(v.truth, "RAM cannot check")
+    if not a.failure:
+        return f"judge: no observable failure · {a.evidence or ''}".rstrip(" ·")
+    sub = f" ({a.subtype})" if a.subtype else ""
+    return f"judge: {a.group or a.category}{sub} · {a.evidence or ''} · {ram}"

@@ -12,44 +12,58 @@ the odds ratio of an error with the current frame only (``workstation.judge.stat
 
 from __future__ import annotations
 
-import json
+from collections.abc import Callable, Iterable
+from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from workstation.errors import UserError
 from workstation.judge.evidence import Blinder, judge_request
+from workstation.judge.records import (
+    CONDITIONS,
+    PlayerAnswer,
+    RequeryLine,
+    RequeryResult,
+    StudyMeta,
+    read_file,
+)
 from workstation.judge.run import (
-    META,
-    VERDICTS,
-    _append,
+    REQUERY_LINES,
     ask,
     make_judge_agent,
-    read_lines,
-    write_json,
+    read_study,
+    seal_study,
+    verdict_ledger,
 )
 from workstation.judge.stats import mcnemar_exact
 from workstation.judge.verdict import load_judge_prompt
+from workstation.store.ledger import Ledger, write_json
 from workstation.store.recording import Recording
+from workstation.store.seal import SEAL
 
-LINES, RESULT = "requery.jsonl", "requery.json"
-CONDITIONS = ("full", "current")
+if TYPE_CHECKING:
+    from workstation.providers import ProviderOptions
+    from workstation.providers.agent import ProviderAgent
+    from workstation.turn.prompt import Prompt
+
+LINES, RESULT = REQUERY_LINES, "requery.json"
+Players = Callable[[Recording, "str | None"], "ProviderAgent"]
 
 
-def _players():
+def _players() -> tuple[Players, dict[tuple[str, ProviderOptions], ProviderAgent]]:
     from workstation.providers import (
         ProviderConfigError,
         make_provider_agent,
         options_from_description,
     )
 
-    made: dict = {}
+    made: dict[tuple[str, ProviderOptions], ProviderAgent] = {}
 
-    def get(rec: Recording, base_url: str | None):
+    def get(rec: Recording, base_url: str | None) -> ProviderAgent:
         m = rec.manifest_record
         spec = m.agent_spec or ""
         options = options_from_description(m.agent)
         if base_url:
-            from dataclasses import replace
-
             options = replace(options, base_url=base_url)
         key = (spec, options)
         if key not in made:
@@ -62,99 +76,135 @@ def _players():
     return get, made
 
 
-def _ask_player(agent, prompt, rec: Recording, turn: int) -> dict:
+def _ask_player(agent: ProviderAgent, prompt: Prompt, rec: Recording, turn: int) -> PlayerAnswer:
     from workstation.calls import FatalAgentError, TurnContext
     from workstation.game.games import get_game
     from workstation.turn.parser import parse_reply
 
-    game = get_game(rec.manifest_record.game)
+    game = get_game(rec.manifest_record.game or "")
     t = rec.turn_records[turn]
-    max_actions = int((rec.manifest_record.protocol or {}).get("max_actions", 10))
+    protocol = rec.manifest_record.protocol if isinstance(rec.manifest_record.protocol, dict) else {}
+    max_actions = int(protocol["max_actions"]) if "max_actions" in protocol else 10
     try:
         reply = agent.act(prompt, TurnContext(game=game, turn=turn, max_actions=max_actions, frame=t.start_frame))
     except FatalAgentError as e:
         raise UserError(f"the model that played failed for good: {e}; use --model-base-url to say where it "
                         "answers now (lines so far are kept)") from None
-    out = {"player_usage": reply.usage.to_json() if reply.usage else None, "player_cost_usd": reply.cost_usd}
+    usage = reply.usage.to_json() if reply.usage else None
     if reply.error:
-        return {**out, "error": reply.error}
+        return PlayerAnswer(usage, reply.cost_usd, error=reply.error)
     parsed = parse_reply(reply.text, game, max_actions)
-    return {**out, "player_raw": reply.text, "thought": parsed.thought, "plan": parsed.names, "valid": parsed.valid}
+    return PlayerAnswer(usage, reply.cost_usd, reply.text, parsed.thought, list(parsed.names), parsed.valid)
 
 
-def run_requery(d: Path, judge: str | None = None, options=None, model_base_url: str | None = None,
-                max_cost: float | None = None) -> dict:
+def requery_ledger(d: Path) -> Ledger[RequeryLine]:
+    return Ledger(d / LINES, RequeryLine.from_json, lambda x: x.key, cost=lambda x: x.cost, what="re-query lines")
+
+
+def read_result(d: Path) -> RequeryResult:
+    """requery.json, checked (the study's seal is checked by ``read_study``)."""
+    return read_file(d / RESULT, RequeryResult.read, study=d)
+
+
+def run_requery(d: Path, judge: str | None = None, options: ProviderOptions | None = None,
+                model_base_url: str | None = None, max_cost: float | None = None) -> RequeryResult:
     from workstation.calls import TurnContext
     from workstation.game.games import get_game
     from workstation.runs.request import prompt_builder, rebuild_prompt
 
-    meta = json.loads((d / META).read_text(encoding="utf-8"))
-    judge = judge or meta["judge"]
+    meta, _summary = read_study(d)
+    if judge:
+        make_judge_agent(judge, options).close()  # a bad spec or key is one line before anything is read or written
+    judge = judge or meta.judge
     if options is None:
         from workstation.providers import ProviderOptions
 
-        options = ProviderOptions(**(meta.get("options") or {}))
-    jp = load_judge_prompt(meta["prompt"]["path"] if Path(meta["prompt"]["path"]).is_file() else None)
-    samples = {s["run_id"]: s for s in meta["samples"]}
-    failures = [v for v in read_lines(d / VERDICTS) if v.get("parsed") and v.get("failure") and v["run_id"] in samples]
-    done = {(x["run_id"], x["turn"], x["condition"]): x for x in read_lines(d / LINES)}
-    todo = [(v, c) for v in failures for c in CONDITIONS if (v["run_id"], v["turn"], c) not in done]
-    spent = sum((x.get("cost_usd") or 0.0) + (x.get("player_cost_usd") or 0.0) for x in done.values())
+        try:
+            options = ProviderOptions(**(meta.options or {}))
+        except (TypeError, ValueError) as e:
+            raise UserError(f"{d}: the judge options in judge.json do not read ({e}); pass the judge's flags") \
+                from None
+    samples = {s.run_id: s for s in meta.samples}
+    failures = [v for v in verdict_ledger(d).done.values()
+                if v.answer.parsed and v.answer.failure and v.run_id in samples]
+    ledger = requery_ledger(d)
+    todo = [(v, c) for v in failures for c in CONDITIONS if not ledger.is_done((v.run_id, v.turn, c))]
+    old = read_result(d) if (d / RESULT).is_file() else None
+    if old is not None and old.judge != judge:
+        raise UserError(f"{d} was re-queried with the judge {old.judge}; a different --judge needs another judge "
+                        "directory", "judge")
+    if not todo and old is not None:
+        return old  # finished: nothing is asked and nothing is written again
     stopped = None
     if todo:
-        recs = {rid: Recording(Path(samples[rid]["path"])) for rid in {v["run_id"] for v, _ in todo}}
-        blind = Blinder.for_runs(list(recs.values()), [s["setting"] for s in samples.values()])
+        jp = load_judge_prompt(meta.prompt_path if Path(meta.prompt_path).is_file() else None)
+        for v, _ in todo:
+            p = Path(samples[v.run_id].path)
+            if not (p / "manifest.json").is_file():
+                raise UserError(f"{d}: the recording of {v.run_id} is not at {p}; re-query needs the recordings "
+                                "the study judged", file=p)
+        recs = {rid: Recording(Path(samples[rid].path)) for rid in {v.run_id for v, _ in todo}}
+        blind = Blinder.for_runs(list(recs.values()), [s.setting for s in samples.values()])
         player_for, players = _players()
+        if model_base_url:
+            from workstation.providers.spec import base_url_problem
+
+            why = base_url_problem(model_base_url)
+            if why:
+                raise UserError(why.replace("--base-url", "--model-base-url"), "model_base_url")
+        for rec in recs.values():
+            player_for(rec, model_base_url)  # every player can be made before anything is asked or written
         judge_agent = make_judge_agent(judge, options)
-        sink = _append(d / LINES)
+        (d / SEAL).unlink(missing_ok=True)  # checked by read_study; sealed again below
+        spent = ledger.spent
         try:
             for v, cond in todo:
                 if max_cost is not None and spent >= max_cost:
                     stopped = "max cost"
                     break
-                rec = recs[v["run_id"]]
-                turn = v["turn"]
+                rec = recs[v.run_id]
+                turn = v.turn
                 if cond == "full":
                     prompt = rebuild_prompt(rec, turn)
                 else:
                     prompt = prompt_builder(rec).current_only(rec.turn_records[turn].start_frame)
-                line = {"run_id": v["run_id"], "setting": v["setting"], "game": v["game"], "turn": turn,
-                        "condition": cond, "first_category": v["category"]}
                 got = _ask_player(player_for(rec, model_base_url), prompt, rec, turn)
-                spent += got.get("player_cost_usd") or 0.0
-                if got.get("error"):
+                spent += got.cost_usd or 0.0
+                if got.error is not None:
                     continue
-                req = judge_request(rec, turn, jp, blind, prompt=prompt, reply=(got["thought"], got["plan"]))
-                verdict = ask(judge_agent, req, TurnContext(get_game(v["game"]), turn, 1, 0), jp)
-                spent += verdict.get("cost_usd") or 0.0
-                if verdict.get("error"):
+                req = judge_request(rec, turn, jp, blind, prompt=prompt, reply=(got.thought, got.plan))
+                verdict = ask(judge_agent, req, TurnContext(get_game(v.game), turn, 1, 0), jp)
+                spent += verdict.cost_usd or 0.0
+                if verdict.error is not None:
                     continue
-                line.update(got)
-                line.update(verdict)
-                sink.write(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n")
-                sink.flush()
-                done[(v["run_id"], turn, cond)] = line
+                line = RequeryLine(v.run_id, v.setting, v.game, turn, cond, v.answer.category, got, verdict)
+                ledger.append(line, line.to_json())
+        except BaseException:
+            seal_study(d)  # stopped by an error: the lines so far are whole, sealed for the next reader
+            raise
         finally:
-            sink.close()
             judge_agent.close()
             for agent in players.values():
                 agent.close()
-    result = tally(done.values())
-    result.update(complete=len(done) >= 2 * len(failures) and stopped is None, stopped=stopped,
-                  failures_requeried=len(failures), judge=judge)
-    write_json(d / RESULT, result)
+    result = replace(tally(ledger.done.values()), complete=len(ledger.done) >= 2 * len(failures) and stopped is None,
+                     stopped=stopped, failures_requeried=len(failures), judge=judge)
+    write_json(d / RESULT, result.to_json())
+    seal_study(d)
     return result
 
 
-def tally(lines) -> dict:
+def tally(lines: Iterable[RequeryLine]) -> RequeryResult:
     """Pairs of (full, current) verdicts on the same turn, both parsed, and the McNemar test on them."""
-    by_turn: dict = {}
+    by_turn: dict[tuple[str, int], dict[str, bool]] = {}
     for x in lines:
-        if x.get("parsed"):
-            by_turn.setdefault((x["run_id"], x["turn"]), {})[x["condition"]] = bool(x["failure"])
+        if x.answer.parsed:
+            by_turn.setdefault((x.run_id, x.turn), {})[x.condition] = bool(x.answer.failure)
     pairs = [(p["full"], p["current"]) for p in by_turn.values() if "full" in p and "current" in p]
     b = sum(1 for f, c in pairs if f and not c)
     c = sum(1 for f, cur in pairs if cur and not f)
-    return {"pairs": len(pairs), "errors_full": sum(f for f, _ in pairs), "errors_current": sum(cur for _, cur in pairs),
-            "both": sum(1 for f, cur in pairs if f and cur), "neither": sum(1 for f, cur in pairs if not f and not cur),
-            "mcnemar": mcnemar_exact(b, c)}
+    return RequeryResult(len(pairs), sum(f for f, _ in pairs), sum(cur for _, cur in pairs),
+                         sum(1 for f, cur in pairs if f and cur), sum(1 for f, cur in pairs if not f and not cur),
+                         mcnemar_exact(b, c))
+
+
+__all__ = ["LINES", "RESULT", "StudyMeta", "read_result", "run_requery", "tally"]

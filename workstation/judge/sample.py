@@ -21,9 +21,11 @@ import random
 import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from workstation.errors import UserError
-from workstation.store.recording import Recording, RecordingError
+from workstation.store.recording import Recording
+from workstation.store.records import RecordingError
 
 
 @dataclass(frozen=True)
@@ -47,7 +49,7 @@ class Sample:
     note: str = ""
     excluded: list[str] = field(default_factory=list)  # run ids left out as changed by hand
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         r = self.run
         return {"run_id": r.run_id, "setting": r.setting, "game": r.game, "seed": r.seed, "score": r.score,
                 "median": self.median, "cell_runs": self.cell_runs, "turns": self.turns, "path": str(r.path),
@@ -69,6 +71,9 @@ def _setting_of(rec: Recording) -> str:
 
 def _read(path: Path, setting: str | None = None) -> tuple[RunRef | None, str | None]:
     """The run a recording holds, or None and why it cannot be read."""
+    if is_match(path):
+        raise UserError(f"{path} is a two-player match; judge works on one-player runs (recordings and batches of "
+                        "`run` and `batch`)", file=path)
     try:
         rec = Recording(path)
         m, s = rec.manifest_record, rec.outcome()
@@ -84,13 +89,27 @@ def _read(path: Path, setting: str | None = None) -> tuple[RunRef | None, str | 
                   bool(s.complete), path, m.agent_spec or ""), None
 
 
+def is_match(path: Path) -> bool:
+    """Whether a recording directory holds a two-player match (its manifest's kind)."""
+    try:
+        data = json.loads((path / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return False
+    return isinstance(data, dict) and "kind" in data and data["kind"] == "match"
+
+
 def _damaged(where: str, path: Path, why: str) -> UserError:
     what = why if "damaged" in why else f"the recording {path} is damaged ({why})"
     return UserError(f"{where}: {what}; check it with `workstation verify {path}`, or move it out of the "
                      "batch and judge again")
 
 
-def _from_rows(rows: list[dict], base: Path, where: str) -> list[RunRef]:
+def _row(r: dict[str, Any]) -> dict[str, str]:
+    """The three fields of a results row the judge reads, as text ("" where one is missing or null)."""
+    return {k: "" if k not in r or r[k] is None else str(r[k]) for k in ("path", "run_id", "setting")}
+
+
+def _from_rows(rows: list[dict[str, Any]], base: Path, where: str) -> list[RunRef]:
     """The rows' recordings, looked up in the batch's own runs/ first (a batch copied or moved elsewhere
     keeps the old absolute paths in its rows), then at the row's path. A recording that is there but
     cannot be read stops the judging: sampling without it would silently pick another run."""
@@ -99,16 +118,17 @@ def _from_rows(rows: list[dict], base: Path, where: str) -> list[RunRef]:
     found = None
     out = []
     for r in rows:
-        stored = str(r.get("path") or "")
+        row = _row(r)
+        stored = row["path"]
         path = runs_dir(base) / Path(stored).name if stored else None
         if path is None or not path.is_dir():
             if found is None:
                 found = recordings_by_id(base)
-            entries = found.get(str(r.get("run_id")))
+            entries = found[row["run_id"]] if row["run_id"] in found else None
             path = runs_dir(base) / entries[0].path if entries else (Path(stored) if stored else None)
         if path is None or not path.is_dir():
             continue
-        ref, why = _read(path, setting=str(r.get("setting") or ""))
+        ref, why = _read(path, setting=row["setting"])
         if ref is None:
             raise _damaged(where, path, why or "unreadable")
         out.append(ref)
@@ -134,13 +154,22 @@ def read_sources(sources: list[str]) -> list[RunRef]:
             got = _from_rows(rows, p.parent, str(p))
         elif p.is_dir() and (p / "results.jsonl").is_file():
             rows = []
-            for n, line in enumerate((p / "results.jsonl").read_text(encoding="utf-8").splitlines(), 1):
+            try:
+                text = (p / "results.jsonl").read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as e:
+                raise UserError(f"{p / 'results.jsonl'}: not readable as UTF-8 text ({type(e).__name__}); rebuild it "
+                                "with `workstation batch` on the same grid", file=p) from None
+            for n, line in enumerate(text.splitlines(), 1):
                 if line.strip():
                     try:
-                        rows.append(json.loads(line))
+                        row = json.loads(line)
                     except json.JSONDecodeError:
                         raise UserError(f"{p / 'results.jsonl'} line {n}: not JSON; rebuild it with "
                                         "`workstation batch` on the same grid") from None
+                    if not isinstance(row, dict):
+                        raise UserError(f"{p / 'results.jsonl'} line {n}: not a results row (a JSON object); "
+                                        "rebuild it with `workstation batch` on the same grid", file=p)
+                    rows.append(row)
             got = _from_rows(rows, p, str(p))
         elif p.is_dir():
             from workstation.store.index import find_recordings

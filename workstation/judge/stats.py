@@ -11,30 +11,35 @@ from __future__ import annotations
 
 import math
 
+from workstation.judge.records import Fisher, McNemar
 
-def mcnemar_exact(b: int, c: int) -> dict:
+
+def mcnemar_exact(b: int, c: int) -> McNemar:
     from scipy.stats import binomtest
 
     n = b + c
     if n == 0:
-        return {"b": b, "c": c, "p": None, "odds_ratio": None, "ci95": [None, None]}
+        return McNemar(b, c, None, None, (None, None))
     p = float(binomtest(c, n, 0.5).pvalue)
     ci = binomtest(c, n).proportion_ci(confidence_level=0.95, method="exact")
-    odds = (lambda q: math.inf if q >= 1 else q / (1 - q))
+
+    def odds(q: float) -> float:
+        return math.inf if q >= 1 else q / (1 - q)
+
     ratio = math.inf if b == 0 else c / b
-    return {"b": b, "c": c, "p": p, "odds_ratio": _finite(ratio), "ci95": [_finite(odds(ci.low)), _finite(odds(ci.high))]}
+    return McNemar(b, c, p, _finite(ratio), (_finite(odds(float(ci.low))), _finite(odds(float(ci.high)))))
 
 
-def fisher_exact(k1: int, n1: int, k2: int, n2: int) -> dict:
+def fisher_exact(k1: int, n1: int, k2: int, n2: int) -> Fisher:
     """Two-sided Fisher's exact test of k1 of n1 against k2 of n2."""
     from scipy.stats import fisher_exact as fisher
 
     if n1 <= 0 or n2 <= 0:
-        return {"p": None, "odds_ratio": None}
+        return Fisher(None, None)
     ratio, p = fisher([[k1, n1 - k1], [k2, n2 - k2]], alternative="two-sided")
-    return {"p": float(p), "odds_ratio": _finite(float(ratio))}
+    return Fisher(float(p), _finite(float(ratio)))
 
 
-def _finite(x: float) -> float | None:
+def _finite(x: float | None) -> float | None:
     """JSON has no infinity: an unbounded figure is written as null."""
     return None if x is None or not math.isfinite(x) else x

@@ -20,12 +20,23 @@ stretches, the recovery rate, and Spearman's correlation of a run's stuck share 
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
+from workstation.judge.records import Fields, read_file
 from workstation.judge.sample import RunRef, read_sources
+from workstation.store.ledger import write_json
 from workstation.store.recording import Recording
+from workstation.store.seal import check_seal, seal
+from workstation.text_table import text_table
+
+STUCK_FILE = "stuck.json"
+STUCK_KIND = "stuck-report"
+Ask = Callable[[Recording, list[str]], "bool | None"]
 
 DEFAULT_MIN_TURNS = 8
 AWARE = re.compile(
@@ -50,7 +61,7 @@ class Stretch:
     aware_by: str = "words"  # words | judge
 
 
-def _player_positions(rec: Recording):
+def _player_positions(rec: Recording) -> Callable[[int], tuple[float, float] | None] | None:
     """frame -> (x, y) of the player, or None when the game has no RAM map with a player."""
     from workstation.errors import UserError
     from workstation.qa.truth import load_map, supported_games
@@ -67,7 +78,7 @@ def _player_positions(rec: Recording):
         return None
     frames = rec.frames
 
-    def at(frame: int):
+    def at(frame: int) -> tuple[float, float] | None:
         objs = spec.instances(frames.ram(min(frame, len(frames) - 1)))
         return (objs[0].x, objs[0].y) if objs else None
 
@@ -97,11 +108,11 @@ def stalled_turns(rec: Recording) -> list[str | None]:
     return out
 
 
-def stretches(rec: Recording, min_turns: int, ask=None) -> list[Stretch]:
+def stretches(rec: Recording, min_turns: int, ask: Ask | None = None) -> list[Stretch]:
     """The stuck stretches of a run; ``ask(rec, thoughts)`` -> True | False | None is the judge, if any."""
     turns = rec.turn_records
     marks = stalled_turns(rec)
-    out = []
+    out: list[Stretch] = []
     i = 0
     while i < len(turns):
         if marks[i] is None:
@@ -132,13 +143,105 @@ def _spearman(xs: list[float], ys: list[float]) -> float | None:
     return float(spearmanr(xs, ys).statistic)
 
 
-def report(sources: list[str], min_turns: int = DEFAULT_MIN_TURNS, ask=None) -> dict:
+def is_baseline(agent: str) -> bool:
+    """A run of a known agent kind that is no model (random, replay, human): it has no reasoning to judge."""
+    from workstation.agents import AgentSpecError, parse_agent
+
+    try:
+        return not parse_agent(agent).is_model
+    except AgentSpecError:
+        return False
+
+
+@dataclass(frozen=True)
+class SettingStuck:
+    runs: int
+    stretches: int
+    stretches_per_run: float
+    stuck_share: float
+    aware: int
+    unaware: int
+    recovery_rate: float | None
+    spearman_stuck_vs_score: float | None
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def read(cls, f: Fields) -> SettingStuck:
+        return cls(f.whole("runs"), f.whole("stretches"), f.num("stretches_per_run"), f.num("stuck_share", 0.0, 1.0),
+                   f.whole("aware"), f.whole("unaware"), f.num_or_none("recovery_rate", 0.0, 1.0),
+                   f.num_or_none("spearman_stuck_vs_score", -1.0, 1.0))
+
+
+@dataclass(frozen=True)
+class StuckReport:
+    """A stuck report (``judge stuck --json`` / ``--out DIR``): per setting, and every stretch found."""
+
+    min_turns: int | None
+    settings: dict[str, SettingStuck]
+    stretches: list[dict[str, Any]]
+    judge: dict[str, Any] | None = None
+    left_out: int = 0  # baseline runs not sent to the judge
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def with_judge(self, spec: str, calls: int, cost_usd: float) -> StuckReport:
+        return replace(self, judge={"spec": spec, "calls": calls, "cost_usd": cost_usd,
+                                    **({"baseline_runs_not_asked": self.left_out} if self.left_out else {})})
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"min_turns": self.min_turns,
+                               "settings": {k: v.to_json() for k, v in self.settings.items()},
+                               "stretches": self.stretches}
+        if self.judge is not None:
+            out["judge"] = self.judge
+        return out
+
+    @classmethod
+    def read(cls, f: Fields) -> StuckReport:
+        mt: int | None = None
+        if "min_turns" not in f.data or f.data["min_turns"] is not None:
+            mt = f.whole("min_turns", 2)
+        sf = f.sub("settings")
+        settings = {k: SettingStuck.read(sf.sub(k)) for k in sf.data}
+        found = f.items("stretches")
+        if not all(isinstance(x, dict) for x in found):
+            raise f._bad("stretches", "holds something that is not an object")
+        return cls(mt, settings, found, f.obj_or_none("judge"))
+
+
+def read_report(path: Path) -> StuckReport:
+    """A stuck report file, checked: its directory's seal when it has one (exit 1 when it fails), then every field
+    (one line naming the file and field)."""
+    if path.is_dir():
+        path = path / STUCK_FILE
+    from workstation.qa.qset import readable
+
+    readable(path.parent)
+    if (path.parent / "seal.json").is_file():
+        check_seal(path.parent, STUCK_KIND, what="stuck report")
+    return read_file(path, StuckReport.read)
+
+
+def write_report(out: Path, result: StuckReport) -> None:
+    """``DIR/stuck.json``, sealed."""
+    out.mkdir(parents=True, exist_ok=True)
+    write_json(out / STUCK_FILE, result.to_json())
+    seal(out, STUCK_KIND)
+
+
+def report(sources: list[str], min_turns: int = DEFAULT_MIN_TURNS, ask: Ask | None = None) -> StuckReport:
     runs: list[RunRef] = read_sources(sources)
-    per: dict[str, dict] = {}
-    found = []
+    per: dict[str, dict[str, Any]] = {}
+    found: list[dict[str, Any]] = []
+    left_out = 0
     for r in runs:
         rec = Recording(r.path)
-        st = stretches(rec, min_turns, ask)
+        judged = ask
+        if ask is not None and is_baseline(r.agent):
+            judged = None  # a baseline has no reasoning: the word rule decides, the judge is not asked
+            left_out += 1
+        st = stretches(rec, min_turns, judged)
         total = max(rec.turn_records[-1].end_frame if rec.turn_records else 0, 1)
         share = sum(s.frames for s in st) / total
         found += [{"setting": r.setting, "game": r.game, **asdict(s)} for s in st]
@@ -155,25 +258,22 @@ def report(sources: list[str], min_turns: int = DEFAULT_MIN_TURNS, ask=None) -> 
         p["_scores"].append(r.score)
     settings = {}
     for name, p in sorted(per.items()):
-        settings[name] = {
-            "runs": p["runs"], "stretches": p["stretches"], "stretches_per_run": p["stretches"] / p["runs"],
-            "stuck_share": p["stuck_frames"] / max(p["frames"], 1), "aware": p["aware"], "unaware": p["unaware"],
-            "recovery_rate": None if not p["stretches"] else p["recovered"] / p["stretches"],
-            "spearman_stuck_vs_score": _spearman(p["_shares"], p["_scores"]),
-        }
-    return {"min_turns": min_turns, "settings": settings, "stretches": found}
+        settings[name] = SettingStuck(
+            p["runs"], p["stretches"], p["stretches"] / p["runs"], p["stuck_frames"] / max(p["frames"], 1),
+            p["aware"], p["unaware"], None if not p["stretches"] else p["recovered"] / p["stretches"],
+            _spearman(p["_shares"], p["_scores"]))
+    return StuckReport(min_turns, settings, found, left_out=left_out)
 
 
-def stuck_table(result: dict) -> str:
-    head = ["setting", "runs", "stretches/run", "stuck frames", "aware", "unaware", "recovered", "rho(stuck, score)"]
-    rows = [head]
-    for name, s in result["settings"].items():
-        rr = "-" if s["recovery_rate"] is None else f"{100 * s['recovery_rate']:.0f}%"
-        rho = "-" if s["spearman_stuck_vs_score"] is None else f"{s['spearman_stuck_vs_score']:+.2f}"
-        rows.append([name, str(s["runs"]), f"{s['stretches_per_run']:.2f}", f"{100 * s['stuck_share']:.1f}%",
-                     str(s["aware"]), str(s["unaware"]), rr, rho])
-    widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
-    lines.append(f"stuck: at least {result['min_turns']} turns in a row with no reward and the player's RAM position "
+def stuck_table(result: StuckReport) -> str:
+    rows: list[list[object]] = [["setting", "runs", "stretches/run", "stuck frames", "aware", "unaware", "recovered",
+                                 "rho(stuck, score)"]]
+    for name, s in result.settings.items():
+        rr = "-" if s.recovery_rate is None else f"{100 * s.recovery_rate:.0f}%"
+        rho = "-" if s.spearman_stuck_vs_score is None else f"{s.spearman_stuck_vs_score:+.2f}"
+        rows.append([name, s.runs, f"{s.stretches_per_run:.2f}", f"{100 * s.stuck_share:.1f}%", s.aware, s.unaware,
+                     rr, rho])
+    lines = text_table(rows)
+    lines.append(f"stuck: at least {result.min_turns} turns in a row with no reward and the player's RAM position "
                  "unchanged, or the same plan repeated with the screen unchanged")
     return "\n".join(lines)

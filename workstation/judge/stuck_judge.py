@@ -9,9 +9,15 @@ from __future__ import annotations
 
 import re
 
+from typing import TYPE_CHECKING
+
 from workstation.judge.evidence import Blinder
 from workstation.judge.verdict import JudgePrompt
 from workstation.turn.prompt import Message, Prompt, TextPart
+
+if TYPE_CHECKING:
+    from workstation.providers.agent import ProviderAgent
+    from workstation.store.recording import Recording
 
 _ANSWER = re.compile(r"^\W*(yes|no)\b", re.IGNORECASE)
 
@@ -22,12 +28,12 @@ def read_yes_no(text: str | None) -> bool | None:
 
 
 class StuckJudge:
-    def __init__(self, agent, jp: JudgePrompt, labels: list[str]) -> None:
+    def __init__(self, agent: ProviderAgent, jp: JudgePrompt, labels: list[str]) -> None:
         self.agent, self.jp, self.labels = agent, jp, labels
         self.usage_calls = 0
         self.cost_usd = 0.0
 
-    def __call__(self, rec, thoughts: list[str]) -> bool | None:
+    def __call__(self, rec: Recording, thoughts: list[str]) -> bool | None:
         from workstation.calls import FatalAgentError, TurnContext
         from workstation.errors import UserError
         from workstation.game.games import get_game
@@ -40,7 +46,7 @@ class StuckJudge:
         prompt = Prompt([Message("user", [TextPart(text)])])
         blind.check(prompt.messages[0].parts)
         try:
-            reply = self.agent.act(prompt, TurnContext(get_game(rec.manifest_record.game), 0, 1, 0))
+            reply = self.agent.act(prompt, TurnContext(get_game(str(rec.manifest_record.game)), 0, 1, 0))
         except FatalAgentError as e:
             raise UserError(f"the judge failed for good: {e}") from None
         self.usage_calls += 1

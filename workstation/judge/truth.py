@@ -23,6 +23,8 @@ no object named, the object off screen).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import re
 from dataclasses import dataclass
 
@@ -31,6 +33,9 @@ from workstation.store.recording import Recording
 MOTION_FRAMES = 9
 MIN_MOVE = 2.0
 BAND = 8.0
+if TYPE_CHECKING:
+    from workstation.qa.truth import Obj, RamMap
+
 UNKNOWN = "unknown"
 
 _SPLIT = re.compile(r"[.;,:!?()]|\band\b|\bbut\b|\bwhile\b|\bwhereas\b", re.IGNORECASE)
@@ -53,7 +58,7 @@ class Claim:
     agrees: bool | None = None
     measured: str = ""
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"object": self.obj, "claim": self.kind, "value": self.value,
                 "agrees": UNKNOWN if self.agrees is None else self.agrees, "ram": self.measured}
 
@@ -87,7 +92,7 @@ def claims(evidence: str, names: list[str]) -> list[Claim]:
     return out
 
 
-def _single_objects(game: str):
+def _single_objects(game: str) -> RamMap | None:
     from workstation.errors import UserError
     from workstation.qa.truth import load_map, supported_games
 
@@ -99,12 +104,12 @@ def _single_objects(game: str):
         return None
 
 
-def _find(ram_map, ram, name: str):
+def _find(ram_map: RamMap, ram: Any, name: str) -> Obj | None:
     objs = [o for o in ram_map.objects(ram) if o.name.lower() == name.lower()]
     return objs[0] if len(objs) == 1 else None
 
 
-def check(rec: Recording, turn: int, evidence: str) -> tuple[bool | str, list[dict]]:
+def check(rec: Recording, turn: int, evidence: str) -> tuple[bool | str, list[dict[str, Any]]]:
     """(truth_agrees, the claims with what the RAM says) for a verdict on ``turn`` of ``rec``."""
     game = rec.manifest_record.game or ""
     ram_map = _single_objects(game)

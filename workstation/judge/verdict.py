@@ -16,6 +16,7 @@ import json
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from workstation.errors import UserError
 
@@ -58,7 +59,7 @@ def load_judge_prompt(path: str | Path | None = None) -> JudgePrompt:
         raise UserError(f"{p}: the judge prompt needs text for {', '.join(missing)}; see {DEFAULT_PROMPT}")
     if "{problem}" not in data["retry"]:
         raise UserError(f"{p}: the retry text must contain {{problem}} (where the reason goes)")
-    stuck = data.get("stuck") if isinstance(data.get("stuck"), str) else ""
+    stuck = data["stuck"] if "stuck" in data and isinstance(data["stuck"], str) else ""
     return JudgePrompt(str(data.get("name") or p.stem), data["system"].strip(), data["question"].strip(),
                        data["retry"].strip(), hashlib.sha256(raw).hexdigest()[:16], str(p), stuck.strip())
 
@@ -76,12 +77,12 @@ class Verdict:
         """Which of the five categories it is."""
         return None if self.category is None else ALIASES.get(self.category, self.category)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"failure": self.failure, "category": self.category, "group": self.group, "subtype": self.subtype,
                 "evidence": self.evidence, "text_cue_followed": self.text_cue_followed}
 
 
-def _object(text: str) -> dict:
+def _object(text: str) -> dict[str, Any]:
     start = text.find("{")
     if start < 0:
         raise VerdictError("no JSON object in the reply")
@@ -94,7 +95,7 @@ def _object(text: str) -> dict:
     return value
 
 
-def _category(value) -> str | None:
+def _category(value: object) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str):

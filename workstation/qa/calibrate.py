@@ -11,6 +11,8 @@ when an address is not linear, as Assault's coarse/fine bytes are not).
 
 from __future__ import annotations
 
+from typing import Any
+
 import argparse
 
 import numpy as np
@@ -25,7 +27,7 @@ def play(game_key: str, frames: int, seed: int = 0) -> tuple[np.ndarray, np.ndar
     game = get_game(game_key)
     rams, rgbs = [], []
 
-    def sink(screen, rgb, ram):
+    def sink(screen: Any, rgb: Any, ram: Any) -> None:
         rams.append(np.array(ram))
         rgbs.append(np.array(rgb() if callable(rgb) else rgb))
 
@@ -39,7 +41,8 @@ def play(game_key: str, frames: int, seed: int = 0) -> tuple[np.ndarray, np.ndar
     return np.array(rams), np.array(rgbs)
 
 
-def boxes(rgbs: np.ndarray, colour: tuple[int, int, int], region: tuple[int, int, int, int]):
+def boxes(rgbs: np.ndarray, colour: tuple[int, ...], region: tuple[int, ...]
+          ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Per frame: (has pixels, x0, y0, width, height) of the colour inside region (y0, y1, x0, x1)."""
     y0, y1, x0, x1 = region
     m = (rgbs[:, y0:y1, x0:x1] == np.array(colour, np.uint8)).all(-1)

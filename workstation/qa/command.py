@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import argparse
 import sys
 from collections import Counter
@@ -10,7 +12,7 @@ from pathlib import Path
 from workstation.errors import UserError
 
 
-def register(sub) -> None:
+def register(sub: Any) -> None:
     qa = sub.add_parser("qa", help="diagnostic QA: question sets from recordings, scored on models")
     qsub = qa.add_subparsers(dest="qa_cmd", parser_class=type(qa))
 
@@ -39,7 +41,7 @@ def register(sub) -> None:
     eval_command.register(qsub)
 
 
-def _no_subcommand(qsub) -> int:
+def _no_subcommand(qsub: Any) -> int:
     raise UserError(f"qa needs a subcommand: {', '.join(qsub.choices)} (see `workstation qa --help`)")
 
 
@@ -53,7 +55,8 @@ def _curate(a: argparse.Namespace) -> int:
     check_frames(Path(a.set), read_set(Path(a.set)))  # a malformed set or frame is one line before any screen
     from workstation.launch import Launch
 
-    return a.open_tui(Launch("qa_curate", qa_set=a.set))
+    code: int = a.open_tui(Launch("qa_curate", qa_set=a.set))
+    return code
 
 
 def _gen(a: argparse.Namespace) -> int:

@@ -8,6 +8,8 @@ being made.
 
 from __future__ import annotations
 
+from typing import Any
+
 import json
 from pathlib import Path
 
@@ -17,14 +19,14 @@ from workstation.qa.qset import QUESTIONS, SetWriter, check_question, read_set
 EDITABLE = ("question", "choices", "answer", "category")
 
 
-def _find(root: Path, qid: str) -> dict:
+def _find(root: Path, qid: str) -> dict[str, Any]:
     for q in read_set(root):
         if q["id"] == qid:
             return q
     raise UserError(f"no question {qid!r} in {root}")
 
 
-def _append(root: Path, q: dict) -> dict:
+def _append(root: Path, q: dict[str, Any]) -> dict[str, Any]:
     check_question(q, f"question {q['id']!r}", Path(root))
     with open(Path(root) / QUESTIONS, "a", encoding="utf-8") as f:
         f.write(json.dumps(q, ensure_ascii=False, separators=(",", ":")) + "\n")
@@ -32,12 +34,12 @@ def _append(root: Path, q: dict) -> dict:
     return q
 
 
-def set_status(root: Path, qid: str, status: str) -> dict:
+def set_status(root: Path, qid: str, status: str) -> dict[str, Any]:
     """Accept (``accepted``), reject (``rejected``) or reopen (``proposed``) a question."""
     return _append(root, dict(_find(root, qid), status=status))
 
 
-def edit(root: Path, qid: str, **changes) -> dict:
+def edit(root: Path, qid: str, **changes: Any) -> dict[str, Any]:
     """Change the text, choices, answer or category; the question becomes ``edited`` (its RAM
     truth is kept, with the original answer beside it when the answer changed)."""
     unknown = set(changes) - set(EDITABLE)
@@ -56,10 +58,10 @@ def edit(root: Path, qid: str, **changes) -> dict:
     return _append(root, new)
 
 
-def contradiction(q: dict) -> str | None:
+def contradiction(q: dict[str, Any]) -> str | None:
     """A warning when a question's answer contradicts its RAM truth (an edit overrode it), else None."""
-    t = q.get("truth")
-    if isinstance(t, dict) and t.get("overridden"):
+    t = q["truth"] if "truth" in q else None
+    if isinstance(t, dict) and "overridden" in t and t["overridden"]:
         return (f"the answer {q['answer']!r} contradicts the RAM truth ({t.get('answer_from_ram')!r}, "
                 f"{t.get('rule', 'ram')}); saved, with the truth marked overridden")
     return None
@@ -86,7 +88,7 @@ def _new_id(root: Path, game: str, qid: str | None) -> str:
 
 
 def add_on_frames(root: Path, base_id: str, category: str, question: str, choices: list[str], answer: str,
-                  status: str = "accepted", qid: str | None = None) -> dict:
+                  status: str = "accepted", qid: str | None = None) -> dict[str, Any]:
     """A new question written by a person on the frames another question of the set shows
     (``truth: "human"``; ``accepted`` as a template gave it, ``edited`` when the person changed it)."""
     if status not in ("accepted", "edited"):
@@ -100,17 +102,18 @@ def add_on_frames(root: Path, base_id: str, category: str, question: str, choice
 
 
 def add_by_hand(root: Path, recording: Path, frames: list[int], category: str, question: str,
-                choices: list[str], answer: str, qid: str | None = None, status: str = "accepted") -> dict:
+                choices: list[str], answer: str, qid: str | None = None, status: str = "accepted") -> dict[str, Any]:
     """A new question written by a person from a recording's frames (``truth: "human"``;
     ``status="proposed"`` when its answer is still to be set in the curator)."""
-    from workstation.store.recording import Recording, RecordingError
+    from workstation.store.recording import Recording
+    from workstation.store.records import RecordingError
 
     try:
         rec = Recording(Path(recording))
     except RecordingError as e:
         raise UserError(str(e)) from None
-    game = rec.manifest.get("game")
-    run_id = str(rec.manifest.get("run_id") or rec.path.name)
+    game = str(rec.manifest_record.game or "")
+    run_id = str(rec.manifest_record.run_id or rec.path.name)
     n = len(rec.frames)
     bad = [i for i in frames if not 0 <= i < n]
     if not frames or bad:
@@ -146,16 +149,17 @@ def spread(first: int, last: int, most: int = MAX_MARKED) -> list[int]:
     return sorted({first + round(k * (last - first) / (most - 1)) for k in range(most)})
 
 
-def propose_from_recording(root: Path, recording: Path, frames: list[int]) -> dict:
+def propose_from_recording(root: Path, recording: Path, frames: list[int]) -> dict[str, Any]:
     """A new ``proposed`` hand-written question on a recording's frames, from the template of
     its category (one frame: perception-spatial; several: motion-target), made into a set at
     ``root`` when there is none; the curator then sets its text, choices and answer."""
     from workstation.qa import templates
     from workstation.qa.qset import SET_FILE
-    from workstation.store.recording import Recording, RecordingError
+    from workstation.store.recording import Recording
+    from workstation.store.records import RecordingError
 
     try:
-        game = Recording(Path(recording)).manifest.get("game")
+        game = str(Recording(Path(recording)).manifest_record.game or "")
     except RecordingError as e:
         raise UserError(str(e)) from None
     root = Path(root)

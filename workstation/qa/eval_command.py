@@ -60,6 +60,13 @@ def _eval(a: argparse.Namespace) -> int:
 
     if a.repeats < 1 or a.concurrency < 1:
         raise UserError("--repeats and --concurrency must be at least 1")
+    for name, hi in (("repeats", 1000), ("concurrency", 256)):
+        if getattr(a, name) > hi:
+            raise UserError(f"--{name} must be at most {hi} (got {getattr(a, name)})", name)
+    from workstation.options import SEED_MAX
+
+    if not 0 <= a.seed <= SEED_MAX:
+        raise UserError(f"--seed must be 0..{SEED_MAX} (got {a.seed})", "seed")
     from workstation.store.local_paths import refuse_uri
 
     refuse_uri(a.set, "", "qa eval reads a local question set")
@@ -69,6 +76,8 @@ def _eval(a: argparse.Namespace) -> int:
     if bad or not statuses:
         raise UserError(f"unknown status {bad[0] if bad else a.status!r}: use {', '.join(STATUSES)}")
     check_agent(a)
+    if a.max_cost is not None and not 0 <= a.max_cost < float("inf"):
+        raise UserError(f"--max-cost must be a finite number of dollars, 0 or more (got {a.max_cost})", "max_cost")
     from workstation.options import provider_options_from_args
 
     options = provider_options_from_args(a)  # None for the built-in agents; a bad value names its flag
@@ -78,7 +87,7 @@ def _eval(a: argparse.Namespace) -> int:
                        max_cost=a.max_cost)
     print(out)
     print(table([summary]))
-    return job_exit(summary, "some calls failed; run the same command again to retry them")
+    return job_exit(summary.to_json(), "some calls failed; run the same command again to retry them")
 
 
 MODEL_FLAGS = (("base_url", "--base-url"), ("effort", "--effort"), ("temperature", "--temperature"),

@@ -11,6 +11,8 @@ one generator seeded by ``--seed``: the same recordings and seed give the same s
 
 from __future__ import annotations
 
+from typing import Any
+
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -48,7 +50,7 @@ class Candidate:
     frames: list[int]
     objects: list[tuple[int, ObjectSpec, Obj]]  # (frame, spec, object) used
     rule: str
-    extra: dict = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict[str, Any])
 
 
 def plural(name: str) -> str:
@@ -61,7 +63,7 @@ def _title(scene: Scene) -> str:
     return display_title(scene.game)
 
 
-def _ref(s: ObjectSpec, o: Obj) -> dict:
+def _ref(s: ObjectSpec, o: Obj) -> dict[str, Any]:
     return {"name": s.name, "index": o.index}
 
 
@@ -72,7 +74,7 @@ def _span(frames: list[int]) -> str:
     return f"frames {paper_time(frames[0])} to {paper_time(frames[-1])}"
 
 
-def _truth(c: Candidate) -> dict:
+def _truth(c: Candidate) -> dict[str, Any]:
     used = [{"frame": f, "object": describe(s, o), "name": s.name, "index": o.index, "x": o.x, "y": o.y,
              "w": o.w, "h": o.h, "values": o.ram_dict()} for f, s, o in c.objects]
     return {"ram": used, "rule": c.rule, **c.extra}
@@ -202,8 +204,8 @@ def spatial(scene: Scene) -> list[Candidate]:
 # -- motion ---------------------------------------------------------------------
 
 def _sequence_motion(scene: Scene, frames: list[int], s: ObjectSpec, index: int) -> tuple[str, list[Obj]] | None:
-    track = [scene.find(f, s, index) for f in frames]
-    if any(o is None for o in track):
+    track = [o for o in (scene.find(f, s, index) for f in frames) if o is not None]
+    if len(track) < len(frames):
         return None
     steps = [(b.cx - a.cx, b.cy - a.cy) for a, b in zip(track, track[1:])]
     if any(abs(dx) > MAX_STEP or abs(dy) > MAX_STEP for dx, dy in steps):
@@ -212,8 +214,8 @@ def _sequence_motion(scene: Scene, frames: list[int], s: ObjectSpec, index: int)
     if len(dirs) != 1 or None in dirs:
         return None
     d = dirs.pop()
-    blobs = [scene.blob(f, s, o) for f, o in zip(frames, track)]
-    if any(b is None for b in blobs):
+    blobs = [b for b in (scene.blob(f, s, o) for f, o in zip(frames, track)) if b is not None]
+    if len(blobs) < len(track):
         return None
     bx, by = blobs[-1][0] - blobs[0][0], blobs[-1][1] - blobs[0][1]
     if d == STILL and (abs(bx) > 1 or abs(by) > 1):  # the pixels moved: not still to the eye
@@ -340,7 +342,7 @@ def generate(scenes: list[Scene], per_game: int, categories: list[str], seed: in
     return chosen
 
 
-def write(cands: list[Candidate], writer: SetWriter) -> list[dict]:
+def write(cands: list[Candidate], writer: SetWriter) -> list[dict[str, Any]]:
     out = []
     numbers: dict[str, int] = defaultdict(int)
     said: dict[str, str] = {}  # question text -> answer: one text never has two answers in a set

@@ -10,7 +10,8 @@ from workstation.qa.truth import Obj, ObjectSpec
 def colour_mask(pixels: np.ndarray, colours: tuple[tuple[int, int, int], ...]) -> np.ndarray:
     """Which of ``pixels`` (H x W x 3) are one of ``colours``; with no colours, which are not black."""
     if not colours:
-        return (pixels != 0).any(-1)
+        out: np.ndarray = (pixels != 0).any(-1)
+        return out
     mask = np.zeros(pixels.shape[:2], bool)
     for c in colours:
         mask |= (pixels == np.array(c, np.uint8)).all(-1)
@@ -58,8 +59,9 @@ def aligned(spec: ObjectSpec, obj: Obj, rgb: np.ndarray, margin: int = 8) -> boo
         return False
     px0, px1, py0, py1 = xs.min() + x0, xs.max() + x0 + 1, ys.min() + y0, ys.max() + y0 + 1
 
-    def near(a0, a1, b0, b1, lo, hi):  # either edge matches, or the box is cut by the window's clip
-        return abs(a0 - b0) <= t or abs(a1 - b1) <= t or (b0 <= lo and a0 <= lo) or (b1 >= hi and a1 >= hi)
+    def near(a0: float, a1: float, b0: float, b1: float, lo: float, hi: float) -> bool:
+        # either edge matches, or the box is cut by the window's clip
+        return bool(abs(a0 - b0) <= t or abs(a1 - b1) <= t or (b0 <= lo and a0 <= lo) or (b1 >= hi and a1 >= hi))
 
     return near(px0, px1, bx, bx + obj.w, x0, x1) and near(py0, py1, by, by + obj.h, y0, y1)
 

@@ -23,6 +23,8 @@ earlier one (that is how curation records an edit without rewriting the file).
 
 from __future__ import annotations
 
+from typing import Any
+
 import json
 from pathlib import Path
 
@@ -50,7 +52,7 @@ def group_of(category: str) -> str:
     return next(g for g, cats in GROUPS.items() if category in cats)
 
 
-def check_question(q: object, where: str, root: Path | None = None) -> dict:
+def check_question(q: object, where: str, root: Path | None = None) -> dict[str, Any]:
     """The question if well formed, else UserError naming ``where`` and the field."""
     from workstation.game.games import GAMES
 
@@ -94,7 +96,7 @@ def check_question(q: object, where: str, root: Path | None = None) -> dict:
     return q
 
 
-def read_set(root: Path, check_files: bool = True) -> list[dict]:
+def read_set(root: Path, check_files: bool = True) -> list[dict[str, Any]]:
     """Every question of a set, the last line of each id winning, in first-seen order."""
     root = Path(root)
     meta_path = root / SET_FILE
@@ -102,24 +104,58 @@ def read_set(root: Path, check_files: bool = True) -> list[dict]:
         raise UserError(f"not a question set: {root} (no {SET_FILE}); make one with `workstation qa gen`")
     from workstation.store.records import read_json, read_jsonl
 
+    check_set(root)  # a set edited by hand after it was written is damaged (exit 1), never asked
     meta = read_json(meta_path)  # one line naming the file when it is not a readable JSON object
-    if meta.get("format") != FORMAT:
-        got = meta.get("format") if isinstance(meta, dict) else None
+    got = meta["format"] if "format" in meta else None
+    if got != FORMAT:
         raise UserError(f"{meta_path}: format {got!r} is not {FORMAT!r}; this workstation reads {FORMAT} sets")
     path = root / QUESTIONS
     if not path.exists():
         raise UserError(f"not a question set: {root} (no {QUESTIONS})")
-    out: dict[str, dict] = {}
+    out: dict[str, dict[str, Any]] = {}
     for number, q in read_jsonl(path):
         q = check_question(q, f"{path} line {number}", root if check_files else None)
         out[q["id"]] = q
     return list(out.values())
 
 
+SET_KIND = "qa-set"
+SEAL_SKIP = ("evals",)  # `qa eval`'s default output lives inside the set, sealed on its own
+
+
+def readable(directory: Path) -> None:
+    """UserError (exit 2) when a directory or its seal cannot be read at all (permissions): that is not damage."""
+    from workstation.store.seal import SEAL
+
+    try:
+        with open(Path(directory) / SEAL, "rb"):
+            pass
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    except OSError as e:
+        raise UserError(f"{directory} cannot be read ({e.strerror or e}); check its permissions",
+                        file=directory) from None
+
+
+def check_set(root: Path) -> None:
+    """A set's seal holds (a set written before seals, with none, passes; its lines are still checked)."""
+    from workstation.store.seal import check_seal
+
+    readable(root)
+    check_seal(root, SET_KIND, what="question set", missing_ok=True)
+
+
+def seal_set(root: Path) -> None:
+    """Seal a set: its lines may grow (curation appends), nothing else may change."""
+    from workstation.store.seal import seal
+
+    seal(root, SET_KIND, skip=SEAL_SKIP, appendable=[QUESTIONS])
+
+
 class SetWriter:
     """Appends questions to a set (making it when new); writes frames once each."""
 
-    def __init__(self, root: Path, meta: dict | None = None) -> None:
+    def __init__(self, root: Path, meta: dict[str, Any] | None = None) -> None:
         self.root = Path(root)
         (self.root / FRAMES_DIR).mkdir(parents=True, exist_ok=True)
         meta_path = self.root / SET_FILE
@@ -129,7 +165,7 @@ class SetWriter:
             read_set(self.root, check_files=False)  # refuse to append to a malformed or foreign set
         self._out = open(self.root / QUESTIONS, "a", encoding="utf-8")
 
-    def frame(self, run_id: str, index: int, png: bytes) -> dict:
+    def frame(self, run_id: str, index: int, png: bytes) -> dict[str, Any]:
         """Store a frame PNG (once) and return its ``frames`` entry."""
         rel = f"{FRAMES_DIR}/{run_id}-{index:06d}.png"
         path = self.root / rel
@@ -137,13 +173,15 @@ class SetWriter:
             write_atomic(path, png)
         return {"file": rel, "index": index, "t": paper_time(index)}
 
-    def add(self, q: dict) -> None:
+    def add(self, q: dict[str, Any]) -> None:
         check_question(q, f"question {q.get('id')!r}", self.root)
         self._out.write(json.dumps(q, ensure_ascii=False, separators=(",", ":")) + "\n")
         self._out.flush()
 
     def close(self) -> None:
-        self._out.close()
+        if not self._out.closed:
+            self._out.close()
+            seal_set(self.root)
 
     def __enter__(self) -> SetWriter:
         return self
@@ -152,7 +190,7 @@ class SetWriter:
         self.close()
 
 
-def check_frames(root: Path, questions: list[dict]) -> None:
+def check_frames(root: Path, questions: list[dict[str, Any]]) -> None:
     """Every frame the questions show decodes as an image (Pillow reads it whole); else one line naming it.
 
     ``qa curate`` and ``qa eval`` call it before a screen opens or a question is asked."""
@@ -160,8 +198,8 @@ def check_frames(root: Path, questions: list[dict]) -> None:
 
     seen: set[str] = set()
     for q in questions:
-        for f in q.get("frames") or []:
-            name = f.get("file") if isinstance(f, dict) else None
+        for f in (q["frames"] if "frames" in q else None) or []:
+            name = f["file"] if isinstance(f, dict) and "file" in f else None
             if not isinstance(name, str) or name in seen:
                 continue
             seen.add(name)

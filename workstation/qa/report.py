@@ -8,20 +8,17 @@ Markdown files ``workstation report --json/--md`` ask for.
 
 from __future__ import annotations
 
+from typing import Any
+
 import json
 import sys
 from pathlib import Path
 
 from workstation.errors import UserError
-from workstation.qa.evaluate import SUMMARY, table
+from workstation.qa.evaluate import GROUP_KEYS, SUMMARY, EvalSummary, table
 from workstation.qa.qset import CATEGORIES
 
-GROUPS = ("perception", "motion", "decision", "overall")
-SUMMARY_FIELDS = {"agent": ("str", False), "set": ("str", True), "set_digest": ("str", True),
-                  "repeats": ("int", True, 1, 10**6), "questions": ("int", True, 0, 10**9),
-                  "answers": ("int", True, 0, 10**9), "errors": ("int", True, 0, 10**9), "complete": ("bool", True),
-                  "counts": ("dict", True), "agreement": ("num", True, 0, 1), "cost_usd": ("num", True, 0, 1e9),
-                  "per_question": ("list", True)}
+GROUPS = GROUP_KEYS
 
 
 def is_eval_dir(path: str | Path) -> bool:
@@ -33,90 +30,80 @@ def is_eval_dir(path: str | Path) -> bool:
         s = json.loads(p.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError):
         return False
-    return isinstance(s, dict) and isinstance(s.get("accuracy"), dict)
+    return isinstance(s, dict) and "accuracy" in s and isinstance(s["accuracy"], dict)
 
 
-def load(dirs: list[str]) -> list[dict]:
-    """The summaries of eval result directories, in order; UserError naming the first bad one."""
-    from workstation.store.records import check_fields, read_json
+def load(dirs: list[str]) -> list[EvalSummary]:
+    """The summaries of eval result directories, in order, checked (seal, then every field); one line naming the
+    first bad one (exit 1 for a sealed eval edited by hand)."""
+    from workstation.qa.evaluate import check_eval
+    from workstation.store.records import read_json
 
     summaries = []
     for d in dirs:
         path = Path(d) / SUMMARY
         if not path.exists():
             raise UserError(f"{path}: no eval summary there; run `workstation qa eval` first")
+        check_eval(Path(d))  # a damaged eval is named (exit 1), never counted
         s = read_json(path)
-        if not isinstance(s.get("accuracy"), dict) or "agent" not in s:
+        if "accuracy" not in s or not isinstance(s["accuracy"], dict) or "agent" not in s:
             raise UserError(f"{path}: not an eval summary (no accuracy); run `workstation qa eval` first")
-        check_fields(s, SUMMARY_FIELDS, str(path))
-        acc = s["accuracy"]
-        missing = [g for g in GROUPS if g not in acc]
-        if missing:
-            raise UserError(f"{path}: field 'accuracy.{missing[0]}' is missing; run `workstation qa eval` again")
-        check_fields(acc, {g: ("num", True, 0, 1) for g in GROUPS}, f"{path} accuracy")
-        if not isinstance(s.get("counts"), dict):
-            raise UserError(f"{path}: field 'counts' is missing or not an object; run `workstation qa eval` again")
-        for c in CATEGORIES:
-            if c in acc:
-                if not isinstance(acc[c], dict):
-                    raise UserError(f"{path}: field 'accuracy.{c}' is not an object")
-                check_fields(acc[c], {"accuracy": ("num", True, 0, 1), "correct": ("int", True, 0, 10**9),
-                                      "answers": ("int", True, 0, 10**9)}, f"{path} accuracy.{c}")
-        summaries.append({**s, "_dir": str(d)})  # the row's label names the directory (never written back)
+        summaries.append(EvalSummary.from_json(s, str(path), str(d)))  # the row's label names the directory
     return summaries
 
 
-def note_mixed_sets(summaries: list[dict]) -> None:
-    if len({s.get("set_digest") for s in summaries}) > 1:
+def note_mixed_sets(summaries: list[EvalSummary]) -> None:
+    if len({s.set_digest for s in summaries}) > 1:
         sys.stderr.write("workstation: note: these evals are on different question sets\n")
 
 
-def as_json(summaries: list[dict]) -> list[dict]:
+def as_json(summaries: list[EvalSummary]) -> list[dict[str, Any]]:
     from workstation.qa.evaluate import row_label, wilson
 
-    def ci(key):
-        v, n = s["accuracy"].get(key), s["counts"].get(key)
-        iv = wilson(round(v * n), n) if isinstance(v, (int, float)) and n else None
+    def ci(s: EvalSummary, key: str) -> list[float] | None:
+        v, n = s.accuracy.group(key), s.counts[key] if key in s.counts else None
+        iv = wilson(round(v * n), n) if v is not None and n else None
         return None if iv is None else list(iv)
 
-    out = []
-    for s in summaries:
-        out.append({"label": row_label(s), "dir": s.get("_dir"), "agent": s["agent"], "set": s.get("set"),
-                    "seed": s.get("seed"), "accuracy": s["accuracy"],
-                    "wilson95": {k: ci(k) for k in GROUPS}})
-    return out
+    return [{"label": row_label(s), "dir": s.dir, "agent": s.agent, "set": s.meta_text("set"),
+             "seed": s.meta["seed"] if "seed" in s.meta else None, "accuracy": s.accuracy.to_json(),
+             "wilson95": {k: ci(s, k) for k in GROUPS}} for s in summaries]
 
 
-def markdown(summaries: list[dict]) -> str:
+def markdown(summaries: list[EvalSummary]) -> str:
     """The same table as ``evaluate.table``, in Markdown: groups, then the six categories."""
-    def pct(v) -> str:
+    def pct(v: float | None) -> str:
         return "-" if v is None else f"{100 * v:.1f}%"
 
     head = ["model", *GROUPS, "agreement"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for s in summaries:
-        cells = [f"{pct(s['accuracy'][g])} ({s.get('counts', {}).get(g, '-')})" for g in GROUPS]
-        ag = s.get("agreement")
-        lines.append("| " + " | ".join([s["agent"], *cells, "-" if ag is None else f"{100 * ag:.0f}%"]) + " |")
+        cells = [f"{pct(s.accuracy.group(g))} ({s.counts[g] if g in s.counts else '-'})" for g in GROUPS]
+        ag = s.agreement
+        lines.append("| " + " | ".join([s.agent, *cells, "-" if ag is None else f"{100 * ag:.0f}%"]) + " |")
     lines += ["", "| model | " + " | ".join(CATEGORIES) + " |", "|" + "---|" * (len(CATEGORIES) + 1)]
     for s in summaries:
-        cells = [f"{pct(s['accuracy'][c]['accuracy'])} ({s['accuracy'][c]['answers']})" for c in CATEGORIES]
-        lines.append("| " + " | ".join([s["agent"], *cells]) + " |")
+        cats = s.accuracy.categories
+        missing = [c for c in CATEGORIES if c not in cats]
+        if missing:
+            raise UserError(f"{s.dir}: its summary has no accuracy for {missing[0]}; run `workstation qa eval` again")
+        cells = [f"{pct(cats[c].accuracy)} ({cats[c].answers})" for c in CATEGORIES]
+        lines.append("| " + " | ".join([s.agent, *cells]) + " |")
     return "\n".join(lines) + "\n"
 
 
-def write(summaries: list[dict], json_path: str | None, md_path: str | None) -> list[str]:
-    """Write the JSON and/or Markdown forms; the paths written."""
+def write(summaries: list[EvalSummary], json_path: str | None, md_path: str | None) -> list[str]:
+    """Write the JSON and/or Markdown forms (each whole or not at all); the paths written."""
+    from workstation.store.atomic import write_atomic
+
     written = []
     if json_path:
-        Path(json_path).write_text(json.dumps(as_json(summaries), indent=1) + "\n", encoding="utf-8")
+        write_atomic(json_path, json.dumps(as_json(summaries), indent=1) + "\n")
         written.append(json_path)
     if md_path:
-        Path(md_path).write_text("# Diagnostic QA accuracy\n\n" + markdown(summaries), encoding="utf-8")
+        write_atomic(md_path, "# Diagnostic QA accuracy\n\n" + markdown(summaries))
         written.append(md_path)
     return written
-
-
 def report(dirs: list[str], json_path: str | None = None, md_path: str | None = None) -> int:
     """``workstation report EVAL_DIR...``: print the side-by-side table, write the files asked for."""
     summaries = load(dirs)

@@ -27,8 +27,8 @@ class Decision:
 
 
 def _track(scene: Scene, frames: list[int], spec: ObjectSpec, index: int = 0) -> list[Obj] | None:
-    track = [scene.find(i, spec, index) for i in frames]
-    return None if any(o is None for o in track) else track
+    track = [o for o in (scene.find(i, spec, index) for i in frames) if o is not None]
+    return None if len(track) < len(frames) else track
 
 
 def breakout_catch(scene: Scene, frames: list[int]) -> Decision | None:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pathlib import Path
 
 from workstation.qa.pixels import aligned, blob_centre
 from workstation.qa.truth import Obj, ObjectSpec, RamMap, load_map
 from workstation.store.index import find_recordings
-from workstation.store.recording import Recording, RecordingError
+from workstation.store.recording import Recording
+from workstation.store.records import RecordingError
 from workstation.errors import UserError
 
 _ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth")
@@ -43,11 +46,11 @@ class Scene:
         self.rec = rec
         self.map = ram_map
         self.game = ram_map.game
-        self.run_id = str(rec.manifest.get("run_id") or rec.path.name)
+        self.run_id = str(rec.manifest_record.run_id or rec.path.name)
         self.frames = rec.frames
         self.n = len(self.frames)
         self._visible: dict[int, list[tuple[ObjectSpec, Obj]]] = {}
-        self._blobs: dict[tuple, tuple[float, float] | None] = {}
+        self._blobs: dict[tuple[Any, ...], tuple[float, float] | None] = {}
         self._lookalikes: dict[int, list[tuple[ObjectSpec, Obj]]] = {}
 
     def visible(self, i: int) -> list[tuple[ObjectSpec, Obj]]:
@@ -98,7 +101,7 @@ def open_scenes(dirs: list[str]) -> tuple[list[Scene], list[str]]:
         except RecordingError as e:
             raise UserError(str(e)) from None
         rec.require_sound()  # damaged frames or RAM would give questions with wrong answers: refused, exit 1
-        game = rec.manifest.get("game")
+        game = rec.manifest_record.game or ""
         if game not in supported:
             skipped.append(f"{p}: no RAM map for {game}")
             continue

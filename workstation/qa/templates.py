@@ -8,6 +8,8 @@ map gets the generic names "player" and "object".
 
 from __future__ import annotations
 
+from typing import Any
+
 from workstation.qa.gen import CARDINAL, plural
 from workstation.qa.qset import CATEGORIES
 from workstation.qa.truth import MAPS_DIR, load_map
@@ -53,7 +55,7 @@ def fixed_axes(game: str, name: str) -> set[str]:
     return {axis for axis in ("x", "y") if "const" in getattr(spec, axis)}
 
 
-def fill(game: str, category: str, a: str, b: str) -> dict:
+def fill(game: str, category: str, a: str, b: str) -> dict[str, Any]:
     """The template's ``question``, ``choices`` and ``answer`` (the first choice) for objects a and b."""
     if category not in CATEGORIES:
         raise ValueError(f"unknown category {category!r}")

@@ -22,6 +22,9 @@ how its top-left screen pixel follows from the 128 bytes of RAM:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, TypeAlias
+
 import math
 import tomllib
 from dataclasses import dataclass, field
@@ -29,6 +32,9 @@ from functools import cache
 from pathlib import Path
 
 from workstation.errors import UserError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 MAPS_DIR = Path(__file__).with_name("ram_maps")
 MAP_FORMAT = 1
@@ -44,6 +50,9 @@ _TRANSFORM_KEYS = {
     "first_nonzero": {"first_nonzero", "scale", "offset"},
 }
 _OBJECT_KEYS = {"name", "kind", "count", "colors", "size", "x", "y", "present", "tolerance", "flicker", "lane", "region"}
+
+
+Ram: TypeAlias = "Sequence[int] | np.ndarray[Any, Any]"  # the console's 128 bytes
 
 
 @dataclass(frozen=True)
@@ -82,15 +91,15 @@ class ObjectSpec:
     count: int
     colors: tuple[tuple[int, int, int], ...]
     size: tuple[int, int]
-    x: dict
-    y: dict
-    present: tuple[dict, ...]
+    x: dict[str, Any]
+    y: dict[str, Any]
+    present: tuple[dict[str, Any], ...]
     tolerance: int
     flicker: bool
     lane: bool
     region: tuple[int, int, int, int] | None = None  # x0, y0, x1, y1: where its colour counts
 
-    def instances(self, ram) -> list[Obj]:
+    def instances(self, ram: Ram) -> list[Obj]:
         out = []
         for i in range(self.count):
             used: dict[int, int] = {}
@@ -113,7 +122,7 @@ class RamMap:
     game: str
     specs: tuple[ObjectSpec, ...] = field(default=())
 
-    def objects(self, ram) -> list[Obj]:
+    def objects(self, ram: Ram) -> list[Obj]:
         """Every object the RAM says is on screen."""
         return [o for s in self.specs for o in s.instances(ram)]
 
@@ -125,35 +134,41 @@ class RamMap:
         return next((s for s in self.specs if s.kind == "player"), None)
 
 
-def _read(ram, addr: int, used: dict[int, int]) -> int:
+def _read(ram: Ram, addr: int, used: dict[int, int]) -> int:
     v = int(ram[addr])
     used[addr] = v
     return v
 
 
-def _value(t: dict, ram, i: int, used: dict[int, int]) -> float:
+def _value(t: dict[str, Any], ram: Ram, i: int, used: dict[int, int]) -> float:
+    value: float  # an int where the map's numbers are whole (pixels), as read
     if "const" in t:
-        return t["const"] + t.get("step", 0) * i
+        value = t["const"] + t.get("step", 0) * i
+        return value
     if "ram" in t:
         v = t.get("scale", 1) * _read(ram, t["ram"] + t.get("step", 0) * i, used) + t.get("offset", 0)
-        return v % t["wrap"] if "wrap" in t else v
+        value = v % t["wrap"] if "wrap" in t else v
+        return value
     if "coarse_fine" in t:
-        v = _read(ram, t["coarse_fine"] + t.get("step", 0) * i, used)
-        lo, hi = v & 15, v >> 4
+        c = _read(ram, t["coarse_fine"] + t.get("step", 0) * i, used)
+        lo, hi = c & 15, c >> 4
         fine = hi if hi < 8 else hi - 16
-        return 15 * lo + t.get("offset", 0) - fine
+        value = 15 * lo + t.get("offset", 0) - fine
+        return value
     addrs = t["first_nonzero"]
     for k, a in enumerate(addrs):
         if _read(ram, a, used):
-            return t.get("offset", 0) + t.get("scale", 1) * k
-    return t.get("offset", 0) + t.get("scale", 1) * len(addrs)
+            value = t.get("offset", 0) + t.get("scale", 1) * k
+            return value
+    value = t.get("offset", 0) + t.get("scale", 1) * len(addrs)
+    return value
 
 
-def _holds(c: dict, ram, i: int, used: dict[int, int]) -> bool:
+def _holds(c: dict[str, Any], ram: Ram, i: int, used: dict[int, int]) -> bool:
     if "any_nonzero" in c:
         return any([_read(ram, a, used) for a in c["any_nonzero"]])
     v = _read(ram, c["ram"] + c.get("step", 0) * i, used)
-    return c.get("min", 0) <= v <= c.get("max", 255)
+    return bool(c.get("min", 0) <= v <= c.get("max", 255))
 
 
 # -- loading ---------------------------------------------------------------
@@ -169,6 +184,22 @@ def load_map(game: str) -> RamMap:
     if not path.is_file():
         raise UserError(f"no RAM map for {game!r}: questions from RAM exist for {', '.join(supported_games())}")
     return parse_map(path)
+
+
+def _ints(c: Any, n: int, what: str) -> list[int]:
+    if not isinstance(c, list) or len(c) != n or not all(isinstance(v, int) for v in c):
+        raise UserError(f"a RAM map's {what} must be {n} whole numbers (got {c!r})")
+    return [int(v) for v in c]
+
+
+def _rgb(c: Any) -> tuple[int, int, int]:
+    r, g, b = _ints(c, 3, "colour")
+    return r, g, b
+
+
+def _box(c: Any) -> tuple[int, int, int, int]:
+    x0, y0, x1, y1 = _ints(c, 4, "region")
+    return x0, y0, x1, y1
 
 
 def parse_map(path: Path) -> RamMap:
@@ -204,10 +235,10 @@ def parse_map(path: Path) -> RamMap:
             raise bad(f"{where}.size", "expected [width, height] in pixels")
         specs.append(ObjectSpec(
             name=str(o["name"]), kind=str(o["kind"]), count=int(o.get("count", 1)),
-            colors=tuple(tuple(int(v) for v in c) for c in o.get("colors", [])), size=(size[0], size[1]),
+            colors=tuple(_rgb(c) for c in o.get("colors", [])), size=(size[0], size[1]),
             x=dict(o["x"]), y=dict(o["y"]), present=tuple(dict(c) for c in o.get("present", [])),
             tolerance=int(o.get("tolerance", 2)), flicker=bool(o.get("flicker", False)), lane=bool(o.get("lane", False)),
-            region=tuple(int(v) for v in o["region"]) if "region" in o else None,
+            region=_box(o["region"]) if "region" in o else None,
         ))
     if data.get("game") != path.stem or not specs:
         raise bad("game", "the file must name its game (its file name) and list at least one object")
