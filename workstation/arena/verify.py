@@ -99,8 +99,7 @@ def verify_match(rec: Recording) -> VerifyResult:
     pack = load_pack(pack_path if pack_path else None)
     builders = side_builders(tp, protocol, pack, load_match_text(pack, tp.key), None)
     engine = MatchEngine(tp, protocol, (_Script(turns, 1), _Script(turns, 2)), seed, builders,  # type: ignore[arg-type]
-                         writer=None, observers=[on_event])
-    engine.clock.sink = check
+                         writer=None, observers=[on_event], sink=check)
     try:
         engine.start()
         while not engine.done:

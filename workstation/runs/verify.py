@@ -123,8 +123,7 @@ def verify(rec: Recording) -> VerifyResult:
         turns_checked += 1
 
     engine = TurnEngine(game, protocol, _ScriptAgent(turns), seed, load_pack(None), writer=None,
-                        observers=[on_event], rewindable=False, rules=rules)
-    engine.clock.sink = check
+                        observers=[on_event], rewindable=False, rules=rules, sink=check)
     trailing = 0
     try:
         try:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any
 from collections.abc import Callable
@@ -27,7 +27,7 @@ from collections.abc import Callable
 from workstation.calls import CancelToken, FatalAgentError, Reply, TurnContext, call_agent
 from workstation.turn.accounting import Accounting, cost_cap_reason
 from workstation.turn.agent import Agent
-from workstation.game.clock import RULES, ClockState, GameClock
+from workstation.game.clock import RULES, ClockState, FrameSink, GameClock
 from workstation.game.games import FPS_PAPER, Game
 from workstation.turn.memory import Clip, Step
 from workstation.turn.parser import ParseResult, parse_reply
@@ -164,7 +164,8 @@ class TurnEngine:
                  writer: RecordingWriter | None = None, observers: list[Observer] | None = None,
                  max_cost: float | None = None, rewindable: bool = True, rules: int = RULES,
                  cancel: CancelToken | None = None, max_failed_turns: int = 3, skill: str | None = None,
-                 replay_note: str | None = None, experience: Any = None) -> None:
+                 replay_note: str | None = None, experience: Any = None, sink: FrameSink | None = None) -> None:
+        """``sink`` takes each frame instead of the writer (``verify`` checks them as they are made)."""
         game = pack.game(game)  # the pack's words, offered actions and warm-up
         self.game = game
         self.protocol = protocol
@@ -179,7 +180,7 @@ class TurnEngine:
         self.replay_note = replay_note  # a replay on another start than its source's: said once, in the manifest too
         self._stopped_call: dict[str, Any] | None = None  # the call a cancel or a fatal failure ended (summary)
         self.rewindable = rewindable  # keep a snapshot per turn (about 110 KB each) for rewind
-        self.clock = GameClock(game, protocol, seed, sink=writer.add_frame if writer else None, rules=rules)
+        self.clock = GameClock(game, protocol, seed, sink=sink or (writer.add_frame if writer else None), rules=rules)
         self.builder = PromptBuilder(game, protocol, pack, writer.frames if writer else None, skill=skill)
         self.clips: list[Clip] = []
         self.phase = Phase.READY
@@ -387,7 +388,8 @@ class TurnEngine:
         error = reply.error
         p.parse = parse_reply(reply.text if error is None else "", self.game, self.protocol.max_actions)
         if error is not None:  # the agent's own one-line account replaces the parser's "empty reply"
-            p.parse.errors = [error if error.startswith("no usable reply") else f"no usable reply: {error}"]
+            p.parse = replace(p.parse, errors=[error if error.startswith("no usable reply")
+                                               else f"no usable reply: {error}"])
         p.plan, p.plan_names = list(p.parse.actions), list(p.parse.names)
         if self.protocol.clock == "latency":
             p.noop_frames = p.noop_left = round(reply.latency_s * FPS_PAPER)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from workstation.calls import FatalAgentError, Reply, TurnContext, Usage
@@ -28,7 +28,7 @@ from workstation.turn.agent import Agent
 from workstation.turn.engine import Event
 from workstation.calls import CancelToken, call_agent
 from workstation.game.protocol import Protocol as GameProtocol
-from workstation.game.twoplayer import SIDES, TwoPlayerClock, TwoPlayerGame
+from workstation.game.twoplayer import SIDES, FrameSink, TwoPlayerClock, TwoPlayerGame
 from workstation.store.recording import RecordingWriter
 from workstation.store.records import MatchTurn, SideTurn
 from workstation.turn.memory import Clip, Step
@@ -110,7 +110,7 @@ class MatchEngine:
                  builders: tuple[SideBuilder, SideBuilder], writer: RecordingWriter | None = None,
                  observers: list[MatchObserver] | None = None, max_cost: float | None = None,
                  cancel: CancelToken | None = None, live: dict[int, LiveSource] | None = None,
-                 max_failed_turns: int = 3) -> None:
+                 max_failed_turns: int = 3, sink: FrameSink | None = None) -> None:
         if protocol.clock != "paused":
             raise ValueError("two-player matches run on the paused clock")
         self.tp, self.game, self.protocol, self.seed = tp, tp.game, protocol, seed
@@ -119,7 +119,7 @@ class MatchEngine:
         self.max_cost = max_cost
         self.max_failed_turns = max_failed_turns  # stop after this many turns in a row a side lost to errors
         self.cancel = cancel or CancelToken()
-        self.clock = TwoPlayerClock(tp, protocol, seed, sink=writer.add_frame if writer else None)
+        self.clock = TwoPlayerClock(tp, protocol, seed, sink=sink or (writer.add_frame if writer else None))
         self.players = tuple(Player(side, agent, builder) for side, agent, builder in zip(SIDES, agents, builders))
         for side, source in (live or {}).items():
             self.players[side - 1].live = source
@@ -192,7 +192,7 @@ class MatchEngine:
     def _parse(self, reply: Reply) -> ParseResult:
         parse = parse_reply(reply.text if reply.error is None else "", self.game, self.protocol.max_actions)
         if reply.error is not None:
-            parse.errors = [f"no usable reply: {reply.error}"]
+            parse = replace(parse, errors=[f"no usable reply: {reply.error}"])
         return parse
 
     def _play(self, start: int, prompts: list[Prompt], replies: list[Reply], parses: list[ParseResult]) -> None:
