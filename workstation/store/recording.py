@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from dataclasses import replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -425,8 +426,7 @@ class Recording:
         """
         if self.summary_record is None:
             rebuilt = rebuild_summary(self.manifest_record, self.turn_records, UNFINISHED)
-            rebuilt.interventions = self.interventions or None
-            return rebuilt
+            return replace(rebuilt, interventions=self.interventions or None)
         stored = self.summary or {}
         missing = [k for k in (*Summary.CORE, "failed_turns") if k not in stored]
         if "episodes_ended" not in stored and "games_ended" not in stored:

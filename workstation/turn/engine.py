@@ -513,15 +513,12 @@ class TurnEngine:
             cut_frames=cut_frames,
             dropped=dropped,
             reset_frame=reset_frame,
+            discarded_replies=p.discarded,
+            human_plan=True if p.human_plan else None,
+            # the current-frame-only prompt, then edited: both changes count
+            current_only=True if p.asked_current_only and p.prompt_variant != "current_only" else None,
+            override_source="import" if p.overridden and not p.by_hand else None,
         )
-        if p.discarded:
-            record.discarded_replies = p.discarded
-        if p.human_plan:
-            record.human_plan = True
-        if p.asked_current_only and p.prompt_variant != "current_only":  # then edited: both changes count
-            record.current_only = True
-        if p.overridden and not p.by_hand:
-            record.override_source = "import"
         made = hand_changes.of_turn(record) if (p.by_hand or not p.overridden) else []
         if self.writer is not None:
             self.writer.add_turn(record)
@@ -554,12 +551,12 @@ class TurnEngine:
             games_ended=self.clock.episode, calls=t.calls, usage=t.usage.to_json(), cost_usd=t.cost,
             wall_s=round(time.perf_counter() - self._t_start, 3), stopped=stopped,
             stopped_call=self._stopped_call,
+            # one count per kind of change made by hand (workstation.store.changes)
+            interventions=hand_changes.counts(self.changes) if self.changes else None,
+            changed_by_hand=True if self.changes else None,
+            overridden_turns=len({c.get("turn") for c in self.changes if c.get("kind") in ("override", "human_plan")})
+            if self.changes else None,
         )
-        if self.changes:  # one count per kind of change made by hand (workstation.store.changes)
-            summary.interventions = hand_changes.counts(self.changes)
-            summary.changed_by_hand = True
-            summary.overridden_turns = len({c.get("turn") for c in self.changes
-                                            if c.get("kind") in ("override", "human_plan")})
         self.summary = summary
         ended = RunEnded(self.turn, summary)
         try:

@@ -120,9 +120,8 @@ class MatchEngine:
         self.max_failed_turns = max_failed_turns  # stop after this many turns in a row a side lost to errors
         self.cancel = cancel or CancelToken()
         self.clock = TwoPlayerClock(tp, protocol, seed, sink=sink or (writer.add_frame if writer else None))
-        self.players = tuple(Player(side, agent, builder) for side, agent, builder in zip(SIDES, agents, builders))
-        for side, source in (live or {}).items():
-            self.players[side - 1].live = source
+        self.players = tuple(Player(side, agent, builder, live=(live or {}).get(side))
+                             for side, agent, builder in zip(SIDES, agents, builders))
         self.turn = 0
         self.summary: dict[str, Any] | None = None
         self.stopped: str | None = None
