@@ -159,3 +159,108 @@ def test_a_co_operative_game_reports_the_team_score(tmp_path, capsys):
 
     r = json.loads(capsys.readouterr().out)
     assert r["team"] and r["teams"][0]["matches"] == 2 and "ratings" not in r
+
+
+# -- one URL per player (issue 27) -------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def two_servers():
+    from tests.fake_provider import FakeProvider, Step
+
+    a, b = FakeProvider(), FakeProvider()
+    a.responder = lambda seen: Step(text="thought: a\nmove: [right, right]")
+    b.responder = lambda seen: Step(text="thought: b\nmove: [left, fire]")
+    yield a, b
+    a.close()
+    b.close()
+
+
+def _model(seen) -> str:
+    return seen.body.get("model")
+
+
+def test_an_arena_sends_each_player_to_its_own_server(tmp_path, two_servers, capsys, monkeypatch):
+    import json
+
+    a, b = two_servers
+    argv = ["arena", "--game", "pong", "--players", "compat:a,compat:b", "--frames", "30", "--bootstrap", "0",
+            "--base-url", f"compat:a={a.url('compat')}", "--base-url", f"compat:b={b.url('compat')}",
+            "--out", str(tmp_path)]
+    assert main(argv) == 0, capsys.readouterr().err
+    assert a.seen and b.seen
+    assert {_model(s) for s in a.seen} == {"a"} and {_model(s) for s in b.seen} == {"b"}
+    recs = sorted(tmp_path.iterdir())
+    assert len(recs) == 2
+    for rec in recs:
+        s = json.loads((rec / "summary.json").read_text())
+        assert s["complete"] is True and s["stopped"] is None
+        turns = [json.loads(line) for line in (rec / "turns.jsonl").read_text().splitlines()]
+        for side, p in enumerate(s["players"]):
+            want = ["right", "right"] if p["agent"] == "compat:a" else ["left", "fire"]
+            assert all(t["players"][side]["planned"] == want for t in turns), (p["agent"], side)
+            assert p["failed_turns"] == 0 and p["calls"] == len(turns)
+
+
+def test_a_bare_base_url_serves_every_model_player_not_named(tmp_path, two_servers, capsys):
+    a, b = two_servers
+    argv = ["arena", "--game", "pong", "--players", "compat:a,compat:b,random", "--frames", "30",
+            "--bootstrap", "0", "--base-url", a.url("compat"), "--base-url", f"compat:b={b.url('compat')}",
+            "--out", str(tmp_path)]
+    assert main(argv) == 0, capsys.readouterr().err
+    assert {_model(s) for s in a.seen} == {"a"} and {_model(s) for s in b.seen} == {"b"}
+
+
+def test_a_match_takes_one_url_per_side(tmp_path, two_servers, capsys):
+    import json
+
+    a, b = two_servers
+    argv = ["match", "--game", "pong", "--p1", "compat:b", "--p2", "compat:a", "--frames", "30",
+            "--p1-base-url", b.url("compat"), "--p2-base-url", a.url("compat"), "--out", str(tmp_path)]
+    assert main(argv) == 0, capsys.readouterr().err
+    assert {_model(s) for s in a.seen} == {"a"} and {_model(s) for s in b.seen} == {"b"}
+    rec = next(tmp_path.iterdir())
+    turn = json.loads((rec / "turns.jsonl").read_text().splitlines()[0])
+    assert turn["players"][0]["planned"] == ["left", "fire"] and turn["players"][1]["planned"] == ["right", "right"]
+
+
+def test_match_spec_falls_back_to_the_shared_url(tmp_path):
+    import argparse
+
+    from workstation.arena.match_args import match_spec
+
+    base = {"game": "pong", "out": str(tmp_path), "prompts": None, "base_url": "http://shared:1/v1"}
+    spec = match_spec(argparse.Namespace(**base, p1_base_url=None, p2_base_url="http://two:2/v1"),
+                      "compat:a", "compat:b", 0)
+    assert spec.provider_options[0].base_url == "http://shared:1/v1"
+    assert spec.provider_options[1].base_url == "http://two:2/v1"
+    spec = match_spec(argparse.Namespace(**base), "compat:a", "compat:b", 0)
+    assert [o.base_url for o in spec.provider_options] == ["http://shared:1/v1"] * 2
+
+
+URL_BAD = [
+    (["arena", "--game", "pong", "--players", "compat:a,random", "--base-url", "compat:z=http://x:1/v1"],
+     "compat:z is not one of --players"),
+    (["arena", "--game", "pong", "--players", "compat:a,random", "--base-url", "random=http://x:1/v1"],
+     "random is not a model player"),
+    (["arena", "--game", "pong", "--players", "compat:a,random", "--base-url", "compat:a=ftp://x"],
+     "is not an http:// or https:// URL"),
+    (["arena", "--game", "pong", "--players", "compat:a,compat:b", "--base-url", "compat:a=http://x:1/v1",
+      "--base-url", "compat:a=http://y:1/v1"], "names compat:a twice"),
+    (["arena", "--game", "pong", "--players", "compat:a,compat:b", "--base-url", "http://x:1/v1",
+      "--base-url", "http://y:1/v1"], "given twice without a player"),
+    (["arena", "--game", "pong", "--players", "random,replay:/x", "--base-url", "http://x:1/v1"],
+     "none of --players is one"),
+    (["match", "--game", "pong", "--p1", "random", "--p2", "compat:a", "--p1-base-url", "http://x:1/v1"],
+     "--p1-base-url applies to a model agent"),
+    (["match", "--game", "pong", "--p1", "compat:a", "--p2", "random", "--p1-base-url", "localhost:1"],
+     "--p1-base-url 'localhost:1' is not an http"),
+]
+
+
+@pytest.mark.parametrize("argv,needle", URL_BAD, ids=[f"url-bad-{i}" for i in range(len(URL_BAD))])
+def test_a_bad_player_url_is_one_line_exit_2_and_nothing_written(argv, needle, tmp_path, capsys):
+    code = main([*argv, "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 2 and needle in err and "Traceback" not in err, err
+    assert len(err.strip().splitlines()) == 1 and not (tmp_path / "out").exists()

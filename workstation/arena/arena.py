@@ -58,6 +58,46 @@ def check_arena_players(players: list[str], seeds: int) -> None:
         raise UserError(f"--seeds must be 1 or more (got {seeds})")
 
 
+def player_base_urls(given: list[str] | str | None, players: list[str]) -> dict[str, str | None]:
+    """Each player's base URL from ``--base-url [SPEC=]URL`` (repeatable): its own, else the bare one.
+
+    A bare URL (``http://...``) serves every model player not named; a SPEC must be one of the players,
+    a model, named once; at most one bare URL.
+    """
+    from workstation.agents.registry import is_model
+    from workstation.providers.spec import base_url_problem
+
+    items = [given] if isinstance(given, str) else list(given or [])
+    own: dict[str, str] = {}
+    bare: str | None = None
+    for item in items:
+        left, sep, right = item.partition("=")
+        named = bool(sep) and "://" not in left
+        spec, url = (left.strip(), right.strip()) if named else (None, item.strip())
+        if not url:
+            raise UserError(f"--base-url {item!r} has no URL; give SPEC=URL (e.g. compat:a=http://localhost:8000/v1)"
+                            " or a bare URL for every model player")
+        why = base_url_problem(url)
+        if why:
+            raise UserError(why)
+        if spec is None:
+            if bare is not None:
+                raise UserError(f"--base-url is given twice without a player ({bare} and {url}); name the player "
+                                "of each: --base-url SPEC=URL")
+            bare = url
+            continue
+        if spec not in players:
+            raise UserError(f"--base-url {spec}=...: {spec} is not one of --players ({', '.join(players)})")
+        if not is_model(spec):
+            raise UserError(f"--base-url {spec}=...: {spec} is not a model player; a base URL is for model players")
+        if spec in own:
+            raise UserError(f"--base-url names {spec} twice; give each player one URL")
+        own[spec] = url
+    if bare is not None and not any(is_model(p) for p in players):
+        raise UserError("--base-url applies to model players, and none of --players is one (e.g. compat:MODEL)")
+    return {p: own.get(p, bare) if is_model(p) else None for p in players}
+
+
 def estimate_cost(player: str, protocol: Any) -> float | None:
     """Dollars one side of one match may cost (paper footprint); 0 for built-in agents, None unpriced."""
     ref = parse_agent(player)
@@ -84,7 +124,10 @@ def play_arena(a: argparse.Namespace, players: list[str]) -> dict[str, int]:
         raise UserError(f"--max-matches must be 0 or more (got {a.max_matches})")
     if a.workers < 1:
         raise UserError(f"--workers must be 1 or more (got {a.workers})")
-    specs = [match_spec(a, p.p1, p.p2, p.seed) for p in pairings(players, a.seeds)]
+    urls = player_base_urls(a.base_url, players)
+    specs = [match_spec(argparse.Namespace(**{**vars(a), "base_url": None, "p1_base_url": urls[p.p1],
+                                              "p2_base_url": urls[p.p2]}), p.p1, p.p2, p.seed)
+             for p in pairings(players, a.seeds)]
     done_ids = {m["run_id"] for m in finished_matches(a.out)}
     todo = []
     for spec in specs:

@@ -27,10 +27,19 @@ def protocol_from_args(a: argparse.Namespace) -> Any:
     return Protocol(**values)  # ProtocolError names the flag
 
 
-def provider_options(a: argparse.Namespace, spec: str) -> Any:
+def side_base_url(a: argparse.Namespace, side: int) -> str | None:
+    """Side ``side``'s base URL: ``p1_base_url`` / ``p2_base_url`` when set, else the shared ``base_url``."""
+    own: str | None = getattr(a, f"p{side}_base_url", None)
+    shared: str | None = getattr(a, "base_url", None)
+    return own if own is not None else shared
+
+
+def provider_options(a: argparse.Namespace, spec: str, side: int | None = None) -> Any:
+    """A side's provider options (its own base URL when ``side`` is given)."""
     from workstation.options import provider_options_from_args
 
-    return provider_options_from_args(argparse.Namespace(**{**vars(a), "agent": spec}))
+    url = {} if side is None else {"base_url": side_base_url(a, side)}
+    return provider_options_from_args(argparse.Namespace(**{**vars(a), "agent": spec, **url}))
 
 
 def match_spec(a: argparse.Namespace, p1: str, p2: str, seed: int) -> Any:
@@ -60,9 +69,21 @@ def match_spec(a: argparse.Namespace, p1: str, p2: str, seed: int) -> Any:
         if given:
             flag = "--" + given.replace("_", "-")
             raise UserError(f"{flag} applies to model agents, and neither side is one (e.g. --p2 openai:MODEL)")
+    for side, spec in ((1, p1), (2, p2)):
+        url = getattr(a, f"p{side}_base_url", None)
+        if url is None:
+            continue
+        from workstation.providers.spec import base_url_problem
+
+        why = base_url_problem(url) if url.strip() else "--base-url is empty; give a URL such as http://localhost:11434/v1"
+        if why:
+            raise UserError(why.replace("--base-url", f"--p{side}-base-url", 1))
+        if not is_model(spec):
+            raise UserError(f"--p{side}-base-url applies to a model agent, and side {side} is {spec}; "
+                            f"leave it out or make --p{side} a model (e.g. compat:MODEL)")
     max_cost = getattr(a, "max_cost", None)  # `play --vs` has none
     if max_cost is not None and not max_cost > 0:
         raise UserError(f"--max-cost must be more than 0 dollars (got {max_cost:g})")
     check_out(a.out, getattr(a, "cmd", None) or "match")
     return MatchSpec(a.game, p1, p2, seed, protocol, a.out, a.prompts, max_cost,
-                     (provider_options(a, p1), provider_options(a, p2)))
+                     (provider_options(a, p1, 1), provider_options(a, p2, 2)))
