@@ -264,3 +264,44 @@ def test_a_bad_player_url_is_one_line_exit_2_and_nothing_written(argv, needle, t
     err = capsys.readouterr().err
     assert code == 2 and needle in err and "Traceback" not in err, err
     assert len(err.strip().splitlines()) == 1 and not (tmp_path / "out").exists()
+
+
+# -- bounds, checked before anything is played or written (issue 26) -----------------------------------------------
+
+BOUNDS = [
+    (["arena", "--game", "pong", "--players", "random,replay:/x", "--seeds", "1000000000000"],
+     "--seeds must be 1..1000 (got 1000000000000)"),
+    (["arena", "--game", "pong", "--players", "random,replay:/x", "--seeds", "1001"], "--seeds must be 1..1000"),
+    (["arena", "--game", "pong", "--players", "random,replay:/x", "--bootstrap", "1000000000"],
+     "--bootstrap must be 0..100000 (got 1000000000)"),
+    (["arena", "--game", "pong", "--players", "random,replay:/x", "--bootstrap", "100001"],
+     "--bootstrap must be 0..100000"),
+    (["arena", "--game", "pong", "--players", "random,replay:/x", "--bootstrap", "-1"],
+     "--bootstrap must be 0..100000 (got -1)"),
+    (["arena", "--game", "pong", "--report", "--bootstrap", "-1"], "--bootstrap must be 0..100000 (got -1)"),
+    (["arena", "--game", "pong", "--players", "random,replay:/x", "--workers", "65"], "--workers must be 1..64"),
+    (["arena", "--game", "pong", "--players", "random,replay:/x", "--workers", "0"], "--workers must be 1..64"),
+    (["arena", "--game", "pong", "--players", "random,replay:/x", "--max-matches", "-1"],
+     "--max-matches must be 0..1000000"),
+    (["match", "--game", "pong", "--p1", "random", "--p2", "random", "--seed", str(2**64)],
+     "--seed must be 0..4294967295 (got 18446744073709551616)"),
+    (["match", "--game", "pong", "--p1", "random", "--p2", "random", "--seed", "4294967296"],
+     "--seed must be 0..4294967295"),
+    (["match", "--game", "pong", "--p1", "random", "--p2", "random", "--seed", "-1"], "--seed must be 0..4294967295"),
+]
+
+
+@pytest.mark.parametrize("argv,needle", BOUNDS, ids=[f"bound-{i}" for i in range(len(BOUNDS))])
+def test_a_number_out_of_bounds_is_refused_before_anything_is_written(argv, needle, tmp_path, source, capsys):
+    argv = [a.replace("replay:/x", f"replay:{source}") for a in argv]
+    code = main([*argv, "--frames", "30", "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 2 and needle in err and "Traceback" not in err, err
+    assert len(err.strip().splitlines()) == 1 and not (tmp_path / "out").exists()
+
+
+def test_the_last_seed_run_takes_is_a_match_seed_too(tmp_path, capsys):
+    argv = ["match", "--game", "pong", "--p1", "random", "--p2", "random", "--seed", "4294967295", "--frames", "30",
+            "--out", str(tmp_path), "--quiet"]
+    assert main(argv) == 0
+    assert "-s4294967295-" in capsys.readouterr().out

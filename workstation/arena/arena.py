@@ -29,6 +29,13 @@ from workstation.errors import UserError
 CALLS_PER_900, INPUT_PER_CALL, OUTPUT_PER_CALL = 27_938 / 200, 140.8e6 / 27_938, (2.85e6 + 17.2e6) / 27_938
 
 
+MAX_SEEDS = 1000  # seeds a pairing and side: 2,000 matches a pair already
+MAX_PLAYERS = 50
+MAX_BOOTSTRAP = 100_000  # resamples: each is one Bradley-Terry fit
+MAX_MATCHES = 1_000_000
+MAX_WORKERS = 64
+
+
 @dataclass(frozen=True)
 class Pairing:
     p1: str
@@ -54,8 +61,21 @@ def check_arena_players(players: list[str], seeds: int) -> None:
             raise UserError(f"--players: {e}") from None
         if ref.kind == "human":
             raise UserError("--players: a person cannot play a whole arena; use `workstation play --vs SPEC`")
-    if seeds < 1:
-        raise UserError(f"--seeds must be 1 or more (got {seeds})")
+    if not 1 <= seeds <= MAX_SEEDS:
+        raise UserError(f"--seeds must be 1..{MAX_SEEDS} (got {seeds}): seeds 0..N-1 for each pairing and side")
+    if len(players) > MAX_PLAYERS:
+        raise UserError(f"--players names {len(players)} agents; an arena takes at most {MAX_PLAYERS}")
+
+
+def check_arena_numbers(a: argparse.Namespace) -> None:
+    """Every number the arena takes, in its bounds, before anything is played or written."""
+    if not 0 <= a.bootstrap <= MAX_BOOTSTRAP:
+        raise UserError(f"--bootstrap must be 0..{MAX_BOOTSTRAP} (got {a.bootstrap}): resamples for the rating "
+                        "intervals (0: none)")
+    if a.max_matches is not None and not 0 <= a.max_matches <= MAX_MATCHES:
+        raise UserError(f"--max-matches must be 0..{MAX_MATCHES} (got {a.max_matches})")
+    if not 1 <= a.workers <= MAX_WORKERS:
+        raise UserError(f"--workers must be 1..{MAX_WORKERS} (got {a.workers})")
 
 
 def player_base_urls(given: list[str] | str | None, players: list[str]) -> dict[str, str | None]:
@@ -119,11 +139,8 @@ def play_arena(a: argparse.Namespace, players: list[str]) -> dict[str, int]:
     from workstation.arena.match_args import match_spec
     from workstation.arena.start import prepare_match, start_match
 
+    check_arena_numbers(a)
     check_arena_players(players, a.seeds)
-    if a.max_matches is not None and a.max_matches < 0:
-        raise UserError(f"--max-matches must be 0 or more (got {a.max_matches})")
-    if a.workers < 1:
-        raise UserError(f"--workers must be 1 or more (got {a.workers})")
     urls = player_base_urls(a.base_url, players)
     specs = [match_spec(argparse.Namespace(**{**vars(a), "base_url": None, "p1_base_url": urls[p.p1],
                                               "p2_base_url": urls[p.p2]}), p.p1, p.p2, p.seed)

@@ -98,16 +98,15 @@ def result_line(s: dict[str, Any]) -> str:
 
 
 def run_arena(a: argparse.Namespace) -> int:
-    from workstation.arena.arena import play_arena
+    from workstation.arena.arena import check_arena_numbers, play_arena
     from workstation.arena.report import arena_report, render_report
 
+    check_arena_numbers(a)  # before anything is played or written
     if not a.report:
         if not a.players:
             raise UserError("--players is needed to play: name two or more agents, e.g. --players random,openai:M")
         players = [s.strip() for s in a.players.split(",") if s.strip()]
         play_arena(a, players)
-    if a.bootstrap < 0:
-        raise UserError(f"--bootstrap must be 0 or more (got {a.bootstrap})")
     report = arena_report(a.out, a.game, a.bootstrap)
     print(json.dumps(report, indent=1) if a.json else render_report(report))
     return 0

@@ -42,6 +42,15 @@ def provider_options(a: argparse.Namespace, spec: str, side: int | None = None) 
     return provider_options_from_args(argparse.Namespace(**{**vars(a), "agent": spec, **url}))
 
 
+def check_seed(seed: int, flag: str = "--seed") -> None:
+    """The one seed rule (``run``'s): 0..SEED_MAX, the emulator's 32-bit seed."""
+    from workstation.options import RUN_SETTING
+
+    why = RUN_SETTING["seed"].problem(seed)
+    if why:
+        raise UserError(why.replace("--seed", flag, 1))
+
+
 def match_spec(a: argparse.Namespace, p1: str, p2: str, seed: int) -> Any:
     from workstation.arena.start import MatchSpec
     from workstation.game.twoplayer import (
@@ -59,8 +68,7 @@ def match_spec(a: argparse.Namespace, p1: str, p2: str, seed: int) -> Any:
     why = variant_problem(tp, protocol)  # before anything is written
     if why:
         raise UserError(why)
-    if seed < 0:
-        raise UserError(f"--seed must be 0 or more (got {seed})")
+    check_seed(seed)
     from workstation.agents.registry import is_model
     from workstation.options import GENERATION_KEYS, TRANSPORT_KEYS
 
