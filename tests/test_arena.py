@@ -305,3 +305,110 @@ def test_the_last_seed_run_takes_is_a_match_seed_too(tmp_path, capsys):
             "--out", str(tmp_path), "--quiet"]
     assert main(argv) == 0
     assert "-s4294967295-" in capsys.readouterr().out
+
+
+# -- damaged matches: left out, named, played again (issue 26) -----------------------------------------------------
+
+
+def _edit_score(rec: Path) -> None:
+    import json
+
+    s = json.loads((rec / "summary.json").read_text())
+    s["players"][1]["score"] += 5
+    (rec / "summary.json").write_text(json.dumps(s))
+
+
+def _cut_turns(rec: Path) -> None:
+    lines = (rec / "turns.jsonl").read_text().splitlines(keepends=True)
+    (rec / "turns.jsonl").write_text("".join(lines[:-1]))
+
+
+def _overwrite_frames(rec: Path) -> None:
+    data = bytearray((rec / "frames.bin").read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    (rec / "frames.bin").write_bytes(bytes(data))
+
+
+def _side1_edit(rec: Path) -> None:
+    import json
+
+    s = json.loads((rec / "summary.json").read_text())
+    s["players"][0]["score"] = -3
+    (rec / "summary.json").write_text(json.dumps(s))
+
+
+@pytest.mark.parametrize("damage", [_edit_score, _cut_turns, _overwrite_frames, _side1_edit],
+                         ids=["edited-score", "cut-turns", "overwritten-frames", "edited-side-1"])
+def test_a_damaged_match_is_left_out_named_and_played_again(damage, tmp_path, source, capsys):
+    import json
+
+    assert main(_arena(tmp_path, source, "--seeds", "1")) == 0
+    capsys.readouterr()
+    first = sorted(tmp_path.iterdir())
+    bad = first[0]
+    damage(bad)
+    before = {p: p.read_bytes() for p in bad.iterdir() if p.is_file()}
+    assert main(["arena", "--game", "pong", "--report", "--out", str(tmp_path), "--json"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    assert r["matches"] == 1 and [d["path"] for d in r["damaged"]] == [str(bad)]
+    assert main(["arena", "--game", "pong", "--report", "--out", str(tmp_path), "--bootstrap", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "1 finished matches" in out and "left out 1 damaged match" in out and str(bad) in out
+    assert main(_arena(tmp_path, source, "--seeds", "1")) == 0
+    err = capsys.readouterr().err
+    assert "1 already finished, 1 to play now" in err and f"damaged match ({bad}" in err
+    now = sorted(tmp_path.iterdir())
+    assert len(now) == 3 and set(first) <= set(now)
+    assert {p: p.read_bytes() for p in bad.iterdir() if p.is_file()} == before  # never overwritten
+    assert main(["arena", "--game", "pong", "--report", "--out", str(tmp_path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["matches"] == 2
+
+
+@pytest.mark.parametrize("edit", [
+    lambda s: {**s, "players": {"a": 1}},
+    lambda s: {**s, "players": [{**s["players"][0], "score": "ten"}, s["players"][1]]},
+    lambda s: {k: v for k, v in s.items() if k != "players"},
+    lambda s: {**s, "players": [{"score": 1}, s["players"][1]]},
+], ids=["object-for-list", "text-for-number", "missing-players", "missing-agent"])
+def test_a_hand_edited_match_summary_is_one_named_line(edit, tmp_path, source, capsys):
+    import json
+
+    assert main(_arena(tmp_path, source, "--seeds", "1")) == 0
+    capsys.readouterr()
+    bad = sorted(tmp_path.iterdir())[1]
+    s = json.loads((bad / "summary.json").read_text())
+    (bad / "summary.json").write_text(json.dumps(edit(s)))
+    assert main(["arena", "--game", "pong", "--report", "--out", str(tmp_path), "--bootstrap", "0"]) == 0
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err and "1 finished matches" in out and f"  {bad}: " in out
+
+
+def test_non_utf8_summary_is_left_out(tmp_path, source, capsys):
+    assert main(_arena(tmp_path, source, "--seeds", "1")) == 0
+    capsys.readouterr()
+    bad = sorted(tmp_path.iterdir())[0]
+    (bad / "summary.json").write_bytes(b"\xff\xfe{")
+    assert main(["arena", "--game", "pong", "--report", "--out", str(tmp_path), "--bootstrap", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "1 finished matches" in out and str(bad) in out
+
+
+def test_win_rate_table_keeps_a_long_name_out_of_its_first_cell(tmp_path, source, capsys):
+    assert main(_arena(tmp_path, source, "--seeds", "1", "--bootstrap", "0")) == 0
+    out = capsys.readouterr().out
+    rows = [line for line in out.splitlines() if line.startswith(("1. ", "2. "))]
+    names = sorted(["random", f"replay:{source}"], key=lambda n: [r[3:].startswith(n) for r in rows].index(True))
+    assert len(rows) == 2 and len({len(r) for r in rows}) == 1  # the cells end in the same column
+    for i, row in enumerate(rows):  # the name, then two spaces at least before the first cell
+        assert row.startswith(f"{i + 1}. {names[i]}  ")
+    assert "shade:" in out and "equal strengths in name order" in out
+
+
+def test_a_stopped_match_is_not_called_a_draw():
+    from workstation.arena.command import result_line
+
+    s = {"game": "pong", "seed": 0, "players": [{"agent": "a", "score": 0}, {"agent": "b", "score": 0}],
+         "result": "draw", "frames": 10, "turns": 1, "complete": False, "stopped": "cancelled"}
+    line = result_line(s)
+    assert "draw" not in line and "stopped before the end (cancelled): no result" in line
+    assert "; draw;" in result_line({**s, "complete": True, "stopped": None})

@@ -21,7 +21,7 @@ from typing import Any
 
 from workstation.agents import parse_agent
 from workstation.agents.registry import AgentSpecError
-from workstation.arena.report import finished_matches
+from workstation.arena.report import scan_matches
 from workstation.errors import UserError
 
 # the paper's footprint (Gemini 3.1 Pro, 200 runs of 900 frames): ~140 calls a run, ~5.0k input and
@@ -145,7 +145,10 @@ def play_arena(a: argparse.Namespace, players: list[str]) -> dict[str, int]:
     specs = [match_spec(argparse.Namespace(**{**vars(a), "base_url": None, "p1_base_url": urls[p.p1],
                                               "p2_base_url": urls[p.p2]}), p.p1, p.p2, p.seed)
              for p in pairings(players, a.seeds)]
-    done_ids = {m["run_id"] for m in finished_matches(a.out)}
+    from workstation.game.twoplayer import get_two_player_game
+
+    finished, damaged = scan_matches(a.out, get_two_player_game(a.game).key)
+    done_ids = {m.run_id for m in finished}  # a damaged match is not finished: it is played again, elsewhere
     todo = []
     for spec in specs:
         prep = prepare_match(spec)
@@ -167,6 +170,8 @@ def play_arena(a: argparse.Namespace, players: list[str]) -> dict[str, int]:
         raise UserError(f"the {len(todo)} matches to play may cost about ${known:.2f} (the paper's footprint), more "
                         f"than --max-cost ${a.max_cost:g}; raise it, play fewer (--max-matches), or pass --yes "
                         "(the cap still stops the arena)")
+    for d in damaged:
+        sys.stderr.write(f"arena: left out a damaged match ({d.path}: {d.why}); it is played again in a new folder\n")
     sys.stderr.write(f"arena: {len(specs)} matches, {skipped} already finished, {len(todo)} to play now"
                      + (f", {later} left for later (--max-matches)" if later else "")
                      + (f", estimated ${known:.2f}" if known else "") + "\n")

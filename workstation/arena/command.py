@@ -93,7 +93,10 @@ def run_match(a: argparse.Namespace) -> int:
 def result_line(s: dict[str, Any]) -> str:
     p1, p2 = s["players"]
     scores = f"side 1 ({p1['agent']}) {p1['score']:g}, side 2 ({p2['agent']}) {p2['score']:g}"
-    tail = f"team {s['team_score']:g}" if "team_score" in s else s["result"]
+    if s.get("stopped") or not s.get("complete", True):
+        tail = f"stopped before the end ({s.get('stopped') or 'incomplete'}): no result"  # not a draw
+    else:
+        tail = f"team {s['team_score']:g}" if "team_score" in s else s["result"]
     return f"{s['game']} seed {s['seed']}: {scores}; {tail}; {s['frames']} frames, {s['turns']} turns"
 
 
