@@ -83,6 +83,7 @@ class Idc:
     # -- the whole run ---------------------------------------------------------
     def run(self) -> int:
         self._check_out()
+        self._check_curve(C.load(self.out))  # a damaged or foreign curve is refused before anything is written
         self.out.mkdir(parents=True, exist_ok=True)
         self._lock()
         try:
@@ -117,15 +118,44 @@ class Idc:
             raise UserError(f"another IDC is running in {self.out}; wait for it or choose another --out") from None
         self._lock_fd = fd
 
-    def _start_curve(self) -> dict:
-        cfg = self.cfg
-        curve = C.load(self.out)
-        ident = cfg.identity()
-        if curve is not None and curve.get("identity") != ident:
-            old = curve.get("identity") or {}
+    def _check_curve(self, curve: dict[str, Any] | None) -> None:
+        """A curve there must be this IDC's (the same identity), and each of its episodes sound."""
+        if curve is None:
+            return
+        ident = self.cfg.identity()
+        old = curve.get("identity") or {}
+        if old != ident:
             diff = next((k for k in ident if old.get(k) != ident[k]), "settings")
             raise UserError(f"{self.out} holds an IDC with another {diff} ({old.get(diff)!r}, not {ident[diff]!r}); "
                             "resume it with its own settings or choose another --out")
+        typed = C.Curve.from_json(curve, str(self.out / C.CURVE))
+        for r in typed.rounds:
+            self._check_episodes(f"round {r.round}", [e.recording for e in r.episodes])
+
+    def _check_episodes(self, what: str, paths: list[str | None]) -> None:
+        """Every episode's recording passes the fast integrity check; a damaged one is named (exit 1), and its
+        score never reaches the curve."""
+        from workstation.errors import DamagedArtifact
+        from workstation.store.recording import Recording, RecordingError
+
+        for p in paths:
+            if p is None:
+                continue
+            path = Path(p) if Path(p).is_absolute() else self.out / p
+            try:
+                why = Recording(path).damage()
+            except RecordingError as e:
+                why = str(e)
+            if why:
+                raise DamagedArtifact(f"{what}: an episode is damaged ({why}); its score is not counted: move "
+                                      f"{path} out of {self.out} and run the same command to play it again",
+                                      file=path)
+
+    def _start_curve(self) -> dict:
+        cfg = self.cfg
+        curve = C.load(self.out)
+        self._check_curve(curve)
+        ident = cfg.identity()
         if curve is None:
             curve = {"game": cfg.base.game, "player": cfg.base.agent, "reflector": cfg.reflector,
                      "validator": cfg.validator, "identity": ident, "rounds": [], "best_round": None,
@@ -151,16 +181,12 @@ class Idc:
                 entry = self._play_round(curve, r, current, current_from)
                 if entry is None:
                     return 1
-            n = entry["normalised"]
-            if r == 0:
-                best.update(round=0, normalised=n, skill=None, skill_round=None)
-                entry["rolled_back"] = False
-            elif C.rolls_back(n, best["normalised"]):
-                entry["rolled_back"] = True
-            else:
-                entry["rolled_back"] = False
-                if n > best["normalised"]:
-                    best.update(round=r, normalised=n, skill=entry["skill"], skill_round=entry["skill_round"])
+            rolled, best_round = C.rollbacks([e["normalised"] for e in curve["rounds"][:r + 1]])
+            entry["rolled_back"] = rolled[r]
+            if best_round != best["round"]:
+                b = curve["rounds"][best_round]
+                best.update(round=best_round, normalised=b["normalised"], skill=b["skill"],
+                            skill_round=b["skill_round"])
             curve["best_round"] = best["round"]
             curve["best_vs_final"] = C.best_vs_final(curve)
             C.save(self.out, curve)
@@ -238,13 +264,14 @@ class Idc:
         skill_file = None
         if skill is not None:
             skill_file = f"skills/round_{r}.md"
-            C.write_text(self.out / skill_file, skill + "\n")
+            C.write_file(self.out, skill_file, skill + "\n")
         spec = replace(self.cfg.base, skill=skill)
         self.log(f"round {r}: {len(seeds)} episodes, " + ("no skill" if skill is None else
                                                          f"the skill first played in round {skill_round}"))
         rows = self._batch(f"round_{r}", [("skill" if skill else "no-skill", spec, seeds)])
         if rows is None:
             return None
+        self._check_episodes(f"round {r}", [row["path"] for row in rows])
         scores = [float(row["score"] or 0.0) for row in rows]
         m, se = C.mean_se(scores)
         entry = {"round": r, "skill": skill, "skill_round": skill_round, "skill_file": skill_file,
@@ -308,7 +335,7 @@ class Idc:
         transcript = {"round": r, "reflector": self.cfg.reflector, "validator": self.cfg.validator,
                       **out.account(), "skill": out.skill, "diagnosis": out.diagnosis, "notebook": out.notebook,
                       "events": out.events}
-        C.write_text(self.out / name, json.dumps(transcript, indent=1, default=str) + "\n")
+        C.write_file(self.out, name, json.dumps(transcript, indent=1, default=str) + "\n")
         entry["reflection"] = {**out.account(), "transcript": name}
         entry["diagnosis"] = out.diagnosis
         entry["notebook"] = out.notebook if out.notebook_written else notebook
@@ -328,7 +355,7 @@ class Idc:
         for e in curve["rounds"]:
             if "notebook" in e:
                 parts.append(f"## After round {e['round']}\n\n{e['notebook'] or '(empty)'}\n")
-        C.write_text(self.out / "notebook.md", "\n".join(parts))
+        C.write_file(self.out, "notebook.md", "\n".join(parts))
 
     def _brief(self, curve: dict, entry: dict, current: str | None, notebook: str) -> str:
         from workstation.turn.promptpack import display_title
@@ -369,6 +396,7 @@ class Idc:
             rows = self._batch(name, arms)
             if rows is None:
                 return 1
+            self._check_episodes(f"transfer {name}", [x["path"] for x in rows])
             by = {label: [float(x["score"] or 0.0) for x in rows if x["setting"] == label] for label, _, _ in arms}
             none_m, none_se = C.mean_se(by["no-skill"])
             best_m, best_se = C.mean_se(by.get("best-skill") or by["no-skill"])
