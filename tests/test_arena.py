@@ -412,3 +412,117 @@ def test_a_stopped_match_is_not_called_a_draw():
     line = result_line(s)
     assert "draw" not in line and "stopped before the end (cancelled): no result" in line
     assert "; draw;" in result_line({**s, "complete": True, "stopped": None})
+
+
+# -- pinned numbers: each rule stated so a one-line change fails (issue 26) -----------------------------------------
+
+from workstation.arena import ratings as R  # noqa: E402
+from workstation.arena import report as RP  # noqa: E402
+
+
+def test_wins_matrix_counts_each_share_both_ways():
+    w = wins_matrix([Result(0, 1, 1.0), Result(1, 0, 1.0), Result(0, 1, 0.5), Result(2, 0, 0.0)], 3)
+    assert w.tolist() == [[0.0, 1.5, 1.0], [1.5, 0.0, 0.0], [0.0, 0.0, 0.0]]
+
+
+def test_win_rates_are_wins_over_games_and_nan_where_never_met():
+    w = np.array([[0.0, 3.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 0.0]])
+    rate = win_rates(w)
+    assert rate[0, 1] == 0.75 and rate[1, 0] == 0.25
+    assert np.isnan(rate[0, 2]) and np.isnan(rate[2, 2]) and np.isnan(rate[1, 2])
+
+
+def test_strengths_are_bounded_and_centred():
+    s = bradley_terry(np.array([[0.0, 5.0], [0.0, 0.0]]))  # an unbeaten player: finite, at the bound
+    assert R.BOUND == 10.0
+    assert s == pytest.approx([R.BOUND, -R.BOUND], abs=1e-3) and abs(s.sum()) < 1e-9
+    s3 = bradley_terry(wins_matrix(_results([(0, 1, 3, 1), (1, 2, 1, 1)]), 3))
+    assert abs(s3.sum()) < 1e-9 and s3[0] > s3[1] and s3[1] == pytest.approx(s3[2], abs=1e-4)
+
+
+def test_the_bootstrap_interval_is_the_central_95_percent():
+    results = _results([(0, 1, 7, 3)])
+    lo, hi = bootstrap(results, 2, resamples=200, seed=3)
+    rng = np.random.default_rng(3)
+    draws = []
+    for _ in range(200):
+        pick = rng.integers(0, len(results), len(results))
+        draws.append(bradley_terry(wins_matrix([results[i] for i in pick], 2)))
+    assert lo == pytest.approx(np.percentile(draws, 2.5, axis=0)) and hi == pytest.approx(np.percentile(draws, 97.5,
+                                                                                                        axis=0))
+    lo50, hi50 = bootstrap(results, 2, resamples=200, seed=3, level=0.5)
+    assert lo50[0] >= lo[0] and hi50[0] <= hi[0] and (lo50[0] > lo[0] or hi50[0] < hi[0])
+
+
+def test_non_transitive_needs_more_than_half_each_way_and_lists_each_cycle_once():
+    half = np.array([[np.nan, 0.5, 0.0], [0.5, np.nan, 0.6], [1.0, 0.4, np.nan]])
+    assert non_transitive(half) == []  # 0 beats 1 exactly half the time: not "beats"
+    cyc = np.array([[np.nan, 0.6, 0.4], [0.4, np.nan, 0.6], [0.6, 0.4, np.nan]])
+    assert non_transitive(cyc) == [(0, 1, 2)]
+    rev = np.array([[np.nan, 0.4, 0.6], [0.6, np.nan, 0.4], [0.4, 0.6, np.nan]])
+    assert non_transitive(rev) == [(0, 2, 1)]
+
+
+def _fm(a: str, sa: float, b: str, sb: float, team: float | None = None, i: int = 0) -> RP.FinishedMatch:
+    return RP.FinishedMatch(f"/m{i}", f"id{i}", "pong", (RP.MatchSide(a, sa), RP.MatchSide(b, sb)), team)
+
+
+def test_a_match_share_is_one_half_or_zero_by_score():
+    assert _fm("a", 3, "b", 1).share == 1.0 and _fm("a", 1, "b", 3).share == 0.0 and _fm("a", 2, "b", 2).share == 0.5
+    assert _fm("a", -1, "b", -5).share == 1.0  # Pong's serve rule: the higher score wins, even below zero
+
+
+def test_the_co_op_team_score_is_the_sum_of_both_scores():
+    assert RP.team_score(_fm("a", 800, "b", 1600)) == 2400
+    assert RP.team_score(_fm("a", -2, "b", 5)) == 3
+    assert RP.team_score(_fm("a", 800, "b", 1600, team=2400)) == 2400
+    ms = [_fm("a", 800, "b", 1600, i=0), _fm("b", 0, "a", 400, i=1), _fm("a", 100, "c", 100, i=2)]
+    t = RP._team(ms, ["a", "b", "c"], {"a": 0, "b": 1, "c": 2})
+    assert t["teams"] == [{"players": ["a", "b"], "mean_team_score": 1400.0, "matches": 2},
+                          {"players": ["a", "c"], "mean_team_score": 200.0, "matches": 1}]
+    assert t["player_team_score"] == [{"agent": "a", "mean_team_score": round(3000 / 3, 4)},
+                                      {"agent": "b", "mean_team_score": 1400.0},
+                                      {"agent": "c", "mean_team_score": 200.0}]
+    solo = RP._team([_fm("a", 1, "a", 2)], ["a"], {"a": 0})
+    assert solo["player_team_score"] == [{"agent": "a", "mean_team_score": 3.0}]  # one player, counted once
+
+
+def test_the_report_figures_from_scores(tmp_path, monkeypatch):
+    ms = [_fm("a", 3, "b", 1, i=0), _fm("b", 1, "a", 3, i=1), _fm("a", 0, "b", 2, i=2), _fm("b", 1, "a", 1, i=3),
+          _fm("c", 5, "a", 0, i=4)]
+    monkeypatch.setattr(RP, "scan_matches", lambda out, game=None: (ms, [RP.DamagedMatch("/bad", "edited")]))
+    r = RP.arena_report(tmp_path, "pong", 0)
+    assert r["matches"] == 5 and r["players"] == ["a", "b", "c"] and r["damaged"] == [{"path": "/bad", "why": "edited"}]
+    assert r["win_rate"][0] == [None, 0.625, 0.0] and r["win_rate"][1] == [0.375, None, None]
+    assert r["win_rate"][2] == [1.0, None, None]
+    assert [k["agent"] for k in r["ratings"]] == ["c", "a", "b"]
+    assert [k["games"] for k in r["ratings"]] == [1, 5, 4]
+    assert all(k["low"] is None and k["high"] is None for k in r["ratings"])
+    s = bradley_terry(wins_matrix([Result(0, 1, 1.0), Result(1, 0, 0.0), Result(0, 1, 0.0), Result(1, 0, 0.5),
+                                   Result(2, 0, 1.0)], 3))
+    assert [k["strength"] for k in r["ratings"]] == [round(float(s[i]), 4) for i in (2, 0, 1)]
+    boot = RP.arena_report(tmp_path, "pong", 30)
+    assert all(k["low"] <= k["strength"] <= k["high"] for k in boot["ratings"])
+    text = RP.render_report(r)
+    assert "5 finished matches, 3 players" in text and "left out 1 damaged match" in text and "/bad: edited" in text
+    assert "0.62" in text and "(no bootstrap)" in text and "5 games" in text and "no non-transitive triples" in text
+
+
+def test_equal_strengths_are_listed_in_name_order(tmp_path, monkeypatch):
+    ms = [_fm("zed", 1, "amy", 0, i=0), _fm("amy", 1, "zed", 0, i=1)]
+    monkeypatch.setattr(RP, "scan_matches", lambda out, game=None: (ms, []))
+    r = RP.arena_report(tmp_path, "pong", 0)
+    assert [k["agent"] for k in r["ratings"]] == ["amy", "zed"] and r["players"] == ["zed", "amy"]
+    assert "damaged" not in r
+
+
+def test_shades_follow_the_rate():
+    r = {"game": "pong", "matches": 2, "players": ["a", "b"], "team": False, "win_rate": [[None, 0.19], [0.81, None]],
+         "ratings": [], "non_transitive": [["a", "b", "c"]]}
+    text = RP.render_report(r)
+    assert "  0.19" in text and "█ 0.81" in text and "non-transitive: a beats b, b beats c, c beats a" in text
+    r["win_rate"] = [[None, 0.4], [0.6, None]]
+    text = RP.render_report(r)
+    assert "▒ 0.40" in text and "▓ 0.60" in text
+    r["win_rate"] = [[None, 0.39], [0.2, None]]
+    assert "░ 0.39" in RP.render_report(r) and "░ 0.20" in RP.render_report(r)
