@@ -51,6 +51,8 @@ def pairings(players: list[str], seeds: int) -> list[Pairing]:
 def check_arena_players(players: list[str], seeds: int) -> None:
     if len(players) < 2:
         raise UserError(f"--players needs two or more agents, comma-separated (got {len(players)})")
+    if len(players) > MAX_PLAYERS:
+        raise UserError(f"--players names {len(players)} agents; an arena takes at most {MAX_PLAYERS}")
     dup = next((p for p in players if players.count(p) > 1), None)
     if dup:
         raise UserError(f"--players names {dup} twice; name each agent once (both sides are played anyway)")
@@ -63,8 +65,6 @@ def check_arena_players(players: list[str], seeds: int) -> None:
             raise UserError("--players: a person cannot play a whole arena; use `workstation play --vs SPEC`")
     if not 1 <= seeds <= MAX_SEEDS:
         raise UserError(f"--seeds must be 1..{MAX_SEEDS} (got {seeds}): seeds 0..N-1 for each pairing and side")
-    if len(players) > MAX_PLAYERS:
-        raise UserError(f"--players names {len(players)} agents; an arena takes at most {MAX_PLAYERS}")
 
 
 def check_arena_numbers(a: argparse.Namespace) -> None:

@@ -23,8 +23,8 @@ from workstation.arena.ratings import (
 )
 from workstation.errors import UserError
 from workstation.store.index import find_recordings
-from workstation.store.recording import Recording, RecordingError
-from workstation.store.records import RecordFileError, check_fields
+from workstation.store.recording import Recording
+from workstation.store.records import RecordFileError, RecordingError, check_fields
 
 SHADES = " ░▒▓█"
 SHADE_KEY = "shade: ' ' under 0.2, ░ 0.2-0.4, ▒ 0.4-0.6, ▓ 0.6-0.8, █ 0.8 and over"
@@ -82,8 +82,9 @@ def score_problems(rec: Recording) -> list[str]:
         sides = [t.get("players") for t in turns]
         if not all(isinstance(x, list) and len(x) == 2 and isinstance(x[k], dict) for x in sides):
             return ["turns.jsonl: a turn does not hold two players"]
-        rewards = [x[k].get("reward") for x in sides]
-        last = sides[-1][k].get("score") if sides else 0.0
+        rewards = [x[k].get("reward") for x in sides if x is not None]
+        final = sides[-1] if sides else None
+        last = final[k].get("score") if final is not None else 0.0
         if not all(isinstance(r, (int, float)) for r in rewards) or not isinstance(last, (int, float)):
             return [f"turns.jsonl: side {k + 1}'s rewards or score are not numbers"]
         if abs(p["score"] - last) > 1e-6 or abs(p["score"] - sum(rewards)) > 1e-6:

@@ -223,9 +223,9 @@ class Curve:
             _objects(t.get("episodes") or [], EPISODE_FIELDS, f"{where} transfer episodes")
             transfer.append(Transfer(t.get("mode"), t.get("difficulty"), t.get("no_skill_mean"), t.get("best_mean"),
                                      t.get("gain"), t.get("gain_pct"), t.get("cost_usd")))
-        for i, r in enumerate(rounds):
-            if r.round != i:
-                raise RecordFileError(f"{where} rounds item {i}: field 'round' is {r.round}, not {i}")
+        for i, played in enumerate(rounds):
+            if played.round != i:
+                raise RecordFileError(f"{where} rounds item {i}: field 'round' is {played.round}, not {i}")
         best = c.get("best_round")
         if best is not None and not 0 <= best < max(1, len(rounds)):
             raise RecordFileError(f"{where}: field 'best_round' is {best}, but the curve holds {len(rounds)} rounds")

@@ -17,7 +17,7 @@ import json
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TextIO, cast
 from collections.abc import Callable
 
 from workstation.calls import CancelToken
@@ -27,6 +27,9 @@ from workstation.idc.reflector import Reflection, make_validator, reflect
 from workstation.idc.starts import episode_seeds, random_scores
 from workstation.idc.tools import Workbench
 from workstation.options import SKILL_MAX_CHARS, RunSpec
+
+if TYPE_CHECKING:
+    from workstation.batch.runner import Batch
 
 MAX_ROUNDS = 20
 MAX_EPISODES = 50
@@ -59,7 +62,7 @@ class IdcConfig:
             raise UserError(f"--max-cost must be more than 0 dollars (got {self.max_cost:g})")
         self.out = Path(self.out)
 
-    def identity(self) -> dict:
+    def identity(self) -> dict[str, Any]:
         """What a resumed IDC must share with the one that made DIR."""
         b = self.base
         return {"game": b.game, "player": b.agent, "reflector": self.reflector, "validator": self.validator,
@@ -74,11 +77,11 @@ class Idc:
         self.out = config.out
         self.log = log
         self._make_agent = make_agent
-        self.batch = None  # the batch under way (a signal handler stops it)
+        self.batch: Batch | None = None  # the batch under way (a signal handler stops it)
         self.stopping: str | None = None
         self.cancel = CancelToken()  # ends a reflection's call under way when the IDC is stopped
         self._lock_fd: int | None = None
-        self.curve: dict = {"rounds": []}
+        self.curve: dict[str, Any] = {"rounds": []}
 
     # -- the whole run ---------------------------------------------------------
     def run(self) -> int:
@@ -136,7 +139,8 @@ class Idc:
         """Every episode's recording passes the fast integrity check; a damaged one is named (exit 1), and its
         score never reaches the curve."""
         from workstation.errors import DamagedArtifact
-        from workstation.store.recording import Recording, RecordingError
+        from workstation.store.recording import Recording
+        from workstation.store.records import RecordingError
 
         for p in paths:
             if p is None:
@@ -151,7 +155,7 @@ class Idc:
                                       f"{path} out of {self.out} and run the same command to play it again",
                                       file=path)
 
-    def _start_curve(self) -> dict:
+    def _start_curve(self) -> dict[str, Any]:
         cfg = self.cfg
         curve = C.load(self.out)
         self._check_curve(curve)
@@ -174,7 +178,7 @@ class Idc:
         C.save(self.out, curve)
         current: str | None = None  # the skill the next round plays
         current_from: int | None = None  # the round that first played it
-        best = {"round": None, "normalised": None, "skill": None, "skill_round": None}
+        best: dict[str, Any] = {"round": None, "normalised": None, "skill": None, "skill_round": None}
         for r in range(cfg.rounds + 1):
             entry = curve["rounds"][r] if r < len(curve["rounds"]) else None
             if entry is None or entry.get("score_mean") is None:
@@ -206,7 +210,7 @@ class Idc:
         return code
 
     # -- money -----------------------------------------------------------------------
-    def _spent(self, curve: dict) -> float | None:
+    def _spent(self, curve: dict[str, Any]) -> float | None:
         """Dollars spent so far; None (and a line saying so) once --max-cost is reached."""
         total = sum(e.get("cost_usd") or 0.0 for r in curve["rounds"] for e in r.get("episodes", []))
         total += sum((r.get("reflection") or {}).get("cost_usd") or 0.0 for r in curve["rounds"])
@@ -218,7 +222,7 @@ class Idc:
         return total
 
     # -- playing -------------------------------------------------------------------------
-    def _batch(self, name: str, arms: list[tuple[str, RunSpec, list[int]]]) -> list[dict] | None:
+    def _batch(self, name: str, arms: list[tuple[str, RunSpec, list[int]]]) -> list[dict[str, Any]] | None:
         """Play ``arms`` (label, spec, seeds) as one batch in DIR/name; the rows, or None if it did not finish."""
         from workstation.batch import results
         from workstation.batch.grid import Cell, Grid, Setting
@@ -247,7 +251,7 @@ class Idc:
         batch.prepare()
         if self.stopping:
             batch.request_stop(self.stopping)
-        log = PlainLog(_Lines(self.log), every_s=5.0)
+        log = PlainLog(cast(TextIO, _Lines(self.log)), every_s=5.0)
         code = batch.run(tick=log.tick)
         self.batch = None
         rows = results.collect(root, batch.cells)
@@ -259,7 +263,7 @@ class Idc:
             return None
         return rows
 
-    def _play_round(self, curve: dict, r: int, skill: str | None, skill_round: int | None) -> dict | None:
+    def _play_round(self, curve: dict[str, Any], r: int, skill: str | None, skill_round: int | None) -> dict[str, Any] | None:
         seeds = curve["seeds"][r]
         skill_file = None
         if skill is not None:
@@ -274,7 +278,8 @@ class Idc:
         self._check_episodes(f"round {r}", [row["path"] for row in rows])
         scores = [float(row["score"] or 0.0) for row in rows]
         m, se = C.mean_se(scores)
-        entry = {"round": r, "skill": skill, "skill_round": skill_round, "skill_file": skill_file,
+        assert m is not None and se is not None  # a finished round has episodes
+        entry: dict[str, Any] = {"round": r, "skill": skill, "skill_round": skill_round, "skill_file": skill_file,
                  "score_mean": m, "score_se": se, "normalised": C.normalised(m, curve["random_mean"]),
                  "episodes": [{"run_id": row["run_id"], "score": row["score"], "seed": row["seed"],
                                "recording": str(Path(row["path"]).resolve()),
@@ -289,7 +294,7 @@ class Idc:
         return entry
 
     # -- reflecting ------------------------------------------------------------------------
-    def _agent(self, spec: str):
+    def _agent(self, spec: str) -> Any:
         if self._make_agent is not None:
             return self._make_agent(spec)
         from workstation.providers import ProviderConfigError, make_provider_agent
@@ -299,7 +304,7 @@ class Idc:
         except ProviderConfigError as e:
             raise UserError(str(e)) from None
 
-    def _reflect(self, curve: dict, entry: dict, current: str | None, best: dict) -> bool:
+    def _reflect(self, curve: dict[str, Any], entry: dict[str, Any], current: str | None, best: dict[str, Any]) -> bool:
         """Reflect on round ``entry`` (or skip it after a rollback); False when the IDC was stopped meanwhile."""
         r = entry["round"]
         if entry["rolled_back"]:
@@ -344,20 +349,20 @@ class Idc:
         self.log(f"round {r}: reflection {out.status} ({out.why}; {out.tool_calls} tool calls, ${out.cost_usd:.4f})")
         return True
 
-    def _notebook(self, curve: dict) -> str:
+    def _notebook(self, curve: dict[str, Any]) -> str:
         for e in reversed(curve["rounds"]):
             if e.get("notebook"):
-                return e["notebook"]
+                return str(e["notebook"])
         return ""
 
-    def _write_notebook(self, curve: dict) -> None:
+    def _write_notebook(self, curve: dict[str, Any]) -> None:
         parts = ["# The reflector's notebook (the player never sees it)\n"]
         for e in curve["rounds"]:
             if "notebook" in e:
                 parts.append(f"## After round {e['round']}\n\n{e['notebook'] or '(empty)'}\n")
         C.write_file(self.out, "notebook.md", "\n".join(parts))
 
-    def _brief(self, curve: dict, entry: dict, current: str | None, notebook: str) -> str:
+    def _brief(self, curve: dict[str, Any], entry: dict[str, Any], current: str | None, notebook: str) -> str:
         from workstation.turn.promptpack import display_title
 
         from workstation.turn.promptpack import load_pack
@@ -379,7 +384,7 @@ class Idc:
         return "\n".join(lines)
 
     # -- transfer ------------------------------------------------------------------------
-    def _transfers(self, curve: dict, best: dict) -> int:
+    def _transfers(self, curve: dict[str, Any], best: dict[str, Any]) -> int:
         done = {(t["mode"], t["difficulty"]) for t in curve.get("transfer", [])}
         for mode, difficulty in self.cfg.transfer:
             if (mode, difficulty) in done:
