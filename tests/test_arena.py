@@ -441,16 +441,17 @@ def test_strengths_are_bounded_and_centred():
 
 
 def test_the_bootstrap_interval_is_the_central_95_percent():
-    results = _results([(0, 1, 7, 3)])
-    lo, hi = bootstrap(results, 2, resamples=200, seed=3)
+    results = _results([(0, 1, 6, 2), (1, 2, 5, 3), (0, 2, 4, 1)])
+    lo, hi = bootstrap(results, 3, resamples=200, seed=3)
     rng = np.random.default_rng(3)
     draws = []
     for _ in range(200):
         pick = rng.integers(0, len(results), len(results))
-        draws.append(bradley_terry(wins_matrix([results[i] for i in pick], 2)))
+        draws.append(bradley_terry(wins_matrix([results[i] for i in pick], 3)))
     assert lo == pytest.approx(np.percentile(draws, 2.5, axis=0)) and hi == pytest.approx(np.percentile(draws, 97.5,
                                                                                                         axis=0))
-    lo50, hi50 = bootstrap(results, 2, resamples=200, seed=3, level=0.5)
+    assert lo != pytest.approx(np.percentile(draws, 5 / 3, axis=0))  # the tails are 2.5% each, not a third of 5%
+    lo50, hi50 = bootstrap(results, 3, resamples=200, seed=3, level=0.5)
     assert lo50[0] >= lo[0] and hi50[0] <= hi[0] and (lo50[0] > lo[0] or hi50[0] < hi[0])
 
 
