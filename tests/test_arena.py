@@ -527,3 +527,32 @@ def test_shades_follow_the_rate():
     assert "▒ 0.40" in text and "▓ 0.60" in text
     r["win_rate"] = [[None, 0.39], [0.2, None]]
     assert "░ 0.39" in RP.render_report(r) and "░ 0.20" in RP.render_report(r)
+
+
+@pytest.fixture(scope="module")
+def scored(tmp_path_factory) -> Path:
+    """A whole Pong match of two random players: both sides score (seed 0: 5 and -5)."""
+    out = tmp_path_factory.mktemp("scored")
+    engine = start_match(MatchSpec("pong", "random", "random", 0, Protocol(), str(out)))
+    engine.run()
+    engine.close()
+    return engine.writer.path
+
+
+def test_each_sides_score_is_checked_against_its_turns(scored, tmp_path):
+    import json
+    import shutil
+
+    from workstation.store.recording import Recording
+
+    s = json.loads((scored / "summary.json").read_text())
+    assert [p["score"] for p in s["players"]] == [5, -5]
+    assert RP.score_problems(Recording(scored)) == []
+    for side, score in ((1, -4), (1, 5), (0, 4)):
+        rec = Path(shutil.copytree(scored, tmp_path / f"c{side}{score}"))
+        edited = json.loads((rec / "summary.json").read_text())
+        edited["players"][side]["score"] = score
+        (rec / "summary.json").write_text(json.dumps(edited))
+        found = RP.score_problems(Recording(rec))
+        assert found == [f"summary.json side {side + 1} score {score:g} contradicts its turns "
+                         f"({s['players'][side]['score']:g})"], found

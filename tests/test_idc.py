@@ -370,6 +370,16 @@ def test_rollbacks_are_measured_against_the_best_round_so_far(norms, rolled, bes
     assert C.rollbacks(norms) == (rolled, best)
 
 
+def test_the_small_rules_of_the_curve():
+    assert C.normalised(5.0, 2.0) == 3.0 and C.normalised(-1.0, 2.0) == -3.0
+    assert C.rollbacks([2.0, 2.0]) == ([False, False], 0)  # a tie keeps the earlier best
+    assert C.transfer_gain(None, 3.0) == (None, None) and C.transfer_gain(3.0, None) == (None, None)
+    assert C.best_vs_final({"rounds": [], "best_round": None}) is None
+    assert C.best_vs_final({"rounds": [{"round": 0, "score_mean": 1.0, "normalised": 1.0}], "best_round": None}) is None
+    assert C.best_vs_final({"rounds": [{"round": 0, "score_mean": None}, {"round": 1, "score_mean": 2.0}],
+                            "best_round": 0}) is None
+
+
 def test_a_rolled_back_round_below_an_old_best_cannot_become_best():
     # 0.4 rolls back against 1.0; were it compared with the previous round (0.5), it would not
     assert C.rollbacks([1.0, 0.5, 0.4]) == ([False, False, True], 0)
@@ -380,7 +390,7 @@ def test_the_table_puts_a_reflection_note_on_the_round_it_produced():
     curve = {"rounds": [
         {"round": 0, "score_mean": 1.0, "normalised": 1.0, "reflection": {"status": "no_skill"}},
         {"round": 1, "score_mean": 2.0, "normalised": 2.0, "reflection": {"status": "submitted"}},
-        {"round": 2, "score_mean": 2.0, "normalised": 2.0}], "best_round": 1}
+        {"round": 2, "score_mean": 2.0, "normalised": 2.0, "reflection": {"status": "failed"}}], "best_round": 1}
     rows = {line.split()[0]: line for line in C.table_text(curve).splitlines()[2:5]}
     assert "kept previous skill" not in rows["0"]
     assert "kept previous skill (round 0's reflection: no_skill)" in rows["1"]

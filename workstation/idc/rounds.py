@@ -209,12 +209,17 @@ class Idc:
         self.log(C.table_text(curve))
         return code
 
+    def _typed(self, curve: dict[str, Any]) -> C.Curve:
+        """The curve as the checked reader types it (what the driver reads back of what it wrote)."""
+        return C.Curve.from_json(curve, str(self.out / C.CURVE))
+
     # -- money -----------------------------------------------------------------------
     def _spent(self, curve: dict[str, Any]) -> float | None:
         """Dollars spent so far; None (and a line saying so) once --max-cost is reached."""
-        total = sum(e.get("cost_usd") or 0.0 for r in curve["rounds"] for e in r.get("episodes", []))
-        total += sum((r.get("reflection") or {}).get("cost_usd") or 0.0 for r in curve["rounds"])
-        total += sum(t.get("cost_usd") or 0.0 for t in curve.get("transfer", []))
+        c = self._typed(curve)
+        total = sum(e.cost_usd or 0.0 for r in c.rounds for e in r.episodes)
+        total += sum((r.reflection.cost_usd or 0.0) if r.reflection else 0.0 for r in c.rounds)
+        total += sum(t.cost_usd or 0.0 for t in c.transfer)
         if self.cfg.max_cost is not None and total >= self.cfg.max_cost:
             self.log(f"stopped: the IDC spent ${total:.4f} of --max-cost ${self.cfg.max_cost:g}; "
                      "raise it and run the same command to go on")
@@ -350,9 +355,9 @@ class Idc:
         return True
 
     def _notebook(self, curve: dict[str, Any]) -> str:
-        for e in reversed(curve["rounds"]):
-            if e.get("notebook"):
-                return str(e["notebook"])
+        for e in reversed(self._typed(curve).rounds):
+            if e.notebook:
+                return e.notebook
         return ""
 
     def _write_notebook(self, curve: dict[str, Any]) -> None:
@@ -385,7 +390,7 @@ class Idc:
 
     # -- transfer ------------------------------------------------------------------------
     def _transfers(self, curve: dict[str, Any], best: dict[str, Any]) -> int:
-        done = {(t["mode"], t["difficulty"]) for t in curve.get("transfer", [])}
+        done = {(t.mode, t.difficulty) for t in self._typed(curve).transfer}
         for mode, difficulty in self.cfg.transfer:
             if (mode, difficulty) in done:
                 continue
