@@ -49,8 +49,11 @@ def world(pristine: Path, tmp_path: Path) -> Path:
     return Path(shutil.copytree(pristine, tmp_path / "w", symlinks=True))
 
 
-def _first_match(w: Path) -> Path:
-    return sorted((w / "arena").iterdir())[0]
+PROMPTS = Path(__file__).resolve().parents[1] / "prompts"
+
+
+def _src(w: Path) -> Path:
+    return next((w / "src").iterdir())
 
 
 def _only_damaged(w: Path) -> None:
@@ -126,6 +129,16 @@ CASES: list[tuple[str, Callable[[Path], None] | None, Callable[[Path], list[str]
     ("match-p2-url-not-a-url", NOTHING, lambda w: _match(w, "--p2-base-url", "localhost:8000"), 2,
      "--p2-base-url 'localhost:8000' is not an http"),
     ("match-p2-url-empty", NOTHING, lambda w: _match(w, "--p2-base-url", " "), 2, "--p2-base-url is empty"),
+    # never write inside an input
+    ("match-out-inside-the-replayed-match", NOTHING,
+     lambda w: ["match", "--game", "pong", "--p1", "random", "--p2", f"replay:{_src(w)}", "--frames", "30",
+                "--out", str(_src(w) / "sub")], 2, "is inside the replayed recording"),
+    ("arena-out-is-the-replayed-match", NOTHING,
+     lambda w: ["arena", "--game", "pong", "--players", f"random,replay:{_src(w)}", "--frames", "30",
+                "--out", str(_src(w))], 2, "is inside the replayed recording"),
+    ("match-out-inside-the-prompts", lambda w: shutil.copytree(PROMPTS, w / "pack"),
+     lambda w: _match(w)[:-2] + ["--prompts", str(w / "pack"), "--out", str(w / "pack" / "twoplayer" / "x")], 2,
+     "is inside --prompts"),
     # damaged matches and arenas
     ("arena-report-nothing", NOTHING, lambda w: ["arena", "--game", "pong", "--report", "--out", str(w / "empty")],
      2, "holds no finished pong matches"),

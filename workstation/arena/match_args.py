@@ -51,6 +51,21 @@ def check_seed(seed: int, flag: str = "--seed") -> None:
         raise UserError(why.replace("--seed", flag, 1))
 
 
+def check_out_not_inside_inputs(out: str, specs: tuple[str, str], prompts: str | None) -> None:
+    """``--out`` is neither a replayed recording nor the prompt pack, nor anywhere inside one."""
+    from pathlib import Path
+
+    inputs: list[tuple[str, str]] = [(f"the replayed recording {spec}", spec.partition(":")[2])
+                                     for spec in specs if spec.startswith("replay:")]
+    if prompts:
+        inputs.append((f"--prompts {prompts}", prompts))
+    target = Path(out).resolve()
+    for flag, path in inputs:
+        root = Path(path).resolve()
+        if target == root or root in target.parents:
+            raise UserError(f"--out {out} is inside {flag}, an input; choose a directory outside it", field="out")
+
+
 def match_spec(a: argparse.Namespace, p1: str, p2: str, seed: int) -> Any:
     from workstation.arena.start import MatchSpec
     from workstation.game.twoplayer import (
@@ -92,6 +107,7 @@ def match_spec(a: argparse.Namespace, p1: str, p2: str, seed: int) -> Any:
     max_cost = getattr(a, "max_cost", None)  # `play --vs` has none
     if max_cost is not None and not max_cost > 0:
         raise UserError(f"--max-cost must be more than 0 dollars (got {max_cost:g})")
+    check_out_not_inside_inputs(a.out, (p1, p2), getattr(a, "prompts", None))
     check_out(a.out, getattr(a, "cmd", None) or "match")
     return MatchSpec(a.game, p1, p2, seed, protocol, a.out, a.prompts, max_cost,
                      (provider_options(a, p1, 1), provider_options(a, p2, 2)))
