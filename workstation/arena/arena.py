@@ -64,18 +64,19 @@ def check_arena_players(players: list[str], seeds: int) -> None:
         if ref.kind == "human":
             raise UserError("--players: a person cannot play a whole arena; use `workstation play --vs SPEC`")
     if not 1 <= seeds <= MAX_SEEDS:
-        raise UserError(f"--seeds must be 1..{MAX_SEEDS} (got {seeds}): seeds 0..N-1 for each pairing and side")
+        raise UserError(f"--seeds must be 1..{MAX_SEEDS} (got {seeds}): seeds 0..N-1 for each pairing and side",
+                        field="seeds")
 
 
 def check_arena_numbers(a: argparse.Namespace) -> None:
     """Every number the arena takes, in its bounds, before anything is played or written."""
     if not 0 <= a.bootstrap <= MAX_BOOTSTRAP:
         raise UserError(f"--bootstrap must be 0..{MAX_BOOTSTRAP} (got {a.bootstrap}): resamples for the rating "
-                        "intervals (0: none)")
+                        "intervals (0: none)", field="bootstrap")
     if a.max_matches is not None and not 0 <= a.max_matches <= MAX_MATCHES:
-        raise UserError(f"--max-matches must be 0..{MAX_MATCHES} (got {a.max_matches})")
+        raise UserError(f"--max-matches must be 0..{MAX_MATCHES} (got {a.max_matches})", field="max_matches")
     if not 1 <= a.workers <= MAX_WORKERS:
-        raise UserError(f"--workers must be 1..{MAX_WORKERS} (got {a.workers})")
+        raise UserError(f"--workers must be 1..{MAX_WORKERS} (got {a.workers})", field="workers")
 
 
 def player_base_urls(given: list[str] | str | None, players: list[str]) -> dict[str, str | None]:
@@ -96,25 +97,28 @@ def player_base_urls(given: list[str] | str | None, players: list[str]) -> dict[
         spec, url = (left.strip(), right.strip()) if named else (None, item.strip())
         if not url:
             raise UserError(f"--base-url {item!r} has no URL; give SPEC=URL (e.g. compat:a=http://localhost:8000/v1)"
-                            " or a bare URL for every model player")
+                            " or a bare URL for every model player", field="base_url")
         why = base_url_problem(url)
         if why:
-            raise UserError(why)
+            raise UserError(why, field="base_url")
         if spec is None:
             if bare is not None:
                 raise UserError(f"--base-url is given twice without a player ({bare} and {url}); name the player "
-                                "of each: --base-url SPEC=URL")
+                                "of each: --base-url SPEC=URL", field="base_url")
             bare = url
             continue
         if spec not in players:
-            raise UserError(f"--base-url {spec}=...: {spec} is not one of --players ({', '.join(players)})")
+            raise UserError(f"--base-url {spec}=...: {spec} is not one of --players ({', '.join(players)})",
+                            field="base_url")
         if not is_model(spec):
-            raise UserError(f"--base-url {spec}=...: {spec} is not a model player; a base URL is for model players")
+            raise UserError(f"--base-url {spec}=...: {spec} is not a model player; a base URL is for model players",
+                            field="base_url")
         if spec in own:
-            raise UserError(f"--base-url names {spec} twice; give each player one URL")
+            raise UserError(f"--base-url names {spec} twice; give each player one URL", field="base_url")
         own[spec] = url
     if bare is not None and not any(is_model(p) for p in players):
-        raise UserError("--base-url applies to model players, and none of --players is one (e.g. compat:MODEL)")
+        raise UserError("--base-url applies to model players, and none of --players is one (e.g. compat:MODEL)",
+                        field="base_url")
     return {p: own.get(p, bare) if is_model(p) else None for p in players}
 
 

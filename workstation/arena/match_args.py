@@ -48,7 +48,7 @@ def check_seed(seed: int, flag: str = "--seed") -> None:
 
     why = RUN_SETTING["seed"].problem(seed)
     if why:
-        raise UserError(why.replace("--seed", flag, 1))
+        raise UserError(why.replace("--seed", flag, 1), field=flag.lstrip("-").replace("-", "_"))
 
 
 def check_out_not_inside_inputs(out: str, specs: tuple[str, str], prompts: str | None) -> None:
@@ -98,15 +98,16 @@ def match_spec(a: argparse.Namespace, p1: str, p2: str, seed: int) -> Any:
             continue
         from workstation.providers.spec import base_url_problem
 
-        why = base_url_problem(url) if url.strip() else "--base-url is empty; give a URL such as http://localhost:11434/v1"
+        empty = "--base-url is empty; give a URL such as http://localhost:11434/v1"
+        why = base_url_problem(url) if url.strip() else empty
         if why:
-            raise UserError(why.replace("--base-url", f"--p{side}-base-url", 1))
+            raise UserError(why.replace("--base-url", f"--p{side}-base-url", 1), field=f"p{side}_base_url")
         if not is_model(spec):
             raise UserError(f"--p{side}-base-url applies to a model agent, and side {side} is {spec}; "
-                            f"leave it out or make --p{side} a model (e.g. compat:MODEL)")
+                            f"leave it out or make --p{side} a model (e.g. compat:MODEL)", field=f"p{side}_base_url")
     max_cost = getattr(a, "max_cost", None)  # `play --vs` has none
     if max_cost is not None and not max_cost > 0:
-        raise UserError(f"--max-cost must be more than 0 dollars (got {max_cost:g})")
+        raise UserError(f"--max-cost must be more than 0 dollars (got {max_cost:g})", field="max_cost")
     check_out_not_inside_inputs(a.out, (p1, p2), getattr(a, "prompts", None))
     check_out(a.out, getattr(a, "cmd", None) or "match")
     return MatchSpec(a.game, p1, p2, seed, protocol, a.out, a.prompts, max_cost,

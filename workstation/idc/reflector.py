@@ -173,7 +173,8 @@ def reflect(agent: Any, bench: Workbench, brief: str, budget: int, log: Reflecti
                                "result": result_summary(result)})
             parts = [TextPart(result.text)] + [ImagePart(box.add(png), "tool image") for png in result.images]
             # prompt.Role names no "tool" though a Message answers a call with it (turn/prompt.py)
-            prompt.messages.append(Message("tool", parts, answers=call, is_error=result.is_error))  # type: ignore[arg-type]
+            answer = Message("tool", parts, answers=call, is_error=result.is_error)  # type: ignore[arg-type]
+            prompt.messages.append(answer)
         if bench.skill is not None:
             if len(reply.tool_calls) > 1:
                 _close(agent, prompt, out, cancel)
