@@ -143,7 +143,7 @@ CASES: list[tuple[str, Callable[[Path], None] | None, Callable[[Path], list[str]
     ("arena-report-nothing", NOTHING, lambda w: ["arena", "--game", "pong", "--report", "--out", str(w / "empty")],
      2, "holds no finished pong matches"),
     ("arena-report-only-damaged", _only_damaged,
-     lambda w: ["arena", "--game", "pong", "--report", "--out", str(w / "arena")], 2, "2 damaged, left out"),
+     lambda w: ["arena", "--game", "pong", "--report", "--out", str(w / "arena")], 1, "2 damaged, left out"),
     # improvement rounds: hand-edited, damaged and misplaced
     ("idc-curve-is-a-directory", _curve_dir, lambda w: _idc(w), 2, "curve.json is not a file"),
     ("idc-curve-edited-resume", _edit_sealed_curve, lambda w: _idc(w), 1, "is damaged: curve.json"),

@@ -21,7 +21,7 @@ from workstation.arena.ratings import (
     win_rates,
     wins_matrix,
 )
-from workstation.errors import UserError
+from workstation.errors import DamagedArtifact, UserError
 from workstation.store.index import find_recordings
 from workstation.store.recording import Recording
 from workstation.store.records import RecordFileError, RecordingError, check_fields
@@ -142,10 +142,13 @@ def arena_report(out: str | Path, game: str, resamples: int = 1000) -> dict[str,
     except TwoPlayerGameError as e:
         raise UserError(str(e)) from None
     matches, damaged = scan_matches(out, tp.key)
+    if not matches and damaged:
+        more = f" (and {len(damaged) - 1} more)" if len(damaged) > 1 else ""
+        raise DamagedArtifact(f"{out} holds no sound {tp.key} match: {len(damaged)} damaged, left out: "
+                              f"{damaged[0].path}: {damaged[0].why}{more}", file=damaged[0].path)
     if not matches:
-        left = f" ({len(damaged)} damaged, left out: {damaged[0].path}: {damaged[0].why})" if damaged else ""
-        raise UserError(f"{out} holds no finished {tp.key} matches{left}; play some with `workstation arena --game "
-                        f"{tp.key} --players A,B --out {out}`")
+        raise UserError(f"{out} holds no finished {tp.key} matches; play some with `workstation arena --game "
+                        f"{tp.key} --players A,B --out {out}`", file=out)
     names: list[str] = []
     for mt in matches:
         for side in mt.sides:
