@@ -522,6 +522,8 @@ def test_shades_follow_the_rate():
          "ratings": [], "non_transitive": [["a", "b", "c"]]}
     text = RP.render_report(r)
     assert "  0.19" in text and "█ 0.81" in text and "non-transitive: a beats b, b beats c, c beats a" in text
+    head = next(line for line in text.splitlines() if line.strip().startswith("1 "))
+    assert head.split() == ["1", "2"]
     r["win_rate"] = [[None, 0.4], [0.6, None]]
     text = RP.render_report(r)
     assert "▒ 0.40" in text and "▓ 0.60" in text
@@ -556,3 +558,38 @@ def test_each_sides_score_is_checked_against_its_turns(scored, tmp_path):
         found = RP.score_problems(Recording(rec))
         assert found == [f"summary.json side {side + 1} score {score:g} contradicts its turns "
                          f"({s['players'][side]['score']:g})"], found
+
+
+def test_score_problems_name_malformed_sides():
+    from types import SimpleNamespace
+
+    def rec(players, turns):
+        return SimpleNamespace(path=Path("/m"), summary={"players": players}, turns=turns)
+
+    two = [{"agent": "a", "score": 1}, {"agent": "b", "score": -1}]
+    turn = {"players": [{"reward": 1, "score": 1}, {"reward": -1, "score": -1}]}
+    assert RP.score_problems(rec(two, [turn])) == []
+    assert RP.score_problems(rec(two[:1], [turn])) == ["summary.json does not hold two players"]
+    assert RP.score_problems(rec({"a": 1}, [turn])) == ["summary.json does not hold two players"]
+    bad_turn = {"players": [{"reward": 1, "score": 1}]}
+    assert RP.score_problems(rec(two, [turn, bad_turn])) == ["turns.jsonl: a turn does not hold two players"]
+    not_dict = {"players": [{"reward": 1, "score": 1}, 7]}
+    assert RP.score_problems(rec(two, [turn, not_dict])) == ["turns.jsonl: a turn does not hold two players"]
+    text = {"players": [{"reward": "1", "score": 1}, {"reward": -1, "score": -1}]}
+    assert RP.score_problems(rec(two, [text])) == ["turns.jsonl: side 1's rewards or score are not numbers"]
+    text_score = {"players": [{"reward": 1, "score": 1}, {"reward": -1, "score": "x"}]}
+    assert RP.score_problems(rec(two, [text_score])) == ["turns.jsonl: side 2's rewards or score are not numbers"]
+    last_only = {"players": [{"reward": 0, "score": 1}, {"reward": -1, "score": -1}]}  # the score, not its rewards
+    assert RP.score_problems(rec(two, [last_only])) == ["summary.json side 1 score 1 contradicts its turns (1)"]
+
+
+def test_a_report_of_only_damaged_matches_is_a_damaged_artifact(tmp_path, monkeypatch):
+    from workstation.errors import DamagedArtifact
+
+    bad = [RP.DamagedMatch("/one", "edited"), RP.DamagedMatch("/two", "cut")]
+    monkeypatch.setattr(RP, "scan_matches", lambda out, game=None: ([], bad))
+    with pytest.raises(DamagedArtifact, match=r"2 damaged, left out: /one: edited \(and 1 more\)$"):
+        RP.arena_report(tmp_path, "pong", 0)
+    monkeypatch.setattr(RP, "scan_matches", lambda out, game=None: ([], bad[:1]))
+    with pytest.raises(DamagedArtifact, match=r"1 damaged, left out: /one: edited$"):
+        RP.arena_report(tmp_path, "pong", 0)
