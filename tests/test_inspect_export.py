@@ -349,3 +349,35 @@ def test_a_damaged_run_in_a_batch_stops_the_export_naming_it(tmp_path, batch):
     r = cli("export", str(copy), "--inspect", str(tmp_path / "logs"))
     assert r.returncode == 1 and run.name in r.stderr and "Traceback" not in r.stderr, r.stderr
     assert not (tmp_path / "logs").exists()
+
+
+def _experience_run(fake: FakeProvider, out: Path, lib: Path, agent: str | None = None) -> Path:  # noqa: F811
+    spec = RunSpec(game="breakout", agent=agent or SPECS["openai"], out=str(out), protocol=Protocol(frames=150),
+                   experience=str(lib), reflect_every=2)
+    if agent is None:
+        spec = spec.with_values(base_url=fake.url("openai"))
+    e = start_run(spec)
+    try:
+        drive(e)
+    finally:
+        e.close()
+    return Path(e.writer.path)
+
+
+def test_runs_with_an_experience_library_export_each_turn_with_the_library_it_carried(fake, keys, tmp_path):  # noqa: F811
+    """An empty library at the start, a rule added after turn 2: each turn's prompt is rebuilt with the library
+    it carried (as ``workstation request`` does), for the model's run and for a replay of it."""
+    from tests.fake_provider import Step
+
+    rule = "Serve with fire as soon as the ball is gone."
+    fake.responder = lambda seen: Step(text=f"thought: go\nmove: [fire, left]\nadd: {rule}")
+    run = _experience_run(fake, tmp_path / "runs", tmp_path / "lib")
+    replay = _experience_run(fake, tmp_path / "replays", tmp_path / "lib2", agent=f"replay:{run}")
+    for path in (run, replay):
+        out = tmp_path / f"{path.parent.name}.eval"
+        r = cli("export", str(path), "--inspect", str(out))
+        assert r.returncode == 0, r.stderr
+        sample = read_log(out).samples[0]
+        check_sample_against(sample, Recording(path))
+        systems = [e.input[0].content for e in model_events(sample)]
+        assert rule not in systems[0] and rule not in systems[1] and all(rule in s for s in systems[3:])
