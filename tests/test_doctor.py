@@ -82,6 +82,31 @@ def test_vllm_image_limit_fails_with_the_flag_to_change(fake, capsys):
     assert lines[-1].startswith("doctor: a run cannot go")
 
 
+def test_the_per_frame_cost_is_measured_not_guessed_when_the_server_counts_tokens(fake, capsys):
+    # the stand-in counts 120 tokens a frame: 67 x 120 + the text fits vLLM's 32,768 (576 a frame would not)
+    fake.shape = vllm_like(image_limit=1)
+    code, lines, _ = doctor(capsys, "--base-url", fake.url("compat"))
+    assert "120 for the frame" in line(lines, "image")
+    window = line(lines, "context window")
+    assert window.startswith("warn") and "67 frames x 120 tokens as measured" in window, window
+    assert "9,356" in window and "39,908" not in window
+    assert code == 2 and line(lines, "images per request").startswith("FAIL")  # only the image limit stops it
+
+
+def test_the_advice_never_names_the_setting_in_use(fake, capsys):
+    fake.shape = vllm_like(image_limit=1000, max_model_len=4000)
+    code, lines, _ = doctor(capsys, "--base-url", fake.url("compat"))
+    window = line(lines, "context window")
+    assert code == 2 and window.startswith("FAIL") and "--memory structured" not in window and "--history" in window
+    code, lines, _ = doctor(capsys, "--base-url", fake.url("compat"), "--memory", "append", "--frames", "300")
+    window = line(lines, "context window")
+    assert code == 2 and window.startswith("FAIL") and "--memory structured" in window and "--history" not in window
+    fake.shape = vllm_like(image_limit=1)
+    code, lines, _ = doctor(capsys, "--base-url", fake.url("compat"), "--memory", "append", "--frames", "300")
+    images = line(lines, "images per request")
+    assert images.startswith("FAIL") and "--memory structured" in images and "--history" not in images
+
+
 def test_vllm_with_room_reports_window_and_reasoning(fake, capsys):
     fake.shape = vllm_like(image_limit=100)
     code, lines, _ = doctor(capsys, "--base-url", fake.url("compat"), "--history", "1", "--reward-history", "1")
