@@ -237,7 +237,10 @@ def test_bad_input_is_one_line_and_writes_nothing(tmp_path):
         (["export", str(path), "-o", str(tmp_path / "x.mp4"), "--format", "json"], 2, "add --inspect"),
         (["export", str(path), "--inspect", str(tmp_path / "one.eval"), "--format", "json"], 2, "make them agree"),
         (["export", str(path), "--inspect", str(tmp_path / "no" / "one.json")], 2, "does not exist"),
-        (["export", str(path), "--inspect", str(good), "--from", "3", "--pace", "native"], 2, "--pace, --from"),
+        (["export", str(path), "--inspect", str(good), "--from", "3", "--pace", "native"], 2,
+         "--pace, --from shape a video"),
+        (["export", str(path), "--inspect", str(good), "--pace", "paper"], 2, "--pace shapes a video"),
+        (["export", str(path), "--inspect", str(good), "--overlay", "thought,plan,score"], 2, "--overlay shapes"),
     ]
     for args, code, says in cases:
         r = cli(*args)
