@@ -325,22 +325,43 @@ def test_a_session_exports_its_scored_runs_as_human_setting_and_gives_a_human_no
         summary = drive(e)
         e.close()
         assert session.finish(step, e.writer.path, summary)
+    long_random = run_random(tmp_path / "recs", seed=3, frames=900)  # the session's budget, unlike the batch's 90
     out = tmp_path / "logs"
-    r = cli("export", str(tmp_path / "s"), str(batch), "--inspect", str(out))
+    r = cli("export", str(tmp_path / "s"), str(batch), str(long_random), "--inspect", str(out))
     assert r.returncode == 0, r.stderr
     logs = {log.eval.task_args["setting"]: log for log in map(read_log, out.iterdir())}
-    assert set(logs) == {"human:P01", "gpt", "rnd"}
+    assert set(logs) == {"human:P01", "gpt", "rnd", "random"}
     human = logs["human:P01"]
     assert len(human.samples) == 2
     for s in human.samples:
         check_sample_against(s, Recording(s.metadata["recording"]))
     human_mean = sum(s.scores["total_reward"].value for s in human.samples) / 2
-    random_mean = sum(s.scores["total_reward"].value for s in logs["rnd"].samples) / 2
-    assert human_mean != random_mean  # 900 frames against the batch's 90
-    for s in logs["gpt"].samples:
+    random_900 = Recording(long_random).outcome().total_reward
+    assert human_mean != random_900
+    for s in human.samples:  # normalised by the 900-frame random run only
         score = s.scores["total_reward"].value
-        assert s.scores["random_normalised"].value == pytest.approx(score - random_mean)
-        assert s.scores["human_normalised"].value == pytest.approx((score - random_mean) / (human_mean - random_mean))
+        assert s.scores["random_normalised"].value == pytest.approx(score - random_900)
+        assert s.scores["human_normalised"].value == pytest.approx((score - random_900) / (human_mean - random_900))
+    random_90 = sum(s.scores["total_reward"].value for s in logs["rnd"].samples) / 2
+    for s in logs["gpt"].samples:  # 90 frames: the batch's random runs, and no human runs of that budget
+        assert s.scores["random_normalised"].value == pytest.approx(s.scores["total_reward"].value - random_90)
+        assert "human_normalised" not in s.scores
+
+
+def test_a_baseline_counts_only_for_runs_of_the_same_budget(tmp_path, batch):
+    long_random = run_random(tmp_path / "recs", seed=0, frames=300)
+    score_300 = Recording(long_random).outcome().total_reward
+    out = tmp_path / "logs"
+    r = cli("export", str(batch), str(long_random), "--inspect", str(out))
+    assert r.returncode == 0, r.stderr
+    logs = {log.eval.task_args["setting"]: log for log in map(read_log, out.iterdir())}
+    random_90 = sum(s.scores["total_reward"].value for s in logs["rnd"].samples) / 2
+    assert random_90 != (2 * random_90 + score_300) / 3  # the 300-frame run would move the batch's baseline
+    for label in ("gpt", "rnd"):
+        for s in logs[label].samples:
+            assert s.scores["random_normalised"].value == pytest.approx(s.scores["total_reward"].value - random_90)
+    (alone,) = logs["random|frames=300"].samples
+    assert alone.scores["random_normalised"].value == 0
 
 
 def test_a_damaged_run_in_a_batch_stops_the_export_naming_it(tmp_path, batch):

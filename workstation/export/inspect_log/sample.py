@@ -217,8 +217,9 @@ class SampleOut:
 
 def make_sample(rec: Recording, sample_id: str, epoch: int, setting: str,
                 baseline: tuple[float | None, float | None] = (None, None)) -> SampleOut:
-    """The Inspect sample of ``rec`` (a sound recording: the caller checked it). ``baseline`` is the game's
-    (random mean, human mean) among the runs exported, for the normalised scores (None: no such runs)."""
+    """The Inspect sample of ``rec`` (a sound recording: the caller checked it). ``baseline`` is the (random mean,
+    human mean) of the runs exported of its game and budget (``export.baseline_key``), for the normalised scores
+    (None: no such runs)."""
     m = rec.manifest_record
     s = rec.outcome()
     turns = rec.turn_records
@@ -304,7 +305,8 @@ def _scores(total: float, lives_lost: int, baseline: tuple[float | None, float |
     }
     if rnd is not None:
         out["random_normalised"] = {"value": total - rnd,
-                                    "explanation": f"total reward minus the random agent's mean here ({rnd:g})"}
+                                    "explanation": f"total reward minus the random runs' mean for this game and budget "
+                                                   f"({rnd:g})"}
         if human is not None and abs(human - rnd) > 1e-12:
             out["human_normalised"] = {"value": (total - rnd) / (human - rnd),
                                        "explanation": f"(score - random {rnd:g}) / (human {human:g} - random {rnd:g})"}
