@@ -311,6 +311,21 @@ def test_a_damaged_recording_is_named_exit_1_and_nothing_is_written(tmp_path):
     assert not out.exists()
 
 
+def test_a_manifest_damaged_two_ways_exits_as_verify_and_info_do(tmp_path):
+    good = run_random(tmp_path / "recs", seed=1, frames=60)
+    for name, damage, code in (("edited", lambda t: t.replace('"seed": 1', '"seed": 4'), 1),  # fails its digest
+                               ("cut", lambda t: t[:100], 2)):  # not JSON: no digest can be read to check it
+        bad = tmp_path / name
+        shutil.copytree(good, bad)
+        manifest = bad / "manifest.json"
+        manifest.write_text(damage(manifest.read_text()))
+        out = tmp_path / f"logs-{name}"
+        r = cli("export", str(bad), "--inspect", str(out))
+        assert r.returncode == code and "manifest.json" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+        assert "Traceback" not in r.stderr and not out.exists()
+        assert cli("verify", str(bad)).returncode == cli("info", str(bad)).returncode == code
+
+
 def test_a_session_exports_its_scored_runs_as_human_setting_and_gives_a_human_normalised_score(tmp_path, batch):
     from workstation.session import Session, Settings
 
