@@ -210,6 +210,7 @@ def test_a_run_changed_by_hand_is_left_out_unless_asked_for_and_then_marked(tmp_
     assert len(list(out.iterdir())) == 1
     r = cli("export", str(changed), "--inspect", str(tmp_path / "only"))
     assert r.returncode == 2 and "--include-changed" in r.stderr and not (tmp_path / "only").exists()
+    assert "the one run was changed by hand" in r.stderr and "all 1 runs" not in r.stderr
     r = cli("export", str(plain), str(changed), "--inspect", str(tmp_path / "all"), "--include-changed")
     assert r.returncode == 0, r.stderr
     logs = [read_log(p) for p in (tmp_path / "all").iterdir()]

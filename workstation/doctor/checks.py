@@ -233,6 +233,11 @@ def _prompt_tokens(reply: Any) -> int | None:
     return n if isinstance(n, int) and not isinstance(n, bool) and n > 0 else None
 
 
+def _images(n: int | str) -> str:
+    """``1 image``, ``67 images``."""
+    return f"{n} image" if str(n) == "1" else f"{n} images"
+
+
 def _fewer_images(protocol: Protocol) -> str:
     """How to make the longest prompt smaller under these settings (never the setting already in use)."""
     if protocol.memory == "append":
@@ -372,7 +377,7 @@ def _run(server: Server, model: str | None, needs: Needs, protocol: Protocol, ma
     body["max_tokens"] = 1
     per_image = seen.per_image or IMAGE_TOKENS_GUESS
     estimate = needs.text_tokens + needs.images * per_image
-    how_estimated = (f"estimated: {needs.images} frames x {per_image:,} tokens "
+    how_estimated = (f"estimated: {needs.images} frame{'s' * (needs.images != 1)} x {per_image:,} tokens "
                      + ("as measured" if seen.per_image else "(a guess: the server counts no tokens)")
                      + f" + {needs.text_tokens:,} of text")
     measured: int | None = None
@@ -385,7 +390,7 @@ def _run(server: Server, model: str | None, needs: Needs, protocol: Protocol, ma
         status, message, _ = server.failure(exc)
         limit = VLLM_IMAGE_LIMIT.search(message)
         if limit:
-            put(Check("images per request", "FAIL", f"the server takes at most {limit[1]} image(s) in one request; "
+            put(Check("images per request", "FAIL", f"the server takes at most {_images(limit[1])} in one request; "
                       f"a turn needs up to {needs.images} ({needs.how})", limit_fix))
             room = max_output_tokens or REPLY_ROOM
             if window is not None and estimate + room > window:
@@ -397,16 +402,16 @@ def _run(server: Server, model: str | None, needs: Needs, protocol: Protocol, ma
                           f"about {estimate:,} tokens ({how_estimated})"
                           + (f" of {window:,} ({window_from})" if window else "")))
         elif CONTEXT_ERROR.search(message):
-            put(Check("images per request", "warn", f"not known: the longest prompt ({needs.images} images) was "
+            put(Check("images per request", "warn", f"not known: the longest prompt ({_images(needs.images)}) was "
                       "refused for its length"))
-            put(Check("context window", "FAIL", f"the longest prompt (about {estimate:,} tokens: {needs.images} "
-                      f"images, {needs.how}) does not fit: {message}",
+            put(Check("context window", "FAIL", f"the longest prompt (about {estimate:,} tokens: "
+                      f"{_images(needs.images)}, {needs.how}) does not fit: {message}",
                       f"raise --max-model-len (vLLM) / --ctx-size (llama.cpp) / num_ctx (Ollama), or {fewer}"))
         else:
-            put(Check("images per request", "FAIL", f"the longest prompt ({needs.images} images, {needs.how}) was "
+            put(Check("images per request", "FAIL", f"the longest prompt ({_images(needs.images)}, {needs.how}) was "
                       f"refused: {message}", "check the server's log; " + limit_fix))
     else:
-        put(Check("images per request", "ok", f"a request may carry {needs.images} images, the most a turn needs "
+        put(Check("images per request", "ok", f"a request may carry {_images(needs.images)}, the most a turn needs "
                   f"({needs.how})"))
         measured = _prompt_tokens(longest)
         tokens = measured or estimate
