@@ -421,3 +421,20 @@ def test_runs_with_an_experience_library_export_each_turn_with_the_library_it_ca
         check_sample_against(sample, Recording(path))
         systems = [e.input[0].content for e in model_events(sample)]
         assert rule not in systems[0] and rule not in systems[1] and all(rule in s for s in systems[3:])
+
+
+def test_a_prompt_that_cannot_be_rebuilt_says_why_without_contradicting_itself(tmp_path):
+    from workstation.export.inspect_log.sample import turn_prompts
+    from workstation.store.records import RecordingError
+
+    copy = tmp_path / "run"
+    shutil.copytree(run_random(tmp_path / "recs", frames=30), copy)
+    turns = copy / "turns.jsonl"
+    text = turns.read_text()
+    digest = json.loads(text.splitlines()[0])["prompt"]["digest"]
+    turns.write_text(text.replace(digest, "0" * len(digest), 1))  # the pack is the recorded one; the turn is not
+    with pytest.raises(RecordingError) as caught:
+        turn_prompts(Recording(copy))
+    said, pack = str(caught.value), Recording(copy).manifest_record.prompt_pack["digest"]
+    assert "turn 0's prompt cannot be rebuilt exactly" in said and "prompt pack is the recorded one" in said
+    assert f"prompt pack {pack} differs from the recorded {pack}" not in said
