@@ -77,9 +77,42 @@ def test_vllm_image_limit_fails_with_the_flag_to_change(fake, capsys):
     assert "checking 'Qwen/Qwen2.5-VL-3B-Instruct'" in line(lines, "model")
     assert line(lines, "image").startswith("ok")
     images = line(lines, "images per request")
-    assert images.startswith("FAIL") and "at most 1 image(s)" in images and "67" in images
+    assert images.startswith("FAIL") and "at most 1 image in one request" in images and "67" in images
     assert "--limit-mm-per-prompt" in images and "--history" in images
     assert lines[-1].startswith("doctor: a run cannot go")
+
+
+def test_the_per_frame_cost_is_measured_not_guessed_when_the_server_counts_tokens(fake, capsys):
+    # the stand-in counts 120 tokens a frame: 67 x 120 + the text fits vLLM's 32,768 (576 a frame would not)
+    fake.shape = vllm_like(image_limit=1)
+    code, lines, _ = doctor(capsys, "--base-url", fake.url("compat"))
+    assert "120 for the frame" in line(lines, "image")
+    window = line(lines, "context window")
+    assert window.startswith("warn") and "67 frames x 120 tokens as measured" in window, window
+    assert "9,356" in window and "39,908" not in window
+    assert code == 2 and line(lines, "images per request").startswith("FAIL")  # only the image limit stops it
+
+
+def test_the_advice_never_names_the_setting_in_use(fake, capsys):
+    fake.shape = vllm_like(image_limit=1000, max_model_len=4000)
+    code, lines, _ = doctor(capsys, "--base-url", fake.url("compat"))
+    window = line(lines, "context window")
+    assert code == 2 and window.startswith("FAIL") and "--memory structured" not in window and "--history" in window
+    code, lines, _ = doctor(capsys, "--base-url", fake.url("compat"), "--memory", "append", "--frames", "300")
+    window = line(lines, "context window")
+    assert code == 2 and window.startswith("FAIL") and "--memory structured" in window and "--history" not in window
+    fake.shape = vllm_like(image_limit=1)
+    code, lines, _ = doctor(capsys, "--base-url", fake.url("compat"), "--memory", "append", "--frames", "300")
+    images = line(lines, "images per request")
+    assert images.startswith("FAIL") and "--memory structured" in images and "--history" not in images
+
+
+def test_one_image_is_said_in_the_singular(fake, capsys):
+    fake.shape = vllm_like(image_limit=1)
+    code, lines, _ = doctor(capsys, "--base-url", fake.url("compat"), "--history", "0", "--reward-history", "0")
+    assert code == 0, lines
+    assert "a request may carry 1 image, the most a turn needs" in line(lines, "images per request")
+    assert "image(s)" not in "\n".join(lines) and "1 images" not in "\n".join(lines)
 
 
 def test_vllm_with_room_reports_window_and_reasoning(fake, capsys):
@@ -181,3 +214,13 @@ def test_llamacpp_context_from_props(fake, capsys):
     assert code == 2
     window = line(lines, "context window")
     assert window.startswith("FAIL") and "exceeds the available context size" in window and "--ctx-size" in window
+
+
+def test_a_run_stopped_by_the_image_limit_points_to_doctor(fake, capsys, tmp_path):
+    fake.shape = vllm_like(image_limit=1)  # the first turn carries one frame; the next ones more
+    code = main(["run", "--game", "breakout", "--agent", "compat:Qwen/Qwen2.5-VL-3B-Instruct", "--base-url",
+                 fake.url("compat"), "--frames", "120", "--out", str(tmp_path), "--quiet"])
+    _, err = capsys.readouterr()
+    assert code == 1 and len(err.strip().splitlines()) == 1, err
+    assert "takes at most 1 image in one request" in err and "workstation doctor" in err
+    assert "--limit-mm-per-prompt" in err and "check the options for this model" not in err

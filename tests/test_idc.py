@@ -351,3 +351,167 @@ def test_ctrl_c_during_a_reflection_records_no_reflection_and_resumes(fake, tmp_
     curve = json.loads((out / "curve.json").read_text())
     assert curve["rounds"][1]["skill"] == SKILLS[0]
     assert len([s for s in fake.seen if not s.offers_tools]) == 2 * 3  # round 0 was not played again
+
+
+# -- pinned rules, trust (issue 26) ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("norms,rolled,best", [
+    ([1.0], [False], 0),
+    ([4.0, 2.5, 1.5], [False, False, True], 0),  # 1.5 is below half the BEST (4.0), not of the previous (2.5)
+    ([1.0, 4.0, 2.5], [False, False, False], 1),
+    ([1.0, 4.0, 1.9], [False, False, True], 1),
+    ([2.0, 2.0, 3.0], [False, False, False], 2),  # a tie keeps the earlier best; a higher round takes it
+    ([2.0, 0.5, 3.0, 1.4], [False, True, False, True], 2),  # a rolled-back round never becomes the best
+    ([-1.0, -1.6, -1.4], [False, True, False], 0),
+    ([0.0, 5.0, -0.5], [False, False, True], 1),
+])
+def test_rollbacks_are_measured_against_the_best_round_so_far(norms, rolled, best):
+    assert C.rollbacks(norms) == (rolled, best)
+
+
+def test_the_small_rules_of_the_curve():
+    assert C.normalised(5.0, 2.0) == 3.0 and C.normalised(-1.0, 2.0) == -3.0
+    assert C.rollbacks([2.0, 2.0]) == ([False, False], 0)  # a tie keeps the earlier best
+    assert C.transfer_gain(None, 3.0) == (None, None) and C.transfer_gain(3.0, None) == (None, None)
+    assert C.best_vs_final({"rounds": [], "best_round": None}) is None
+    assert C.best_vs_final({"rounds": [{"round": 0, "score_mean": 1.0, "normalised": 1.0}], "best_round": None}) is None
+    assert C.best_vs_final({"rounds": [{"round": 0, "score_mean": None}, {"round": 1, "score_mean": 2.0}],
+                            "best_round": 0}) is None
+
+
+def test_a_rolled_back_round_below_an_old_best_cannot_become_best():
+    # 0.4 rolls back against 1.0; were it compared with the previous round (0.5), it would not
+    assert C.rollbacks([1.0, 0.5, 0.4]) == ([False, False, True], 0)
+    assert C.rollbacks([]) == ([], None)
+
+
+def test_the_table_puts_a_reflection_note_on_the_round_it_produced():
+    curve = {"rounds": [
+        {"round": 0, "score_mean": 1.0, "normalised": 1.0, "reflection": {"status": "no_skill"}},
+        {"round": 1, "score_mean": 2.0, "normalised": 2.0, "reflection": {"status": "submitted"}},
+        {"round": 2, "score_mean": 2.0, "normalised": 2.0, "reflection": {"status": "failed"}}], "best_round": 1}
+    rows = {line.split()[0]: line for line in C.table_text(curve).splitlines()[2:5]}
+    assert "kept previous skill" not in rows["0"]
+    assert "kept previous skill (round 0's reflection: no_skill)" in rows["1"]
+    assert "kept previous skill" not in rows["2"] and "best" in rows["1"]
+
+
+def _made_idc(fake, tmp_path, capsys) -> Path:
+    fake.push(*[Step(text=PLAYER)] * 200)
+    fake.push_tools(*reflection_script(SKILLS[0]))
+    out = tmp_path / "idc"
+    r = in_process(capsys, idc_args(fake, out, "--rounds", "1"))
+    assert r.returncode == 0, r.stdout + r.stderr
+    return out
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_a_sealed_idc_edited_by_hand_is_named_and_left_as_it_is(fake, tmp_path, capsys):
+    out = _made_idc(fake, tmp_path, capsys)
+    assert (out / "seal.json").is_file()
+    original = (out / "curve.json").read_bytes()
+    curve = json.loads(original)
+    curve["rounds"][1]["score_mean"] += 10
+    (out / "curve.json").write_text(json.dumps(curve))
+    before = _tree(out)
+    for args in (["report", str(out)], idc_args(fake, out, "--rounds", "1")):
+        r = in_process(capsys, args)
+        assert r.returncode == 1 and "is damaged: curve.json" in r.stderr and str(out) in r.stderr, r.stderr
+        assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
+    assert _tree(out) == before
+    (out / "curve.json").write_bytes(original)
+    assert in_process(capsys, ["report", str(out)]).returncode == 0
+    (out / "skills" / "round_1.md").write_text("another skill")  # a skill edited by hand: named too
+    r = in_process(capsys, ["report", str(out)])
+    assert r.returncode == 1 and "skills/round_1.md" in r.stderr
+
+
+def test_a_damaged_episode_stops_a_resume_and_never_reaches_the_curve(fake, tmp_path, capsys):
+    out = _made_idc(fake, tmp_path, capsys)
+    ep = Path(json.loads((out / "curve.json").read_text())["rounds"][0]["episodes"][0]["recording"])
+    s = json.loads((ep / "summary.json").read_text())
+    s["total_reward"] += 50
+    (ep / "summary.json").write_text(json.dumps(s))
+    before, asked = _tree(out), len(fake.seen)
+    r = in_process(capsys, idc_args(fake, out, "--rounds", "2"))
+    assert r.returncode == 1 and "an episode is damaged" in r.stderr and str(ep) in r.stderr, r.stderr
+    assert _tree(out) == before and len(fake.seen) == asked
+
+
+def test_an_episode_damaged_before_its_round_is_in_the_curve_is_not_counted(fake, tmp_path, capsys):
+    out = tmp_path / "idc"
+    fake.push(*[Step(text=PLAYER)] * 3, Step(kind="hang", hang_s=60))  # episode 0 finishes; episode 1 hangs
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([*CLI, *idc_args(fake, out, "--concurrency", "1", "--timeout", "120")], cwd=ROOT,
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        end = time.monotonic() + 120
+        runs = out / "round_0" / "runs"
+        while not (runs.is_dir() and len(list(runs.glob("*/summary.json"))) == 1 and len(fake.seen) >= 4):
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < end, "episode 0 never finished"
+            time.sleep(0.05)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    first = next(runs.glob("*/summary.json")).parent
+    s = json.loads((first / "summary.json").read_text())
+    s["total_reward"] += 50
+    (first / "summary.json").write_text(json.dumps(s))
+    fake.reset()
+    fake.push(*[Step(text=PLAYER)] * 200)
+    r = in_process(capsys, idc_args(fake, out))
+    assert r.returncode == 1 and "an episode is damaged" in r.stderr and first.name in r.stderr, r.stderr
+    curve = json.loads((out / "curve.json").read_text())
+    assert curve["rounds"] == []
+
+
+def test_a_curve_json_that_is_a_directory_is_refused_before_anything_is_written(fake, tmp_path, capsys):
+    out = tmp_path / "idc"
+    (out / "curve.json").mkdir(parents=True)
+    r = in_process(capsys, idc_args(fake, out))
+    assert r.returncode == 2 and "curve.json is not a file" in r.stderr, r.stderr
+    assert sorted(p.name for p in out.rglob("*")) == ["curve.json"] and not fake.seen
+
+
+@pytest.mark.parametrize("text,needle", [
+    ("[1, 2]", "holds a list, not an object"),
+    ('{"rounds": {"a": 1}}', "not an IDC curve"),
+    ('{"rounds": [{"round": 0, "score_mean": "ten"}]}', "'score_mean'"),
+    ('{"rounds": [{"score_mean": 1.0}]}', "field 'round' is missing"),
+    ('{"rounds": [{"round": 0, "episodes": [1]}]}', "episodes item 0 is not a JSON object"),
+    ('{"rounds": [{"round": 1}]}', "field 'round' is 1, not 0"),
+    ('{"rounds": [], "best_round": 3}', "field 'best_round' is 3"),
+    ('{"rounds": [], "random_mean": "x"}', "'random_mean'"),
+    ('{"rounds": [], "transfer": [{"gain": "big"}]}', "'gain'"),
+    (b"\xff\xfe{", "not UTF-8"),
+    ("{not json", "not valid JSON"),
+])
+def test_a_hand_edited_curve_is_one_line_naming_the_field(tmp_path, capsys, monkeypatch, text, needle):
+    out = tmp_path / "idc"
+    out.mkdir()
+    path = out / "curve.json"
+    path.write_bytes(text if isinstance(text, bytes) else text.encode())
+    before = _tree(out)
+    for args in (["report", str(out)], ["idc", "--view", str(out)]):
+        monkeypatch.chdir(tmp_path)
+        r = in_process(capsys, args)
+        assert r.returncode == 2 and needle in r.stderr and "Traceback" not in r.stderr, (args, r.stderr)
+        assert len(r.stderr.strip().splitlines()) == 1
+    assert _tree(out) == before
+
+
+def test_a_report_is_never_written_inside_the_idc(tmp_path, capsys):
+    out = tmp_path / "idc"
+    out.mkdir()
+    C.save(out, {"rounds": [{"round": 0, "score_mean": 1.0, "normalised": 1.0}], "best_round": 0})
+    C.write_file(out, "skills/round_1.md", "skill")
+    before = _tree(out)
+    for flag, target in (("--json", out / "skills" / "round_1.md"), ("--md", out / "report.md")):
+        r = in_process(capsys, ["report", str(out), flag, str(target)])
+        assert r.returncode == 2 and "inside the IDC" in r.stderr, r.stderr
+    assert _tree(out) == before

@@ -210,6 +210,7 @@ def test_a_run_changed_by_hand_is_left_out_unless_asked_for_and_then_marked(tmp_
     assert len(list(out.iterdir())) == 1
     r = cli("export", str(changed), "--inspect", str(tmp_path / "only"))
     assert r.returncode == 2 and "--include-changed" in r.stderr and not (tmp_path / "only").exists()
+    assert "the one run was changed by hand" in r.stderr and "all 1 runs" not in r.stderr
     r = cli("export", str(plain), str(changed), "--inspect", str(tmp_path / "all"), "--include-changed")
     assert r.returncode == 0, r.stderr
     logs = [read_log(p) for p in (tmp_path / "all").iterdir()]
@@ -237,7 +238,10 @@ def test_bad_input_is_one_line_and_writes_nothing(tmp_path):
         (["export", str(path), "-o", str(tmp_path / "x.mp4"), "--format", "json"], 2, "add --inspect"),
         (["export", str(path), "--inspect", str(tmp_path / "one.eval"), "--format", "json"], 2, "make them agree"),
         (["export", str(path), "--inspect", str(tmp_path / "no" / "one.json")], 2, "does not exist"),
-        (["export", str(path), "--inspect", str(good), "--from", "3", "--pace", "native"], 2, "--pace, --from"),
+        (["export", str(path), "--inspect", str(good), "--from", "3", "--pace", "native"], 2,
+         "--pace, --from shape a video"),
+        (["export", str(path), "--inspect", str(good), "--pace", "paper"], 2, "--pace shapes a video"),
+        (["export", str(path), "--inspect", str(good), "--overlay", "thought,plan,score"], 2, "--overlay shapes"),
     ]
     for args, code, says in cases:
         r = cli(*args)
@@ -308,6 +312,21 @@ def test_a_damaged_recording_is_named_exit_1_and_nothing_is_written(tmp_path):
     assert not out.exists()
 
 
+def test_a_manifest_damaged_two_ways_exits_as_verify_and_info_do(tmp_path):
+    good = run_random(tmp_path / "recs", seed=1, frames=60)
+    for name, damage, code in (("edited", lambda t: t.replace('"seed": 1', '"seed": 4'), 1),  # fails its digest
+                               ("cut", lambda t: t[:100], 2)):  # not JSON: no digest can be read to check it
+        bad = tmp_path / name
+        shutil.copytree(good, bad)
+        manifest = bad / "manifest.json"
+        manifest.write_text(damage(manifest.read_text()))
+        out = tmp_path / f"logs-{name}"
+        r = cli("export", str(bad), "--inspect", str(out))
+        assert r.returncode == code and "manifest.json" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+        assert "Traceback" not in r.stderr and not out.exists()
+        assert cli("verify", str(bad)).returncode == cli("info", str(bad)).returncode == code
+
+
 def test_a_session_exports_its_scored_runs_as_human_setting_and_gives_a_human_normalised_score(tmp_path, batch):
     from workstation.session import Session, Settings
 
@@ -322,22 +341,43 @@ def test_a_session_exports_its_scored_runs_as_human_setting_and_gives_a_human_no
         summary = drive(e)
         e.close()
         assert session.finish(step, e.writer.path, summary)
+    long_random = run_random(tmp_path / "recs", seed=3, frames=900)  # the session's budget, unlike the batch's 90
     out = tmp_path / "logs"
-    r = cli("export", str(tmp_path / "s"), str(batch), "--inspect", str(out))
+    r = cli("export", str(tmp_path / "s"), str(batch), str(long_random), "--inspect", str(out))
     assert r.returncode == 0, r.stderr
     logs = {log.eval.task_args["setting"]: log for log in map(read_log, out.iterdir())}
-    assert set(logs) == {"human:P01", "gpt", "rnd"}
+    assert set(logs) == {"human:P01", "gpt", "rnd", "random"}
     human = logs["human:P01"]
     assert len(human.samples) == 2
     for s in human.samples:
         check_sample_against(s, Recording(s.metadata["recording"]))
     human_mean = sum(s.scores["total_reward"].value for s in human.samples) / 2
-    random_mean = sum(s.scores["total_reward"].value for s in logs["rnd"].samples) / 2
-    assert human_mean != random_mean  # 900 frames against the batch's 90
-    for s in logs["gpt"].samples:
+    random_900 = Recording(long_random).outcome().total_reward
+    assert human_mean != random_900
+    for s in human.samples:  # normalised by the 900-frame random run only
         score = s.scores["total_reward"].value
-        assert s.scores["random_normalised"].value == pytest.approx(score - random_mean)
-        assert s.scores["human_normalised"].value == pytest.approx((score - random_mean) / (human_mean - random_mean))
+        assert s.scores["random_normalised"].value == pytest.approx(score - random_900)
+        assert s.scores["human_normalised"].value == pytest.approx((score - random_900) / (human_mean - random_900))
+    random_90 = sum(s.scores["total_reward"].value for s in logs["rnd"].samples) / 2
+    for s in logs["gpt"].samples:  # 90 frames: the batch's random runs, and no human runs of that budget
+        assert s.scores["random_normalised"].value == pytest.approx(s.scores["total_reward"].value - random_90)
+        assert "human_normalised" not in s.scores
+
+
+def test_a_baseline_counts_only_for_runs_of_the_same_budget(tmp_path, batch):
+    long_random = run_random(tmp_path / "recs", seed=0, frames=300)
+    score_300 = Recording(long_random).outcome().total_reward
+    out = tmp_path / "logs"
+    r = cli("export", str(batch), str(long_random), "--inspect", str(out))
+    assert r.returncode == 0, r.stderr
+    logs = {log.eval.task_args["setting"]: log for log in map(read_log, out.iterdir())}
+    random_90 = sum(s.scores["total_reward"].value for s in logs["rnd"].samples) / 2
+    assert random_90 != (2 * random_90 + score_300) / 3  # the 300-frame run would move the batch's baseline
+    for label in ("gpt", "rnd"):
+        for s in logs[label].samples:
+            assert s.scores["random_normalised"].value == pytest.approx(s.scores["total_reward"].value - random_90)
+    (alone,) = logs["random|frames=300"].samples
+    assert alone.scores["random_normalised"].value == 0
 
 
 def test_a_damaged_run_in_a_batch_stops_the_export_naming_it(tmp_path, batch):
@@ -349,3 +389,52 @@ def test_a_damaged_run_in_a_batch_stops_the_export_naming_it(tmp_path, batch):
     r = cli("export", str(copy), "--inspect", str(tmp_path / "logs"))
     assert r.returncode == 1 and run.name in r.stderr and "Traceback" not in r.stderr, r.stderr
     assert not (tmp_path / "logs").exists()
+
+
+def _experience_run(fake: FakeProvider, out: Path, lib: Path, agent: str | None = None) -> Path:  # noqa: F811
+    spec = RunSpec(game="breakout", agent=agent or SPECS["openai"], out=str(out), protocol=Protocol(frames=150),
+                   experience=str(lib), reflect_every=2)
+    if agent is None:
+        spec = spec.with_values(base_url=fake.url("openai"))
+    e = start_run(spec)
+    try:
+        drive(e)
+    finally:
+        e.close()
+    return Path(e.writer.path)
+
+
+def test_runs_with_an_experience_library_export_each_turn_with_the_library_it_carried(fake, keys, tmp_path):  # noqa: F811
+    """An empty library at the start, a rule added after turn 2: each turn's prompt is rebuilt with the library
+    it carried (as ``workstation request`` does), for the model's run and for a replay of it."""
+    from tests.fake_provider import Step
+
+    rule = "Serve with fire as soon as the ball is gone."
+    fake.responder = lambda seen: Step(text=f"thought: go\nmove: [fire, left]\nadd: {rule}")
+    run = _experience_run(fake, tmp_path / "runs", tmp_path / "lib")
+    replay = _experience_run(fake, tmp_path / "replays", tmp_path / "lib2", agent=f"replay:{run}")
+    for path in (run, replay):
+        out = tmp_path / f"{path.parent.name}.eval"
+        r = cli("export", str(path), "--inspect", str(out))
+        assert r.returncode == 0, r.stderr
+        sample = read_log(out).samples[0]
+        check_sample_against(sample, Recording(path))
+        systems = [e.input[0].content for e in model_events(sample)]
+        assert rule not in systems[0] and rule not in systems[1] and all(rule in s for s in systems[3:])
+
+
+def test_a_prompt_that_cannot_be_rebuilt_says_why_without_contradicting_itself(tmp_path):
+    from workstation.export.inspect_log.sample import turn_prompts
+    from workstation.store.records import RecordingError
+
+    copy = tmp_path / "run"
+    shutil.copytree(run_random(tmp_path / "recs", frames=30), copy)
+    turns = copy / "turns.jsonl"
+    text = turns.read_text()
+    digest = json.loads(text.splitlines()[0])["prompt"]["digest"]
+    turns.write_text(text.replace(digest, "0" * len(digest), 1))  # the pack is the recorded one; the turn is not
+    with pytest.raises(RecordingError) as caught:
+        turn_prompts(Recording(copy))
+    said, pack = str(caught.value), Recording(copy).manifest_record.prompt_pack["digest"]
+    assert "turn 0's prompt cannot be rebuilt exactly" in said and "prompt pack is the recorded one" in said
+    assert f"prompt pack {pack} differs from the recorded {pack}" not in said

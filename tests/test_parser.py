@@ -293,7 +293,12 @@ THINK_CASES = [
      "think_tags", False, ["noop"], "I pick move: [fire, fire] I think left."),
     ("think_tags: lone closing tag, then the move", "ball left\nmove: [fire]\n</think>\n\nmove: [left]", "think_tags",
      True, ["left"], "ball left move: [fire]"),
-    ("leading rule: an unclosed block is read whole", "<think>ball left, move: [left]", "leading", True, ["left"], None),
+    ("leading rule: an unclosed leading block is all thinking", "<think>ball left, move: [left]", "leading", False,
+     ["noop"], "ball left, move: [left]"),
+    ("leading rule: unclosed after white space", "\n  <think>never closed move: [right]", "leading", False, ["noop"],
+     "never closed move: [right]"),
+    ("leading rule: a think tag further in is text", "thought: x\nmove: [left]\n<think>", "leading", True, ["left"],
+     None),
     ("think_tags: an unclosed block is all thinking", "<think>ball left, move: [left]", "think_tags", False, ["noop"],
      "ball left, move: [left]"),
     ("think_tags: a block further in", "thought: x\n<think>move: [fire]</think>\nmove: [left]", "think_tags", True,
@@ -336,4 +341,14 @@ def test_any_thinking_never_becomes_the_plan(think, rule):
     think = think.replace("<", "(").replace(">", ")")  # no tags of its own inside
     r = parse_reply(f"<think>move: [fire] {think}</think>\nmove: [left]", BREAKOUT, reasoning=rule)
     assert r.names == ["left"]
+    check_invariants(r, BREAKOUT, 10)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(think=st.text(max_size=200), lead=st.sampled_from(["", " ", "\n\n"]),
+       rule=st.sampled_from(["leading", "think_tags"]))
+def test_an_unclosed_leading_think_is_never_the_plan(think, lead, rule):
+    think = think.replace("<", "(").replace(">", ")")
+    r = parse_reply(f"{lead}<think>{think}\nmove: [right]", BREAKOUT, reasoning=rule)
+    assert not r.valid and r.names == ["noop"] and r.rule == "no_move_line" and "never closed" in r.errors[0]
     check_invariants(r, BREAKOUT, 10)

@@ -32,7 +32,9 @@ def test_fold_makes_one_leading_block():
     assert fold("<think>a</think>move: [left]", "b", "leading") == "<think>a</think>move: [left]"  # already there
     assert fold("a</think>\nmove: [left]", "", "think_tags") == "<think>a</think>\nmove: [left]"
     assert fold("a</think>\nmove: [left]", "", "leading") == "a</think>\nmove: [left]"  # only the table's models
-    assert fold("<think>never closed move: [fire]", "", "think_tags") == "<think>never closed move: [fire]</think>\n"
+    # an unclosed leading block: every rule reads it as all thinking already, so it is kept as sent
+    assert fold("<think>never closed move: [fire]", "", "think_tags") == "<think>never closed move: [fire]"
+    assert fold("x\n<think>never closed move: [fire]", "", "think_tags") == "<think>never closed move: [fire]</think>\nx\n"
     assert fold("move: [left]", "", "think_tags") == "move: [left]"
     with pytest.raises(ValueError):
         fold("x", "", "tags")
@@ -80,6 +82,16 @@ def test_replies_opening_with_think_are_parsed_after_it(fake, tmp_path, capsys, 
     again = Recording(Path(capsys.readouterr().out.splitlines()[0]))
     assert [t["actions"] for t in again.turns] == [t["actions"] for t in rec.turns]
     assert [t["thought"] for t in again.turns] == [t["thought"] for t in rec.turns]
+
+
+def test_an_unclosed_think_is_never_played_under_the_default_rule(fake, tmp_path, capsys, monkeypatch):
+    fake.responder = lambda seen: Step(text="<think>never closed move: [right]")
+    rec = run(fake, tmp_path, capsys, monkeypatch, "m1")
+    assert rec.manifest["agent"]["reasoning"]["rule"] == "leading"
+    assert rec.turns
+    for turn in rec.turns:
+        assert not turn["valid"] and "right" not in turn["planned"] and turn["actions"] == ["noop"], turn
+        assert turn["thought"] == "never closed move: [right]" and "never closed" in turn["errors"][0]
 
 
 def test_reasoning_content_is_the_thought(fake, tmp_path, capsys, monkeypatch):

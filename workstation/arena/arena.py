@@ -21,12 +21,19 @@ from typing import Any
 
 from workstation.agents import parse_agent
 from workstation.agents.registry import AgentSpecError
-from workstation.arena.report import finished_matches
+from workstation.arena.report import scan_matches
 from workstation.errors import UserError
 
 # the paper's footprint (Gemini 3.1 Pro, 200 runs of 900 frames): ~140 calls a run, ~5.0k input and
 # ~718 output tokens (thinking included) a call; each side of a match makes about as many as a run
 CALLS_PER_900, INPUT_PER_CALL, OUTPUT_PER_CALL = 27_938 / 200, 140.8e6 / 27_938, (2.85e6 + 17.2e6) / 27_938
+
+
+MAX_SEEDS = 1000  # seeds a pairing and side: 2,000 matches a pair already
+MAX_PLAYERS = 50
+MAX_BOOTSTRAP = 100_000  # resamples: each is one Bradley-Terry fit
+MAX_MATCHES = 1_000_000
+MAX_WORKERS = 64
 
 
 @dataclass(frozen=True)
@@ -44,6 +51,8 @@ def pairings(players: list[str], seeds: int) -> list[Pairing]:
 def check_arena_players(players: list[str], seeds: int) -> None:
     if len(players) < 2:
         raise UserError(f"--players needs two or more agents, comma-separated (got {len(players)})")
+    if len(players) > MAX_PLAYERS:
+        raise UserError(f"--players names {len(players)} agents; an arena takes at most {MAX_PLAYERS}")
     dup = next((p for p in players if players.count(p) > 1), None)
     if dup:
         raise UserError(f"--players names {dup} twice; name each agent once (both sides are played anyway)")
@@ -54,8 +63,63 @@ def check_arena_players(players: list[str], seeds: int) -> None:
             raise UserError(f"--players: {e}") from None
         if ref.kind == "human":
             raise UserError("--players: a person cannot play a whole arena; use `workstation play --vs SPEC`")
-    if seeds < 1:
-        raise UserError(f"--seeds must be 1 or more (got {seeds})")
+    if not 1 <= seeds <= MAX_SEEDS:
+        raise UserError(f"--seeds must be 1..{MAX_SEEDS} (got {seeds}): seeds 0..N-1 for each pairing and side",
+                        field="seeds")
+
+
+def check_arena_numbers(a: argparse.Namespace) -> None:
+    """Every number the arena takes, in its bounds, before anything is played or written."""
+    if not 0 <= a.bootstrap <= MAX_BOOTSTRAP:
+        raise UserError(f"--bootstrap must be 0..{MAX_BOOTSTRAP} (got {a.bootstrap}): resamples for the rating "
+                        "intervals (0: none)", field="bootstrap")
+    if a.max_matches is not None and not 0 <= a.max_matches <= MAX_MATCHES:
+        raise UserError(f"--max-matches must be 0..{MAX_MATCHES} (got {a.max_matches})", field="max_matches")
+    if not 1 <= a.workers <= MAX_WORKERS:
+        raise UserError(f"--workers must be 1..{MAX_WORKERS} (got {a.workers})", field="workers")
+
+
+def player_base_urls(given: list[str] | str | None, players: list[str]) -> dict[str, str | None]:
+    """Each player's base URL from ``--base-url [SPEC=]URL`` (repeatable): its own, else the bare one.
+
+    A bare URL (``http://...``) serves every model player not named; a SPEC must be one of the players,
+    a model, named once; at most one bare URL.
+    """
+    from workstation.agents.registry import is_model
+    from workstation.providers.spec import base_url_problem
+
+    items = [given] if isinstance(given, str) else list(given or [])
+    own: dict[str, str] = {}
+    bare: str | None = None
+    for item in items:
+        left, sep, right = item.partition("=")
+        named = bool(sep) and "://" not in left
+        spec, url = (left.strip(), right.strip()) if named else (None, item.strip())
+        if not url:
+            raise UserError(f"--base-url {item!r} has no URL; give SPEC=URL (e.g. compat:a=http://localhost:8000/v1)"
+                            " or a bare URL for every model player", field="base_url")
+        why = base_url_problem(url)
+        if why:
+            raise UserError(why, field="base_url")
+        if spec is None:
+            if bare is not None:
+                raise UserError(f"--base-url is given twice without a player ({bare} and {url}); name the player "
+                                "of each: --base-url SPEC=URL", field="base_url")
+            bare = url
+            continue
+        if spec not in players:
+            raise UserError(f"--base-url {spec}=...: {spec} is not one of --players ({', '.join(players)})",
+                            field="base_url")
+        if not is_model(spec):
+            raise UserError(f"--base-url {spec}=...: {spec} is not a model player; a base URL is for model players",
+                            field="base_url")
+        if spec in own:
+            raise UserError(f"--base-url names {spec} twice; give each player one URL", field="base_url")
+        own[spec] = url
+    if bare is not None and not any(is_model(p) for p in players):
+        raise UserError("--base-url applies to model players, and none of --players is one (e.g. compat:MODEL)",
+                        field="base_url")
+    return {p: own.get(p, bare) if is_model(p) else None for p in players}
 
 
 def estimate_cost(player: str, protocol: Any) -> float | None:
@@ -79,13 +143,16 @@ def play_arena(a: argparse.Namespace, players: list[str]) -> dict[str, int]:
     from workstation.arena.match_args import match_spec
     from workstation.arena.start import prepare_match, start_match
 
+    check_arena_numbers(a)
     check_arena_players(players, a.seeds)
-    if a.max_matches is not None and a.max_matches < 0:
-        raise UserError(f"--max-matches must be 0 or more (got {a.max_matches})")
-    if a.workers < 1:
-        raise UserError(f"--workers must be 1 or more (got {a.workers})")
-    specs = [match_spec(a, p.p1, p.p2, p.seed) for p in pairings(players, a.seeds)]
-    done_ids = {m["run_id"] for m in finished_matches(a.out)}
+    urls = player_base_urls(a.base_url, players)
+    specs = [match_spec(argparse.Namespace(**{**vars(a), "base_url": None, "p1_base_url": urls[p.p1],
+                                              "p2_base_url": urls[p.p2]}), p.p1, p.p2, p.seed)
+             for p in pairings(players, a.seeds)]
+    from workstation.game.twoplayer import get_two_player_game
+
+    finished, damaged = scan_matches(a.out, get_two_player_game(a.game).key)
+    done_ids = {m.run_id for m in finished}  # a damaged match is not finished: it is played again, elsewhere
     todo = []
     for spec in specs:
         prep = prepare_match(spec)
@@ -107,6 +174,8 @@ def play_arena(a: argparse.Namespace, players: list[str]) -> dict[str, int]:
         raise UserError(f"the {len(todo)} matches to play may cost about ${known:.2f} (the paper's footprint), more "
                         f"than --max-cost ${a.max_cost:g}; raise it, play fewer (--max-matches), or pass --yes "
                         "(the cap still stops the arena)")
+    for d in damaged:
+        sys.stderr.write(f"arena: left out a damaged match ({d.path}: {d.why}); it is played again in a new folder\n")
     sys.stderr.write(f"arena: {len(specs)} matches, {skipped} already finished, {len(todo)} to play now"
                      + (f", {later} left for later (--max-matches)" if later else "")
                      + (f", estimated ${known:.2f}" if known else "") + "\n")

@@ -17,18 +17,25 @@ def _two_player_help() -> str:
     return f"a two-player game: {two_player_keys()}"
 
 
-def _common(p: argparse.ArgumentParser) -> None:
-    from workstation.options import (
-        RUN_SETTING,
-        add_argument,
-        add_model_arguments,
-        add_protocol_arguments,
-    )
+def _common(p: argparse.ArgumentParser, arena: bool = False) -> None:
+    from workstation.options import MODEL_CLI, RUN_SETTING, add_argument, add_protocol_arguments
 
     p.add_argument("--game", required=True, metavar="GAME", help=_two_player_help())
     add_argument(p, RUN_SETTING["out"])
     add_protocol_arguments(p)
-    add_model_arguments(p)
+    g = p.add_argument_group("model agents (openai:, compat:, anthropic:, gemini:)")
+    for name in MODEL_CLI:
+        if name == "base_url" and arena:  # one URL per player: SPEC=URL, repeatable; a bare URL serves the rest
+            g.add_argument("--base-url", dest="base_url", action="append", default=None, metavar="[SPEC=]URL",
+                           help="SDK base URL of a model player: SPEC=URL for that player (repeatable, e.g. "
+                           "--base-url compat:a=http://localhost:8000/v1), or a bare URL for every model "
+                           "player not named")
+            continue
+        add_argument(g, RUN_SETTING[name])
+        if name == "base_url":
+            for side in (1, 2):
+                g.add_argument(f"--p{side}-base-url", dest=f"p{side}_base_url", default=None, metavar="URL",
+                               help=f"side {side}'s own SDK base URL (default: --base-url)")
 
 
 def register(sub: Any) -> None:
@@ -49,7 +56,7 @@ def register(sub: Any) -> None:
                        description="Play every pairing of the players on both sides for N seeds (resumable: a "
                        "finished match is not played again), then print the win-rate table and Bradley-Terry "
                        "ratings. --report only reports what DIR holds.")
-    _common(a)
+    _common(a, arena=True)
     a.add_argument("--players", required=False, metavar="A,B,C", help="comma-separated agent specs (2 or more)")
     a.add_argument("--seeds", type=int, default=1, metavar="N", help="seeds 0..N-1 per pairing and side (default 1)")
     a.add_argument("--max-matches", type=int, default=None, metavar="N", help="play at most N new matches, then stop")
@@ -86,21 +93,23 @@ def run_match(a: argparse.Namespace) -> int:
 def result_line(s: dict[str, Any]) -> str:
     p1, p2 = s["players"]
     scores = f"side 1 ({p1['agent']}) {p1['score']:g}, side 2 ({p2['agent']}) {p2['score']:g}"
-    tail = f"team {s['team_score']:g}" if "team_score" in s else s["result"]
+    if s.get("stopped") or not s.get("complete", True):
+        tail = f"stopped before the end ({s.get('stopped') or 'incomplete'}): no result"  # not a draw
+    else:
+        tail = f"team {s['team_score']:g}" if "team_score" in s else s["result"]
     return f"{s['game']} seed {s['seed']}: {scores}; {tail}; {s['frames']} frames, {s['turns']} turns"
 
 
 def run_arena(a: argparse.Namespace) -> int:
-    from workstation.arena.arena import play_arena
+    from workstation.arena.arena import check_arena_numbers, play_arena
     from workstation.arena.report import arena_report, render_report
 
+    check_arena_numbers(a)  # before anything is played or written
     if not a.report:
         if not a.players:
             raise UserError("--players is needed to play: name two or more agents, e.g. --players random,openai:M")
         players = [s.strip() for s in a.players.split(",") if s.strip()]
         play_arena(a, players)
-    if a.bootstrap < 0:
-        raise UserError(f"--bootstrap must be 0 or more (got {a.bootstrap})")
     report = arena_report(a.out, a.game, a.bootstrap)
     print(json.dumps(report, indent=1) if a.json else render_report(report))
     return 0

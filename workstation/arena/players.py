@@ -11,7 +11,8 @@ from workstation.calls import OnText, Reply, TurnContext
 from workstation.turn.agent import Agent
 from workstation.errors import UserError
 from workstation.game.twoplayer import SIDES, TwoPlayerGame
-from workstation.store.recording import Recording, RecordingError
+from workstation.store.recording import Recording
+from workstation.store.records import RecordingError
 from workstation.turn.prompt import Prompt
 
 

@@ -1,8 +1,15 @@
-"""The arena's report: the matches a directory holds, as a win-rate table and ratings (or team scores)."""
+"""The arena's report: the matches a directory holds, as a win-rate table and ratings (or team scores).
+
+Only sound, complete matches are counted. Each match is checked first (the recording's fast
+integrity check: every file against its digest, the summary against the turns and frames; then
+each side's score in summary.json against its turns); a damaged one is left out of every figure,
+named in the report, and not counted as finished, so a resume plays it again into a new folder.
+"""
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -14,26 +21,117 @@ from workstation.arena.ratings import (
     win_rates,
     wins_matrix,
 )
-from workstation.errors import UserError
+from workstation.errors import DamagedArtifact, UserError
 from workstation.store.index import find_recordings
-from workstation.store.recording import Recording, RecordingError
+from workstation.store.recording import Recording
+from workstation.store.records import RecordFileError, RecordingError, check_fields
 
 SHADES = " ░▒▓█"
+SHADE_KEY = "shade: ' ' under 0.2, ░ 0.2-0.4, ▒ 0.4-0.6, ▓ 0.6-0.8, █ 0.8 and over"
 
 
-def finished_matches(out: str | Path, game: str | None = None) -> list[dict[str, Any]]:
-    """Complete match recordings under ``out``: their manifest and summary."""
+@dataclass(frozen=True)
+class MatchSide:
+    """One side of a finished match, as the arena reads it."""
+
+    agent: str
+    score: float
+
+
+@dataclass(frozen=True)
+class FinishedMatch:
+    """A complete, sound match recording: what the arena counts."""
+
+    path: str
+    run_id: str
+    game: str
+    sides: tuple[MatchSide, MatchSide]
+    team_score: float | None = None
+
+    @property
+    def share(self) -> float:
+        """Side 1's share of the win: 1, 0.5 (equal scores) or 0."""
+        s1, s2 = self.sides[0].score, self.sides[1].score
+        return 1.0 if s1 > s2 else 0.0 if s1 < s2 else 0.5
+
+
+@dataclass(frozen=True)
+class DamagedMatch:
+    """A match recording left out: where, and the first thing found wrong."""
+
+    path: str
+    why: str
+
+
+SIDE_FIELDS: dict[str, tuple[Any, ...]] = {"agent": ("str", False), "score": ("num", False)}
+SUMMARY_FIELDS: dict[str, tuple[Any, ...]] = {"players": ("list", False), "team_score": ("num", True)}
+MANIFEST_FIELDS: dict[str, tuple[Any, ...]] = {"run_id": ("str", False), "game": ("str", False)}
+
+
+def score_problems(rec: Recording) -> list[str]:
+    """Where summary.json's sides disagree with the turns: each side's score against its last turn's score and
+    the sum of its rewards (the recording's own check reads side 1 only)."""
+    s = rec.summary or {}
+    players = s.get("players")
+    if not isinstance(players, list) or len(players) != 2:
+        return ["summary.json does not hold two players"]
+    turns = rec.turns
     found = []
+    for k, p in enumerate(players):
+        check_fields(p, SIDE_FIELDS, f"{rec.path / 'summary.json'} player {k + 1}")
+        sides = [t.get("players") for t in turns]
+        if not all(isinstance(x, list) and len(x) == 2 and isinstance(x[k], dict) for x in sides):
+            return ["turns.jsonl: a turn does not hold two players"]
+        rewards = [x[k].get("reward") for x in sides if x is not None]
+        final = sides[-1] if sides else None
+        last = final[k].get("score") if final is not None else 0.0
+        if not all(isinstance(r, (int, float)) for r in rewards) or not isinstance(last, (int, float)):
+            return [f"turns.jsonl: side {k + 1}'s rewards or score are not numbers"]
+        if abs(p["score"] - last) > 1e-6 or abs(p["score"] - sum(rewards)) > 1e-6:
+            found.append(f"summary.json side {k + 1} score {p['score']:g} contradicts its turns ({last:g})")
+    return found
+
+
+def read_match(rec: Recording) -> FinishedMatch:
+    """The typed match (RecordFileError names the file and field)."""
+    where = str(rec.path / "summary.json")
+    m = check_fields(rec.manifest, MANIFEST_FIELDS, str(rec.path / "manifest.json"))
+    s = check_fields(rec.summary or {}, SUMMARY_FIELDS, where)
+    players = s["players"]
+    if len(players) != 2 or not all(isinstance(p, dict) for p in players):
+        raise RecordFileError(f"{where}: field 'players' must hold two objects")
+    sides = tuple(MatchSide(str(check_fields(p, SIDE_FIELDS, f"{where} player {k + 1}")["agent"]),
+                            float(p["score"])) for k, p in enumerate(players))
+    team = s.get("team_score")
+    return FinishedMatch(str(rec.path), m["run_id"], m["game"], (sides[0], sides[1]),
+                         None if team is None else float(team))
+
+
+def scan_matches(out: str | Path, game: str | None = None) -> tuple[list[FinishedMatch], list[DamagedMatch]]:
+    """(sound complete matches, damaged ones) under ``out``; unfinished matches are neither."""
+    found: list[FinishedMatch] = []
+    damaged: list[DamagedMatch] = []
     for path in find_recordings(Path(out)):
         try:
             rec = Recording(path)
-        except RecordingError:
-            continue
-        m, s = rec.manifest, rec.summary
-        if m.get("kind") != "match" or not rec.complete or s is None or (game and m.get("game") != game):
-            continue
-        found.append({"path": str(path), "run_id": m.get("run_id"), "manifest": m, "summary": s})
-    return found
+            m = rec.manifest
+            if m.get("kind") != "match" or (game and m.get("game") != game):
+                continue
+            if not rec.complete:
+                continue  # stopped or still running: not finished, not counted (a resume plays it again)
+            why = rec.damage() or next(iter(score_problems(rec)), None)
+            if why is None:
+                found.append(read_match(rec))
+                continue
+        except (RecordingError, RecordFileError) as e:
+            why = str(e)
+        damaged.append(DamagedMatch(str(path), why))
+    return found, damaged
+
+
+def finished_matches(out: str | Path, game: str | None = None) -> list[FinishedMatch]:
+    """Complete, sound match recordings under ``out`` (a damaged one is never counted as finished)."""
+    return scan_matches(out, game)[0]
 
 
 def arena_report(out: str | Path, game: str, resamples: int = 1000) -> dict[str, Any]:
@@ -43,30 +141,32 @@ def arena_report(out: str | Path, game: str, resamples: int = 1000) -> dict[str,
         tp = get_two_player_game(game)
     except TwoPlayerGameError as e:
         raise UserError(str(e)) from None
-    matches = finished_matches(out, tp.key)
+    matches, damaged = scan_matches(out, tp.key)
+    if not matches and damaged:
+        more = f" (and {len(damaged) - 1} more)" if len(damaged) > 1 else ""
+        raise DamagedArtifact(f"{out} holds no sound {tp.key} match: {len(damaged)} damaged, left out: "
+                              f"{damaged[0].path}: {damaged[0].why}{more}", file=damaged[0].path)
     if not matches:
         raise UserError(f"{out} holds no finished {tp.key} matches; play some with `workstation arena --game "
-                        f"{tp.key} --players A,B --out {out}`")
+                        f"{tp.key} --players A,B --out {out}`", file=out)
     names: list[str] = []
     for mt in matches:
-        for p in mt["summary"]["players"]:
-            if p["agent"] not in names:
-                names.append(p["agent"])
+        for side in mt.sides:
+            if side.agent not in names:
+                names.append(side.agent)
     index = {name: i for i, name in enumerate(names)}
     report: dict[str, Any] = {"game": tp.key, "matches": len(matches), "players": names, "team": tp.team}
+    if damaged:
+        report["damaged"] = [{"path": d.path, "why": d.why} for d in damaged]
     if tp.team:
         return {**report, **_team(matches, names, index)}
-    results = []
-    for mt in matches:
-        p1, p2 = mt["summary"]["players"]
-        share = 1.0 if p1["score"] > p2["score"] else 0.0 if p1["score"] < p2["score"] else 0.5
-        results.append(Result(index[p1["agent"]], index[p2["agent"]], share))
+    results = [Result(index[mt.sides[0].agent], index[mt.sides[1].agent], mt.share) for mt in matches]
     n = len(names)
     w = wins_matrix(results, n)
     rate = win_rates(w)
     strength = bradley_terry(w)
     low, high = bootstrap(results, n, resamples) if resamples > 0 else (strength, strength)
-    order = sorted(range(n), key=lambda i: -strength[i])
+    order = sorted(range(n), key=lambda i: (-round(float(strength[i]), 4), names[i]))  # equal strengths: by name
     report["win_rate"] = [[None if math.isnan(v) else round(float(v), 4) for v in row] for row in rate]
     boot = resamples > 0
     report["ratings"] = [{"agent": names[i], "strength": round(float(strength[i]), 4),
@@ -77,15 +177,20 @@ def arena_report(out: str | Path, game: str, resamples: int = 1000) -> dict[str,
     return report
 
 
-def _team(matches: list[dict[str, Any]], names: list[str], index: dict[str, int]) -> dict[str, Any]:
+def team_score(mt: FinishedMatch) -> float:
+    """A co-operative match's team score: the SUM of both players' scores (as the match recorded it)."""
+    return mt.team_score if mt.team_score is not None else sum(s.score for s in mt.sides)
+
+
+def _team(matches: list[FinishedMatch], names: list[str], index: dict[str, int]) -> dict[str, Any]:
     """Co-operative games: the team's score for each pair, and each player's mean over its teams."""
     pairs: dict[tuple[str, str], list[float]] = {}
     per: dict[str, list[float]] = {name: [] for name in names}
     for mt in matches:
-        s = mt["summary"]
-        a, b = (p["agent"] for p in s["players"])
-        team = float(s.get("team_score", sum(p["score"] for p in s["players"])))
-        pairs.setdefault(tuple(sorted((a, b), key=index.__getitem__)), []).append(team)  # type: ignore[arg-type]
+        a, b = mt.sides[0].agent, mt.sides[1].agent
+        team = team_score(mt)
+        x, y = sorted((a, b), key=index.__getitem__)
+        pairs.setdefault((x, y), []).append(team)
         per[a].append(team)
         if b != a:
             per[b].append(team)
@@ -95,8 +200,20 @@ def _team(matches: list[dict[str, Any]], names: list[str], index: dict[str, int]
                                   for k, v in per.items()]}
 
 
+def _damaged_lines(r: dict[str, Any]) -> list[str]:
+    damaged = r.get("damaged") or []
+    if not damaged:
+        return []
+    lines = [f"left out {len(damaged)} damaged match{'es' if len(damaged) != 1 else ''} (not rated; a resume plays "
+             "each again into a new folder):"]
+    return lines + [f"  {d['path']}: {d['why']}" for d in damaged]
+
+
 def render_report(r: dict[str, Any]) -> str:
+    from workstation.text_table import text_table
+
     lines = [f"{r['game']}: {r['matches']} finished matches, {len(r['players'])} players"]
+    lines += _damaged_lines(r)
     if r["team"]:
         lines.append("co-operative: the team's score (both players' points together)")
         for t in r["teams"]:
@@ -104,16 +221,17 @@ def render_report(r: dict[str, Any]) -> str:
                          f"over {t['matches']} matches")
         return "\n".join(lines)
     names = r["players"]
-    width = max(len(n) for n in names)
     lines.append("\nwin rate of the row against the column (both sides, draws half):")
-    lines.append(" " * (width + 2) + "  ".join(f"{i + 1:>6}" for i in range(len(names))))
-    for i, row in enumerate(r["win_rate"]):
-        cells = ["     -" if v is None else f"{SHADES[min(4, int(v * 5))]}{v:5.2f}" for v in row]
-        lines.append(f"{i + 1}. {names[i]:<{width}}" + "  ".join(cells))
-    lines.append("\nBradley-Terry strength (log-odds, mean 0; 95% bootstrap interval):")
-    for k in r["ratings"]:
-        interval = "(no bootstrap)" if k["low"] is None else f"[{k['low']:+.3f}, {k['high']:+.3f}]"
-        lines.append(f"  {k['agent']:<{width}}  {k['strength']:+7.3f}  {interval}  {k['games']} games")
+    lines.append(SHADE_KEY)
+    head = ["", *(str(i + 1) for i in range(len(names)))]
+    rows = [[f"{i + 1}. {names[i]}", *("-" if v is None else f"{SHADES[min(4, int(v * 5))]}{v:5.2f}" for v in row)]
+            for i, row in enumerate(r["win_rate"])]
+    lines += text_table([head, *rows], right=range(1, len(names) + 1))
+    lines.append("\nBradley-Terry strength (log-odds, mean 0; 95% bootstrap interval; equal strengths in name order):")
+    table = [[k["agent"], f"{k['strength']:+.3f}",
+              "(no bootstrap)" if k["low"] is None else f"[{k['low']:+.3f}, {k['high']:+.3f}]", f"{k['games']} games"]
+             for k in r["ratings"]]
+    lines += ["  " + line for line in text_table(table, right=(1,))]
     if r["non_transitive"]:
         for a, b, c in r["non_transitive"]:
             lines.append(f"non-transitive: {a} beats {b}, {b} beats {c}, {c} beats {a}")

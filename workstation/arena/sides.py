@@ -16,6 +16,7 @@ import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from workstation.game.games import Game
 from workstation.game.protocol import Protocol
@@ -99,7 +100,7 @@ class SidePromptBuilder(PromptBuilder):
         self.text, self.side, self.team = text, side, team
         self.scores = (0.0, 0.0)  # (mine, theirs), set before each build
 
-    def _current(self, frame: int, parts: list, latency_s: float | None) -> None:
+    def _current(self, frame: int, parts: list[Any], latency_s: float | None) -> None:
         mine, theirs = (f"{s:g}" for s in self.scores)
         line = (self.text.strings["team_score"].format(team=f"{sum(self.scores):g}", mine=mine, theirs=theirs)
                 if self.team else self.text.strings["score"].format(mine=mine, theirs=theirs))

@@ -223,6 +223,28 @@ def _window(entry: dict[str, Any] | None) -> int | None:
     return None
 
 
+def _prompt_tokens(reply: Any) -> int | None:
+    """The prompt tokens the server counted for a whole reply (``usage.prompt_tokens``: cached ones included,
+    so two requests' counts compare), or None when it counts none."""
+    usage = _get(reply, "usage")
+    if chat_usage(usage) is None:
+        return None
+    n = _get(usage, "prompt_tokens")
+    return n if isinstance(n, int) and not isinstance(n, bool) and n > 0 else None
+
+
+def _images(n: int | str) -> str:
+    """``1 image``, ``67 images``."""
+    return f"{n} image" if str(n) == "1" else f"{n} images"
+
+
+def _fewer_images(protocol: Protocol) -> str:
+    """How to make the longest prompt smaller under these settings (never the setting already in use)."""
+    if protocol.memory == "append":
+        return "use --memory structured, or lower --frames / --max-actions"
+    return "lower --history / --reward-history / --max-actions"
+
+
 def _text(reply: Any) -> tuple[str, str]:
     """(content, reasoning sent apart) of a whole reply."""
     choices = _get(reply, "choices")
@@ -336,17 +358,18 @@ def _run(server: Server, model: str | None, needs: Needs, protocol: Protocol, ma
         return False, name
     content, thought = _text(one)
     _note_reply(seen, content, thought, _get(one, "timings"))
-    usage = chat_usage(_get(one, "usage"))
-    seen.usage_whole = usage is not None
-    put(Check("image", "ok", "one frame-sized image (160 px wide PNG) is accepted"
-              + (f" ({usage.total_input} prompt tokens)" if usage is not None else "")))
-    if usage is not None:
+    seen.usage_whole = chat_usage(_get(one, "usage")) is not None
+    with_image = _prompt_tokens(one)
+    if with_image is not None:  # what one frame costs: the prompt tokens of one frame minus those of none
         try:
-            bare = chat_usage(_get(server.whole({**user(), "max_tokens": 1}), "usage"))
+            bare = _prompt_tokens(server.whole({**user(), "max_tokens": 1}))
         except Exception:  # noqa: BLE001 - only a measurement
             bare = None
-        if bare is not None and usage.total_input > bare.total_input:
-            seen.per_image = usage.total_input - bare.total_input
+        if bare is not None and with_image > bare:
+            seen.per_image = with_image - bare
+    counted = "" if with_image is None else (
+        f" ({with_image:,} prompt tokens" + (f", {seen.per_image:,} for the frame" if seen.per_image else "") + ")")
+    put(Check("image", "ok", "one frame-sized image (160 px wide PNG) is accepted" + counted))
 
     # the longest prompt: images per request and the context window
     body = adapter.request(needs.prompt, image=lambda png: data_url)
@@ -354,47 +377,50 @@ def _run(server: Server, model: str | None, needs: Needs, protocol: Protocol, ma
     body["max_tokens"] = 1
     per_image = seen.per_image or IMAGE_TOKENS_GUESS
     estimate = needs.text_tokens + needs.images * per_image
+    how_estimated = (f"estimated: {needs.images} frame{'s' * (needs.images != 1)} x {per_image:,} tokens "
+                     + ("as measured" if seen.per_image else "(a guess: the server counts no tokens)")
+                     + f" + {needs.text_tokens:,} of text")
     measured: int | None = None
+    fewer = _fewer_images(protocol)
     limit_fix = (f"restart vLLM with --limit-mm-per-prompt '{{\"image\": {needs.images}}}' (or image={needs.images}), "
-                 f"or lower --history / --reward-history / --max-actions")
+                 f"or {fewer}")
     try:
         longest = server.whole(body)
     except Exception as exc:  # noqa: BLE001
         status, message, _ = server.failure(exc)
         limit = VLLM_IMAGE_LIMIT.search(message)
         if limit:
-            put(Check("images per request", "FAIL", f"the server takes at most {limit[1]} image(s) in one request; "
+            put(Check("images per request", "FAIL", f"the server takes at most {_images(limit[1])} in one request; "
                       f"a turn needs up to {needs.images} ({needs.how})", limit_fix))
             room = max_output_tokens or REPLY_ROOM
             if window is not None and estimate + room > window:
                 put(Check("context window", "FAIL", f"{window:,} tokens ({window_from}) but the longest prompt takes "
-                          f"about {estimate:,} (estimated) and a reply needs {room:,} more",
-                          "raise --max-model-len (vLLM), or lower --history / --reward-history"))
+                          f"about {estimate:,} ({how_estimated}) and a reply needs {room:,} more",
+                          f"raise --max-model-len (vLLM), or {fewer}"))
             else:
                 put(Check("context window", "warn", f"not measured (the longest prompt was refused for its images); "
-                          f"estimated {estimate:,} tokens" + (f" of {window:,} ({window_from})" if window else "")))
+                          f"about {estimate:,} tokens ({how_estimated})"
+                          + (f" of {window:,} ({window_from})" if window else "")))
         elif CONTEXT_ERROR.search(message):
-            put(Check("images per request", "warn", f"not known: the longest prompt ({needs.images} images) was "
+            put(Check("images per request", "warn", f"not known: the longest prompt ({_images(needs.images)}) was "
                       "refused for its length"))
-            put(Check("context window", "FAIL", f"the longest prompt (about {estimate:,} tokens: {needs.images} "
-                      f"images, {needs.how}) does not fit: {message}",
-                      "raise --max-model-len (vLLM) / --ctx-size (llama.cpp) / num_ctx (Ollama), or lower "
-                      "--history / --reward-history / --max-actions, or use --memory structured"))
+            put(Check("context window", "FAIL", f"the longest prompt (about {estimate:,} tokens: "
+                      f"{_images(needs.images)}, {needs.how}) does not fit: {message}",
+                      f"raise --max-model-len (vLLM) / --ctx-size (llama.cpp) / num_ctx (Ollama), or {fewer}"))
         else:
-            put(Check("images per request", "FAIL", f"the longest prompt ({needs.images} images, {needs.how}) was "
+            put(Check("images per request", "FAIL", f"the longest prompt ({_images(needs.images)}, {needs.how}) was "
                       f"refused: {message}", "check the server's log; " + limit_fix))
     else:
-        put(Check("images per request", "ok", f"a request may carry {needs.images} images, the most a turn needs "
+        put(Check("images per request", "ok", f"a request may carry {_images(needs.images)}, the most a turn needs "
                   f"({needs.how})"))
-        got = chat_usage(_get(longest, "usage"))
-        measured = got.total_input if got is not None else None
+        measured = _prompt_tokens(longest)
         tokens = measured or estimate
         room = max_output_tokens or REPLY_ROOM
         said = f"{tokens:,} tokens" + ("" if measured else " (estimated)")
         if window is not None and tokens + room > window:
             put(Check("context window", "FAIL", f"{window:,} tokens ({window_from}) but the longest prompt takes "
                       f"{said} and a reply needs {room:,} more",
-                      "raise --max-model-len (vLLM) / --ctx-size (llama.cpp), or lower --history / --reward-history"))
+                      f"raise --max-model-len (vLLM) / --ctx-size (llama.cpp), or {fewer}"))
         elif window is not None:
             put(Check("context window", "ok", f"{window:,} tokens ({window_from}); the longest prompt takes {said}, "
                       f"leaving {window - tokens:,} for the reply"))

@@ -34,12 +34,13 @@ def register(sub: Any) -> None:
                    help="with --inspect: .eval zip logs (default) or plain .json logs")
     p.add_argument("--include-changed", action="store_true",
                    help="with --inspect: also export runs changed by hand, each setting's in a log of its own, marked")
-    p.add_argument("--pace", choices=["paper", "native"], default="paper",
-                   help="paper: 30 frames per second (900 frames = 30 s, the paper's clock); native: 60 (the Atari's)")
+    p.add_argument("--pace", choices=["paper", "native"], default=None,  # None: not given (paper)
+                   help="paper: 30 frames per second (900 frames = 30 s, the paper's clock, the default); native: 60 "
+                   "(the Atari's)")
     p.add_argument("--from", dest="start", type=int, default=None, metavar="F", help="first frame (default 0)")
     p.add_argument("--to", dest="stop", type=int, default=None, metavar="F",
                    help="one past the last frame (default: the run's frame count, e.g. 900)")
-    p.add_argument("--overlay", default=OVERLAY_DEFAULT, metavar="LIST",
+    p.add_argument("--overlay", default=None, metavar="LIST",  # None: not given (all)
                    help="panel parts: any of thought,plan,score, or none (default all)")
     p.add_argument("--compare", nargs="+", default=[], metavar="REC", help="more recordings, side by side")
     p.add_argument("--quiet", action="store_true", help="print only the output path")
@@ -147,6 +148,8 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"export -o takes one recording ({len(args.recording)} given); put more side by side with "
                         "--compare, or write Inspect logs of them all with --inspect DIR")
     args.recording = args.recording[0]
+    args.pace = args.pace or "paper"
+    args.overlay = OVERLAY_DEFAULT if args.overlay is None else args.overlay
     for path in (args.recording, *args.compare):  # before -o: the recordings are read from local directories
         refuse_uri(path, "", "export reads a local recording")
     out = Path(args.out)
@@ -171,12 +174,13 @@ def run_inspect(args: argparse.Namespace) -> int:
 
     if args.out is not None or args.compare:
         raise UserError("--inspect writes logs of every SOURCE; it takes no -o or --compare (give the runs as SOURCEs)")
-    video = [flag for flag, given in (("--pace", args.pace != "paper"), ("--from", args.start is not None),
-                                      ("--to", args.stop is not None), ("--overlay", args.overlay != OVERLAY_DEFAULT))
-             if given]
+    video = [flag for flag, given in (("--pace", args.pace is not None), ("--from", args.start is not None),
+                                      ("--to", args.stop is not None), ("--overlay", args.overlay is not None))
+             if given]  # refused whatever their value: given at all, they mean a video or page
     if video:
-        raise UserError(f"{', '.join(video)} shape a video or page; an Inspect log holds every turn: drop "
-                        f"{'them' if len(video) > 1 else 'it'} or use -o")
+        several = len(video) > 1
+        raise UserError(f"{', '.join(video)} {'shape' if several else 'shapes'} a video or page; an Inspect log "
+                        f"holds every turn: drop {'them' if several else 'it'} or use -o")
     done = export_inspect(list(args.recording), Path(args.inspect), args.log_format, args.include_changed)
     for path in done.paths:
         print(path)

@@ -7,11 +7,15 @@ import re
 import signal
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from workstation.errors import UserError
 
+if TYPE_CHECKING:
+    from workstation.idc.rounds import IdcConfig
 
-def register(sub) -> None:
+
+def register(sub: Any) -> None:
     from workstation.idc.rounds import MAX_EPISODES, MAX_ROUNDS
     from workstation.options import PROTOCOL_CLI, RUN_SETTING, add_argument, add_model_arguments
 
@@ -64,7 +68,7 @@ def parse_transfer(text: str, game: str) -> tuple[int | None, int | None]:
     return mode, difficulty
 
 
-def make_config(a: argparse.Namespace):
+def make_config(a: argparse.Namespace) -> IdcConfig:
     from workstation.agents.registry import AgentSpecError, parse_agent
     from workstation.idc.rounds import IdcConfig
     from workstation.options import check_out, preflight, spec_from_args
@@ -94,7 +98,7 @@ def make_config(a: argparse.Namespace):
     return cfg
 
 
-def _check_keys(cfg) -> None:
+def _check_keys(cfg: IdcConfig) -> None:
     from workstation.providers import ProviderConfigError
     from workstation.providers.agent import make_adapter
     from workstation.providers.spec import api_key
@@ -117,15 +121,15 @@ def run(a: argparse.Namespace) -> int:
 
         if load(Path(a.view)) is None:
             raise UserError(f"--view {a.view}: no IDC there (curve.json); run `workstation idc ... --out DIR` first")
-        return a.open_tui(Launch("idc", idc_dir=a.view))
+        return int(a.open_tui(Launch("idc", idc_dir=a.view)))
     missing = [f"--{n}" for n in ("game", "player", "out") if not getattr(a, n)]
     if missing:
         raise UserError(f"idc needs {', '.join(missing)} (or --view DIR to look at one)")
     cfg = make_config(a)
     idc = Idc(cfg, log=lambda line: print(line, flush=True))
-    previous = {}
+    previous: dict[signal.Signals, Any] = {}
 
-    def on_signal(signum, frame) -> None:
+    def on_signal(signum: int, frame: object) -> None:
         idc.request_stop(signal.Signals(signum).name)
 
     for sig in (signal.SIGINT, signal.SIGTERM):

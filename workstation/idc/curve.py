@@ -8,14 +8,20 @@ work; the rollback rule compares normalised means.
 
 from __future__ import annotations
 
-import json
 import math
-import os
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from workstation.errors import UserError
+from workstation.store.atomic import write_atomic
+from workstation.store.ledger import write_json
+from workstation.store.records import RecordFileError, check_fields, read_json
+from workstation.store.seal import check_seal, seal
+from workstation.text_table import text_table
 
 CURVE = "curve.json"
+MAX_ROUND_DIRS = 21  # round_0 .. round_20 (MAX_ROUNDS after round 0)
 
 
 def mean_se(values: list[float]) -> tuple[float | None, float | None]:
@@ -45,6 +51,27 @@ def rolls_back(score: float, best: float) -> bool:
     return score < best - 0.5 * abs(best)
 
 
+def rollbacks(normalised: list[float]) -> tuple[list[bool], int | None]:
+    """Each round's rollback and the best round, from the rounds' normalised means in order.
+
+    Round 0 is the first best and never rolls back. A later round rolls back when it scores below half
+    the BEST round so far (``rolls_back``), not the round before it; a round that does not roll back and
+    scores above the best becomes the best (a tie keeps the earlier round)."""
+    rolled: list[bool] = []
+    best: int | None = None
+    for r, n in enumerate(normalised):
+        if best is None:
+            rolled.append(False)
+            best = r
+        elif rolls_back(n, normalised[best]):
+            rolled.append(True)
+        else:
+            rolled.append(False)
+            if n > normalised[best]:
+                best = r
+    return rolled, best
+
+
 def transfer_gain(best: float | None, none: float | None) -> tuple[float | None, float | None]:
     """The paper's Table 5: best skill minus no skill, raw and in % of no skill's |score|."""
     if best is None or none is None:
@@ -54,81 +81,249 @@ def transfer_gain(best: float | None, none: float | None) -> tuple[float | None,
     return gain, pct
 
 
-def best_vs_final(curve: dict) -> dict | None:
+def best_vs_final(curve: dict[str, Any] | Curve) -> dict[str, Any] | None:
     """The gap between the best round and the last one played (normalised and raw)."""
-    rounds = [r for r in curve.get("rounds", []) if r.get("score_mean") is not None]
-    if not rounds or curve.get("best_round") is None:
+    c = curve if isinstance(curve, Curve) else Curve.from_json(curve, CURVE)
+    rounds = [r for r in c.rounds if r.score_mean is not None]
+    if not rounds or c.best_round is None:
         return None
-    best = next(r for r in rounds if r["round"] == curve["best_round"])
+    best = next((r for r in rounds if r.round == c.best_round), None)
+    if best is None or best.score_mean is None:
+        return None
     final = rounds[-1]
-    return {"best_round": best["round"], "final_round": final["round"],
-            "gap": best["score_mean"] - final["score_mean"],
-            "gap_normalised": (best["normalised"] or 0.0) - (final["normalised"] or 0.0)}
+    assert final.score_mean is not None
+    return {"best_round": best.round, "final_round": final.round,
+            "gap": best.score_mean - final.score_mean,
+            "gap_normalised": (best.normalised or 0.0) - (final.normalised or 0.0)}
 
 
-def load(out: Path) -> dict | None:
+# -- the typed curve: one checked reader, one writer ---------------------------------------------------------------
+
+Fields = dict[str, tuple[Any, ...]]
+EPISODE_FIELDS: Fields = {"run_id": ("str", True), "score": ("num", True), "seed": ("int", True),
+                          "recording": ("str", True), "in_dir": ("str", True), "cost_usd": ("num", True),
+                          "arm": ("str", True)}
+ROUND_FIELDS: Fields = {"round": ("int", False, 0, 10_000), "skill": ("str", True), "skill_round": ("int", True),
+                        "skill_file": ("str", True), "score_mean": ("num", True), "score_se": ("num", True),
+                        "normalised": ("num", True), "episodes": ("list", True), "rolled_back": ("bool", True),
+                        "diagnosis": ("str", True), "reflection": ("dict", True), "notebook": ("str", True),
+                        "next_skill": ("str", True)}
+REFLECTION_FIELDS: Fields = {"status": ("str", True), "why": ("str", True), "tool_calls": ("int", True),
+                             "cost_usd": ("num", True), "transcript": ("str", True)}
+TRANSFER_FIELDS: Fields = {"mode": ("int", True), "difficulty": ("int", True), "best_round": ("int", True),
+                           "no_skill_mean": ("num", True), "no_skill_se": ("num", True), "best_mean": ("num", True),
+                           "best_se": ("num", True), "gain": ("num", True), "gain_pct": ("num", True),
+                           "note": ("str", True), "episodes": ("list", True), "cost_usd": ("num", True)}
+CURVE_FIELDS: Fields = {"game": ("str", True), "player": ("str", True), "reflector": ("str", True),
+                        "validator": ("str", True), "identity": ("dict", True), "rounds": ("list", False),
+                        "best_round": ("int", True), "transfer": ("list", True), "rounds_planned": ("int", True),
+                        "seeds": ("list", True), "random_mean": ("num", True), "random_scores": ("list", True),
+                        "best_vs_final": ("dict", True)}
+
+
+def _objects(items: list[Any], fields: Fields, where: str) -> list[dict[str, Any]]:
+    out = []
+    for i, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise RecordFileError(f"{where} item {i} is not a JSON object")
+        out.append(check_fields(item, fields, f"{where} item {i}"))
+    return out
+
+
+@dataclass(frozen=True)
+class Episode:
+    """One episode of a round (or of a transfer arm): its recording and score."""
+
+    run_id: str | None = None
+    score: float | None = None
+    seed: int | None = None
+    recording: str | None = None
+    in_dir: str | None = None
+    cost_usd: float | None = None
+    arm: str | None = None
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> Episode:
+        return cls(d.get("run_id"), d.get("score"), d.get("seed"), d.get("recording"), d.get("in_dir"),
+                   d.get("cost_usd"), d.get("arm"))
+
+
+@dataclass(frozen=True)
+class Reflection:
+    """What the reflection after a round did (submitted, skipped, no_skill, ...)."""
+
+    status: str | None = None
+    why: str | None = None
+    tool_calls: int | None = None
+    cost_usd: float | None = None
+    transcript: str | None = None
+
+
+@dataclass(frozen=True)
+class Round:
+    """One round of the curve."""
+
+    round: int
+    skill: str | None = None
+    skill_round: int | None = None
+    score_mean: float | None = None
+    score_se: float | None = None
+    normalised: float | None = None
+    rolled_back: bool = False
+    episodes: tuple[Episode, ...] = ()
+    reflection: Reflection | None = None  # None: not reflected on yet
+    diagnosis: str | None = None
+    notebook: str | None = None
+
+
+@dataclass(frozen=True)
+class Transfer:
+    """The best skill and no skill on one held-out variant."""
+
+    mode: int | None
+    difficulty: int | None
+    no_skill_mean: float | None = None
+    best_mean: float | None = None
+    gain: float | None = None
+    gain_pct: float | None = None
+    cost_usd: float | None = None
+
+
+@dataclass(frozen=True)
+class Curve:
+    """DIR/curve.json, checked: every field's type (and the file and field named when one is wrong)."""
+
+    game: str | None
+    player: str | None
+    reflector: str | None
+    rounds: tuple[Round, ...]
+    best_round: int | None = None
+    random_mean: float | None = None
+    transfer: tuple[Transfer, ...] = ()
+    rounds_planned: int | None = None
+
+    @classmethod
+    def from_json(cls, data: Any, where: str) -> Curve:
+        if not isinstance(data, dict):
+            raise RecordFileError(f"{where} holds {type(data).__name__}, not a JSON object")
+        c = check_fields(data, CURVE_FIELDS, where)
+        rounds = []
+        for i, r in enumerate(_objects(c["rounds"], ROUND_FIELDS, f"{where} rounds")):
+            at = f"{where} rounds item {i}"
+            eps = tuple(Episode.from_json(e) for e in _objects(r.get("episodes") or [], EPISODE_FIELDS,
+                                                                  f"{at} episodes"))
+            ref = r.get("reflection")
+            reflection = None if ref is None else Reflection(**{
+                k: check_fields(ref, REFLECTION_FIELDS, f"{at} reflection").get(k) for k in REFLECTION_FIELDS})
+            rounds.append(Round(r["round"], r.get("skill"), r.get("skill_round"), r.get("score_mean"),
+                                r.get("score_se"), r.get("normalised"), r.get("rolled_back") is True, eps,
+                                reflection, r.get("diagnosis"), r.get("notebook")))
+        transfer = []
+        for t in _objects(c.get("transfer") or [], TRANSFER_FIELDS, f"{where} transfer"):
+            _objects(t.get("episodes") or [], EPISODE_FIELDS, f"{where} transfer episodes")
+            transfer.append(Transfer(t.get("mode"), t.get("difficulty"), t.get("no_skill_mean"), t.get("best_mean"),
+                                     t.get("gain"), t.get("gain_pct"), t.get("cost_usd")))
+        for i, played in enumerate(rounds):
+            if played.round != i:
+                raise RecordFileError(f"{where} rounds item {i}: field 'round' is {played.round}, not {i}")
+        best = c.get("best_round")
+        if best is not None and not 0 <= best < max(1, len(rounds)):
+            raise RecordFileError(f"{where}: field 'best_round' is {best}, but the curve holds {len(rounds)} rounds")
+        return cls(c.get("game"), c.get("player"), c.get("reflector"), tuple(rounds), best, c.get("random_mean"),
+                   tuple(transfer), c.get("rounds_planned"))
+
+
+SEAL_KIND = "idc"
+# what the IDC writes itself (curve.json, skills/, reflections/, notebook.md) is sealed; the rounds and transfers
+# are batch directories whose recordings carry digests of their own
+SEAL_SKIP = tuple(f"round_{r}" for r in range(MAX_ROUND_DIRS)) + ("transfer",)
+
+
+def load(out: Path) -> dict[str, Any] | None:
+    """DIR/curve.json, checked (seal, then every field), as stored; None when there is none.
+
+    A curve.json that is not a file, not JSON, or of the wrong shape is one line naming the file and
+    field (exit 2); a sealed IDC whose files were changed by hand is DamagedArtifact (exit 1)."""
     path = Path(out) / CURVE
-    if not path.is_file():
+    if not path.exists() and not path.is_symlink():
         return None
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as e:
-        raise UserError(f"{path}: cannot read the curve ({e}); move it aside to start this IDC afresh") from None
-    if not isinstance(data, dict) or not isinstance(data.get("rounds"), list):
-        raise UserError(f"{path} is not an IDC curve; choose another --out")
-    return data
+    if not path.is_file():
+        raise UserError(f"{path} is not a file; move it aside to start this IDC afresh, or choose another --out",
+                        file=path)
+    check_seal(out, SEAL_KIND, what="the IDC", missing_ok=True)
+    data = read_json(path)
+    if not isinstance(data.get("rounds"), list):
+        raise UserError(f"{path} is not an IDC curve (no list of rounds); choose another --out", file=path)
+    Curve.from_json(data, str(path))
+    return dict(data)
 
 
-def save(out: Path, curve: dict) -> None:
-    """Write DIR/curve.json by atomic rename (a kill leaves the old one or the new one)."""
-    path = Path(out) / CURVE
-    tmp = path.with_name(f".{CURVE}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(curve, indent=1) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+def load_curve(out: Path) -> Curve | None:
+    """The typed curve of DIR (checked as ``load``), or None."""
+    data = load(out)
+    return None if data is None else Curve.from_json(data, str(Path(out) / CURVE))
+
+
+def save(out: Path, curve: dict[str, Any]) -> None:
+    """Write DIR/curve.json (checked first, written whole or not at all) and seal what the IDC wrote."""
+    Curve.from_json(curve, str(Path(out) / CURVE))
+    write_json(Path(out) / CURVE, curve)
+    seal(out, SEAL_KIND, skip=SEAL_SKIP)
+
+
+def write_file(out: Path, rel: str, text: str) -> None:
+    """A small file of the IDC (a skill, a transcript, the notebook), whole or not at all; the IDC sealed again."""
+    path = Path(out) / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, text)
+    if (Path(out) / CURVE).is_file():
+        seal(out, SEAL_KIND, skip=SEAL_SKIP)
 
 
 def write_text(path: Path, text: str) -> None:
-    """Any small file of an IDC, by atomic rename."""
+    """A file outside the IDC (a report's --json or --md), whole or not at all."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    write_atomic(path, text)
 
 
-def table_text(curve: dict) -> str:
-    """The curve, the best-vs-final gap and the transfer table as plain text (``report`` prints it)."""
-    lines = [f"IDC {curve.get('game')}  player {curve.get('player')}  reflector {curve.get('reflector')}  "
-             f"random baseline {_num(curve.get('random_mean'))}"]
-    lines.append(f"{'round':>5}  {'skill':<9} {'mean':>8} {'se':>7} {'norm':>8}  note")
-    for r in curve.get("rounds", []):
-        skill = "none" if r.get("skill_round") is None else f"round {r['skill_round']}"
+def table_text(curve: dict[str, Any] | Curve) -> str:
+    """The curve, the best-vs-final gap and the transfer table as plain text (``report`` prints it).
+
+    A round's note says what the reflection before it did: the note belongs to the round whose skill
+    that reflection produced (a reflection that kept the skill shows on the next round's row)."""
+    c = curve if isinstance(curve, Curve) else Curve.from_json(curve, CURVE)
+    lines = [f"IDC {c.game}  player {c.player}  reflector {c.reflector}  random baseline {_num(c.random_mean)}"]
+    rows: list[list[object]] = [["round", "skill", "mean", "se", "norm", "note"]]
+    for i, r in enumerate(c.rounds):
+        skill = "none" if r.skill_round is None else f"round {r.skill_round}"
         note = []
-        if r["round"] == curve.get("best_round"):
+        if r.round == c.best_round:
             note.append("best")
-        if r.get("rolled_back"):
+        if r.rolled_back:
             note.append("rolled back: next round plays the best skill")
-        if r.get("reflection", {}).get("status") not in (None, "submitted", "skipped"):
-            note.append(f"kept previous skill ({r['reflection']['status']})")
-        lines.append(f"{r['round']:>5}  {skill:<9} {_num(r.get('score_mean')):>8} {_num(r.get('score_se')):>7} "
-                     f"{_num(r.get('normalised')):>8}  {'; '.join(note)}")
-    gap = best_vs_final(curve)
+        before = c.rounds[i - 1].reflection if i > 0 else None
+        if before is not None and before.status not in (None, "submitted", "skipped"):
+            note.append(f"kept previous skill (round {i - 1}'s reflection: {before.status})")
+        rows.append([r.round, skill, _num(r.score_mean), _num(r.score_se), _num(r.normalised), "; ".join(note)])
+    lines += text_table(rows, right=(0, 2, 3, 4))
+    gap = best_vs_final(c)
     if gap:
         lines.append(f"best round {gap['best_round']} vs final round {gap['final_round']}: gap {_num(gap['gap'])} "
                      f"(normalised {_num(gap['gap_normalised'])})")
-    if curve.get("transfer"):
+    if c.transfer:
         lines.append("transfer (held-out variants):")
-        lines.append(f"  {'variant':<18} {'no skill':>9} {'best':>9} {'gain':>9} {'gain %':>8}")
-        for t in curve["transfer"]:
-            variant = f"mode={t.get('mode')},difficulty={t.get('difficulty')}"
-            pct = "n/a" if t.get("gain_pct") is None else f"{t['gain_pct']:.1f}%"
-            lines.append(f"  {variant:<18} {_num(t.get('no_skill_mean')):>9} {_num(t.get('best_mean')):>9} "
-                         f"{_num(t.get('gain')):>9} {pct:>8}")
+        table: list[list[object]] = [["variant", "no skill", "best", "gain", "gain %"]]
+        for t in c.transfer:
+            pct = "n/a" if t.gain_pct is None else f"{t.gain_pct:.1f}%"
+            table.append([f"mode={t.mode},difficulty={t.difficulty}", _num(t.no_skill_mean), _num(t.best_mean),
+                          _num(t.gain), pct])
+        lines += ["  " + line for line in text_table(table, right=(1, 2, 3, 4))]
     return "\n".join(lines)
 
 
-def _num(v) -> str:
+def _num(v: float | None) -> str:
     return "-" if v is None else f"{v:.2f}"
 
 
-__all__ = ["CURVE", "best_vs_final", "load", "mean_se", "normalised", "rolls_back", "save", "table_text",
-           "transfer_gain", "write_text"]
+__all__ = ["CURVE", "Curve", "Episode", "Round", "Transfer", "best_vs_final", "load", "load_curve", "mean_se",
+           "normalised", "rollbacks", "rolls_back", "save", "table_text", "transfer_gain", "write_file", "write_text"]

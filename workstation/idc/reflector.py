@@ -13,6 +13,7 @@ import io
 import re
 import time
 from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import Any
 
 from workstation.calls import CancelToken, FatalAgentError, Usage
@@ -63,7 +64,7 @@ class ImageBox:
     def png(self, index: int) -> bytes:
         return self.pngs[index]
 
-    def rgb(self, index: int):
+    def rgb(self, index: int) -> Any:
         import numpy as np
         from PIL import Image
 
@@ -86,15 +87,15 @@ class Reflection:
     cost_usd: float = 0.0
     priced: bool = True
     rejections: int = 0
-    events: list[dict] = field(default_factory=list)
+    events: list[dict[str, Any]] = field(default_factory=list)
 
-    def account(self) -> dict:
+    def account(self) -> dict[str, Any]:
         return {"status": self.status, "why": self.why, "tool_calls": self.tool_calls, "requests": self.requests,
                 "usage": self.usage.to_json(), "cost_usd": round(self.cost_usd, 6), "priced": self.priced,
                 "rejections": self.rejections, "notebook_written": self.notebook_written}
 
 
-def _spend(into: Reflection, reply) -> None:
+def _spend(into: Reflection, reply: Any) -> None:
     if reply.usage is not None:
         into.usage = into.usage + reply.usage
     if reply.cost_usd is None:
@@ -103,7 +104,7 @@ def _spend(into: Reflection, reply) -> None:
         into.cost_usd += reply.cost_usd
 
 
-def make_validator(agent: Any, title: str, log: Reflection):
+def make_validator(agent: Any, title: str, log: Reflection) -> Callable[[str, str | None], tuple[bool, str]]:
     """A judge over ``agent``: (skill, diagnosis) -> (accepted, reason); its calls count in ``log``."""
 
     def validate(skill: str, diagnosis: str | None) -> tuple[bool, str]:
@@ -171,7 +172,9 @@ def reflect(agent: Any, bench: Workbench, brief: str, budget: int, log: Reflecti
             out.events.append({"kind": "tool", "t": time.time(), "call": call.to_json(),
                                "result": result_summary(result)})
             parts = [TextPart(result.text)] + [ImagePart(box.add(png), "tool image") for png in result.images]
-            prompt.messages.append(Message("tool", parts, answers=call, is_error=result.is_error))
+            # prompt.Role names no "tool" though a Message answers a call with it (turn/prompt.py)
+            answer = Message("tool", parts, answers=call, is_error=result.is_error)  # type: ignore[arg-type]
+            prompt.messages.append(answer)
         if bench.skill is not None:
             if len(reply.tool_calls) > 1:
                 _close(agent, prompt, out, cancel)

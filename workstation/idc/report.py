@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from workstation.errors import UserError
 from workstation.idc import curve as C
 
 
@@ -14,6 +15,13 @@ def is_idc_dir(path: str | Path) -> bool:
 
 def report(path: str | Path, json_out: str | None = None, md_out: str | None = None) -> int:
     data = C.load(Path(path))
+    if data is None:
+        raise UserError(f"{path}: no IDC there (curve.json)")
+    root = Path(path).resolve()
+    for flag, out in (("--json", json_out), ("--md", md_out)):
+        if out and (Path(out).resolve() == root or root in Path(out).resolve().parents):
+            raise UserError(f"{flag} {out} is inside the IDC it reports on ({path}); write the report elsewhere",
+                            file=out)
     text = C.table_text(data)
     summary = {"curve": data, "best_vs_final": C.best_vs_final(data), "transfer": data.get("transfer", [])}
     if json_out:

@@ -17,7 +17,7 @@ import json
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TextIO, cast
 from collections.abc import Callable
 
 from workstation.calls import CancelToken
@@ -27,6 +27,9 @@ from workstation.idc.reflector import Reflection, make_validator, reflect
 from workstation.idc.starts import episode_seeds, random_scores
 from workstation.idc.tools import Workbench
 from workstation.options import SKILL_MAX_CHARS, RunSpec
+
+if TYPE_CHECKING:
+    from workstation.batch.runner import Batch
 
 MAX_ROUNDS = 20
 MAX_EPISODES = 50
@@ -59,7 +62,7 @@ class IdcConfig:
             raise UserError(f"--max-cost must be more than 0 dollars (got {self.max_cost:g})")
         self.out = Path(self.out)
 
-    def identity(self) -> dict:
+    def identity(self) -> dict[str, Any]:
         """What a resumed IDC must share with the one that made DIR."""
         b = self.base
         return {"game": b.game, "player": b.agent, "reflector": self.reflector, "validator": self.validator,
@@ -74,15 +77,16 @@ class Idc:
         self.out = config.out
         self.log = log
         self._make_agent = make_agent
-        self.batch = None  # the batch under way (a signal handler stops it)
+        self.batch: Batch | None = None  # the batch under way (a signal handler stops it)
         self.stopping: str | None = None
         self.cancel = CancelToken()  # ends a reflection's call under way when the IDC is stopped
         self._lock_fd: int | None = None
-        self.curve: dict = {"rounds": []}
+        self.curve: dict[str, Any] = {"rounds": []}
 
     # -- the whole run ---------------------------------------------------------
     def run(self) -> int:
         self._check_out()
+        self._check_curve(C.load(self.out))  # a damaged or foreign curve is refused before anything is written
         self.out.mkdir(parents=True, exist_ok=True)
         self._lock()
         try:
@@ -117,15 +121,45 @@ class Idc:
             raise UserError(f"another IDC is running in {self.out}; wait for it or choose another --out") from None
         self._lock_fd = fd
 
-    def _start_curve(self) -> dict:
-        cfg = self.cfg
-        curve = C.load(self.out)
-        ident = cfg.identity()
-        if curve is not None and curve.get("identity") != ident:
-            old = curve.get("identity") or {}
+    def _check_curve(self, curve: dict[str, Any] | None) -> None:
+        """A curve there must be this IDC's (the same identity), and each of its episodes sound."""
+        if curve is None:
+            return
+        ident = self.cfg.identity()
+        old = curve.get("identity") or {}
+        if old != ident:
             diff = next((k for k in ident if old.get(k) != ident[k]), "settings")
             raise UserError(f"{self.out} holds an IDC with another {diff} ({old.get(diff)!r}, not {ident[diff]!r}); "
                             "resume it with its own settings or choose another --out")
+        typed = C.Curve.from_json(curve, str(self.out / C.CURVE))
+        for r in typed.rounds:
+            self._check_episodes(f"round {r.round}", [e.recording for e in r.episodes])
+
+    def _check_episodes(self, what: str, paths: list[str | None]) -> None:
+        """Every episode's recording passes the fast integrity check; a damaged one is named (exit 1), and its
+        score never reaches the curve."""
+        from workstation.errors import DamagedArtifact
+        from workstation.store.recording import Recording
+        from workstation.store.records import RecordingError
+
+        for p in paths:
+            if p is None:
+                continue
+            path = Path(p) if Path(p).is_absolute() else self.out / p
+            try:
+                why = Recording(path).damage()
+            except RecordingError as e:
+                why = str(e)
+            if why:
+                raise DamagedArtifact(f"{what}: an episode is damaged ({why}); its score is not counted: move "
+                                      f"{path} out of {self.out} and run the same command to play it again",
+                                      file=path)
+
+    def _start_curve(self) -> dict[str, Any]:
+        cfg = self.cfg
+        curve = C.load(self.out)
+        self._check_curve(curve)
+        ident = cfg.identity()
         if curve is None:
             curve = {"game": cfg.base.game, "player": cfg.base.agent, "reflector": cfg.reflector,
                      "validator": cfg.validator, "identity": ident, "rounds": [], "best_round": None,
@@ -144,23 +178,19 @@ class Idc:
         C.save(self.out, curve)
         current: str | None = None  # the skill the next round plays
         current_from: int | None = None  # the round that first played it
-        best = {"round": None, "normalised": None, "skill": None, "skill_round": None}
+        best: dict[str, Any] = {"round": None, "normalised": None, "skill": None, "skill_round": None}
         for r in range(cfg.rounds + 1):
             entry = curve["rounds"][r] if r < len(curve["rounds"]) else None
             if entry is None or entry.get("score_mean") is None:
                 entry = self._play_round(curve, r, current, current_from)
                 if entry is None:
                     return 1
-            n = entry["normalised"]
-            if r == 0:
-                best.update(round=0, normalised=n, skill=None, skill_round=None)
-                entry["rolled_back"] = False
-            elif C.rolls_back(n, best["normalised"]):
-                entry["rolled_back"] = True
-            else:
-                entry["rolled_back"] = False
-                if n > best["normalised"]:
-                    best.update(round=r, normalised=n, skill=entry["skill"], skill_round=entry["skill_round"])
+            rolled, best_round = C.rollbacks([e["normalised"] for e in curve["rounds"][:r + 1]])
+            entry["rolled_back"] = rolled[r]
+            if best_round != best["round"]:
+                b = curve["rounds"][best_round]
+                best.update(round=best_round, normalised=b["normalised"], skill=b["skill"],
+                            skill_round=b["skill_round"])
             curve["best_round"] = best["round"]
             curve["best_vs_final"] = C.best_vs_final(curve)
             C.save(self.out, curve)
@@ -179,12 +209,17 @@ class Idc:
         self.log(C.table_text(curve))
         return code
 
+    def _typed(self, curve: dict[str, Any]) -> C.Curve:
+        """The curve as the checked reader types it (what the driver reads back of what it wrote)."""
+        return C.Curve.from_json(curve, str(self.out / C.CURVE))
+
     # -- money -----------------------------------------------------------------------
-    def _spent(self, curve: dict) -> float | None:
+    def _spent(self, curve: dict[str, Any]) -> float | None:
         """Dollars spent so far; None (and a line saying so) once --max-cost is reached."""
-        total = sum(e.get("cost_usd") or 0.0 for r in curve["rounds"] for e in r.get("episodes", []))
-        total += sum((r.get("reflection") or {}).get("cost_usd") or 0.0 for r in curve["rounds"])
-        total += sum(t.get("cost_usd") or 0.0 for t in curve.get("transfer", []))
+        c = self._typed(curve)
+        total = sum(e.cost_usd or 0.0 for r in c.rounds for e in r.episodes)
+        total += sum((r.reflection.cost_usd or 0.0) if r.reflection else 0.0 for r in c.rounds)
+        total += sum(t.cost_usd or 0.0 for t in c.transfer)
         if self.cfg.max_cost is not None and total >= self.cfg.max_cost:
             self.log(f"stopped: the IDC spent ${total:.4f} of --max-cost ${self.cfg.max_cost:g}; "
                      "raise it and run the same command to go on")
@@ -192,7 +227,7 @@ class Idc:
         return total
 
     # -- playing -------------------------------------------------------------------------
-    def _batch(self, name: str, arms: list[tuple[str, RunSpec, list[int]]]) -> list[dict] | None:
+    def _batch(self, name: str, arms: list[tuple[str, RunSpec, list[int]]]) -> list[dict[str, Any]] | None:
         """Play ``arms`` (label, spec, seeds) as one batch in DIR/name; the rows, or None if it did not finish."""
         from workstation.batch import results
         from workstation.batch.grid import Cell, Grid, Setting
@@ -221,7 +256,7 @@ class Idc:
         batch.prepare()
         if self.stopping:
             batch.request_stop(self.stopping)
-        log = PlainLog(_Lines(self.log), every_s=5.0)
+        log = PlainLog(cast(TextIO, _Lines(self.log)), every_s=5.0)
         code = batch.run(tick=log.tick)
         self.batch = None
         rows = results.collect(root, batch.cells)
@@ -233,21 +268,23 @@ class Idc:
             return None
         return rows
 
-    def _play_round(self, curve: dict, r: int, skill: str | None, skill_round: int | None) -> dict | None:
+    def _play_round(self, curve: dict[str, Any], r: int, skill: str | None, skill_round: int | None) -> dict[str, Any] | None:
         seeds = curve["seeds"][r]
         skill_file = None
         if skill is not None:
             skill_file = f"skills/round_{r}.md"
-            C.write_text(self.out / skill_file, skill + "\n")
+            C.write_file(self.out, skill_file, skill + "\n")
         spec = replace(self.cfg.base, skill=skill)
         self.log(f"round {r}: {len(seeds)} episodes, " + ("no skill" if skill is None else
                                                          f"the skill first played in round {skill_round}"))
         rows = self._batch(f"round_{r}", [("skill" if skill else "no-skill", spec, seeds)])
         if rows is None:
             return None
+        self._check_episodes(f"round {r}", [row["path"] for row in rows])
         scores = [float(row["score"] or 0.0) for row in rows]
         m, se = C.mean_se(scores)
-        entry = {"round": r, "skill": skill, "skill_round": skill_round, "skill_file": skill_file,
+        assert m is not None and se is not None  # a finished round has episodes
+        entry: dict[str, Any] = {"round": r, "skill": skill, "skill_round": skill_round, "skill_file": skill_file,
                  "score_mean": m, "score_se": se, "normalised": C.normalised(m, curve["random_mean"]),
                  "episodes": [{"run_id": row["run_id"], "score": row["score"], "seed": row["seed"],
                                "recording": str(Path(row["path"]).resolve()),
@@ -262,7 +299,7 @@ class Idc:
         return entry
 
     # -- reflecting ------------------------------------------------------------------------
-    def _agent(self, spec: str):
+    def _agent(self, spec: str) -> Any:
         if self._make_agent is not None:
             return self._make_agent(spec)
         from workstation.providers import ProviderConfigError, make_provider_agent
@@ -272,7 +309,7 @@ class Idc:
         except ProviderConfigError as e:
             raise UserError(str(e)) from None
 
-    def _reflect(self, curve: dict, entry: dict, current: str | None, best: dict) -> bool:
+    def _reflect(self, curve: dict[str, Any], entry: dict[str, Any], current: str | None, best: dict[str, Any]) -> bool:
         """Reflect on round ``entry`` (or skip it after a rollback); False when the IDC was stopped meanwhile."""
         r = entry["round"]
         if entry["rolled_back"]:
@@ -308,7 +345,7 @@ class Idc:
         transcript = {"round": r, "reflector": self.cfg.reflector, "validator": self.cfg.validator,
                       **out.account(), "skill": out.skill, "diagnosis": out.diagnosis, "notebook": out.notebook,
                       "events": out.events}
-        C.write_text(self.out / name, json.dumps(transcript, indent=1, default=str) + "\n")
+        C.write_file(self.out, name, json.dumps(transcript, indent=1, default=str) + "\n")
         entry["reflection"] = {**out.account(), "transcript": name}
         entry["diagnosis"] = out.diagnosis
         entry["notebook"] = out.notebook if out.notebook_written else notebook
@@ -317,20 +354,20 @@ class Idc:
         self.log(f"round {r}: reflection {out.status} ({out.why}; {out.tool_calls} tool calls, ${out.cost_usd:.4f})")
         return True
 
-    def _notebook(self, curve: dict) -> str:
-        for e in reversed(curve["rounds"]):
-            if e.get("notebook"):
-                return e["notebook"]
+    def _notebook(self, curve: dict[str, Any]) -> str:
+        for e in reversed(self._typed(curve).rounds):
+            if e.notebook:
+                return e.notebook
         return ""
 
-    def _write_notebook(self, curve: dict) -> None:
+    def _write_notebook(self, curve: dict[str, Any]) -> None:
         parts = ["# The reflector's notebook (the player never sees it)\n"]
         for e in curve["rounds"]:
             if "notebook" in e:
                 parts.append(f"## After round {e['round']}\n\n{e['notebook'] or '(empty)'}\n")
-        C.write_text(self.out / "notebook.md", "\n".join(parts))
+        C.write_file(self.out, "notebook.md", "\n".join(parts))
 
-    def _brief(self, curve: dict, entry: dict, current: str | None, notebook: str) -> str:
+    def _brief(self, curve: dict[str, Any], entry: dict[str, Any], current: str | None, notebook: str) -> str:
         from workstation.turn.promptpack import display_title
 
         from workstation.turn.promptpack import load_pack
@@ -352,8 +389,8 @@ class Idc:
         return "\n".join(lines)
 
     # -- transfer ------------------------------------------------------------------------
-    def _transfers(self, curve: dict, best: dict) -> int:
-        done = {(t["mode"], t["difficulty"]) for t in curve.get("transfer", [])}
+    def _transfers(self, curve: dict[str, Any], best: dict[str, Any]) -> int:
+        done = {(t.mode, t.difficulty) for t in self._typed(curve).transfer}
         for mode, difficulty in self.cfg.transfer:
             if (mode, difficulty) in done:
                 continue
@@ -369,6 +406,7 @@ class Idc:
             rows = self._batch(name, arms)
             if rows is None:
                 return 1
+            self._check_episodes(f"transfer {name}", [x["path"] for x in rows])
             by = {label: [float(x["score"] or 0.0) for x in rows if x["setting"] == label] for label, _, _ in arms}
             none_m, none_se = C.mean_se(by["no-skill"])
             best_m, best_se = C.mean_se(by.get("best-skill") or by["no-skill"])

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from workstation.runs.drive import drive
 
+from typing import Any
+
 import numpy as np
 
 from workstation.options import RunSpec
@@ -16,7 +18,7 @@ def noop_start(seed: int, most: int) -> int:
     return int(np.random.default_rng(seed).integers(0, most + 1))
 
 
-def episode_seeds(first: int, start, count: int) -> list[int]:
+def episode_seeds(first: int, start: Any, count: int) -> list[int]:
     """``count`` distinct seeds from ``first`` on; with ``noops:N`` starts, seeds whose starts differ
     (while there are starts left: N + 1 of them)."""
     if start.kind != "noops":

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from collections.abc import Callable
+from typing import Any
 
 from workstation.calls import ToolCall, ToolResult, ToolSpec
 
@@ -23,7 +24,7 @@ DIAGNOSIS_MAX_CHARS = 8_000
 VALIDATION_TRIES = 5  # rejections before the round keeps its previous skill
 
 
-def _string(name: str, what: str) -> dict:
+def _string(name: str, what: str) -> dict[str, Any]:
     return {"type": "object", "properties": {name: {"type": "string", "description": what}}, "required": [name]}
 
 
@@ -119,12 +120,13 @@ class Workbench:
         except ToolError as e:
             return ToolResult(call.id, call.name, f"error: {e}", is_error=True)
 
-    def _text_arg(self, name: str, args: dict) -> str:
+    def _text_arg(self, name: str, args: dict[str, Any]) -> str:
         """The tool's one text argument, whatever the model called it: its name, a name that says what it is
         (``skill_markdown``), the only text given, or else the longest."""
         for key in _TEXT_NAMES[name]:
-            if isinstance(args.get(key), str):
-                return args[key]
+            value = args.get(key)
+            if isinstance(value, str):
+                return value
         stem = _TEXT_NAMES[name][0][:6]  # "skill", "diagno", "text" -> also notebook_*, note*
         named = [v for k, v in args.items() if isinstance(v, str) and (stem in k.lower() or
                                                                        (name == "write_notebook" and "note" in k.lower()))]
@@ -133,7 +135,7 @@ class Workbench:
             return max(strings, key=len)
         raise ToolError(f"{name} takes one text argument, {_TEXT_NAMES[name][0]!r}")
 
-    def _t_list_dir(self, args: dict):
+    def _t_list_dir(self, args: dict[str, Any]) -> tuple[str, list[Any]]:
         target = self.resolve(args.get("path") or args.get("dir") or args.get("directory"), "dir")
         entries = sorted(target.iterdir(), key=lambda p: (not p.is_dir(), p.name))
         lines = [f"{p.name}/" if p.is_dir() else f"{p.name}  {p.stat().st_size} bytes"
@@ -141,7 +143,7 @@ class Workbench:
         more = f"\n... and {len(entries) - LIST_CAP} more" if len(entries) > LIST_CAP else ""
         return (f"{self.shown(target)}:\n" + ("\n".join(lines) or "(empty)") + more), []
 
-    def _t_read_text(self, args: dict):
+    def _t_read_text(self, args: dict[str, Any]) -> tuple[str, list[Any]]:
         target = self.resolve(args.get("path"), "file")
         offset = args.get("offset") or 0
         if not isinstance(offset, int) or offset < 0:
@@ -155,8 +157,9 @@ class Workbench:
                 f"{offset + len(chunk)}]") if offset + len(chunk) < len(text) else ""
         return chunk + tail, []
 
-    def _t_read_image(self, args: dict):
-        from workstation.store.recording import Recording, RecordingError
+    def _t_read_image(self, args: dict[str, Any]) -> tuple[str, list[Any]]:
+        from workstation.store.recording import Recording
+        from workstation.store.records import RecordingError
 
         target = self.resolve(args.get("path"), "dir")
         frame = args.get("frame")
@@ -172,7 +175,7 @@ class Workbench:
             raise ToolError(f"{self.shown(target)} is not a readable recording ({e})") from None
         return f"frame {frame} of {self.shown(target)}", [png]
 
-    def _t_grep(self, args: dict):
+    def _t_grep(self, args: dict[str, Any]) -> tuple[str, list[Any]]:
         pattern = args.get("pattern")
         if not isinstance(pattern, str) or not pattern:
             raise ToolError("grep needs a pattern")
@@ -193,14 +196,14 @@ class Workbench:
                         return "\n".join(hits) + f"\n[stopped at {GREP_CAP} matches]", []
         return "\n".join(hits) or "no matches", []
 
-    def _t_write_notebook(self, args: dict):
+    def _t_write_notebook(self, args: dict[str, Any]) -> tuple[str, list[Any]]:
         text = self._text_arg("write_notebook", args)
         if len(text) > NOTEBOOK_MAX_CHARS:
             raise ToolError(f"the notebook is {len(text)} characters; at most {NOTEBOOK_MAX_CHARS}: rewrite it shorter")
         self.notebook, self.notebook_written = text, True
         return f"notebook saved ({len(text)} characters)", []
 
-    def _t_submit_diagnosis(self, args: dict):
+    def _t_submit_diagnosis(self, args: dict[str, Any]) -> tuple[str, list[Any]]:
         text = self._text_arg("submit_diagnosis", args).strip()
         if not text:
             raise ToolError("the diagnosis is empty")
@@ -219,6 +222,7 @@ class Workbench:
         return text
 
     def _judge(self, text: str) -> tuple[bool, str]:
+        assert self.validate is not None  # validate_skill is offered only with a validator
         ok, why = self.validate(text, self.diagnosis)
         if ok:
             self.accepted.add(text)
@@ -226,13 +230,13 @@ class Workbench:
             self.rejections += 1
         return ok, why
 
-    def _t_validate_skill(self, args: dict):
+    def _t_validate_skill(self, args: dict[str, Any]) -> tuple[str, list[Any]]:
         text = self._check_skill(self._text_arg("validate_skill", args))
         ok, why = self._judge(text)
         left = VALIDATION_TRIES - self.rejections
         return (f"accepted: {why}" if ok else f"rejected ({left} tries left): {why}"), []
 
-    def _t_submit_skill(self, args: dict):
+    def _t_submit_skill(self, args: dict[str, Any]) -> tuple[str, list[Any]]:
         text = self._check_skill(self._text_arg("submit_skill", args))
         if self.diagnosis is None:
             raise ToolError("submit your diagnosis first (submit_diagnosis)")
@@ -245,7 +249,7 @@ class Workbench:
         return "skill accepted; it goes to the player next round", []
 
 
-def result_summary(result: ToolResult) -> dict:
+def result_summary(result: ToolResult) -> dict[str, Any]:
     """A tool result as a transcript keeps it (text in full, images counted)."""
     return {**result.to_json(), "chars": len(result.text)}
 

@@ -19,6 +19,7 @@ import functools
 import importlib.metadata
 import os
 import queue
+import re
 import time
 from collections.abc import Callable
 from typing import Any
@@ -41,6 +42,7 @@ from workstation.providers.spec import PROVIDERS, ProviderOptions, api_key, key_
 
 ADAPTERS: dict[str, Callable[[str, ProviderOptions], Adapter]] = {"openai": OpenAIResponses, "compat": OpenAIChat, "anthropic": AnthropicMessages, "gemini": Gemini}
 SDKS = {"openai": "openai", "compat": "openai", "anthropic": "anthropic", "gemini": "google-genai"}
+_IMAGE_LIMIT = re.compile(r"at most (\d+) image", re.I)  # vLLM: "At most 1 image(s) may be provided in one request."
 class TimedAttempt(Attempt):
     """A try that got a reply, with the server's own inference time (``server_s``, where it reports one)
     and, under ``--clock latency:server``, the wall time and which of the two was charged (``charged``).
@@ -253,6 +255,12 @@ class ProviderAgent:
         elif status == 404:
             where = " and --base-url" if self.options.base_url else ""
             what, hint = f"unknown model or endpoint at {url}", f"check the model name{where}"
+        elif status is not None and 400 <= status < 500 and (limit := _IMAGE_LIMIT.search(failure.message)):
+            # vLLM's --limit-mm-per-prompt: the doctor measures what the settings need
+            what = (f"the server at {url} takes at most {limit[1]} image{'s' * (limit[1] != '1')} in one request, "
+                    "fewer than this turn carries")
+            hint = ("run `workstation doctor` with this --base-url and the run's settings: it says how many a turn "
+                    "needs for vLLM's --limit-mm-per-prompt, and which settings send fewer")
         elif status is not None and 400 <= status < 500:
             what, hint = f"the provider rejected the request at {url}", "check the options for this model"
         else:

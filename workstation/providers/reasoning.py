@@ -8,9 +8,10 @@ or apart from it, in a ``reasoning_content`` (vLLM with a reasoning parser, Deep
 
 ``rule_for(model)`` picks the rule from the model id by a small table (``THINK_TAG_MODELS``):
 ``think_tags`` for the families above, else ``leading`` (a leading ``<think>`` block is still
-read as thinking). ``fold`` makes one text of a reply: the separate reasoning becomes a leading
-``<think>`` block, and under ``think_tags`` a lone ``</think>`` or an unclosed ``<think>`` is
-written as one complete leading block. The text the run records and parses is that folded text,
+read as thinking, and so is all of a reply that opens with ``<think>`` and never closes it).
+``fold`` makes one text of a reply: the separate reasoning becomes a leading ``<think>`` block, and
+under ``think_tags`` a lone ``</think>``, a block further in or an unclosed ``<think>`` further in
+is written as one complete leading block. The text the run records and parses is that folded text,
 so ``parse_reply`` reads every recorded turn the same way later (verify, replay, re-parse).
 """
 

@@ -47,7 +47,8 @@ Decisions, in the order they apply:
   ``thought:`` and the first ``move: [...]``, comma items only, no shorthand.
 - Reasoning text comes first (``split_thinking``): a leading ``<think>...</think>`` block is
   the model's thinking, kept as the thought (its last ``LABELLED_THOUGHT_CHARS`` characters) and
-  never read for moves; the plan is parsed from the text after it. Under the ``think_tags``
+  never read for moves; the plan is parsed from the text after it. A leading ``<think>`` never
+  closed makes the whole reply thinking (no move line), under every rule. Under the ``think_tags``
   rule (reasoning models such as Qwen3, QwQ, DeepSeek-R1: ``workstation.providers.reasoning``)
   also a reply with only the closing ``</think>`` (the chat template opened it), blocks further
   in, and an opening ``<think>`` never closed (all of it thinking: no move line).
@@ -439,7 +440,8 @@ def split_thinking(text: str, rule: str = "leading") -> tuple[str | None, str]:
     """``(thinking, answer)``: the reasoning text a reply carries in think tags, and the rest.
 
     ``thinking`` is None when the reply has none. ``leading`` (every model): a ``<think>...</think>``
-    block at the start. ``think_tags`` (reasoning models): also every other complete block, a
+    block at the start, or a ``<think>`` at the start never closed (all of it thinking; the answer is
+    empty). ``think_tags`` (reasoning models): also every other complete block, a
     closing ``</think>`` with no opening before it (all before it is thinking) and an opening
     ``<think>`` never closed (all after it is thinking; the answer is empty).
     """
@@ -449,7 +451,12 @@ def split_thinking(text: str, rule: str = "leading") -> tuple[str | None, str]:
         return None, text
     m = _THINK_LEADING.match(text)
     if rule == "leading":
-        return (m[1], text[m.end():]) if m else (None, text)
+        if m is not None:
+            return m[1], text[m.end():]
+        lead = _THINK_OPEN.match(text.lstrip())
+        if lead is not None:  # a leading block never closed: all of it is thinking, never the plan
+            return text.lstrip()[lead.end():], ""
+        return None, text
     thoughts: list[str] = []
     if m is None:
         close, opening = _THINK_CLOSE.search(text), _THINK_OPEN.search(text)
@@ -536,7 +543,9 @@ def parse_reply(text: str, game: Game, max_actions: int = 10, reasoning: str = "
     thinking, answer = split_thinking(text, reasoning)
     if thinking is not None:
         if not answer.strip():
-            error = f"the reply is all thinking: no move line after its think block; end it with e.g. {_example(game)}"
+            where = ("its <think> is never closed" if _THINK_CLOSE.search(text) is None
+                     else "no move line after its think block")
+            error = f"the reply is all thinking: {where}; end it with e.g. {_example(game)}"
             return _with_thinking(thinking, _invalid(game, "", "no_move_line", [error], []))
         return _with_thinking(thinking, _parse(answer, game, max_actions))
     return _parse(text, game, max_actions)

@@ -9,12 +9,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from workstation.errors import UserError
 from workstation.export.inspect_log.log import FORMATS, Log, eval_bytes, json_bytes, make_log
 from workstation.export.inspect_log.sample import make_sample
 from workstation.export.inspect_log.sources import Found, find
+from workstation.game.protocol import Protocol
 from workstation.store.atomic import write_atomic
+from workstation.store.recording import Recording
 
 SUFFIXES = tuple(f".{f}" for f in FORMATS)
 
@@ -52,19 +55,34 @@ def check_out(out: Path, sources: list[str]) -> Path:
     return out
 
 
-def baselines(found: Found) -> dict[str, tuple[float | None, float | None]]:
-    """Per game, the mean score of the plain random runs and of the human runs (agent ``human``, or a session's
-    setting ``human:ID``, as ``report`` takes them) among those exported."""
-    by: dict[str, dict[str, list[float]]] = {}
+# the protocol settings that decide the game played and the scale of its score: a baseline counts only for runs
+# that agree on all of them (a 90-frame run is not measured against 600-frame random runs). The others (memory,
+# history, feedback, guide, max actions, clock) change what a model is told or how it plans, not the game
+BASELINE_PROTOCOL = ("frames", "repeat", "start", "game_mode", "game_difficulty")
+BaselineKey = tuple[str, tuple[tuple[str, Any], ...]]
+
+
+def baseline_key(rec: Recording) -> BaselineKey:
+    """The game and the protocol settings a run's baseline must share with it (``BASELINE_PROTOCOL``)."""
+    m = rec.manifest_record
+    proto = m.protocol if isinstance(m.protocol, dict) else {}
+    paper = Protocol().to_json()
+    return str(m.game), tuple((k, proto.get(k, paper.get(k))) for k in BASELINE_PROTOCOL)
+
+
+def baselines(found: Found) -> dict[BaselineKey, tuple[float | None, float | None]]:
+    """Per game and protocol (``baseline_key``), the mean score of the plain random runs and of the human runs
+    (agent ``human``, or a session's setting ``human:ID``, as ``report`` takes them) among those exported."""
+    by: dict[BaselineKey, dict[str, list[float]]] = {}
     for r in found.runs:
         if r.rec.interventions:
             continue
         spec = (r.rec.manifest_record.agent_spec or "").split(":", 1)[0]
         kind = "human" if spec == "human" or r.setting.lower().startswith("human") else spec
         if kind in ("random", "human"):
-            by.setdefault(str(r.rec.manifest_record.game), {}).setdefault(kind, []).append(r.rec.outcome().total_reward)
-    return {g: (sum(d["random"]) / len(d["random"]) if d.get("random") else None,
-                sum(d["human"]) / len(d["human"]) if d.get("human") else None) for g, d in by.items()}
+            by.setdefault(baseline_key(r.rec), {}).setdefault(kind, []).append(r.rec.outcome().total_reward)
+    return {key: (sum(d["random"]) / len(d["random"]) if d.get("random") else None,
+                  sum(d["human"]) / len(d["human"]) if d.get("human") else None) for key, d in by.items()}
 
 
 def build(found: Found) -> Iterator[Log]:
@@ -73,7 +91,7 @@ def build(found: Found) -> Iterator[Log]:
     for (setting, game), runs in found.groups().items():
         outs = []
         for i, r in enumerate(runs, 1):
-            outs.append(make_sample(r.rec, game, i, setting, base.get(game, (None, None))))
+            outs.append(make_sample(r.rec, game, i, setting, base.get(baseline_key(r.rec), (None, None))))
             r.rec.close()
         yield make_log(game, setting, outs, {"changed_by_hand": any(r.rec.interventions for r in runs)})
 

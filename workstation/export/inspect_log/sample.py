@@ -10,7 +10,7 @@ from __future__ import annotations
 import base64
 import hashlib
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -123,7 +123,10 @@ def _message(m: Message, prompt: Prompt, images: Attachments, mid: str) -> JSON:
 def turn_prompts(rec: Recording) -> list[Prompt]:
     """The exact prompt of every turn: stored verbatim when edited, else rebuilt from the turns before it,
     each checked against the digest the recording holds (``workstation request`` does the same, per turn)."""
+    from workstation.turn.experience import read_updates, rules_at
+
     turns = rec.turn_records
+    updates = read_updates(rec.path)
     builder = None
     out = []
     for n, t in enumerate(turns):
@@ -133,12 +136,21 @@ def turn_prompts(rec: Recording) -> list[Prompt]:
             continue
         if builder is None:
             builder = prompt_builder(rec)
+            experience = rec.manifest.get("experience")
+            if isinstance(experience, dict):  # the slot the run recorded, as ``workstation request`` takes it
+                builder.pack = replace(builder.pack, experience_slot=experience.get("slot")
+                                       or builder.pack.experience_slot)
+        rules = rules_at(rec.manifest, updates, n)
+        if rules is not None:  # the experience library this turn's prompt carried
+            builder.set_experience(rules)
         prompt = builder.build(clips_from_turns(turns[:n]), t.start_frame)
         if ref.get("digest") and prompt.digest() != ref["digest"]:
-            raise RecordingError(
-                f"{rec.path}: turn {n}'s prompt cannot be rebuilt exactly (prompt pack {builder.pack.digest} differs "
-                f"from the recorded {rec.manifest_record.prompt_pack.get('digest')}); point the manifest's prompt "
-                "pack path at the original")
+            recorded = rec.manifest_record.prompt_pack.get("digest")
+            why = (f"prompt pack {builder.pack.digest} differs from the recorded {recorded}; point the manifest's "
+                   "prompt pack path at the original" if builder.pack.digest != recorded else
+                   f"its digest differs from the recorded {ref['digest']} though the prompt pack is the recorded "
+                   "one; the recording's turns or its experience updates are not what made it")
+            raise RecordingError(f"{rec.path}: turn {n}'s prompt cannot be rebuilt exactly ({why})")
         out.append(prompt)
     return out
 
@@ -205,8 +217,9 @@ class SampleOut:
 
 def make_sample(rec: Recording, sample_id: str, epoch: int, setting: str,
                 baseline: tuple[float | None, float | None] = (None, None)) -> SampleOut:
-    """The Inspect sample of ``rec`` (a sound recording: the caller checked it). ``baseline`` is the game's
-    (random mean, human mean) among the runs exported, for the normalised scores (None: no such runs)."""
+    """The Inspect sample of ``rec`` (a sound recording: the caller checked it). ``baseline`` is the (random mean,
+    human mean) of the runs exported of its game and budget (``export.baseline_key``), for the normalised scores
+    (None: no such runs)."""
     m = rec.manifest_record
     s = rec.outcome()
     turns = rec.turn_records
@@ -292,7 +305,8 @@ def _scores(total: float, lives_lost: int, baseline: tuple[float | None, float |
     }
     if rnd is not None:
         out["random_normalised"] = {"value": total - rnd,
-                                    "explanation": f"total reward minus the random agent's mean here ({rnd:g})"}
+                                    "explanation": f"total reward minus the random runs' mean for this game and budget "
+                                                   f"({rnd:g})"}
         if human is not None and abs(human - rnd) > 1e-12:
             out["human_normalised"] = {"value": (total - rnd) / (human - rnd),
                                        "explanation": f"(score - random {rnd:g}) / (human {human:g} - random {rnd:g})"}

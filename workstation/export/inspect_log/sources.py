@@ -136,7 +136,8 @@ def find(sources: list[str], include_changed: bool = False) -> Found:
                 continue
             found.runs.append(Run(rec, setting or _loose_setting(rec), text))
     if not found.runs:
-        why = (f"all {len(found.left_out)} runs were changed by hand; add --include-changed to export them, marked"
-               if found.left_out else "no runs found")
+        n = len(found.left_out)
+        runs = "the one run was changed by hand" if n == 1 else f"all {n} runs were changed by hand"
+        why = f"{runs}; add --include-changed to export {'it' if n == 1 else 'them'}, marked" if n else "no runs found"
         raise UserError(f"nothing to export: {why}")
     return found
