@@ -14,11 +14,11 @@ import sys
 from dataclasses import replace
 from typing import Any
 
-from workstation.arena.match import MatchEngine
-from workstation.arena.start import MatchSpec, prepare_match
+from workstation.arena.start import MatchSpec, prepare_match, side_builders
 from workstation.calls import Reply, TurnContext
 from workstation.game.protocol import Protocol
 from workstation.game.twoplayer import TWO_PLAYER_GAMES, make_ale
+from workstation.turn.match_engine import MatchEngine
 
 
 class Noop:
@@ -38,7 +38,8 @@ class Noop:
 def play(key: str, seed: int, protocol: Protocol, noop: bool = False) -> tuple[float, float]:
     prep = prepare_match(MatchSpec(key, "random", "random", seed, protocol, "/nonexistent"))
     agents = (Noop(), Noop()) if noop else prep.agents
-    engine = MatchEngine(prep.tp, protocol, agents, seed, prep.pack, prep.text)  # type: ignore[arg-type]
+    builders = side_builders(prep.tp, protocol, prep.pack, prep.text, None)
+    engine = MatchEngine(prep.tp, protocol, agents, seed, builders)  # type: ignore[arg-type]
     try:
         engine.run()
     finally:

@@ -95,7 +95,7 @@ def plain(tmp_path_factory) -> Recording:
 @pytest.mark.parametrize("kind", list(KINDS))
 def test_each_kind_of_change_is_counted_and_gives_the_run_its_own_id(tmp_path, plain, kind):
     rec, summary = changed_run(tmp_path, KINDS[kind])
-    assert summary["interventions"] == {kind: 1} and summary["changed_by_hand"] is True
+    assert summary.interventions == {kind: 1} and summary.changed_by_hand is True
     assert rec.summary["interventions"] == {kind: 1}
     assert rec.manifest["plain_run_id"] == plain.run_id
     assert rec.run_id == rec.manifest["run_id"] != plain.run_id
@@ -103,6 +103,9 @@ def test_each_kind_of_change_is_counted_and_gives_the_run_its_own_id(tmp_path, p
     assert rec.manifest["changes"][0]["kind"] == kind and rec.manifest["changes"][0]["turn"] == 1
     assert rec.path.name == f"breakout-random-s5-{rec.run_id[:8]}"  # the folder carries its own id
     assert rec.problems() == []  # the rewritten manifest is the one the digests cover
+    from workstation.runs.hand_check import problems
+
+    assert problems(rec) == []  # every turn's plan re-derived from the seed: each change accounted for
 
 
 def test_the_plain_run_keeps_its_id_and_is_not_marked(plain, tmp_path):
@@ -138,6 +141,9 @@ def test_a_branch_is_marked_and_keeps_the_changes_of_the_turns_it_copies(tmp_pat
     assert branch.manifest["parent"]["run_id"] == parent.run_id
     assert len({branch.run_id, parent.run_id, plain.run_id}) == 3
     assert branch.plain_run_id == parent.plain_run_id == plain.run_id
+    from workstation.runs.hand_check import problems
+
+    assert problems(branch) == [] and problems(parent) == []  # each turn's plan re-derived from the seed
 
 
 def test_an_import_replaying_recorded_actions_is_not_changed_by_hand(tmp_path):
@@ -151,7 +157,7 @@ def test_an_import_replaying_recorded_actions_is_not_changed_by_hand(tmp_path):
     finally:
         e.close()
     rec = Recording(e.writer.path)
-    assert "interventions" not in summary and rec.interventions == {} and rec.changes == []
+    assert summary.interventions is None and rec.interventions == {} and rec.changes == []
 
 
 def test_an_older_changed_recording_in_a_batch_is_not_its_cell(tmp_path, plain):
@@ -267,3 +273,24 @@ def test_counts_and_marks():
     assert counts(changes) == {"override": 2, "branch": 1}
     assert mark(counts(changes)) == "O2 B1" and mark({}) == "-"
     assert changed_run_id("abc", []) == "abc"
+
+
+def test_a_run_changed_twice_keeps_the_untouched_runs_id_as_its_plain_run_id(tmp_path, plain):
+    """Two changes through step mode's engine path: the second must not take the first's id for the plain one."""
+    e = start_run(spec(tmp_path))
+    try:
+        e.start()
+        for plan in (["left", "fire"], ["right"]):
+            e.run_turn()
+            e.step()  # the next turn's prompt
+            e.step()  # its reply
+            e.override_plan(plan)
+        summary = drive(e)
+    finally:
+        e.close()
+    rec = Recording(e.writer.path)
+    assert [(c["kind"], c["turn"]) for c in rec.manifest["changes"]] == [("override", 1), ("override", 2)]
+    assert rec.manifest["plain_run_id"] == rec.plain_run_id == plain.run_id
+    assert rec.run_id == changed_run_id(plain.run_id, rec.manifest["changes"]) != plain.run_id
+    assert summary.interventions == {"override": 2} and rec.problems() == []
+    assert rec.path.name == f"breakout-random-s5-{rec.run_id[:8]}"

@@ -25,11 +25,11 @@ def test_random_smoke_run_is_complete_and_reproducible(tmp_path):
     e = start_run(RunSpec(game="breakout", agent="random", seed=3, out=str(tmp_path)))
     s = drive(e)
     e.close()
-    assert s["complete"] and s["frames"] == 900 and s["invalid_turns"] == 0
+    assert s.complete and s.frames == 900 and s.invalid_turns == 0
     rec = Recording(e.writer.path)
     assert len(rec.frames) == 901 and rec.complete
     assert all(1 <= len(t["actions"]) <= 3 for t in rec.turns)
-    assert s["turns"] == len(rec.turns) and 100 < s["turns"] < 300
+    assert s.turns == len(rec.turns) and 100 < s.turns < 300
     e2 = start_run(RunSpec(game="breakout", agent="random", seed=3, out=str(tmp_path)))
     drive(e2)
     assert [t["actions"] for t in Recording(e2.writer.path).turns] == [t["actions"] for t in rec.turns]
@@ -57,7 +57,7 @@ def test_phases_and_events(tmp_path):
     rec = turns_of(e.writer.path)[0]
     assert rec["actions"] == ["fire", "right"] and rec["thought"] == "serve it" and rec["action_frames"] == [3, 6]
     drive(e)
-    assert e.summary["complete"] and any(isinstance(x, TurnEnded) for x in events)
+    assert e.summary.complete and any(isinstance(x, TurnEnded) for x in events)
 
 
 def test_invalid_reply_becomes_one_noop_and_keeps_raw(tmp_path):
@@ -67,7 +67,7 @@ def test_invalid_reply_becomes_one_noop_and_keeps_raw(tmp_path):
     t0, t1 = turns_of(e.writer.path)
     assert t0["valid"] is False and t0["actions"] == ["noop"] and t0["rule"] == "unknown_action"
     assert "jump" in t0["raw"] and t0["end_frame"] == 3 and any("jump" in x for x in t0["errors"])
-    assert t1["valid"] and e.summary["invalid_turns"] == 1
+    assert t1["valid"] and e.summary.invalid_turns == 1
 
 
 def test_step_mode_edit_resend_override_and_current_only_land_in_the_recording(tmp_path):
@@ -125,7 +125,7 @@ def test_latency_clock_runs_noops_for_the_thinking_time(tmp_path):
     drive(e)
     t = turns_of(e.writer.path)
     assert t[0]["noop_frames"] == 15 and t[0]["end_frame"] == 18
-    assert e.summary["frames"] == 60
+    assert e.summary.frames == 60
     assert verify(Recording(e.writer.path)).ok
 
 
@@ -133,7 +133,7 @@ def test_fatal_error_stops_the_run_and_keeps_the_recording(tmp_path):
     agent = ScriptedAgent(["move: [fire]", "move: [left]", FatalAgentError("bad key: set OPENAI_API_KEY")])
     e = start_run(RunSpec(game="breakout", out=str(tmp_path)), agent=agent)
     s = drive(e)
-    assert not s["complete"] and "bad key" in s["stopped"] and s["turns"] == 2
+    assert not s.complete and "bad key" in s.stopped and s.turns == 2
     rec = Recording(e.writer.path)
     assert rec.summary["complete"] is False and len(rec.turns) == 2 and len(rec.frames) == 1 + 3 + 3
 
@@ -142,7 +142,7 @@ def test_max_cost_stops_cleanly(tmp_path):
     agent = ScriptedAgent(["move: [left]"], cost=0.01)
     e = start_run(RunSpec(game="breakout", out=str(tmp_path), max_cost=0.025), agent=agent)
     s = drive(e)
-    assert s["turns"] == 3 and "cost cap" in s["stopped"] and abs(s["cost_usd"] - 0.03) < 1e-9
+    assert s.turns == 3 and "cost cap" in s.stopped and abs(s.cost_usd - 0.03) < 1e-9
     assert turns_of(e.writer.path)[0]["usage"]["input_tokens"] == 100
 
 
@@ -176,7 +176,7 @@ def test_replay_agent_reproduces_a_recording(tmp_path):
     r = start_run(RunSpec(game="qbert", agent=f"replay:{e.writer.path}", seed=2, out=str(tmp_path),
                           protocol=Protocol(frames=300)))
     again = drive(r)
-    assert again["total_reward"] == src["total_reward"] and again["turns"] == src["turns"]
+    assert again.total_reward == src.total_reward and again.turns == src.turns
     a, b = Recording(e.writer.path), Recording(r.writer.path)
     assert [t["actions"] for t in a.turns] == [t["actions"] for t in b.turns]
     assert all(np.array_equal(a.frames.indices(i), b.frames.indices(i)) for i in range(0, 301, 25))
@@ -216,7 +216,7 @@ def test_stopping_mid_action_records_the_cut_turn_so_the_recording_verifies(tmp_
     t = turns_of(e.writer.path)
     assert [x["actions"] for x in t] == [["fire", "right", "left"], ["fire", "right"]]
     assert t[1]["action_frames"] == [12, 13] and t[1]["end_frame"] == 13
-    assert e.summary["turns"] == 2 and e.summary["frames"] == 13 and e.summary["stopped"] == "stopped by the user"
+    assert e.summary.turns == 2 and e.summary.frames == 13 and e.summary.stopped == "stopped by the user"
     assert verify(Recording(e.writer.path)).ok
 
 
@@ -237,7 +237,7 @@ def test_latency_noops_cut_by_the_budget_record_only_the_frames_run(tmp_path):
                   agent=ScriptedAgent(["move: [right]"], latency_s=1.0))  # 30 NOOP frames asked, 20 left
     s = drive(e)
     (t,) = turns_of(e.writer.path)
-    assert s["complete"] and t["noop_frames"] == 20 and t["actions"] == [] and t["end_frame"] == 20
+    assert s.complete and t["noop_frames"] == 20 and t["actions"] == [] and t["end_frame"] == 20
     assert verify(Recording(e.writer.path)).ok
 
 

@@ -53,20 +53,20 @@ def run(tmp_path, agent, frames=120, **engine):
 
 def test_three_failed_turns_in_a_row_stop_the_run(tmp_path):
     e, s = run(tmp_path, FailingAgent())
-    assert not s["complete"] and s["failed_turns"] == 3 and s["turns"] == 3
-    assert s["stopped"].startswith("3 turns in a row lost to provider errors (--max-failed-turns 3); last: no usable")
+    assert not s.complete and s.failed_turns == 3 and s.turns == 3
+    assert s.stopped.startswith("3 turns in a row lost to provider errors (--max-failed-turns 3); last: no usable")
     rec = Recording(e.writer.path)
     assert rec.summary["failed_turns"] == 3 and len(rec.turns) == 3
 
 
 def test_a_good_turn_breaks_the_streak(tmp_path):
     e, s = run(tmp_path, FailingAgent(bad={0, 1, 3, 4, 6, 7}), frames=60)
-    assert s["complete"] and s["failed_turns"] == 6 and s["stopped"] is None
+    assert s.complete and s.failed_turns == 6 and s.stopped is None
 
 
 def test_zero_never_stops_and_counts_every_lost_turn(tmp_path):
     e, s = run(tmp_path, FailingAgent(), frames=40, max_failed_turns=0)
-    assert s["complete"] and s["failed_turns"] == s["turns"] > 3
+    assert s.complete and s.failed_turns == s.turns > 3
 
 
 def test_fatal_failure_with_an_account_stops_and_keeps_the_call(tmp_path):
@@ -78,8 +78,8 @@ def test_fatal_failure_with_an_account_stops_and_keeps_the_call(tmp_path):
             raise FatalAgentError(line, Reply("", error=line, attempts=[Attempt(False, "fatal", "refused")]))
 
     e, s = run(tmp_path, Fatal())
-    assert s["stopped"].startswith("x:m: nothing answers at http://127.0.0.1:9") and s["turns"] == 1
-    assert s["calls"] == 1 and s["stopped_call"]["turn"] == 1 and not s["stopped_call"]["cancelled"]
+    assert s.stopped.startswith("x:m: nothing answers at http://127.0.0.1:9") and s.turns == 1
+    assert s.calls == 1 and s.stopped_call["turn"] == 1 and not s.stopped_call["cancelled"]
     rec = Recording(e.writer.path)
     assert len(rec.turns) == 1 and verify(rec).ok
 
@@ -103,8 +103,8 @@ def test_cancel_during_a_60s_backoff_ends_the_run_and_records_the_turn(agents, f
     threading.Thread(target=cancel_later, daemon=True).start()
     s = drive(e)
     assert time.monotonic() - out["at"] < BOUND_S
-    assert s["stopped"] == "quit" and not s["complete"] and s["turns"] == 1 and s["failed_turns"] == 0
-    assert s["calls"] == 2  # one answered, one rate-limited; nothing after the cancel
+    assert s.stopped == "quit" and not s.complete and s.turns == 1 and s.failed_turns == 0
+    assert s.calls == 2  # one answered, one rate-limited; nothing after the cancel
     rec = Recording(e.writer.path)
     (first,) = rec.turns
     cancelled = rec.summary["stopped_call"]
@@ -122,8 +122,8 @@ def test_connection_refused_stops_after_the_first_turn(agents, keys, tmp_path):
     started = time.monotonic()
     e, s = run(tmp_path, agent)
     assert time.monotonic() - started < 30  # no retries: seconds, not minutes
-    assert s["stopped"].startswith(f"compat:m: nothing answers at {url}/chat/completions")
-    assert s["turns"] == 0 and s["calls"] == 1
+    assert s.stopped.startswith(f"compat:m: nothing answers at {url}/chat/completions")
+    assert s.turns == 0 and s.calls == 1
     rec = Recording(e.writer.path)
-    assert rec.turns == [] and rec.summary["stopped_call"]["error"] == s["stopped"]
+    assert rec.turns == [] and rec.summary["stopped_call"]["error"] == s.stopped
     assert [(a["error_class"], a["status"]) for a in rec.summary["stopped_call"]["attempts"]] == [("fatal", None)]

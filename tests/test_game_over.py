@@ -52,8 +52,8 @@ def test_the_terminal_frame_cuts_the_action_and_the_plan(tmp_path):
     nxt = turns[OVER_TURN + 1]
     assert nxt["start_frame"] == OVER_FRAME + 1 and not nxt["game_over"]
     assert sum(x["lives_lost"] for x in turns[: OVER_TURN + 1]) == 5, "all five lives of the first game"
-    assert s["lives_lost"] == sum(x["lives_lost"] for x in turns) and s["lives_lost"] > 5
-    assert s["games_ended"] == 1 and s["complete"] and s["frames"] == 900
+    assert s.lives_lost == sum(x["lives_lost"] for x in turns) and s.lives_lost > 5
+    assert s.games_ended == 1 and s.complete and s.frames == 900
     assert len(Recording(e.writer.path).frames) == 901
     assert verify(Recording(e.writer.path)).ok
 
@@ -80,7 +80,7 @@ def test_a_game_over_on_the_last_budget_frame_ends_the_run(tmp_path):
     e, s, turns = run(tmp_path, frames=OVER_FRAME)
     t = turns[-1]
     assert t["turn"] == OVER_TURN and t["game_over"] and t["reset_frame"] is None
-    assert s["frames"] == OVER_FRAME and s["complete"] and s["games_ended"] == 1 and s["lives_lost"] == 5
+    assert s.frames == OVER_FRAME and s.complete and s.games_ended == 1 and s.lives_lost == 5
     assert len(Recording(e.writer.path).frames) == OVER_FRAME + 1, "no reset frame past the budget"
     assert verify(Recording(e.writer.path)).ok
 
@@ -88,7 +88,7 @@ def test_a_game_over_on_the_last_budget_frame_ends_the_run(tmp_path):
 def test_a_reset_frame_that_uses_up_the_budget_ends_the_run(tmp_path):
     e, s, turns = run(tmp_path, frames=OVER_FRAME + 1)
     assert turns[-1]["turn"] == OVER_TURN and turns[-1]["reset_frame"] == OVER_FRAME + 1
-    assert s["frames"] == OVER_FRAME + 1 and s["turns"] == OVER_TURN + 1 and s["complete"]
+    assert s.frames == OVER_FRAME + 1 and s.turns == OVER_TURN + 1 and s.complete
     assert verify(Recording(e.writer.path)).ok
 
 
@@ -98,7 +98,7 @@ def test_the_budget_cuts_the_last_action_by_frames(tmp_path, frames, cut):
     t = turns[-1]
     assert t["end_frame"] == frames and t["cut_frames"] == cut and not t["game_over"]
     assert t["dropped"] == ["noop"] * 8
-    assert s["frames"] == frames and s["complete"]
+    assert s.frames == frames and s.complete
     assert verify(Recording(e.writer.path)).ok
 
 
@@ -109,7 +109,7 @@ def test_a_paused_human_run_is_cut_the_same_way(tmp_path):
     assert t["start_frame"] == OVER_START and t["end_frame"] == OVER_FRAME and t["cut_frames"] == 1
     assert t["dropped"] == ["noop"] * 7 and t["reset_frame"] == OVER_FRAME + 1
     assert turns[OVER_TURN + 1]["start_frame"] == OVER_FRAME + 1
-    assert sum(x["lives_lost"] for x in turns[: OVER_TURN + 1]) == 5 and s["games_ended"] == 1
+    assert sum(x["lives_lost"] for x in turns[: OVER_TURN + 1]) == 5 and s.games_ended == 1
     assert verify(Recording(e.writer.path)).ok
 
 
@@ -118,7 +118,7 @@ def test_the_latency_clock_shifts_the_game_over_but_keeps_the_rule(tmp_path):
     (t,) = [x for x in turns if x["game_over"]]
     assert t["reset_frame"] == t["end_frame"] + 1
     assert turns[t["turn"] + 1]["start_frame"] == t["reset_frame"]
-    assert s["games_ended"] == 1 and sum(x["lives_lost"] for x in turns[: t["turn"] + 1]) == 5
+    assert s.games_ended == 1 and sum(x["lives_lost"] for x in turns[: t["turn"] + 1]) == 5
     assert verify(Recording(e.writer.path)).ok
 
 

@@ -14,9 +14,9 @@ import pytest
 
 from tests.fake_provider import KEYS, SPECS, FakeProvider, fake_server  # noqa: F401
 from workstation.calls import Reply
-from workstation.arena.match import MatchEngine
+from workstation.turn.match_engine import MatchAction, MatchEngine, MatchTurnEnded
 from workstation.arena.sides import load_match_text
-from workstation.arena.start import MatchSpec, start_match
+from workstation.arena.start import MatchSpec, side_builders, start_match
 from workstation.arena.verify import verify_match
 from workstation.cli import main
 from workstation.game.protocol import Protocol
@@ -56,9 +56,9 @@ class Script:
 def _engine(p1: list[str], p2: list[str], game: str = "boxing", frames: int = 30, **kw) -> MatchEngine:
     tp = get_two_player_game(game)
     pack = load_pack(None)
-    return MatchEngine(tp, Protocol(frames=frames), (Script(p1, kw.pop("barrier", None)),
-                                                     Script(p2, kw.pop("barrier2", None))),
-                       0, pack, load_match_text(pack, tp.key), **kw)
+    protocol = Protocol(frames=frames)
+    return MatchEngine(tp, protocol, (Script(p1, kw.pop("barrier", None)), Script(p2, kw.pop("barrier2", None))),
+                       0, side_builders(tp, protocol, pack, load_match_text(pack, tp.key), None), **kw)
 
 
 def test_lockstep_both_actions_in_the_same_three_frames():
@@ -90,7 +90,7 @@ def test_shorter_plan_is_padded_with_noop_and_the_turn_ends_when_both_are_spent(
     engine = _engine(["up, up, fire"], ["left"], frames=30)
     engine.start()
     records = []
-    engine.observers.append(lambda ev: records.append(ev.data["record"]) if ev.kind == "turn" else None)
+    engine.observers.append(lambda ev: records.append(ev.record.to_json()) if isinstance(ev, MatchTurnEnded) else None)
     engine.play_turn()
     engine.play_turn()
     first = records[0]
@@ -242,8 +242,9 @@ class Failing(Script):
 def test_a_side_whose_calls_keep_failing_stops_the_match_after_three_turns():
     tp = get_two_player_game("pong")
     pack = load_pack(None)
-    engine = MatchEngine(tp, Protocol(frames=300), (Script(["left"]), Failing([])), 0, pack,
-                         load_match_text(pack, tp.key))
+    protocol = Protocol(frames=300)
+    engine = MatchEngine(tp, protocol, (Script(["left"]), Failing([])), 0,
+                         side_builders(tp, protocol, pack, load_match_text(pack, tp.key), None))
     s = engine.run()
     engine.close()
     assert s["turns"] == 3 and not s["complete"] and s["stopped"].startswith("side 2: 3 turns in a row lost")
@@ -254,7 +255,7 @@ def test_a_match_interrupted_mid_turn_keeps_a_recording_that_verifies(tmp_path):
     engine = start_match(MatchSpec("pong", "random", "random", 1, Protocol(frames=300), str(tmp_path)))
 
     def interrupt(ev) -> None:
-        if ev.kind == "action" and ev.turn == 2:
+        if isinstance(ev, MatchAction) and ev.turn == 2:
             raise KeyboardInterrupt
 
     engine.observers.append(interrupt)
@@ -274,7 +275,7 @@ def test_the_quick_check_and_info_take_verify_s_rule_for_an_interrupted_match(tm
     engine = start_match(MatchSpec("pong", "random", "random", 1, Protocol(frames=300), str(tmp_path)))
 
     def interrupt(ev) -> None:
-        if ev.kind == "action" and ev.turn == 2:
+        if isinstance(ev, MatchAction) and ev.turn == 2:
             raise KeyboardInterrupt
 
     engine.observers.append(interrupt)

@@ -22,7 +22,7 @@ from workstation.launch import Launch
 from workstation.packs import command as packs_command
 from workstation.qa import command as qa_command
 from workstation.runs.importers import command as import_command
-from workstation.store import ls_command
+from workstation.runs import ls_command
 from workstation.store.framestore import FrameStoreError
 from workstation.store.recording import DamagedRecording, RecordingWriteError
 from workstation.tui import open_tui
@@ -306,9 +306,8 @@ def _run(a: argparse.Namespace) -> int:
     spec = _spec(a)
     if a.max_failed_turns < 0:
         raise UserError(f"--max-failed-turns must be 0 (never stop) or more (got {a.max_failed_turns})")
-    engine = start_run(spec, rewindable=False)
-    engine.max_failed_turns = a.max_failed_turns
-    if getattr(engine, "replay_note", None):
+    engine = start_run(spec, rewindable=False, max_failed_turns=a.max_failed_turns)
+    if engine.replay_note:
         sys.stderr.write(f"workstation: warning: {engine.replay_note} (recorded in manifest.json)\n")
     if not a.quiet:
         from workstation.runs.progress import RunProgress
@@ -317,22 +316,24 @@ def _run(a: argparse.Namespace) -> int:
     try:
         summary = drive(engine)
     except KeyboardInterrupt:  # run() has already closed the recording as "interrupted"
-        print(engine.writer.path)
+        print(engine.recording_path)
         raise
     finally:
         engine.close()
-    print(engine.writer.path)
+    print(engine.recording_path)
+    if summary is None:  # drive returns only when the run has ended; an ended run has its summary
+        raise RuntimeError("the run ended without a summary")
     if not a.quiet:
-        print(_summary_line(summary))
+        print(_summary_line(summary.to_json()))
     idled = getattr(engine.agent, "idled", 0)
     if idled:  # a replay under a longer budget than its source's: say it, the recording says it turn by turn
         sys.stderr.write(f"workstation: note: the replayed recording had {engine.agent.source_turns} turns; the "
                          f"{idled} turn{'s' if idled != 1 else ''} after them played noop\n")
-    if summary.get("stopped") and not summary.get("complete"):
-        sys.stderr.write(f"workstation: run stopped: {summary['stopped']}\n")
+    if summary.stopped and not summary.complete:
+        sys.stderr.write(f"workstation: run stopped: {summary.stopped}\n")
         return 1
-    if summary.get("turns") and summary.get("failed_turns", 0) >= summary["turns"]:
-        sys.stderr.write(f"workstation: the run did not really play: all {summary['turns']} turns were lost "
+    if summary.turns and (summary.failed_turns or 0) >= summary.turns:
+        sys.stderr.write(f"workstation: the run did not really play: all {summary.turns} turns were lost "
                          "to provider errors (see `workstation info`)\n")
         return 1
     return 0
@@ -356,13 +357,20 @@ def _verify(a: argparse.Namespace) -> int:
     rec = _open(a.recording)
     if rec.manifest.get("kind") == "match":  # a two-player match has its own rule (workstation.arena.verify)
         from workstation.arena.verify import verify_match as verify
+    from workstation.runs.hand_check import replan_problems
+
     if a.quick:
         from workstation.store.integrity import quick_verdict
 
         ok, line = quick_verdict(rec)
+        if ok and (replanned := replan_problems(rec)):  # a run changed by hand that claims to be plain
+            ok, line = False, f"DAMAGED: {replanned[0]} ({rec.path})"
         print(line)
         return 0 if ok else 1
     damage = rec.problems()
+    if not damage and (replanned := replan_problems(rec)):
+        print(f"DAMAGED: {replanned[0]} ({rec.path})")
+        return 1
     if damage:  # a file differs from its digest: re-executing would compare against something else than was written
         from workstation.store.integrity import quick_verdict
 
@@ -383,7 +391,19 @@ def _verify(a: argparse.Namespace) -> int:
 
 
 def _info(a: argparse.Namespace) -> int:
+    from workstation.runs.hand_check import replan_problems
+
     rec = _open(a.recording)
+    # changed by hand or plain is the one thing info cannot leave open (other damage is shown with the rest)
+    if rec.manifest.get("kind") == "match":  # a match is read only whole: both sides, scores and result
+        from workstation.store.integrity import match_problems
+
+        found = match_problems(rec)
+    else:
+        found = rec.hand.problems or ([] if rec.damage() else replan_problems(rec))
+    if found:
+        raise DamagedRecording(f"damaged recording {rec.path}: {found[0]}; `workstation verify --quick "
+                               f"{rec.path}` says more")
     s = rec.summary_or_partial()
     damage = rec.damage()  # the fast integrity check: a damaged recording is never called complete
     if a.json:
@@ -411,7 +431,7 @@ def _info(a: argparse.Namespace) -> int:
     from workstation.runs.info import calls_line, hand_line
 
     print(hand_line(rec))
-    if (line := calls_line(rec, s)) is not None:
+    if (line := calls_line(rec, rec.outcome())) is not None:
         print(line)
     print(f"size       {rec.size_bytes() / 1e6:.2f} MB, {len(rec.frames)} frame{'s' if len(rec.frames) != 1 else ''}")
     if damage:
@@ -424,8 +444,11 @@ def _request(a: argparse.Namespace) -> int:
 
     rec = _open(a.recording).require_sound()
     if rec.manifest.get("kind") == "match":  # each side was asked its own prompt (workstation.arena.request)
-        from workstation.arena.request import dump_side_request
+        from workstation.arena.request import dump_side_request, side_request_json
 
+        if a.json:
+            print(json.dumps(side_request_json(rec, a.turn, a.side), ensure_ascii=False))
+            return 0
         print(dump_side_request(rec, a.turn, a.side))
         return 0
     if a.side != 1:  # one player: there is no other side's prompt to show

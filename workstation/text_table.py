@@ -2,7 +2,7 @@
 
 Used by every command that prints a table (games, ls, report, compare, batch plans and
 progress, qa eval). It stands at the bottom of the house (it imports nothing of ours), so
-``workstation.store.ls_command`` can use it as well as the commands above.
+``workstation.runs.ls_command`` can use it as well as the commands above.
 """
 
 from __future__ import annotations

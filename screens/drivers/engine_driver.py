@@ -269,12 +269,12 @@ class EngineDriver:
     # -- observers (engine thread) --------------------------------------------
     def stats(self, phase: str | None = None) -> BarStats:
         eng = self.engine
-        usage, totals = eng.totals["usage"], eng.totals
+        usage, totals = eng.totals.usage, eng.totals
         return BarStats(
             frame=eng.clock.frame, budget=eng.protocol.frames, score=eng.clock.score, lives=eng.clock.lives,
             lives_lost=eng.clock.lives_lost, turn=eng.turn, input_tokens=usage.total_input,
-            output_tokens=usage.output_tokens, cost_usd=totals["cost_usd"] if totals["priced"] else None,
-            calls=totals["calls"], invalid_turns=totals["invalid_turns"], phase=phase or eng.phase.value,
+            output_tokens=usage.output_tokens, cost_usd=totals.cost_usd if totals.priced else None,
+            calls=totals.calls, invalid_turns=totals.invalid_turns, phase=phase or eng.phase.value,
         )
 
     def _progress(self, phase: str | None = None) -> None:
@@ -301,17 +301,18 @@ class EngineDriver:
         elif isinstance(ev, ActionExecuted):
             self._post(EngineAction(ev.turn, ev.index, ev.step))
         elif isinstance(ev, TurnEnded):
-            self._post(EngineTurn(ev.turn, ev.record))
-            if ev.record.get("game_over"):
-                end = ev.record.get("end_frame", -1)
+            record = ev.record.to_json()
+            self._post(EngineTurn(ev.turn, record))
+            if ev.record.game_over:
+                end = ev.record.end_frame
                 if 0 <= end < len(self.resets):
                     self.resets[end] = True
-                self._post(EngineNotice(game_over_notice(ev.record)))
+                self._post(EngineNotice(game_over_notice(record)))
         elif isinstance(ev, RunEnded) and not self._branching:
             self.finished = True
             if eng.writer is not None:  # a run changed by hand is renamed for its own run id as it closes
                 self.path = eng.writer.path
-            self._post(EngineFinished(ev.turn, dict(ev.summary or {}), self.path))
+            self._post(EngineFinished(ev.turn, ev.summary.to_json(), self.path))
 
     def _images(self, ev: PromptReady) -> list:
         """Each image part with its pixels, read here on the engine's thread: the PNG the model is sent, decoded,

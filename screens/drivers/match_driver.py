@@ -19,7 +19,8 @@ from typing import Any
 
 from textual.message import Message
 
-from workstation.arena.match import MatchEngine, MatchEvent
+from workstation.turn.match_engine import MatchAction, MatchEngine, MatchPlans, MatchPrompts, MatchTurnEnded
+from workstation.turn.engine import Event
 from workstation.arena.start import MatchSpec, start_match
 
 QUIT = "play was cancelled"
@@ -81,25 +82,26 @@ class MatchDriver:
         return self.held(self._t) if self.held is not None else "noop"
 
     # -- the match -----------------------------------------------------------
-    def _observe(self, ev: MatchEvent) -> None:
+    def _observe(self, ev: Event) -> None:
         eng = self.engine
         if eng is None:
             return
-        if ev.kind == "prompts":
+        if isinstance(ev, MatchPrompts):
             self.post(MatchUpdate("asking", {"turn": ev.turn}))
-        elif ev.kind == "replies":
-            self.post(MatchUpdate("plans", {"turn": ev.turn, "plans": ev.data["plans"]}))
+        elif isinstance(ev, MatchPlans):
+            self.post(MatchUpdate("plans", {"turn": ev.turn, "plans": ev.plans}))
             self._t = self.pacer.now()  # the first action plays one slot from now
-        elif ev.kind == "action":
+        elif isinstance(ev, MatchAction):
             if self.mode == "paused" and not self.quit.is_set():
                 self._t += self.period
                 self.pacer.wait_until(self._t, self.quit.is_set)
-            self.show_frame(eng.clock.rgb(), ev.data["frame"])
-            self.post(MatchUpdate("action", ev.data))
-        elif ev.kind == "turn":
-            rec = ev.data["record"]
-            self.post(MatchUpdate("turn", {"turn": rec["turn"], "played": [p["actions"] for p in rec["players"]],
-                                           "scores": [p["score"] for p in rec["players"]]}))
+            self.show_frame(eng.clock.rgb(), ev.frame)
+            self.post(MatchUpdate("action", {"index": ev.index, "frame": ev.frame, "actions": ev.actions,
+                                             "scores": ev.scores}))
+        elif isinstance(ev, MatchTurnEnded):
+            rec = ev.record
+            self.post(MatchUpdate("turn", {"turn": rec.turn, "played": [p.actions for p in rec.players],
+                                           "scores": [p.score for p in rec.players]}))
 
     def run(self) -> None:
         """Play the match to its end (or the person's quit); the recording is closed either way."""

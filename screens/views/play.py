@@ -227,7 +227,8 @@ class PlayScreen(Screen):
                     if engine.summary is None:
                         engine.stop(QUIT_REASON)
                     engine.close()
-                    self.post_message(EngineFinished(engine.turn, engine.summary or {}, engine.writer.path))
+                    summary = engine.summary.to_json() if engine.summary is not None else {}
+                    self.post_message(EngineFinished(engine.turn, summary, engine.recording_path))
                 if self._window is not None:
                     self._window.close()
             finally:

@@ -230,7 +230,7 @@ class ReplayScreen(FramePlaybackScreen):
         if parent:
             t.append(f"  branch of turn {parent.get('turn')} of {parent.get('path')}", style="yellow")
         if self.turn >= 0:  # what a person changed in the turn on show
-            here = [KINDS[c["kind"]][1] for c in of_turn(self.rec.turns[self.turn])]
+            here = [KINDS[c["kind"]][1] for c in of_turn(self.rec.turn_records[self.turn])]
             if here:
                 t.append(f"  by hand: {', '.join(here)}", style="bold yellow")
         self.query_one("#status", Static).update(t)

@@ -11,9 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from workstation.turn.agent import Agent
-from workstation.arena.match import MatchEngine, MatchObserver
 from workstation.arena.players import check_players, make_side_agent, side_seed
-from workstation.arena.sides import load_match_text
+from workstation.arena.sides import MatchText, SidePromptBuilder, load_match_text, side_pack
 from workstation.game.clock import RULES
 from workstation.game.protocol import Protocol
 from workstation.game.twoplayer import SIDES, get_two_player_game
@@ -21,7 +20,9 @@ from workstation.options import GENERATION_KEYS
 from workstation.runs.start import FORMAT, new_run_dir, versions
 from workstation.store.recording import RecordingWriter
 from workstation.locations import default_pack_dir
-from workstation.turn.promptpack import load_pack
+from workstation.turn.match_engine import MatchEngine, MatchObserver
+from workstation.turn.prompt import FrameSource
+from workstation.turn.promptpack import PromptPack, load_pack
 
 KIND = "match"  # the manifest's "kind": verify and info read a match by it
 
@@ -60,6 +61,14 @@ def _backend() -> str:
         return f"multi-agent-ale-py {metadata.version('multi-agent-ale-py')}"
     except metadata.PackageNotFoundError:
         return "multi-agent-ale-py"
+
+
+def side_builders(tp: Any, protocol: Protocol, pack: PromptPack, text: MatchText,
+                  frames: FrameSource | None) -> tuple[SidePromptBuilder, SidePromptBuilder]:
+    """Each side's prompt builder: its words, sprite and score line, over the match's frames."""
+    one, two = (SidePromptBuilder(tp.game, protocol, side_pack(pack, text, side), text, side, tp.team, frames)
+                for side in SIDES)
+    return one, two
 
 
 @dataclass
@@ -118,7 +127,8 @@ def start_match(spec: MatchSpec, observers: list[MatchObserver] | None = None, p
     writer: RecordingWriter | None = None
     try:
         writer = RecordingWriter(path, manifest, tp.game.height)
-        return MatchEngine(tp, spec.protocol, agents, spec.seed, pack, text, writer, observers, spec.max_cost,
+        builders = side_builders(tp, spec.protocol, pack, text, writer.frames)
+        return MatchEngine(tp, spec.protocol, agents, spec.seed, builders, writer, observers, spec.max_cost,
                            live=live)
     except BaseException:
         if writer is not None and not writer.closed:

@@ -13,13 +13,16 @@ from typing import Any
 
 
 from workstation.calls import Reply, TurnContext
-from workstation.arena.match import MatchEngine, MatchEvent
 from workstation.arena.sides import load_match_text
+from workstation.arena.start import side_builders
 from workstation.game.protocol import Protocol
 from workstation.game.twoplayer import get_two_player_game
 from workstation.runs.verify import VerifyResult
 from workstation.runs.frame_check import FrameCheck, Mismatch, same
-from workstation.store.recording import Recording, RecordingError
+from workstation.store.recording import Recording
+from workstation.store.records import MatchTurn, RecordingError
+from workstation.turn.engine import Event
+from workstation.turn.match_engine import MatchEngine, MatchTurnEnded
 from workstation.turn.promptpack import load_pack
 
 TURN_KEYS = ("start_frame", "end_frame", "game_over", "reset_frame", "lockstep_frames")
@@ -29,13 +32,12 @@ SIDE_KEYS = ("actions", "padded", "action_rewards", "action_life_lost", "reward"
 class _Script:
     reads_prompt = False
 
-    def __init__(self, turns: list[dict[str, Any]], side: int) -> None:
+    def __init__(self, turns: list[MatchTurn], side: int) -> None:
         self.spec = f"verify side {side}"
         self._plans: dict[int, list[str]] = {}
         for t in turns:
-            p = t["players"][side - 1]
-            played = len(p["actions"]) - int(p.get("padded", 0))
-            self._plans[t["turn"]] = list(p["actions"][:played]) + list(p.get("dropped") or [])
+            p = t.players[side - 1]
+            self._plans[t.turn] = list(p.actions[:len(p.actions) - p.padded]) + list(p.dropped)
 
     def act(self, prompt: Any, ctx: TurnContext, on_text: Any = None) -> Reply:
         plan = self._plans.get(ctx.turn)
@@ -51,53 +53,53 @@ class _Script:
 
 
 def verify_match(rec: Recording) -> VerifyResult:
-    m = rec.manifest
+    m = rec.manifest_record
     try:
-        tp = get_two_player_game(m["game"])
-        protocol = Protocol.from_json(m["protocol"])
-        seed = int(m["seed"])
+        if m.game is None or m.seed is None:
+            raise ValueError("no game" if m.game is None else "no seed")
+        tp = get_two_player_game(m.game)
+        protocol = Protocol.from_json(m.protocol)
+        seed = m.seed
     except (KeyError, ValueError, TypeError) as e:
         raise RecordingError(f"{rec.path}: the manifest lacks what verify needs ({e})") from None
-    frames, turns = rec.frames, rec.turns
+    frames = rec.frames
     n = len(frames)
     if n == 0:
         return VerifyResult(0, 0, f"{rec.path / 'frames.idx'}: the recording holds no frames; nothing to verify")
     try:
-        turn_players = [t["players"] for t in turns]
-    except (KeyError, TypeError):
-        return VerifyResult(0, 0, f"{rec.path / 'turns.jsonl'}: a turn lacks its players")
-    if any(not isinstance(p, list) or len(p) != 2 for p in turn_players):
-        return VerifyResult(0, 0, f"{rec.path / 'turns.jsonl'}: a turn does not hold two players")
+        turns = rec.match_turns  # typed: each turn holds sides 1 and 2
+    except RecordingError as e:
+        return VerifyResult(0, 0, str(e))
     check = FrameCheck(frames)
     turns_checked = 0
 
-    def on_event(ev: MatchEvent) -> None:
+    def on_event(ev: Event) -> None:
         nonlocal turns_checked
-        if ev.kind != "turn":
+        if not isinstance(ev, MatchTurnEnded):
             return
-        got = ev.data["record"]
-        k = got["turn"]
+        got = ev.record
+        k = got.turn
         if k >= len(turns):
             raise Mismatch(check.checked,
                            f"turns.jsonl ends at turn {len(turns) - 1}, but re-execution plays turn {k}")
         want = turns[k]
         for key in TURN_KEYS:
-            if not same(want.get(key), got.get(key)):
-                raise Mismatch(got["start_frame"], f"turns.jsonl turn {k} {key}: recorded {want.get(key)!r}, "
-                                                   f"re-execution gives {got.get(key)!r}")
+            if not same(getattr(want, key), getattr(got, key)):
+                raise Mismatch(got.start_frame, f"turns.jsonl turn {k} {key}: recorded {getattr(want, key)!r}, "
+                                                f"re-execution gives {getattr(got, key)!r}")
         for side in (0, 1):
             for key in SIDE_KEYS:
-                a, b = want["players"][side].get(key), got["players"][side].get(key)
+                a, b = getattr(want.players[side], key), getattr(got.players[side], key)
                 if not same(a, b):
-                    raise Mismatch(got["start_frame"], f"turns.jsonl turn {k} player {side + 1} {key}: "
-                                                       f"recorded {a!r}, re-execution gives {b!r}")
+                    raise Mismatch(got.start_frame, f"turns.jsonl turn {k} player {side + 1} {key}: "
+                                                    f"recorded {a!r}, re-execution gives {b!r}")
         turns_checked += 1
 
-    pack_path = (m.get("prompt_pack") or {}).get("path")
+    pack_path = m.prompt_pack.get("path")
     pack = load_pack(pack_path if pack_path else None)
-    engine = MatchEngine(tp, protocol, (_Script(turns, 1), _Script(turns, 2)), seed, pack,  # type: ignore[arg-type]
-                         load_match_text(pack, tp.key), writer=None, observers=[on_event])
-    engine.clock.sink = check
+    builders = side_builders(tp, protocol, pack, load_match_text(pack, tp.key), None)
+    engine = MatchEngine(tp, protocol, (_Script(turns, 1), _Script(turns, 2)), seed, builders,  # type: ignore[arg-type]
+                         writer=None, observers=[on_event], sink=check)
     try:
         engine.start()
         while not engine.done:
@@ -110,7 +112,8 @@ def verify_match(rec: Recording) -> VerifyResult:
         engine.close()
     checked = check.checked
     trailing = n - checked
-    stopped = not (rec.summary is not None and rec.summary.get("complete") is True)
+    s = rec.summary_record
+    stopped = not (s is not None and s.complete)
     if trailing > 0 and stopped and trailing <= protocol.max_actions * protocol.repeat + 1:
         # interrupted mid-turn (Ctrl-C): that turn's frames were stored, its record never written
         return VerifyResult(checked, turns_checked=turns_checked, unchecked_frames=trailing)
@@ -119,13 +122,13 @@ def verify_match(rec: Recording) -> VerifyResult:
                                               f"only {checked}")
     if turns_checked < len(turns):
         return VerifyResult(checked, checked, f"turns.jsonl has {len(turns)} turns; re-execution plays {turns_checked}")
-    s = rec.summary
     if s is not None:
-        for side, p in enumerate(s.get("players") or []):
-            if not same(p.get("score"), engine.clock.scores[side]):
+        for side, p in enumerate(s.players if isinstance(s.players, list) else []):
+            score = p.get("score") if isinstance(p, dict) else None
+            if not same(score, engine.clock.scores[side]):
                 return VerifyResult(checked, checked, f"summary.json player {side + 1} score: recorded "
-                                                      f"{p.get('score')!r}, re-execution gives {engine.clock.scores[side]!r}")
-        if not same(s.get("frames"), engine.clock.frame):
-            return VerifyResult(checked, checked, f"summary.json frames: recorded {s.get('frames')!r}, "
+                                                      f"{score!r}, re-execution gives {engine.clock.scores[side]!r}")
+        if not same(s.frames, engine.clock.frame):
+            return VerifyResult(checked, checked, f"summary.json frames: recorded {s.frames!r}, "
                                                   f"re-execution gives {engine.clock.frame}")
     return VerifyResult(checked, turns_checked=turns_checked)

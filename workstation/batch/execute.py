@@ -158,7 +158,7 @@ def execute(spec_json: dict, run_id: str, hooks: Hooks | None = None) -> dict:
         if hooks.cancel is not None:
             engine.cancel = hooks.cancel
         lean(engine)
-        result["path"] = str(engine.writer.path)
+        result["path"] = str(engine.recording_path)
 
         def after_step(e, before) -> None:
             if lender is not None:  # the emulator only for the frames of a turn; lent out while the model thinks
@@ -171,7 +171,7 @@ def execute(spec_json: dict, run_id: str, hooks: Hooks | None = None) -> dict:
                 progress.rate_limit_waits += sum(1 for a in reply.attempts if a.error_class == "rate_limit")
                 if reply.error and not reply.cancelled:
                     progress.last_error = reply.error
-            progress.calls, progress.cost_usd = e.totals["calls"], e.totals["cost_usd"]
+            progress.calls, progress.cost_usd = e.totals.calls, e.totals.cost_usd
             progress.turns, progress.frames = e.turn, e.clock.frame
             if hooks.on_progress is not None:
                 hooks.on_progress(progress)
@@ -180,14 +180,14 @@ def execute(spec_json: dict, run_id: str, hooks: Hooks | None = None) -> dict:
                 if why:
                     e.cancel.cancel(why)
 
-        summary = drive(engine, cancel=engine.cancel, after_step=after_step) or {}
-        result.update(complete=bool(summary.get("complete")), stopped=summary.get("stopped"),
-                      calls=summary.get("calls", 0), cost_usd=summary.get("cost_usd"),
-                      score=summary.get("total_reward"), turns=summary.get("turns"))
+        summary = drive(engine, cancel=engine.cancel, after_step=after_step)
+        if summary is not None:
+            result.update(complete=summary.complete, stopped=summary.stopped, calls=summary.calls,
+                          cost_usd=summary.cost_usd, score=summary.total_reward, turns=summary.turns)
     except Exception as e:  # noqa: BLE001 - one failed run must not end the batch; the error is its account
         result["error"] = (str(e).splitlines() or [type(e).__name__])[0] or type(e).__name__
         if engine is not None and engine.summary is not None:
-            result["stopped"] = engine.summary.get("stopped")
+            result["stopped"] = engine.summary.stopped
     finally:
         if lender is not None:
             lender.end()

@@ -40,6 +40,7 @@ from workstation.batch.jobs import CPU, Job as Cell, jobs_of
 from workstation.batch.progress import DONE, FAILED, LEFT, RUNNING, SKIPPED, STOPPED, BatchState, RunState
 from workstation.errors import UserError
 from workstation.store.recording import MANIFEST, Recording, RecordingError
+from workstation.runs.hand_check import counts_as_plain
 
 INCOMPLETE = ".incomplete"
 DUPLICATE = ".duplicate"
@@ -122,7 +123,7 @@ class Batch:
                 try:
                     rec = Recording(path)
                     run_id, complete = rec.run_id, rec.complete  # a run changed by hand has an id of its own
-                    if rec.interventions:
+                    if not counts_as_plain(rec):  # changed by hand, or edited to hide it
                         self.changed_by_hand.append(str(path))
                         continue  # never a cell's run: left where it is, never counted
                 except RecordingError:

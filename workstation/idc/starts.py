@@ -48,7 +48,8 @@ def random_scores(base: RunSpec, seeds: list[int]) -> list[float]:
     for s in seeds:
         engine = TurnEngine(game, base.protocol, make_agent("random", game, s), s, pack, rewindable=False)
         try:
-            scores.append(float((drive(engine) or {}).get("total_reward") or 0.0))
+            summary = drive(engine)
+            scores.append(float(summary.total_reward) if summary is not None else 0.0)
         finally:
             engine.close()
     return scores

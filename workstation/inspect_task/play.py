@@ -107,12 +107,12 @@ async def play_one(spec: RunSpec, model: Any) -> tuple[Path, dict[str, Any]]:
     loop = asyncio.get_running_loop()
     bridge = Bridge(loop)
     engine = start_engine(spec, InspectAgent(str(model), bridge))
-    assert engine.writer is not None
-    path = Path(engine.writer.path)
+    path = Path(engine.recording_path)
 
     def run() -> dict[str, Any]:
         try:
-            return drive(engine) or engine.summary or {}
+            summary = drive(engine) or engine.summary
+            return summary.to_json() if summary is not None else {}
         finally:
             engine.close()
 

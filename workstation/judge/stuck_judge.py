@@ -46,7 +46,7 @@ class StuckJudge:
         prompt = Prompt([Message("user", [TextPart(text)])])
         blind.check(prompt.messages[0].parts)
         try:
-            reply = self.agent.act(prompt, TurnContext(get_game(rec.manifest_record.game), 0, 1, 0))
+            reply = self.agent.act(prompt, TurnContext(get_game(str(rec.manifest_record.game)), 0, 1, 0))
         except FatalAgentError as e:
             raise UserError(f"the judge failed for good: {e}") from None
         self.usage_calls += 1

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from workstation.calls import CancelToken
+from workstation.store.records import Summary
 from workstation.turn.engine import Phase, TurnEngine
 
 Gate = Callable[[TurnEngine], bool]  # False: do not step now (the loop asks again)
@@ -28,7 +29,7 @@ def _reason(e: BaseException) -> str:
 
 
 def drive(engine: TurnEngine, cancel: CancelToken | None = None, gate: Gate | None = None,
-          after_step: AfterStep | None = None, by_frame: bool = False) -> dict | None:
+          after_step: AfterStep | None = None, by_frame: bool = False) -> Summary | None:
     """Step ``engine`` until it finishes or ``cancel`` is cancelled; returns the summary.
 
     ``by_frame`` advances one emulator frame at a time while acting (a real-time

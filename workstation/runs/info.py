@@ -6,6 +6,7 @@ import statistics
 
 from workstation.store.changes import describe
 from workstation.store.recording import Recording
+from workstation.store.records import Summary
 
 
 def hand_line(rec: Recording) -> str:
@@ -24,19 +25,17 @@ def _latencies(rec: Recording) -> list[float]:
     return [float(t.latency_s) for t in turns if t.calls and isinstance(t.latency_s, (int, float))]
 
 
-def calls_line(rec: Recording, s: dict) -> str | None:
+def calls_line(rec: Recording, s: Summary) -> str | None:
     """``calls      12 calls, 34,567 in / 1,234 out tokens (800 reasoning), $0.0123, latency mean 1.20 s ...``.
 
     None for a run that made no calls (a built-in agent).
     """
-    calls = int(s.get("calls") or 0)
+    calls = s.calls
     if calls <= 0:
         return None
-    usage = s.get("usage") if isinstance(s.get("usage"), dict) else {}
-    n_in = sum(int(usage.get(k) or 0) for k in ("input_tokens", "cache_read_tokens", "cache_write_tokens"))
-    n_out = int(usage.get("output_tokens") or 0)
-    reasoning = int(usage.get("reasoning_tokens") or 0)
-    cost = s.get("cost_usd")
+    n_in, n_out = s.tokens
+    reasoning = int(s.usage.get("reasoning_tokens") or 0)
+    cost = s.cost_usd
     parts = [f"{calls} call{'s' if calls != 1 else ''}",
              f"{n_in:,} in / {n_out:,} out tokens" + (f" ({reasoning:,} reasoning)" if reasoning else ""),
              f"${cost:.4f}" if isinstance(cost, (int, float)) else "cost unknown (no price for this model)"]

@@ -40,8 +40,8 @@ class RunProgress:
         budget = e.protocol.frames
         frame = e.clock.frame
         done = min(1.0, frame / budget) if budget else 1.0
-        cost = e.totals.get("cost_usd") or 0.0
-        calls = e.totals.get("calls", 0)
+        cost = e.totals.cost_usd
+        calls = e.totals.calls
         elapsed = self.clock() - self._t0
         eta = elapsed / done - elapsed if done > 0 else 0.0
         head = f"{e.game.key} seed {e.seed}"

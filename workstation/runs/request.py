@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from workstation.agents import PROVIDER_KINDS
 from workstation.game.games import get_game
@@ -12,7 +13,8 @@ from workstation.turn.prompt import ImagePart, Prompt
 from workstation.turn.prompt_builder import PromptBuilder
 from workstation.turn.promptpack import PromptPackError, load_pack
 from workstation.game.protocol import Protocol
-from workstation.store.recording import Recording, RecordingError
+from workstation.store.recording import Recording
+from workstation.store.records import RecordingError
 
 
 def rebuild_prompt(rec: Recording, turn: int) -> Prompt:
@@ -61,7 +63,7 @@ def prompt_builder(rec: Recording) -> PromptBuilder:
         pack = load_pack(pack_path if pack_path and Path(pack_path).is_dir() else None)
     except PromptPackError:
         pack = load_pack(None)
-    skill = (rec.manifest.get("skill") or {}).get("text")
+    skill = (m.skill or {}).get("text")
     if skill:  # the slot the run was made with, as recorded
         from dataclasses import replace
 
@@ -89,14 +91,18 @@ def dump_request(rec: Recording, turn: int) -> str:
         prompt.render_text() + "\n\n# images:\n" + images
 
 
-def request_json(rec: Recording, turn: int) -> dict:
+def request_json(rec: Recording, turn: int) -> dict[str, Any]:
     """The neutral request of ``turn`` as plain data (``workstation request --json``).
 
     ``{"messages": [{"role": ..., "content": [{"type": "text", "text": ...},
     {"type": "image", "frame": N}, ...]}, ...]}``; ``frame`` is the recording's
     budget frame the image shows (0 = the first frame of the budget).
     """
-    prompt = rebuild_prompt(rec, turn)
+    return prompt_json(rebuild_prompt(rec, turn))
+
+
+def prompt_json(prompt: Prompt) -> dict[str, Any]:
+    """A neutral prompt as plain data: its messages, each part text or the budget frame an image shows."""
     return {"messages": [
         {"role": m.role, "content": [
             {"type": "image", "frame": p.frame} if isinstance(p, ImagePart) else {"type": "text", "text": p.text}

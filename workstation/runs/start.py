@@ -7,17 +7,19 @@ import platform
 import time
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 from workstation.agents import make_agent
 from workstation.game.clock import RULES
 from workstation.turn.engine import Observer, TurnEngine
 from workstation.game.games import Game, get_game
 from workstation.locations import default_pack_dir
-from workstation.turn.promptpack import load_pack
+from workstation.turn.agent import Agent
+from workstation.turn.promptpack import PromptPack, load_pack
 from workstation.game.protocol import Protocol
 from workstation.options import GENERATION_KEYS, RunSpec, run_identity  # noqa: F401 - RunSpec: importable here too
 from workstation.store import changes, run_dirs
-from workstation.store.recording import Recording, RecordingError, RecordingWriter  # noqa: F401 - RecordingError: importable here
+from workstation.store.recording import Recording, RecordingWriter
 
 FORMAT = "atari-workstation/1"
 
@@ -30,7 +32,7 @@ def _version(pkg: str) -> str | None:
 
 
 @functools.lru_cache(maxsize=1)
-def _versions() -> tuple:
+def _versions() -> tuple[tuple[str, str | None], ...]:
     """Read once a process: each lookup parses package metadata (~10 ms, and a batch starts hundreds of runs)."""
     return tuple({
         "workstation": _version("atari-workstation") or "dev",
@@ -40,7 +42,7 @@ def _versions() -> tuple:
     }.items())
 
 
-def versions() -> dict:
+def versions() -> dict[str, str | None]:
     return dict(_versions())
 
 
@@ -54,8 +56,9 @@ def new_run_dir(out: Path, game: Game, agent_spec: str, seed: int, run_id: str |
     return run_dirs.claim(Path(out), run_dirs.dir_name(game.key, agent_spec, seed, run_id))
 
 
-def manifest_for(game: Game, protocol: Protocol, seed: int, agent, pack, parent: dict | None = None,
-                 skill: str | None = None, experience=None) -> dict:
+def manifest_for(game: Game, protocol: Protocol, seed: int, agent: Agent, pack: PromptPack,
+                 parent: dict[str, Any] | None = None, skill: str | None = None,
+                 experience: Any = None) -> dict[str, Any]:
     from workstation.turn.promptpack import identity_extras, skill_digest
 
     desc = agent.describe()
@@ -93,11 +96,12 @@ def manifest_for(game: Game, protocol: Protocol, seed: int, agent, pack, parent:
     return m
 
 
-def start_run(spec: RunSpec, observers: list[Observer] | None = None, plan_source=None,
-              agent=None, rewindable: bool = True) -> TurnEngine:
+def start_run(spec: RunSpec, observers: list[Observer] | None = None, plan_source: Any = None,
+              agent: Agent | None = None, rewindable: bool = True, max_failed_turns: int = 3) -> TurnEngine:
     """Make the agent, the recording and the engine for ``spec`` (not started).
 
-    ``rewindable=False`` (headless runs, batches) keeps no per-turn snapshots.
+    ``rewindable=False`` (headless runs, batches) keeps no per-turn snapshots. ``max_failed_turns``: stop after
+    this many turns in a row lost to provider errors (0: never).
     """
     pack = load_pack(spec.prompts)
     game = pack.game(get_game(spec.game))  # the pack's words and warm-up
@@ -116,15 +120,14 @@ def start_run(spec: RunSpec, observers: list[Observer] | None = None, plan_sourc
     path = new_run_dir(Path(spec.out), game, spec.agent, spec.seed, run_id=manifest["run_id"])
     writer = RecordingWriter(path, manifest, game.height)
     engine = TurnEngine(game, spec.protocol, agent, spec.seed, pack, writer, observers, spec.max_cost, rewindable,
-                        skill=spec.skill)
-    engine.replay_note = note
+                        skill=spec.skill, max_failed_turns=max_failed_turns, replay_note=note,
+                        experience=experience)
     if experience is not None:
-        engine.experience = experience
         experience.attach(engine)
     return engine
 
 
-def replay_difference(agent, spec: RunSpec) -> str | None:
+def replay_difference(agent: Agent, spec: RunSpec) -> str | None:
     """For a replay: how this run's start differs from the replayed recording's (seed, start), or None."""
     source = getattr(agent, "source", None)
     if source is None or not str(getattr(agent, "spec", "")).startswith("replay:"):

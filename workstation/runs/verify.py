@@ -12,6 +12,7 @@ The first mismatch names the file and the item.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 
 from workstation.calls import Reply, TurnContext
@@ -19,8 +20,9 @@ from workstation.game.clock import RULES
 from workstation.game.games import FPS_PAPER, get_game
 from workstation.game.protocol import Protocol
 from workstation.runs.frame_check import FrameCheck, Mismatch, same
-from workstation.store.recording import Recording, RecordingError
-from workstation.turn.engine import TurnEnded, TurnEngine
+from workstation.store.recording import Recording
+from workstation.store.records import RecordingError, TurnRecord
+from workstation.turn.engine import Event, TurnEnded, TurnEngine
 from workstation.turn.promptpack import load_pack
 
 # per-turn fields re-execution must reproduce, and those only rule-2 recordings carry
@@ -54,44 +56,44 @@ class _ScriptAgent:
     spec = "verify"
     reads_prompt = False
 
-    def __init__(self, turns: list[dict]):
-        self._turns = {t.get("turn"): t for t in turns}
+    def __init__(self, turns: list[TurnRecord]) -> None:
+        self._turns = {t.turn: t for t in turns}
 
-    def act(self, prompt, ctx: TurnContext, on_text=None, **_) -> Reply:
+    def act(self, prompt: Any, ctx: TurnContext, on_text: Any = None, **_: Any) -> Reply:
         t = self._turns.get(ctx.turn)
         if t is None:
             raise _EndOfTurns()
-        names = t.get("actions") or []
-        planned = names + list(t.get("dropped") or [])
-        latency = (t.get("noop_frames") or 0) / FPS_PAPER
-        return Reply(text="move: [" + ", ".join(planned or ["noop"]) + "]", latency_s=latency)
+        planned = [*t.actions, *t.dropped]
+        return Reply(text="move: [" + ", ".join(planned or ["noop"]) + "]", latency_s=t.noop_frames / FPS_PAPER)
 
     def close(self) -> None:
         pass
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[str, Any]:
         return {"kind": "verify", "spec": self.spec}
 
 
-def _num(value) -> float:
+def _num(value: Any) -> float:
     return float(value or 0)
 
 
 def verify(rec: Recording) -> VerifyResult:
-    m = rec.manifest
+    m = rec.manifest_record
     try:
-        game = get_game(m["game"])
-        protocol = Protocol.from_json(m["protocol"])
-        seed = int(m["seed"])
+        if m.game is None or m.seed is None:
+            raise ValueError("no game" if m.game is None else "no seed")
+        game = get_game(m.game)
+        protocol = Protocol.from_json(m.protocol)
+        seed = m.seed
     except (KeyError, ValueError, TypeError) as e:
         raise RecordingError(f"{rec.path}: manifest lacks what verify needs ({e}); it cannot be re-executed") from e
-    rules = m.get("rules", 1)  # recordings made before rule 2 carry no version
+    rules = m.rule_version  # recordings made before rule 2 carry no version
     if rules not in (1, 2):
         raise RecordingError(f"{rec.path}: made under game-over rule {rules!r}, which this version "
                              f"(rules 1..{RULES}) does not know; verify it with a newer workstation")
     frames = rec.frames
     n = len(frames)
-    turns = rec.turns
+    turns = rec.turn_records
     if n == 0:
         return VerifyResult(0, 0, f"{rec.path / 'frames.idx'}: the recording holds no frames; nothing to verify")
     if not turns and n > 1:
@@ -101,29 +103,27 @@ def verify(rec: Recording) -> VerifyResult:
     turns_checked = 0
     ending = False
 
-    def on_event(ev) -> None:
+    def on_event(ev: Event) -> None:
         nonlocal turns_checked
         if not isinstance(ev, TurnEnded):
             return
         got = ev.record
-        k = got["turn"]
+        k = got.turn
         if ending and k >= len(turns):  # a killed run: its last turn never got recorded
             return
         want = turns[k] if k < len(turns) else None
         if want is None:
             raise Mismatch(check.checked,
                            f"turns.jsonl ends at turn {len(turns) - 1}, but re-execution plays turn {k}")
-        keys = _TURN_KEYS + (_RULE2_KEYS if rules >= 2 else ())
-        for key in keys:
-            if key in want or key in _TURN_KEYS:
-                if not same(want.get(key), got.get(key)):
-                    raise Mismatch(got["start_frame"], f"turns.jsonl turn {k} {key}: recorded {want.get(key)!r}, "
-                                                       f"re-execution gives {got.get(key)!r}")
+        for key in _TURN_KEYS + (_RULE2_KEYS if rules >= 2 else ()):
+            recorded, replayed = getattr(want, key), getattr(got, key)
+            if not same(recorded, replayed):
+                raise Mismatch(got.start_frame, f"turns.jsonl turn {k} {key}: recorded {recorded!r}, "
+                                                f"re-execution gives {replayed!r}")
         turns_checked += 1
 
     engine = TurnEngine(game, protocol, _ScriptAgent(turns), seed, load_pack(None), writer=None,
-                        observers=[on_event], rewindable=False, rules=rules)
-    engine.clock.sink = check
+                        observers=[on_event], rewindable=False, rules=rules, sink=check)
     trailing = 0
     try:
         try:
@@ -138,7 +138,7 @@ def verify(rec: Recording) -> VerifyResult:
             return VerifyResult(check.checked, e.frame, e.detail, turns_checked)
         except _EndOfTurns:
             checked = check.checked
-            if rec.summary is not None:
+            if rec.summary_record is not None:
                 return VerifyResult(checked, checked, f"turns.jsonl ends after turn {len(turns) - 1}, but the "
                                                       f"budget goes on at frame {checked}", turns_checked)
             trailing = n - checked  # killed mid-turn: those frames have no recorded actions
@@ -160,20 +160,17 @@ def verify(rec: Recording) -> VerifyResult:
                                               f"{turns_checked}")
     from workstation.turn.experience import read_updates, recording_problems
 
-    problem = recording_problems(m, read_updates(rec.path), len(turns))
+    problem = recording_problems(rec.manifest, read_updates(rec.path), len(turns))
     if problem:  # the library's updates, replayed from their recorded replies (no model)
         return VerifyResult(checked, checked, problem, turns_checked)
-    if rec.summary is not None:
-        s = engine.summary or {}
-        replayed = {"total_reward": s.get("total_reward"), "frames": s.get("frames"), "turns": s.get("turns"),
-                    "lives_lost": s.get("lives_lost")}
-        if rules >= 2:
-            replayed["games_ended"] = s.get("games_ended")
-        for key, value in replayed.items():
-            if key in rec.summary or key in _SUMMARY_KEYS:
-                if not same(_num(rec.summary.get(key)), _num(value)):
-                    return VerifyResult(checked, checked, f"summary.json {key}: recorded {rec.summary.get(key)!r}, "
-                                                          f"re-execution gives {value!r}")
-        if rec.summary.get("complete") and not s.get("complete") and engine.stopped:
+    stored, s = rec.summary_record, engine.summary
+    if stored is not None and s is not None:
+        keys = _SUMMARY_KEYS + (("games_ended",) if rules >= 2 and stored.games_ended is not None else ())
+        for key in keys:
+            recorded, value = getattr(stored, key), getattr(s, key)
+            if not same(_num(recorded), _num(value)):
+                return VerifyResult(checked, checked, f"summary.json {key}: recorded {recorded!r}, "
+                                                      f"re-execution gives {value!r}")
+        if stored.complete and not s.complete and engine.stopped:
             return VerifyResult(checked, checked, "summary.json says complete, but the recorded turns end early")
     return VerifyResult(checked, turns_checked=turns_checked)

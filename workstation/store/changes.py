@@ -17,7 +17,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import dataclass, field
 from typing import Any
+
+from workstation.store.records import Manifest, Summary, TurnRecord
 
 # kind -> (ls letter, what it means)
 KINDS: dict[str, tuple[str, str]] = {
@@ -30,27 +33,21 @@ KINDS: dict[str, tuple[str, str]] = {
 }
 
 
-def of_turn(turn: Any) -> list[dict[str, Any]]:
-    """The changes one turn record (JSON) carries, in ``KINDS`` order."""
-    if not isinstance(turn, dict):
-        return []
-    t = turn.get("turn")
-    raw_prompt = turn.get("prompt")
-    prompt: dict[str, Any] = raw_prompt if isinstance(raw_prompt, dict) else {}
-    variant = prompt.get("variant")
+def of_turn(turn: TurnRecord) -> list[dict[str, Any]]:
+    """The changes one turn record carries, in ``KINDS`` order."""
+    t = turn.turn
     out: list[dict[str, Any]] = []
-    human = bool(turn.get("human_plan"))
-    if turn.get("overridden") and not human and turn.get("override_source") != "import":
-        out.append({"kind": "override", "turn": t, "plan": list(turn.get("actions") or [])})
-    if variant == "edited":
-        out.append({"kind": "edited_prompt", "turn": t, "prompt": prompt.get("digest")})
-    discarded = turn.get("discarded_replies")
-    if isinstance(discarded, list) and discarded:
-        out.append({"kind": "resend", "turn": t, "times": len(discarded)})
-    if variant == "current_only" or turn.get("current_only"):
+    human = bool(turn.human_plan)
+    if turn.overridden and not human and turn.override_source != "import":
+        out.append({"kind": "override", "turn": t, "plan": list(turn.actions)})
+    if turn.variant == "edited":
+        out.append({"kind": "edited_prompt", "turn": t, "prompt": turn.prompt_digest})
+    if turn.discarded_replies:
+        out.append({"kind": "resend", "turn": t, "times": len(turn.discarded_replies)})
+    if turn.variant == "current_only" or turn.current_only:
         out.append({"kind": "current_only", "turn": t})
     if human:
-        out.append({"kind": "human_plan", "turn": t, "plan": list(turn.get("actions") or [])})
+        out.append({"kind": "human_plan", "turn": t, "plan": list(turn.actions)})
     return out
 
 
@@ -101,17 +98,107 @@ def changed_run_id(plain_run_id: str | None, changes: list[dict[str, Any]]) -> s
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
-def derived(manifest: dict[str, Any], turns: list[Any]) -> list[dict[str, Any]]:
-    """The changes of a recording written before they were tracked: from its turns and its parent."""
+def derived(manifest: Manifest, turns: list[TurnRecord]) -> list[dict[str, Any]]:
+    """The changes a recording's turns and parent show (all of them, for one written before they were tracked)."""
     out: list[dict[str, Any]] = []
-    parent = manifest.get("parent")
-    if isinstance(parent, dict):
-        out.append({"kind": "branch", "turn": parent.get("turn"), "parent": parent.get("run_id")})
-    imported = isinstance(manifest.get("source"), dict)  # an import's overrides replay the harness's actions
-    for t in turns:
-        out.extend(c for c in of_turn(t) if not (imported and c["kind"] == "override"))
+    if manifest.parent is not None:
+        out.append({"kind": "branch", "turn": manifest.parent_turn, "parent": manifest.parent_run_id})
+    for t in turns:  # an import's overrides replay the harness's actions
+        out.extend(c for c in of_turn(t) if not (manifest.imported and c["kind"] == "override"))
     return out
 
 
-__all__ = ["KINDS", "branch_entry", "changed_run_id", "counts", "derived", "describe", "inherited", "legend",
-           "mark", "of_turn"]
+@dataclass(frozen=True)
+class Verdict:
+    """Whether a run was changed by hand, as every reader takes it (``ls``, ``info``, ``report``, batch resume).
+
+    ``changes`` are the run's changes: its manifest's list when the recording agrees with it, else every change
+    any part of the recording shows (so a run edited to look plain is still counted as changed). ``problems``
+    says, one line each, where the manifest, the turns and the summary disagree: such a recording is damaged.
+    """
+
+    changes: list[dict[str, Any]]
+    problems: list[str] = field(default_factory=list[str])
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return counts(self.changes)
+
+
+def _key(change: dict[str, Any]) -> tuple[Any, Any]:
+    return change["kind"], change["turn"]
+
+
+def _declared(value: Any) -> tuple[list[dict[str, Any]], str | None]:
+    """The manifest's ``changes`` as a list of changes, and why it is not one (None: it is)."""
+    if not isinstance(value, list):
+        return [], f"manifest.json's changes is {type(value).__name__}, not a list of changes"
+    for i, c in enumerate(value):
+        if not isinstance(c, dict):
+            return [], f"manifest.json's changes[{i}] is {type(c).__name__}, not a change"
+        kind, turn = c.get("kind"), c.get("turn")
+        if kind not in KINDS:
+            return [], f"manifest.json's changes[{i}] has kind {kind!r}, not one of {', '.join(KINDS)}"
+        if not (isinstance(turn, int) and not isinstance(turn, bool) and turn >= 0):
+            return [], f"manifest.json's changes[{i}] names turn {turn!r}, not a turn number"
+    return list(value), None
+
+
+def verdict(manifest: Manifest, summary: Summary | None, turns: list[TurnRecord]) -> Verdict:
+    """The one verdict on a run's changes by hand, from its manifest, summary (None: none yet) and turns.
+
+    A recording whose manifest has no ``changes`` (written before they were tracked) gets them from its turns
+    and its parent. Otherwise the manifest's list must account for every change the turns and the parent show,
+    its ``run_id`` must be the one its ``plain_run_id`` and changes give (the plain id itself with no changes),
+    and the summary's ``interventions`` must count them. A two-player match is judged by its own rule.
+    """
+    if manifest.is_match:
+        return Verdict([])
+    shown = derived(manifest, turns)
+    counted = summary.interventions if summary is not None else None
+    if manifest.changes is None:
+        found: list[str] = []
+        if counted is not None and counted != counts(shown):
+            found.append(f"summary.json's interventions {counted!r} do not count the changes the turns "
+                         f"show {counts(shown)!r}")
+        if manifest.plain_run_id is not None and manifest.plain_run_id != manifest.run_id:
+            found.append(f"manifest.json names plain_run_id {manifest.plain_run_id!r} but no list of changes")
+        return Verdict(shown, found)
+    declared, why = _declared(manifest.changes)
+    problems = [why] if why else []
+    have = {_key(c) for c in declared}
+    missing = [c for c in shown if _key(c) not in have]
+    if missing and why is None:
+        c = missing[0]
+        problems.append(f"turn {c['turn']} shows a change by hand ({c['kind']}) that manifest.json's "
+                        f"changes do not list" + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""))
+    run_id = manifest.run_id
+    plain = manifest.plain_run_id if manifest.plain_run_id is not None else run_id
+    if declared or missing:
+        if plain is None:
+            problems.append("manifest.json names no plain_run_id for a run changed by hand")
+        elif run_id != changed_run_id(plain, declared) or run_id == plain:
+            problems.append(f"manifest.json's run_id {run_id!r} is not the id its changes give "
+                            f"({changed_run_id(plain, declared)!r} from plain run id {plain!r})")
+    elif why is None and plain != run_id:
+        problems.append(f"manifest.json's plain_run_id {plain!r} differs from its run_id {run_id!r}, "
+                        "but it lists no changes")
+    if summary is not None and why is None:
+        want = counts(declared + missing)
+        got = counted or {}
+        if got != want:
+            problems.append(f"summary.json's interventions {got!r} do not count the run's changes {want!r}")
+        elif summary.changed_by_hand is not None and summary.changed_by_hand is not bool(want):
+            problems.append(f"summary.json's changed_by_hand {summary.changed_by_hand!r} contradicts the "
+                            f"run's changes {want!r}")
+    if not problems:
+        return Verdict(declared)
+    union = declared + missing
+    if isinstance(counted, dict):  # the summary's counts are evidence too
+        kinds = {c.get("kind") for c in union}
+        union += [{"kind": k, "turn": None} for k in counted if k in KINDS and k not in kinds]
+    return Verdict(union, problems)
+
+
+__all__ = ["KINDS", "Verdict", "branch_entry", "changed_run_id", "counts", "derived", "describe", "inherited",
+           "legend", "mark", "of_turn", "verdict"]

@@ -153,7 +153,7 @@ class _FrameStore:
     def palette(self) -> dict[int, tuple[int, int, int]]:
         """Every palette value seen so far -> its RGB colour."""
         with self._lock:
-            return {int(v): tuple(int(c) for c in self._lut[v]) for v in np.flatnonzero(self._known)}
+            return {int(v): _rgb(self._lut[v]) for v in np.flatnonzero(self._known)}
 
     def png(self, index: int) -> bytes:
         """PNG of the frame, encoded once per distinct frame content and cached. A frame whose PNG is
@@ -191,6 +191,12 @@ def encode_png(indices: np.ndarray, lut: np.ndarray) -> bytes:
     out = io.BytesIO()
     image.save(out, format="PNG", compress_level=6)
     return out.getvalue()
+
+
+def _rgb(colour: np.ndarray) -> tuple[int, int, int]:
+    """An RGB colour (three numbers) as a tuple of ints."""
+    r, g, b = (int(c) for c in colour)
+    return r, g, b
 
 
 class FrameWriter(_FrameStore):
@@ -246,7 +252,8 @@ class FrameWriter(_FrameStore):
         with self._lock:
             return self._append(frame, ram, rgb)
 
-    def _append(self, frame: np.ndarray, ram: np.ndarray, rgb: np.ndarray | None = None) -> int:
+    def _append(self, frame: np.ndarray, ram: np.ndarray,
+                rgb: np.ndarray | Callable[[], np.ndarray] | None = None) -> int:
         if self.closed:
             raise FrameStoreError("the frame store is closed; no more frames can be added")
         ram_bytes = ram.tobytes() if isinstance(ram, np.ndarray) else bytes(ram)
@@ -255,7 +262,9 @@ class FrameWriter(_FrameStore):
         words = frame.reshape(-1).view("<u8")
         prev = self._prev
         changed = None
+        base = words  # the frame a delta is taken against: the previous one, when there is one
         if prev is not None and self._deltas < self._keyframe_every:
+            base = prev
             changed = (words != prev).nonzero()[0]
             if len(changed) > len(words) * KEY_SHARE:  # most of the screen changed
                 changed = None
@@ -271,7 +280,7 @@ class FrameWriter(_FrameStore):
             now = words[changed]
             if rgb is not None and now.tobytes().translate(None, self._known_bytes):
                 self._learn(frame, rgb)
-            now ^= prev[changed]
+            now ^= base[changed]
             payload = now.tobytes() + changed.astype("<u2").tobytes()
             if len(payload) < SMALL:
                 kind, block = SMALL_DELTA, payload
@@ -292,15 +301,14 @@ class FrameWriter(_FrameStore):
         self._remember(index, frame)
         return index
 
-    def _learn(self, frame: np.ndarray, rgb: np.ndarray | Callable[[], np.ndarray]) -> None:
-        if callable(rgb):  # the clock passes a getter so RGB is fetched only when needed here
-            rgb = rgb()
+    def _learn(self, frame: np.ndarray, source: np.ndarray | Callable[[], np.ndarray]) -> None:
+        rgb = source() if callable(source) else source  # the clock passes a getter: RGB fetched only when needed
         if rgb.shape != (self.height, self.width, 3):
             raise ValueError(f"rgb is {rgb.shape}, expected {self.height}x{self.width}x3")
         flat, colours = frame.ravel(), rgb.reshape(-1, 3)
         for value in np.unique(flat[~self._known.take(flat)]):
             where = int(np.argmax(flat == value))
-            self._learn_value(int(value), tuple(int(c) for c in colours[where]))
+            self._learn_value(int(value), _rgb(colours[where]))
 
     def _learn_value(self, value: int, colour: tuple[int, int, int]) -> None:
         self._lut[value] = colour

@@ -26,7 +26,7 @@ from workstation.store.recording import MANIFEST, SUMMARY, TURNS, Recording
 from workstation.store.records import RecordingError
 
 INDEX_FILE = ".workstation-index.json"
-INDEX_VERSION = 2  # 2: entries carry the changes made by hand, run ids include them
+INDEX_VERSION = 3  # 2: entries carry the changes made by hand, run ids include them; 3: hand verdict checked
 MAX_DEPTH = 4  # recordings nested this deep under the root are found (batches keep runs/ inside)
 
 
@@ -85,6 +85,8 @@ def _read(path: Path, rel: str) -> Entry:
         s = rec.outcome()
     except RecordingError as e:
         return Entry(path=rel, error=str(e))
+    if rec.hand.problems:  # edited to look otherwise than it was: damaged, and never taken for a plain run
+        return Entry(path=rel, error=f"damaged recording: {rec.hand.problems[0]}", changes=rec.interventions or None)
     protocol = m.protocol if isinstance(m.protocol, dict) else {}
     parent = m.parent.get("path") if isinstance(m.parent, dict) else None
     return Entry(path=rel, run_id=rec.run_id, game=m.game, agent=m.agent_spec, seed=m.seed, protocol=protocol,

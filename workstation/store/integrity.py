@@ -14,8 +14,9 @@ import hashlib
 from pathlib import Path
 from typing import Any, Protocol
 
+from workstation.store.changes import Verdict
 from workstation.store.framestore import FrameReader, FrameStoreError
-from workstation.store.records import RecordingError, Summary, TurnRecord
+from workstation.store.records import Manifest, MatchTurn, RecordingError, Summary, TurnRecord
 
 
 class Recording(Protocol):
@@ -35,6 +36,15 @@ class Recording(Protocol):
 
     @property
     def frames(self) -> FrameReader: ...
+
+    @property
+    def hand(self) -> Verdict: ...
+
+    @property
+    def manifest_record(self) -> Manifest: ...
+
+    @property
+    def match_turns(self) -> list[MatchTurn]: ...
 
 SUMMARY = "summary.json"
 CHUNK = 1 << 20
@@ -90,10 +100,10 @@ def interrupted_tail(rec: Any) -> int:
     from workstation.game.protocol import Protocol
 
     s, turns = rec.summary_record, rec.turn_records
-    if s is None or not turns or rec.manifest.get("kind") != "match" or (rec.summary or {}).get("complete") is True:
+    if s is None or not turns or not rec.manifest_record.is_match or s.complete:
         return 0
     try:
-        protocol = Protocol.from_json(rec.manifest.get("protocol") or {})
+        protocol = Protocol.from_json(rec.manifest_record.protocol or {})
     except (TypeError, ValueError, KeyError):
         return 0
     trailing = s.frames - turns[-1].last_frame
@@ -137,6 +147,64 @@ def agreement_problems(rec: Recording) -> list[str]:
     return found
 
 
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _sides(value: Any, where: str) -> str | None:
+    """Why ``value`` is not the two sides of a match (None: it is): a list of two objects, sides 1 and 2."""
+    if not isinstance(value, list) or len(value) != 2:
+        what = f"{len(value)} entries" if isinstance(value, list) else type(value).__name__
+        return f"{where} holds {what}, not the match's two sides"
+    if not all(isinstance(p, dict) for p in value) or [p.get("side") for p in value] != [1, 2]:
+        return f"{where} are not sides 1 and 2, in order"
+    return None
+
+
+def match_problems(rec: Any) -> list[str]:
+    """Where a two-player match's manifest, turns and summary disagree (its scores, sides, result and winner).
+
+    A one-player reader's checks see side 1 only (a match's ``total_reward`` is side 1's score): this holds
+    both sides' scores in the summary against their turns, and the result and winner against the scores.
+    """
+    m = rec.manifest_record
+    why = _sides(m.players, "manifest.json's players")
+    if why is None and not all(isinstance(p.get("agent"), dict) for p in m.players):
+        why = "manifest.json's players do not each name their agent"
+    if why:
+        return [why]
+    try:
+        turns = rec.match_turns  # typed: a turn without its two sides, or a score that is not a number, is named
+    except RecordingError as e:
+        return [str(e)]
+    s = rec.summary_record
+    if s is None:
+        return []
+    why = _sides(s.players, "summary.json's players")
+    if why is None and not all(_number(p.get("score")) for p in s.players):
+        why = "summary.json's players lack a score"
+    if why:
+        return [why]
+    found = []
+    scores = [float(p["score"]) for p in s.players]
+    if turns and interrupted_tail(rec) == 0:
+        for k in (0, 1):
+            last = turns[-1].players[k].score
+            rewards = sum(t.players[k].reward for t in turns)
+            if abs(scores[k] - last) > 1e-6 or abs(scores[k] - rewards) > 1e-6:
+                found.append(f"the summary's side {k + 1} score {scores[k]:g} contradicts its turns "
+                             f"(score {last:g}, rewards {rewards:g})")
+    team = m.team is True
+    if team and (not _number(s.team_score) or abs(float(s.team_score) - sum(scores)) > 1e-6):
+        found.append(f"the summary's team_score {s.team_score!r} is not the sides' sum {sum(scores):g}")
+    winner = None if team or scores[0] == scores[1] else (1 if scores[0] > scores[1] else 2)
+    result = "team" if team else ("draw" if winner is None else f"side {winner} wins")
+    if s.winner != winner or s.result != result:
+        found.append(f"the summary's result {s.result!r} (winner {s.winner!r}) contradicts the "
+                     f"scores {scores[0]:g} : {scores[1]:g}")
+    return found
+
+
 def problems(rec: Recording, digests: bool = True) -> list[str]:
     """Everything the fast check finds wrong with ``rec`` (empty: nothing found)."""
     found: list[str] = []
@@ -147,6 +215,12 @@ def problems(rec: Recording, digests: bool = True) -> list[str]:
         found += agreement_problems(rec)
     except RecordingError as e:
         found.append(str(e))
+    found += rec.hand.problems  # a run changed by hand whose manifest, turns and summary disagree about it
+    if rec.manifest_record.is_match:
+        try:
+            found += match_problems(rec)
+        except RecordingError as e:
+            found.append(str(e))
     return found
 
 

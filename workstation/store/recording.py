@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+from dataclasses import replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -31,8 +33,12 @@ from workstation.store import changes as hand_changes
 from workstation.store import integrity
 from workstation.store.atomic import write_atomic
 from workstation.store.framestore import FrameReader, FrameStoreError, FrameWriter
-from workstation.store.records import Manifest, RecordError, RecordingError, Summary, TurnRecord, rebuild_summary
+from workstation.store.records import (Manifest, MatchTurn, RecordError, RecordingError, Summary, TurnRecord,
+                                       rebuild_summary)
 
+# what a turn record changed by hand carries (workstation.store.changes.of_turn), in any JSON spacing
+_HAND_MARK = re.compile(rb'"(?:overridden|human_plan|current_only)"\s*:\s*true|"variant"\s*:\s*"(?:edited|current_only)"'
+                        rb'|"discarded_replies"\s*:\s*\[\s*[^\]\s]')
 MANIFEST = "manifest.json"
 TURNS = "turns.jsonl"
 SUMMARY = "summary.json"
@@ -100,7 +106,8 @@ class RecordingWriter:
     def _start(self, directory: Path, manifest: dict[str, Any]) -> None:
         self.path = Path(directory)
         self.manifest = dict(manifest)
-        self.changes: list[dict[str, Any]] = list(manifest.get("changes") or [])
+        self.record = self._typed_manifest(manifest)
+        self.changes: list[dict[str, Any]] = list(self.record.changes or [])
         self.path.mkdir(parents=True, exist_ok=True)
         try:
             _write_atomic(self.path / MANIFEST, manifest, exclusive=True)
@@ -139,6 +146,13 @@ class RecordingWriter:
         self._turns.flush()
         return self
 
+    @staticmethod
+    def _typed_manifest(manifest: dict[str, Any]) -> Manifest:
+        try:
+            return Manifest.from_json(manifest)
+        except RecordError as e:
+            raise RecordingError(f"cannot write a recording whose manifest is not one: {e}") from None
+
     def _check_open(self) -> None:
         if self.closed:
             raise RecordingError(f"the recording {self.path} is already finished; start a new one")
@@ -152,10 +166,10 @@ class RecordingWriter:
         except OSError as e:
             raise self._write_error(e) from e
 
-    def add_turn(self, record: dict[str, Any] | TurnRecord) -> None:
+    def add_turn(self, record: dict[str, Any] | TurnRecord | MatchTurn) -> None:
         """Append one turn record, flushing frames first so every turn's frames are on disk."""
         self._check_open()
-        if isinstance(record, TurnRecord):
+        if isinstance(record, (TurnRecord, MatchTurn)):
             record = record.to_json()
         line = (dumps(record) + "\n").encode("utf-8")
         try:
@@ -171,25 +185,24 @@ class RecordingWriter:
             return
         self._check_open()
         self.changes.extend(new)
-        plain = self.manifest.get("plain_run_id") or self.manifest.get("run_id")
+        plain = self.record.plain_run_id or self.record.run_id
         manifest = {**self.manifest, "plain_run_id": plain, "changes": list(self.changes),
                     "run_id": hand_changes.changed_run_id(plain, self.changes)}
         try:
             _write_atomic(self.path / MANIFEST, manifest)
         except OSError as e:
             raise self._write_error(e) from e
-        self.manifest = manifest
+        self.manifest, self.record = manifest, self._typed_manifest(manifest)
 
     def _rename_for_changes(self) -> None:
         """A changed run's folder carries its own run id (``GAME-AGENT-sSEED-RUNID8``), as a new run's does."""
-        run_id = self.manifest.get("run_id")
+        m = self.record
+        run_id = m.run_id
         if not self.changes or not run_id or run_id[:8] in self.path.name:
             return
         from workstation.store import run_dirs
 
-        agent = self.manifest.get("agent") if isinstance(self.manifest.get("agent"), dict) else {}
-        name = run_dirs.dir_name(str(self.manifest.get("game")), str((agent or {}).get("spec") or "agent"),
-                                 self.manifest.get("seed"), run_id)
+        name = run_dirs.dir_name(str(m.game), m.agent_spec or "agent", m.seed, run_id)
         self.path = run_dirs.rename_to(self.path, name)
 
     def _write_error(self, e: OSError) -> RecordingWriteError:
@@ -269,7 +282,7 @@ class Recording:
                 f"not a recording: {self.path} (no manifest.json); pass a directory written by 'workstation run'"
             )
         self.manifest = self._load(manifest_path)
-        self.manifest_record = self._typed(Manifest, self.manifest, manifest_path)
+        self.manifest_record: Manifest = self._typed(Manifest, self.manifest, manifest_path)
         summary_path = self.path / SUMMARY
         self.summary: dict[str, Any] | None = self._load(summary_path) if summary_path.is_file() else None
         self.summary_record: Summary | None = (
@@ -296,34 +309,49 @@ class Recording:
 
     @property
     def complete(self) -> bool:
-        return self.summary is not None and self.summary.get("complete") is True
+        return self.summary_record is not None and self.summary_record.complete
 
     @cached_property
+    def hand(self) -> hand_changes.Verdict:
+        """The one verdict on what a person changed (``workstation.store.changes.verdict``): the changes, and
+        where the manifest, turns and summary disagree about them (then the recording is damaged)."""
+        try:
+            turns = self.turn_records if self._may_show_changes() else []
+        except RecordingError:  # damaged turns: the damage is reported where the turns are read
+            turns = []
+        return hand_changes.verdict(self.manifest_record, self.summary_record, turns)
+
+    def _may_show_changes(self) -> bool:
+        """Whether turns.jsonl holds any mark of a change by hand: a search of its bytes, so a listing of many
+        plain runs need not read their turns (a file it cannot read is read, and reported, as turns)."""
+        if "turn_records" in self.__dict__:
+            return True
+        try:
+            raw = (self.path / TURNS).read_bytes()
+        except OSError:
+            return True
+        return _HAND_MARK.search(raw) is not None
+
+    @property
     def changes(self) -> list[dict[str, Any]]:
         """What a person changed (``workstation.store.changes``); older recordings': read from their turns."""
-        if "changes" in self.manifest:
-            found = self.manifest["changes"]
-            return [c for c in found if isinstance(c, dict)] if isinstance(found, list) else []
-        try:
-            return hand_changes.derived(self.manifest, self.turns)
-        except RecordingError:  # damaged turns: the damage is reported where the turns are read
-            return []
+        return self.hand.changes
 
     @property
     def interventions(self) -> dict[str, int]:
         """The changes by hand per kind (``{}`` for a plain run)."""
-        return hand_changes.counts(self.changes)
+        return self.hand.counts
 
     @property
     def plain_run_id(self) -> str | None:
         """The run id of the same spec played untouched."""
-        plain = self.manifest.get("plain_run_id")
-        return plain if isinstance(plain, str) else self.manifest_record.run_id
+        m = self.manifest_record
+        return m.plain_run_id if m.plain_run_id is not None else m.run_id
 
     @property
     def run_id(self) -> str | None:
         """This run's id: the plain id, or for a run changed by hand, one that includes what was changed."""
-        if "changes" in self.manifest:
+        if self.manifest_record.changes is not None:
             rid = self.manifest_record.run_id
             return rid if isinstance(rid, str) else None
         return hand_changes.changed_run_id(self.manifest_record.run_id, self.changes)
@@ -369,6 +397,17 @@ class Recording:
         return out
 
     @cached_property
+    def match_turns(self) -> list[MatchTurn]:
+        """A two-player match's turn records, typed (both sides); a malformed one is a one-line error."""
+        out = []
+        for number, t in enumerate(self.turns, 1):
+            try:
+                out.append(MatchTurn.from_json(t))
+            except RecordError as e:
+                raise RecordingError(f"damaged recording: {self.path / TURNS} turn record {number}: {e}") from None
+        return out
+
+    @cached_property
     def frames(self) -> FrameReader:
         try:
             return FrameReader(self.path)
@@ -387,8 +426,7 @@ class Recording:
         """
         if self.summary_record is None:
             rebuilt = rebuild_summary(self.manifest_record, self.turn_records, UNFINISHED)
-            rebuilt.interventions = self.interventions or None
-            return rebuilt
+            return replace(rebuilt, interventions=self.interventions or None)
         stored = self.summary or {}
         missing = [k for k in (*Summary.CORE, "failed_turns") if k not in stored]
         if "episodes_ended" not in stored and "games_ended" not in stored:

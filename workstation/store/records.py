@@ -101,6 +101,7 @@ class _Record:
     SPEC: ClassVar[dict[str, tuple[str, bool]]] = {}
     ITEMS: ClassVar[dict[str, Any]] = {}  # list fields whose items are checked
     OMIT_EMPTY: ClassVar[tuple[str, ...]] = ()  # written only when not empty / not None
+    OMIT_NONE: ClassVar[tuple[str, ...]] = ()  # written only when not None (an empty list or object is kept)
 
     extra: dict[str, Any]
 
@@ -126,10 +127,12 @@ class _Record:
         out: dict[str, Any] = {}
         for key in self.SPEC:
             value = getattr(self, key)
-            if key in self.OMIT_EMPTY and not value and value != 0:
+            if key in self.OMIT_EMPTY and not value and value != 0 or key in self.OMIT_NONE and value is None:
                 continue
             if isinstance(value, _Record):
                 value = value.to_json()
+            elif isinstance(value, list) and value and isinstance(value[0], _Record):
+                value = [v.to_json() for v in value]
             out[key] = value
         out.update(self.extra)
         return out
@@ -175,6 +178,14 @@ class Manifest(_Record):
     seed_note: str | None = None
     parent: dict[str, Any] | None = None  # a rewind-and-branch: the run it left and the turn
     branch: dict[str, Any] | None = None  # the frames and turns copied from the parent
+    kind: str | None = None  # "match" for a two-player match; absent for a one-player run
+    skill: dict[str, Any] | None = None  # the skill text the prompt carried (digest, text, slot)
+    changes: Any = None  # changes made by hand (workstation.store.changes.verdict checks them); None: untracked
+    plain_run_id: str | None = None  # a run changed by hand: the id of the same spec played untouched
+    source: Any = None  # an imported run: the harness run it came from
+    players: Any = None  # a match: its two sides (workstation.store.integrity.match_problems checks them)
+    team: bool | None = None  # a match whose sides play as one team
+    replay_note: str | None = None  # a replay on another start than its source's
     extra: dict[str, Any] = field(default_factory=dict[str, Any])
 
     SPEC: ClassVar = {
@@ -182,10 +193,13 @@ class Manifest(_Record):
         "in_paper": ("bool", True), "seed": ("int", True), "protocol": ("dict", False), "agent": ("dict", False),
         "prompt_pack": ("dict", False), "versions": ("dict", False), "created": ("str", True),
         "frame_shape": ("list", False), "clock": ("str", True), "seed_note": ("str", True),
-        "parent": ("dict", True), "branch": ("dict", True),
+        "parent": ("dict", True), "branch": ("dict", True), "kind": ("str", True), "skill": ("dict", True),
+        "changes": ("any", True), "plain_run_id": ("str", True), "source": ("any", True), "players": ("any", True),
+        "team": ("bool", True), "replay_note": ("str", True),
     }
     ITEMS: ClassVar = {"frame_shape": _int}
     OMIT_EMPTY: ClassVar = ("rules", "seed_note", "parent", "branch")
+    OMIT_NONE: ClassVar = ("kind", "skill", "changes", "plain_run_id", "source", "players", "team", "replay_note")
 
     @classmethod
     def from_json(cls, data: Any) -> Manifest:
@@ -197,6 +211,24 @@ class Manifest(_Record):
     @property
     def rule_version(self) -> int:
         return 1 if self.rules is None else self.rules
+
+    @property
+    def is_match(self) -> bool:
+        return self.kind == "match"
+
+    @property
+    def imported(self) -> bool:
+        """Imported from a harness run (its overrides replay the harness's actions)."""
+        return isinstance(self.source, dict)
+
+    @property
+    def parent_turn(self) -> Any:
+        """The turn a branch left its parent at (None: not a branch, or not said)."""
+        return (self.parent or {}).get("turn")
+
+    @property
+    def parent_run_id(self) -> Any:
+        return (self.parent or {}).get("run_id")
 
     @property
     def agent_spec(self) -> str | None:
@@ -221,7 +253,25 @@ def check_format(value: Any) -> None:
 
 # -- turn record -------------------------------------------------------------------
 @dataclass
-class TurnRecord(_Record):
+class _Played(_Record):
+    """What a player's turn (one-player, or one side of a match) played and what its reply cost."""
+
+    reward: float = 0.0
+    action_rewards: list[Any] = field(default_factory=list[Any])
+    action_life_lost: list[Any] = field(default_factory=list[Any])
+    lives_lost: int = 0
+    score: float = 0.0
+    lives: int = 0
+    prompt: dict[str, Any] = field(default_factory=dict[str, Any])
+    usage: dict[str, Any] | None = None
+    latency_s: float = 0.0
+    cost_usd: float | None = None
+    attempts: list[Any] = field(default_factory=list[Any])
+    error: str | None = None
+
+
+@dataclass
+class TurnRecord(_Played):
     """One line of turns.jsonl: the reply, the plan, what ran and what happened."""
 
     turn: int = 0
@@ -235,27 +285,18 @@ class TurnRecord(_Record):
     rule: str | None = None
     errors: list[Any] = field(default_factory=list[Any])
     overridden: bool = False
-    reward: float = 0.0
-    action_rewards: list[Any] = field(default_factory=list[Any])
-    action_life_lost: list[Any] = field(default_factory=list[Any])
     action_reset: list[Any] = field(default_factory=list[Any])
     action_frames: list[Any] = field(default_factory=list[Any])
-    lives_lost: int = 0
     noop_frames: int = 0
-    score: float = 0.0
-    lives: int = 0
-    prompt: dict[str, Any] = field(default_factory=dict[str, Any])
-    usage: dict[str, Any] | None = None
-    latency_s: float = 0.0
-    cost_usd: float | None = None
-    attempts: list[Any] = field(default_factory=list[Any])
-    error: str | None = None
     finish_reason: str | None = None
     game_over: bool = False  # the game ended during this turn
     cut_frames: int | None = None  # frames the cut action ran, or None if none was cut
     dropped: list[Any] = field(default_factory=list[Any])  # planned actions dropped (budget or game over)
     reset_frame: int | None = None  # budget frame of the new game's first frame
     discarded_replies: list[Any] = field(default_factory=list[Any])  # step mode: replies discarded by a re-send
+    human_plan: bool | None = None  # step mode: a person typed the plan; the agent was not asked
+    current_only: bool | None = None  # step mode: asked the current-frame-only prompt, then edited it
+    override_source: str | None = None  # "import": an importer's override replays the harness's actions
     extra: dict[str, Any] = field(default_factory=dict[str, Any])
 
     SPEC: ClassVar = {
@@ -268,10 +309,12 @@ class TurnRecord(_Record):
         "latency_s": ("num", False), "cost_usd": ("num", True), "attempts": ("list", False), "error": ("str", True),
         "finish_reason": ("str", True), "game_over": ("bool", False), "cut_frames": ("int", True),
         "dropped": ("list", False), "reset_frame": ("int", True), "discarded_replies": ("list", False),
+        "human_plan": ("bool", True), "current_only": ("bool", True), "override_source": ("str", True),
     }
     ITEMS: ClassVar = {"planned": _str, "actions": _str, "errors": _str, "action_rewards": _number,
                        "action_life_lost": _bool, "action_reset": _bool, "action_frames": _int, "dropped": _str}
     OMIT_EMPTY: ClassVar = ("discarded_replies",)
+    OMIT_NONE: ClassVar = ("human_plan", "current_only", "override_source")
 
     @classmethod
     def from_json(cls, data: Any) -> TurnRecord:
@@ -306,6 +349,10 @@ class TurnRecord(_Record):
         return self.reset_frame if self.reset_frame is not None else self.end_frame
 
     @property
+    def prompt_digest(self) -> Any:
+        return self.prompt.get("digest")
+
+    @property
     def variant(self) -> str:
         return str(self.prompt.get("variant", "standard"))
 
@@ -314,6 +361,80 @@ class TurnRecord(_Record):
         """The plan to show: what ran when it is not the parsed plan (overridden or invalid)."""
         executed = self.overridden or not self.valid
         return list((self.actions if executed else self.planned) or self.actions)
+
+
+# -- a two-player match's turn ---------------------------------------------------------
+@dataclass
+class SideTurn(_Played):
+    """One side's part of a match turn: its reply, plan, what it played (padding included) and its score."""
+
+    side: int = 1
+    raw: str = ""
+    thought: str = ""
+    planned: list[Any] = field(default_factory=list[Any])
+    actions: list[Any] = field(default_factory=list[Any])
+    padded: int = 0  # NOOPs added after the plan while the other side's went on
+    dropped: list[Any] = field(default_factory=list[Any])
+    valid: bool = True
+    rule: str | None = None
+    errors: list[Any] = field(default_factory=list[Any])
+    extra: dict[str, Any] = field(default_factory=dict[str, Any])
+
+    SPEC: ClassVar = {
+        "side": ("int", False), "raw": ("str", False), "thought": ("str", False), "planned": ("list", False),
+        "actions": ("list", False), "padded": ("int", False), "dropped": ("list", False), "valid": ("bool", False),
+        "rule": ("str", True), "errors": ("list", False), "reward": ("num", False), "action_rewards": ("list", False),
+        "action_life_lost": ("list", False), "lives_lost": ("int", False), "score": ("num", False),
+        "lives": ("int", False), "prompt": ("dict", False), "usage": ("dict", True), "latency_s": ("num", False),
+        "cost_usd": ("num", True), "attempts": ("list", False), "error": ("str", True),
+    }
+    ITEMS: ClassVar = {"planned": _str, "actions": _str, "dropped": _str, "errors": _str,
+                       "action_rewards": _number, "action_life_lost": _bool}
+
+    @classmethod
+    def from_json(cls, data: Any) -> SideTurn:
+        side: SideTurn = super().from_json(data)
+        return side
+
+
+@dataclass
+class MatchTurn(_Record):
+    """One line of a match's turns.jsonl: both sides' plans played in lockstep. ``reward``, ``score`` and
+    ``lives`` are side 1's (what a one-player reader reads); ``players`` holds both sides."""
+
+    turn: int = 0
+    start_frame: int = 0
+    end_frame: int = 0
+    reward: float = 0.0
+    score: float = 0.0
+    lives: int = 0
+    lives_lost: int = 0
+    game_over: bool = False
+    reset_frame: int | None = None
+    lockstep_frames: list[Any] = field(default_factory=list[Any])
+    players: list[SideTurn] = field(default_factory=list[SideTurn])
+    extra: dict[str, Any] = field(default_factory=dict[str, Any])
+
+    SPEC: ClassVar = {
+        "turn": ("int", False), "start_frame": ("int", False), "end_frame": ("int", False), "reward": ("num", False),
+        "score": ("num", False), "lives": ("int", False), "lives_lost": ("int", False), "game_over": ("bool", False),
+        "reset_frame": ("int", True), "lockstep_frames": ("list", False), "players": ("list", False),
+    }
+    ITEMS: ClassVar = {"lockstep_frames": _int, "players": lambda name, value: _side(name, value)}
+
+    @classmethod
+    def from_json(cls, data: Any) -> MatchTurn:
+        turn: MatchTurn = super().from_json(data)
+        if len(turn.players) != 2 or [p.side for p in turn.players] != [1, 2]:
+            raise RecordError("field 'players' does not hold sides 1 and 2")
+        return turn
+
+
+def _side(name: str, value: Any) -> SideTurn:
+    try:
+        return SideTurn.from_json(value)
+    except RecordError as e:
+        raise RecordError(f"{name}: {e}") from None
 
 
 # -- summary -----------------------------------------------------------------------
@@ -340,6 +461,14 @@ class Summary(_Record):
     stopped: str | None = None
     files: dict[str, Any] | None = None  # name -> {"sha256", "bytes"}: the fast integrity check
     interventions: dict[str, Any] | None = None  # changes made by hand, per kind (workstation.store.changes)
+    stopped_call: dict[str, Any] | None = None  # the call a cancel or a fatal failure ended: its account
+    changed_by_hand: bool | None = None  # written (true) with interventions
+    overridden_turns: int | None = None  # turns whose plan a person chose, written with interventions
+    kind: str | None = None  # "match": a two-player match's summary, with the fields below
+    players: Any = None  # a match: each side's agent, score, lives lost, calls, cost (integrity checks them)
+    winner: Any = None  # a match: 1 or 2, None for a draw or a team
+    result: Any = None  # a match: "side N wins" | "draw" | "team"
+    team_score: Any = None  # a co-operative match: the sides' scores added
     extra: dict[str, Any] = field(default_factory=dict[str, Any])
 
     SPEC: ClassVar = {
@@ -348,9 +477,13 @@ class Summary(_Record):
         "lives_lost": ("int", False), "invalid_turns": ("int", False), "failed_turns": ("int", True),
         "episodes_ended": ("int", True), "games_ended": ("int", True), "calls": ("int", False), "usage": ("dict", False), "cost_usd": ("num", True),
         "wall_s": ("num", True), "stopped": ("str", True), "files": ("dict", True),
-        "interventions": ("dict", True),
+        "interventions": ("dict", True), "stopped_call": ("dict", True), "changed_by_hand": ("bool", True),
+        "overridden_turns": ("int", True), "kind": ("str", True), "players": ("any", True), "winner": ("any", True),
+        "result": ("any", True), "team_score": ("any", True),
     }
-    OMIT_EMPTY: ClassVar = ("failed_turns", "episodes_ended", "games_ended", "files", "interventions")
+    OMIT_EMPTY: ClassVar = ("failed_turns", "episodes_ended", "games_ended", "files", "interventions", "stopped_call",
+                            "changed_by_hand", "overridden_turns")
+    OMIT_NONE: ClassVar = ("kind", "players", "winner", "result", "team_score")
     # what every summary has had, whatever wrote it; a stored summary missing any is filled in from the turns
     CORE: ClassVar = ("complete", "game", "seed", "agent", "total_reward", "frames", "turns", "lives_lost",
                       "invalid_turns", "calls", "usage", "cost_usd", "stopped")
@@ -406,15 +539,20 @@ class RecordFileError(UserError):
     file and the field (exit 2)."""
 
 
-def read_json(path: Path | str, kind: type = dict) -> Any:
-    """The JSON in ``path``, which must be a ``kind`` (an object by default); every failure one line naming it."""
-    path = Path(path)
+def _text(path: Path) -> str:
+    """The UTF-8 text of ``path``; a file that cannot be read, or is not UTF-8, is one line naming it."""
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except OSError as e:
         raise RecordFileError(f"{path} cannot be read ({e.strerror or e})") from None
     except UnicodeDecodeError:
         raise RecordFileError(f"{path} is not UTF-8 text") from None
+
+
+def read_json(path: Path | str, kind: type = dict) -> Any:
+    """The JSON in ``path``, which must be a ``kind`` (an object by default); every failure one line naming it."""
+    path = Path(path)
+    text = _text(path)
     try:
         data = json.loads(text)
     except json.JSONDecodeError as e:
@@ -427,12 +565,7 @@ def read_json(path: Path | str, kind: type = dict) -> Any:
 def read_jsonl(path: Path | str) -> list[tuple[int, dict[str, Any]]]:
     """(line number, object) for each non-blank line of ``path``; a line that is not a JSON object is one line."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as e:
-        raise RecordFileError(f"{path} cannot be read ({e.strerror or e})") from None
-    except UnicodeDecodeError:
-        raise RecordFileError(f"{path} is not UTF-8 text") from None
+    text = _text(path)
     out: list[tuple[int, dict[str, Any]]] = []
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():

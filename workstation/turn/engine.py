@@ -18,14 +18,16 @@ budget frame of its own and the next turn starts there, with a fresh prompt.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from pathlib import Path
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any
 from collections.abc import Callable
 
-from workstation.calls import CancelToken, FatalAgentError, Reply, TurnContext, Usage, call_agent
+from workstation.calls import CancelToken, FatalAgentError, Reply, TurnContext, call_agent
+from workstation.turn.accounting import Accounting, cost_cap_reason
 from workstation.turn.agent import Agent
-from workstation.game.clock import RULES, ClockState, GameClock
+from workstation.game.clock import RULES, ClockState, FrameSink, GameClock
 from workstation.game.games import FPS_PAPER, Game
 from workstation.turn.memory import Clip, Step
 from workstation.turn.parser import ParseResult, parse_reply
@@ -91,12 +93,12 @@ class ActionExecuted(Event):
 
 @dataclass
 class TurnEnded(Event):
-    record: dict[str, Any]
+    record: TurnRecord
 
 
 @dataclass
 class RunEnded(Event):
-    summary: dict[str, Any]
+    summary: Summary
 
 
 Observer = Callable[[Event], Any]
@@ -107,7 +109,7 @@ class _Snapshot:
     clock: ClockState
     n_clips: int
     agent_state: Any
-    totals: dict[str, Any]
+    totals: Accounting
 
 
 @dataclass
@@ -138,6 +140,20 @@ class _Pending:
     lives_dropped: int = 0  # lives lost in the turn's action frames, each drop counted by its size
 
     @property
+    def built_prompt(self) -> Prompt:
+        """The prompt of this turn (built when the turn began)."""
+        if self.prompt is None:
+            raise RuntimeError("this turn has no prompt yet")
+        return self.prompt
+
+    @property
+    def received_reply(self) -> Reply:
+        """The reply being parsed (there is one from REPLY on)."""
+        if self.reply is None:
+            raise RuntimeError("this turn has no reply yet")
+        return self.reply
+
+    @property
     def noops_done(self) -> int:
         """Latency NOOP frames run so far (fewer than planned when the budget ran out)."""
         return self.noop_frames - self.noop_left
@@ -147,7 +163,9 @@ class TurnEngine:
     def __init__(self, game: Game, protocol: Protocol, agent: Agent, seed: int, pack: PromptPack,
                  writer: RecordingWriter | None = None, observers: list[Observer] | None = None,
                  max_cost: float | None = None, rewindable: bool = True, rules: int = RULES,
-                 cancel: CancelToken | None = None, max_failed_turns: int = 3, skill: str | None = None):
+                 cancel: CancelToken | None = None, max_failed_turns: int = 3, skill: str | None = None,
+                 replay_note: str | None = None, experience: Any = None, sink: FrameSink | None = None) -> None:
+        """``sink`` takes each frame instead of the writer (``verify`` checks them as they are made)."""
         game = pack.game(game)  # the pack's words, offered actions and warm-up
         self.game = game
         self.protocol = protocol
@@ -159,23 +177,23 @@ class TurnEngine:
         self.max_cost = max_cost
         self.cancel = cancel or CancelToken()  # cancel(reason) from any thread ends the call under way
         self.max_failed_turns = max_failed_turns  # stop after this many turns in a row lost to errors (0: never)
+        self.replay_note = replay_note  # a replay on another start than its source's: said once, in the manifest too
         self._stopped_call: dict[str, Any] | None = None  # the call a cancel or a fatal failure ended (summary)
         self.rewindable = rewindable  # keep a snapshot per turn (about 110 KB each) for rewind
-        self.clock = GameClock(game, protocol, seed, sink=writer.add_frame if writer else None, rules=rules)
+        self.clock = GameClock(game, protocol, seed, sink=sink or (writer.add_frame if writer else None), rules=rules)
         self.builder = PromptBuilder(game, protocol, pack, writer.frames if writer else None, skill=skill)
         self.clips: list[Clip] = []
         self.phase = Phase.READY
         self.turn = 0
         self.pending: _Pending | None = None
-        self.summary: dict[str, Any] | None = None
+        self.summary: Summary | None = None
         self.stopped: str | None = None
-        self.totals = {"usage": Usage(), "cost_usd": 0.0, "calls": 0, "invalid_turns": 0, "priced": True,
-                       "failed_turns": 0, "failed_in_a_row": 0}
+        self.totals = Accounting()  # calls, usage, cost, invalid and failed turns (workstation.turn.accounting)
         self._snapshots: dict[int, _Snapshot] = {}
         self.changes: list[dict[str, Any]] = list(writer.changes) if writer is not None else []  # made by hand
         self._t_start = time.perf_counter()
         self._started = False
-        self.experience: Any = None  # an experience library (workstation.turn.experience.ExperienceRun)
+        self.experience = experience  # an experience library (workstation.turn.experience.ExperienceRun)
 
     # -- driving ---------------------------------------------------------
     def start(self) -> None:
@@ -186,6 +204,13 @@ class TurnEngine:
     @property
     def done(self) -> bool:
         return self.phase is Phase.FINISHED
+
+    @property
+    def recording_path(self) -> Path:
+        """The folder this engine records into (a run changed by hand is renamed for its own id as it ends)."""
+        if self.writer is None:
+            raise RuntimeError("this engine records nothing")
+        return self.writer.path
 
     def run_turn(self) -> None:
         """Advance until the current turn has ended (or the run finished)."""
@@ -249,7 +274,7 @@ class TurnEngine:
                                 "cost_usd": p.reply.cost_usd})
         p.reply, p.parse, p.plan, p.plan_names, p.overridden = None, None, [], [], False
         self.phase = Phase.PROMPT
-        self._emit(PromptReady(self.turn, p.prompt))
+        self._emit(PromptReady(self.turn, p.built_prompt))
 
     def override_plan(self, names: list[str], by_hand: bool = True) -> ParseResult:
         """Replace the parsed plan with these action names (before any of it runs).
@@ -296,7 +321,7 @@ class TurnEngine:
         self.clips = self.clips[: snap.n_clips]
         if snap.agent_state is not None and hasattr(self.agent, "restore"):
             self.agent.restore(snap.agent_state)
-        self.totals = {**snap.totals, "usage": snap.totals["usage"] + Usage()}
+        self.totals = snap.totals.copy()
         self._snapshots = {t: s for t, s in self._snapshots.items() if t <= turn}
         self.writer = writer
         self.changes = list(writer.changes) if writer is not None else list(self.changes)
@@ -315,13 +340,12 @@ class TurnEngine:
     # -- phases ----------------------------------------------------------
     def _prepare(self) -> Event | None:
         if self.clock.done:
-            self._finish()
-            return RunEnded(self.turn, self.summary)
+            return self._finish()
         if self.rewindable:
             self._snapshots[self.turn] = _Snapshot(
                 self.clock.snapshot(), len(self.clips),
                 self.agent.snapshot() if hasattr(self.agent, "snapshot") else None,
-                {**self.totals, "usage": self.totals["usage"] + Usage()},
+                self.totals.copy(),
             )
         frame = self.clock.frame
         pending = _Pending(start_frame=frame)
@@ -333,45 +357,42 @@ class TurnEngine:
     def _ask(self) -> Event | None:
         p = self._turn_now
         ctx = TurnContext(self.game, self.turn, self.protocol.max_actions, self.clock.frame)
-        on_text = (lambda d: self._emit(TextDelta(self.turn, d))) if self.observers else None
+
+        def on_text(delta: str) -> None:
+            self._emit(TextDelta(self.turn, delta))
+
         stop = None
         try:
-            reply = call_agent(self.agent, p.prompt, ctx, on_text, cancel=self.cancel)
+            reply = call_agent(self.agent, p.built_prompt, ctx, on_text if self.observers else None,
+                               cancel=self.cancel)
             if reply.cancelled:
                 stop = self.cancel.reason or "cancelled"
         except FatalAgentError as e:
             if e.reply is None:
-                self._finish(stopped=str(e))
-                return RunEnded(self.turn, self.summary)
+                return self._finish(stopped=str(e))
             reply, stop = e.reply, str(e)
         p.reply = reply
-        # every request sent counts; built-in agents make none
-        self.totals["calls"] += len(reply.attempts) or (1 if reply.usage is not None else 0)
-        if reply.usage is not None:
-            self.totals["usage"] = self.totals["usage"] + reply.usage
-        if reply.cost_usd is not None:
-            self.totals["cost_usd"] += reply.cost_usd
-        elif reply.usage is not None:
-            self.totals["priced"] = False
+        self.totals.add_reply(reply)  # every request sent counts; built-in agents make none
         if stop is not None:  # the call's account goes in the summary; the turn played no frame
             self._emit(ReplyReceived(self.turn, reply))
             self._stopped_call = {"turn": self.turn, "error": reply.error, "cancelled": reply.cancelled,
                                   "attempts": [a.to_json() for a in reply.attempts],
                                   "usage": reply.usage.to_json() if reply.usage else None, "cost_usd": reply.cost_usd}
-            self._finish(stopped=stop)
-            return RunEnded(self.turn, self.summary)
+            return self._finish(stopped=stop)
         self.phase = Phase.REPLY
         return self._emit(ReplyReceived(self.turn, reply))
 
     def _parse(self) -> Event | None:
         p = self._turn_now
-        error = p.reply.error
-        p.parse = parse_reply(p.reply.text if error is None else "", self.game, self.protocol.max_actions)
+        reply = p.received_reply
+        error = reply.error
+        p.parse = parse_reply(reply.text if error is None else "", self.game, self.protocol.max_actions)
         if error is not None:  # the agent's own one-line account replaces the parser's "empty reply"
-            p.parse.errors = [error if error.startswith("no usable reply") else f"no usable reply: {error}"]
+            p.parse = replace(p.parse, errors=[error if error.startswith("no usable reply")
+                                               else f"no usable reply: {error}"])
         p.plan, p.plan_names = list(p.parse.actions), list(p.parse.names)
         if self.protocol.clock == "latency":
-            p.noop_frames = p.noop_left = round(p.reply.latency_s * FPS_PAPER)
+            p.noop_frames = p.noop_left = round(reply.latency_s * FPS_PAPER)
         self.phase = Phase.PLAN
         return self._emit(PlanParsed(self.turn, p.parse, p.plan_names, False))
 
@@ -424,16 +445,16 @@ class TurnEngine:
         ev = self._record_turn()
         if self.experience is not None:  # every K turns: one extra request, the library's edits
             self.experience.maybe_reflect(self)
-        if self.max_cost is not None and self.totals["cost_usd"] >= self.max_cost:
-            self._finish(stopped=f"cost cap reached: ${self.totals['cost_usd']:.4f} >= --max-cost ${self.max_cost:g}")
-        elif self.max_failed_turns and self.totals["failed_in_a_row"] >= self.max_failed_turns:
-            self._finish(stopped=f"{self.totals['failed_in_a_row']} turns in a row lost to provider errors "
-                                 f"(--max-failed-turns {self.max_failed_turns}); last: {ev.record['error']}")
+        if (capped := cost_cap_reason(self.totals.cost_usd, self.max_cost)) is not None:
+            self._finish(stopped=capped)
+        elif self.totals.failing(self.max_failed_turns):
+            self._finish(stopped=f"{self.totals.failed_in_a_row} turns in a row lost to provider errors "
+                                 f"(--max-failed-turns {self.max_failed_turns}); last: {ev.record.error}")
         elif self.clock.done:
             self._finish()
         return ev
 
-    def _record_turn(self) -> Event:
+    def _record_turn(self) -> TurnEnded:
         """Write the pending turn's record and its clip; the engine is READY for the next turn.
 
         A turn that ended a game records the cut action's frame count, the dropped
@@ -457,12 +478,9 @@ class TurnEngine:
         self.clips.append(clip)
         parse = p.parse
         valid = bool(parse and parse.valid and (p.reply is None or p.reply.error is None))
-        if not valid and not p.overridden:
-            self.totals["invalid_turns"] += 1
         reply = p.reply or Reply("")
         lost = reply.error is not None and not reply.cancelled and not p.overridden  # lost to a provider error
-        self.totals["failed_turns"] += int(lost)
-        self.totals["failed_in_a_row"] = self.totals["failed_in_a_row"] + 1 if lost else 0
+        self.totals.end_turn(invalid=not valid and not p.overridden, lost=lost)
         record = TurnRecord(
             turn=self.turn,
             start_frame=p.start_frame,
@@ -495,16 +513,13 @@ class TurnEngine:
             cut_frames=cut_frames,
             dropped=dropped,
             reset_frame=reset_frame,
+            discarded_replies=p.discarded,
+            human_plan=True if p.human_plan else None,
+            # the current-frame-only prompt, then edited: both changes count
+            current_only=True if p.asked_current_only and p.prompt_variant != "current_only" else None,
+            override_source="import" if p.overridden and not p.by_hand else None,
         )
-        if p.discarded:
-            record.discarded_replies = p.discarded
-        if p.human_plan:
-            record.extra["human_plan"] = True
-        if p.asked_current_only and p.prompt_variant != "current_only":  # then edited: both changes count
-            record.extra["current_only"] = True
-        if p.overridden and not p.by_hand:
-            record.extra["override_source"] = "import"
-        made = hand_changes.of_turn(record.to_json()) if (p.by_hand or not p.overridden) else []
+        made = hand_changes.of_turn(record) if (p.by_hand or not p.overridden) else []
         if self.writer is not None:
             self.writer.add_turn(record)
             self.writer.add_changes(made)
@@ -512,54 +527,48 @@ class TurnEngine:
         self.turn += 1
         self.pending = None
         self.phase = Phase.READY
-        return self._emit(TurnEnded(record.turn, record.to_json()))
+        ended = TurnEnded(record.turn, record)
+        self._emit(ended)
+        return ended
 
     def _prompt_ref(self, p: _Pending) -> dict[str, Any]:
-        prompt = p.prompt
-        ref = {"digest": prompt.digest(), "variant": p.prompt_variant, "images": prompt.image_frames}
+        prompt = p.built_prompt
+        ref: dict[str, Any] = {"digest": prompt.digest(), "variant": p.prompt_variant, "images": prompt.image_frames}
         if p.prompt_variant != "standard":
             ref["messages"] = prompt.to_json()
         return ref
 
-    def _finish(self, stopped: str | None = None) -> None:
+    def _finish(self, stopped: str | None = None) -> RunEnded:
         self.stopped = stopped
         if stopped:
             self.clock.stop()
-        usage: Usage = self.totals["usage"]
-        self.summary = {
-            "game": self.game.key,
-            "seed": self.seed,
-            "agent": getattr(self.agent, "spec", "?"),
-            "total_reward": self.clock.score,
-            "frames": self.clock.frame,
-            "turns": self.turn,
-            "lives_lost": self.clock.lives_lost,
-            "invalid_turns": self.totals["invalid_turns"],
-            "failed_turns": self.totals["failed_turns"],
-            **({"stopped_call": self._stopped_call} if self._stopped_call else {}),
-            "games_ended": self.clock.episode,
-            "calls": self.totals["calls"],
-            "usage": usage.to_json(),
-            "cost_usd": round(self.totals["cost_usd"], 6) if self.totals["priced"] else None,
-            "wall_s": round(time.perf_counter() - self._t_start, 3),
-            "complete": stopped is None and self.clock.frame >= self.protocol.frames,
-            "stopped": stopped,
-        }
-        if self.changes:  # one count per kind of change made by hand (workstation.store.changes)
-            self.summary["interventions"] = hand_changes.counts(self.changes)
-            self.summary["changed_by_hand"] = True
-            self.summary["overridden_turns"] = len({c.get("turn") for c in self.changes
-                                                    if c.get("kind") in ("override", "human_plan")})
+        t = self.totals
+        summary = Summary(
+            complete=stopped is None and self.clock.frame >= self.protocol.frames,
+            game=self.game.key, seed=self.seed, agent=getattr(self.agent, "spec", "?"),
+            total_reward=self.clock.score, frames=self.clock.frame, turns=self.turn,
+            lives_lost=self.clock.lives_lost, invalid_turns=t.invalid_turns, failed_turns=t.failed_turns,
+            games_ended=self.clock.episode, calls=t.calls, usage=t.usage.to_json(), cost_usd=t.cost,
+            wall_s=round(time.perf_counter() - self._t_start, 3), stopped=stopped,
+            stopped_call=self._stopped_call,
+            # one count per kind of change made by hand (workstation.store.changes)
+            interventions=hand_changes.counts(self.changes) if self.changes else None,
+            changed_by_hand=True if self.changes else None,
+            overridden_turns=len({c.get("turn") for c in self.changes if c.get("kind") in ("override", "human_plan")})
+            if self.changes else None,
+        )
+        self.summary = summary
+        ended = RunEnded(self.turn, summary)
         try:
             if self.writer is not None:
-                typed = Summary.from_json(self.summary)  # the summary's one shape, checked as it is written
-                if self.summary["complete"]:
-                    self.writer.finish(typed)
+                if summary.complete:
+                    self.writer.finish(summary)
                 else:
-                    self.writer.abort(typed)
+                    self.writer.abort(summary)
         finally:  # a summary the disk refused still ends the run (the error goes on to the caller)
             self.phase = Phase.FINISHED
-            self._emit(RunEnded(self.turn, self.summary))
+            self._emit(ended)
+        return ended
 
     def stop(self, reason: str = "stopped by the user") -> None:
         """End the run now; the recording is kept and marked incomplete.

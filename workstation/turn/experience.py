@@ -284,13 +284,7 @@ class ExperienceRun:
             except FatalAgentError as e:  # recorded; the next turn's request meets the same and stops the run
                 reply = e.reply or Reply("", error=str(e))
                 reply.error = reply.error or str(e)
-            engine.totals["calls"] += len(reply.attempts) or (1 if reply.usage is not None else 0)
-            if reply.usage is not None:
-                engine.totals["usage"] = engine.totals["usage"] + reply.usage
-            if reply.cost_usd is not None:
-                engine.totals["cost_usd"] += reply.cost_usd
-            elif reply.usage is not None:
-                engine.totals["priced"] = False
+            engine.totals.add_reply(reply)  # the run's account (workstation.turn.accounting)
         edits, malformed = parse_edits(reply.text if reply.error is None else "")
         after, applied, skipped = apply_edits(before, edits)
         self.rules = after

@@ -311,6 +311,6 @@ def import_run(path: Path, out: Path, game_key: str | None = None) -> ImportResu
         raise
     finally:
         engine.close()
-    summary = engine.summary or {}
-    return ImportResult(run.path, directory, checker.mismatch, int(summary.get("turns", 0)),
-                        int(summary.get("frames", 0)) + 1)
+    summary = engine.summary
+    turns, frames = (summary.turns, summary.frames) if summary is not None else (0, 0)
+    return ImportResult(run.path, directory, checker.mismatch, turns, frames + 1)

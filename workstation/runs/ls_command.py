@@ -68,6 +68,17 @@ def _cell(value: object) -> str:
     return str(value)
 
 
+def _plays_its_agents_plans(path: object) -> bool:
+    from workstation.runs.hand_check import counts_as_plain
+    from workstation.store.recording import Recording
+    from workstation.store.records import RecordingError
+
+    try:
+        return counts_as_plain(Recording(str(path)))
+    except RecordingError:
+        return False
+
+
 def run(args: argparse.Namespace) -> int:
     from workstation.store.changes import mark
     from workstation.store.index import Index, select
@@ -84,7 +95,9 @@ def run(args: argparse.Namespace) -> int:
     entries = select(index.entries(), game=args.game, agent=args.agent, seed=args.seed,
                      settings=settings, state=args.state, complete=complete, run_id=args.id)
     if args.changed or args.plain:
-        entries = [e for e in entries if e.changed == bool(args.changed)]
+        entries = [e for e in entries if e.changed == bool(args.changed) and (args.changed or e.error is None)]
+    if args.plain:  # plain only when each turn played its agent's plan (workstation.runs.hand_check)
+        entries = [e for e in entries if _plays_its_agents_plans(index.path_of(e))]
     if args.json:
         for entry in entries:
             print(json.dumps({**entry.to_json(), "path": str(index.path_of(entry))}))

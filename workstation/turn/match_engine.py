@@ -6,6 +6,12 @@ plans are played action by action, both players' actions in the same frames. A
 shorter plan is padded with NOOP; the turn ends when both plans are spent. A game
 over cuts the action in progress and drops the rest of both plans (as one-player
 runs do); the new game's first frame is a budget frame of its own.
+
+Each side keeps the one-player engine's account (``workstation.turn.accounting``): calls, usage, cost,
+invalid and failed turns. Observers get typed events (``workstation.turn.engine.Event`` subclasses): both
+prompts built, both plans parsed, each lockstep action, each turn's record (a ``MatchTurn``), the end.
+It stands beside the one-player engine and knows no match words: the caller hands it each side's prompt
+builder (``workstation.arena.start.side_builders``).
 """
 
 from __future__ import annotations
@@ -13,32 +19,70 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol
 
 from workstation.calls import FatalAgentError, Reply, TurnContext, Usage
+from workstation.turn.accounting import Accounting, cost_cap_reason
 from workstation.turn.agent import Agent
-from workstation.arena.sides import MatchText, SidePromptBuilder, side_pack
+from workstation.turn.engine import Event
 from workstation.calls import CancelToken, call_agent
-from workstation.game.protocol import Protocol
-from workstation.game.twoplayer import SIDES, TwoPlayerClock, TwoPlayerGame
+from workstation.game.protocol import Protocol as GameProtocol
+from workstation.game.twoplayer import SIDES, FrameSink, TwoPlayerClock, TwoPlayerGame
 from workstation.store.recording import RecordingWriter
+from workstation.store.records import MatchTurn, SideTurn
 from workstation.turn.memory import Clip, Step
 from workstation.turn.parser import ParseResult, parse_reply
 from workstation.turn.prompt import Prompt
-from workstation.turn.promptpack import PromptPack
 
 PAD = "noop"  # the name a padding NOOP is recorded under
 
 
 @dataclass
-class MatchEvent:
-    turn: int
-    kind: str  # "prompts" | "replies" | "action" | "turn" | "end"
-    data: dict[str, Any] = field(default_factory=dict)
+class MatchPrompts(Event):
+    """Both sides' prompts are built; both agents are about to be asked."""
+
+    prompts: list[Prompt]
 
 
-MatchObserver = Callable[[MatchEvent], Any]
+@dataclass
+class MatchPlans(Event):
+    """Both replies are in and parsed: each side's plan (action names)."""
+
+    replies: list[Reply]
+    plans: list[list[str]]
+
+
+@dataclass
+class MatchAction(Event):
+    """One lockstep action of both sides was played."""
+
+    index: int  # position in the longer plan
+    frame: int
+    actions: list[str]
+    scores: list[float]
+
+
+@dataclass
+class MatchTurnEnded(Event):
+    record: MatchTurn
+
+
+@dataclass
+class MatchEnded(Event):
+    summary: dict[str, Any]
+
+
+MatchObserver = Callable[[Event], Any]
+
+
+class SideBuilder(Protocol):
+    """What builds one side's prompt (``workstation.arena.sides.SidePromptBuilder``): told the scores
+    (its own first) before each build."""
+
+    scores: tuple[float, float]
+
+    def build(self, clips: list[Clip], frame: int) -> Prompt: ...
 LiveSource = Callable[[int], str]  # real time: the action name a person holds at lockstep slot i
 
 
@@ -46,16 +90,10 @@ LiveSource = Callable[[int], str]  # real time: the action name a person holds a
 class Player:
     side: int
     agent: Agent
-    builder: SidePromptBuilder
-    clips: list[Clip] = field(default_factory=list)
-    usage: Usage = field(default_factory=Usage)
-    cost_usd: float = 0.0
-    priced: bool = True
-    calls: int = 0
-    invalid_turns: int = 0
+    builder: SideBuilder
+    clips: list[Clip] = field(default_factory=list[Clip])
+    account: Accounting = field(default_factory=Accounting)  # calls, usage, cost, invalid and failed turns
     live: LiveSource | None = None  # a person steering in real time: asked per action, not per turn
-    failed_turns: int = 0  # turns lost to provider errors (no usable reply after every retry)
-    failed_in_a_row: int = 0
 
 
 def ask(player: Player, prompt: Prompt, ctx: TurnContext, cancel: CancelToken) -> tuple[Reply, str | None]:
@@ -68,11 +106,11 @@ def ask(player: Player, prompt: Prompt, ctx: TurnContext, cancel: CancelToken) -
 
 
 class MatchEngine:
-    def __init__(self, tp: TwoPlayerGame, protocol: Protocol, agents: tuple[Agent, Agent], seed: int,
-                 pack: PromptPack, text: MatchText, writer: RecordingWriter | None = None,
+    def __init__(self, tp: TwoPlayerGame, protocol: GameProtocol, agents: tuple[Agent, Agent], seed: int,
+                 builders: tuple[SideBuilder, SideBuilder], writer: RecordingWriter | None = None,
                  observers: list[MatchObserver] | None = None, max_cost: float | None = None,
                  cancel: CancelToken | None = None, live: dict[int, LiveSource] | None = None,
-                 max_failed_turns: int = 3) -> None:
+                 max_failed_turns: int = 3, sink: FrameSink | None = None) -> None:
         if protocol.clock != "paused":
             raise ValueError("two-player matches run on the paused clock")
         self.tp, self.game, self.protocol, self.seed = tp, tp.game, protocol, seed
@@ -81,14 +119,9 @@ class MatchEngine:
         self.max_cost = max_cost
         self.max_failed_turns = max_failed_turns  # stop after this many turns in a row a side lost to errors
         self.cancel = cancel or CancelToken()
-        self.clock = TwoPlayerClock(tp, protocol, seed, sink=writer.add_frame if writer else None)
-        frames = writer.frames if writer else None
-        self.players = tuple(
-            Player(side, agent, SidePromptBuilder(tp.game, protocol, side_pack(pack, text, side), text, side,
-                                                  tp.team, frames))
-            for side, agent in zip(SIDES, agents))
-        for side, source in (live or {}).items():
-            self.players[side - 1].live = source
+        self.clock = TwoPlayerClock(tp, protocol, seed, sink=sink or (writer.add_frame if writer else None))
+        self.players = tuple(Player(side, agent, builder, live=(live or {}).get(side))
+                             for side, agent, builder in zip(SIDES, agents, builders))
         self.turn = 0
         self.summary: dict[str, Any] | None = None
         self.stopped: str | None = None
@@ -123,7 +156,7 @@ class MatchEngine:
         assert self.summary is not None
         return self.summary
 
-    def _emit(self, ev: MatchEvent) -> None:
+    def _emit(self, ev: Event) -> None:
         for obs in self.observers:
             obs(ev)
 
@@ -139,41 +172,31 @@ class MatchEngine:
             mine = self.clock.scores[p.side - 1]
             p.builder.scores = (mine, self.clock.scores[2 - p.side])
             prompts.append(p.builder.build(p.clips, start))
-        self._emit(MatchEvent(self.turn, "prompts", {"prompts": prompts}))
+        self._emit(MatchPrompts(self.turn, prompts))
         ctx = TurnContext(self.game, self.turn, self.protocol.max_actions, start)
         futures = [None if p.live else self._pool.submit(ask, p, pr, ctx, self.cancel)
                    for p, pr in zip(self.players, prompts)]
         answers = [(Reply(""), None) if f is None else f.result() for f in futures]
         for p, (reply, _) in zip(self.players, answers):
-            self._account(p, reply)
+            p.account.add_reply(reply)
         stop = next((why for _, why in answers if why), None)
         if stop is not None:
             self.finish(stop)
             return
         parses = [self._parse(reply) for reply, _ in answers]
-        self._emit(MatchEvent(self.turn, "replies", {"replies": [r for r, _ in answers],
-                                                     "plans": [p.names for p in parses]}))
+        self._emit(MatchPlans(self.turn, [r for r, _ in answers], [p.names for p in parses]))
         replies = [r for r, _ in answers]
         self._play(start, prompts, replies, parses)
-
-    def _account(self, p: Player, reply: Reply) -> None:
-        p.calls += len(reply.attempts) or (1 if reply.usage is not None else 0)
-        if reply.usage is not None:
-            p.usage = p.usage + reply.usage
-        if reply.cost_usd is not None:
-            p.cost_usd += reply.cost_usd
-        elif reply.usage is not None:
-            p.priced = False
 
     def _parse(self, reply: Reply) -> ParseResult:
         parse = parse_reply(reply.text if reply.error is None else "", self.game, self.protocol.max_actions)
         if reply.error is not None:
-            parse.errors = [f"no usable reply: {reply.error}"]
+            parse = replace(parse, errors=[f"no usable reply: {reply.error}"])
         return parse
 
     def _play(self, start: int, prompts: list[Prompt], replies: list[Reply], parses: list[ParseResult]) -> None:
         live = [p.live for p in self.players]
-        plans = [[] if live[k] else list(parses[k].actions) for k in (0, 1)]
+        plans: list[list[int]] = [[] if live[k] else list(parses[k].actions) for k in (0, 1)]
         steps: list[list[Step]] = [[], []]
         frames_after: list[int] = []
         padded = [0, 0]
@@ -182,7 +205,7 @@ class MatchEngine:
                 break
             for k, source in enumerate(live):
                 if source is not None:  # the person's held keys at this slot
-                    plans[k].append(self.game.vocabulary.get(source(i), 0))
+                    plans[k].append(self.game.vocabulary.get(source(i)) or 0)  # an unknown name: NOOP
             acts = [plan[i] if i < len(plan) else None for plan in plans]
             out = self.clock.act(acts[0], acts[1])
             for k in (0, 1):
@@ -191,9 +214,8 @@ class MatchEngine:
                 o = out.players[k]
                 steps[k].append(Step(name, self.clock.frame, o.reward, o.life_lost, out.reset))
             frames_after.append(self.clock.frame)
-            self._emit(MatchEvent(self.turn, "action", {"index": i, "frame": self.clock.frame,
-                                                        "actions": [s[-1].action for s in steps],
-                                                        "scores": list(self.clock.scores)}))
+            self._emit(MatchAction(self.turn, i, self.clock.frame, [s[-1].action for s in steps],
+                                   list(self.clock.scores)))
         for k, source in enumerate(live):
             if source is not None:  # a real-time turn is recorded as the plan the person played
                 names = [self.game.action_name(a) for a in plans[k]] or ["noop"]
@@ -206,52 +228,48 @@ class MatchEngine:
         end = self.clock.frame
         game_over = self.clock.game_over
         reset_frame = self.clock.frame if game_over and self.clock.new_game() else None
-        sides: list[dict[str, Any]] = []
+        sides: list[SideTurn] = []
         for k, p in enumerate(self.players):
             parse, reply, st = parses[k], replies[k], steps[k]
             clip = Clip(self.turn, start, st, reply.text)
             p.clips.append(clip)
             valid = parse.valid and reply.error is None
-            p.invalid_turns += int(not valid)
-            lost = reply.error is not None and not reply.cancelled
-            p.failed_turns += int(lost)
-            p.failed_in_a_row = p.failed_in_a_row + 1 if lost else 0
+            p.account.end_turn(invalid=not valid, lost=reply.error is not None and not reply.cancelled)
             played = len(st) - padded[k]
-            sides.append({
-                "side": p.side, "raw": reply.text, "thought": parse.thought, "planned": parse.names,
-                "actions": [s.action for s in st], "padded": padded[k], "dropped": parse.names[played:],
-                "valid": valid, "rule": parse.rule, "errors": parse.errors,
-                "reward": clip.reward, "action_rewards": [s.reward for s in st],
-                "action_life_lost": [s.life_lost for s in st],
-                "lives_lost": sum(s.life_lost for s in st), "score": self.clock.scores[k],
-                "lives": self.clock.lives[k],
-                "prompt": {"digest": prompts[k].digest(), "images": prompts[k].image_frames},
-                "usage": reply.usage.to_json() if reply.usage else None, "latency_s": round(reply.latency_s, 4),
-                "cost_usd": reply.cost_usd, "attempts": [a.to_json() for a in reply.attempts],
-                "error": reply.error,
-            })
-        record = {
+            sides.append(SideTurn(
+                side=p.side, raw=reply.text, thought=parse.thought, planned=parse.names,
+                actions=[s.action for s in st], padded=padded[k], dropped=parse.names[played:],
+                valid=valid, rule=parse.rule, errors=parse.errors,
+                reward=clip.reward, action_rewards=[s.reward for s in st],
+                action_life_lost=[s.life_lost for s in st],
+                lives_lost=sum(s.life_lost for s in st), score=self.clock.scores[k],
+                lives=self.clock.lives[k],
+                prompt={"digest": prompts[k].digest(), "images": prompts[k].image_frames},
+                usage=reply.usage.to_json() if reply.usage else None, latency_s=round(reply.latency_s, 4),
+                cost_usd=reply.cost_usd, attempts=[a.to_json() for a in reply.attempts],
+                error=reply.error,
+            ))
+        record = MatchTurn(
             # the fields a one-player reader knows (side 1's reward and score), so `ls`, `info` and
             # `verify --quick` read a match; "players" holds both sides
-            "turn": self.turn, "start_frame": start, "end_frame": end,
-            "reward": sides[0]["reward"], "score": self.clock.scores[0], "lives": self.clock.lives[0],
-            "lives_lost": sum(len([lost for lost in st if lost.life_lost]) for st in steps),
-            "game_over": game_over, "reset_frame": reset_frame, "lockstep_frames": frames_after,
-            "players": sides,
-        }
+            turn=self.turn, start_frame=start, end_frame=end,
+            reward=sides[0].reward, score=self.clock.scores[0], lives=self.clock.lives[0],
+            lives_lost=sum(len([lost for lost in st if lost.life_lost]) for st in steps),
+            game_over=game_over, reset_frame=reset_frame, lockstep_frames=frames_after,
+            players=sides,
+        )
         if self.writer is not None:
             self.writer.add_turn(record)
         self.turn += 1
-        self._emit(MatchEvent(record["turn"], "turn", {"record": record}))
-        cost = sum(p.cost_usd for p in self.players)
-        failing = next((p for p in self.players if self.max_failed_turns
-                        and p.failed_in_a_row >= self.max_failed_turns), None)
-        if self.max_cost is not None and cost >= self.max_cost:
-            self.finish(f"cost cap reached: ${cost:.4f} >= --max-cost ${self.max_cost:g}")
+        self._emit(MatchTurnEnded(record.turn, record))
+        cost = sum(p.account.cost_usd for p in self.players)
+        failing = next((p for p in self.players if p.account.failing(self.max_failed_turns)), None)
+        if (capped := cost_cap_reason(cost, self.max_cost)) is not None:
+            self.finish(capped)
         elif failing is not None:
-            last = sides[failing.side - 1]["error"]
-            self.finish(f"side {failing.side}: {failing.failed_in_a_row} turns in a row lost to provider errors; "
-                        f"last: {last}")
+            last = sides[failing.side - 1].error
+            self.finish(f"side {failing.side}: {failing.account.failed_in_a_row} turns in a row lost to provider "
+                        f"errors; last: {last}")
         elif self.clock.done:
             self.finish()
 
@@ -268,13 +286,14 @@ class MatchEngine:
         self.stopped = stopped
         if stopped:
             self.clock.stop()
-        usage = sum((p.usage for p in self.players), Usage())
-        priced = all(p.priced for p in self.players)
+        accounts = [p.account for p in self.players]
+        usage = sum((a.usage for a in accounts), Usage())
+        priced = all(a.priced for a in accounts)
         players = [{"side": p.side, "agent": getattr(p.agent, "spec", "?"), "score": self.clock.scores[p.side - 1],
-                    "lives_lost": self.clock.lives_lost[p.side - 1], "invalid_turns": p.invalid_turns,
-                    "failed_turns": p.failed_turns,
-                    "calls": p.calls, "usage": p.usage.to_json(),
-                    "cost_usd": round(p.cost_usd, 6) if p.priced else None} for p in self.players]
+                    "lives_lost": self.clock.lives_lost[p.side - 1], "invalid_turns": p.account.invalid_turns,
+                    "failed_turns": p.account.failed_turns,
+                    "calls": p.account.calls, "usage": p.account.usage.to_json(),
+                    "cost_usd": p.account.cost} for p in self.players]
         s1, s2 = self.clock.scores
         self.summary = {
             "kind": "match", "game": self.game.key, "seed": self.seed,
@@ -284,9 +303,9 @@ class MatchEngine:
             **({"team_score": s1 + s2} if self.tp.team else {}),
             "total_reward": s1,  # side 1's score, for readers of one-player summaries
             "frames": self.clock.frame, "turns": self.turn, "lives_lost": sum(self.clock.lives_lost),
-            "invalid_turns": sum(p.invalid_turns for p in self.players), "games_ended": self.clock.episode,
-            "calls": sum(p.calls for p in self.players), "usage": usage.to_json(),
-            "cost_usd": round(sum(p.cost_usd for p in self.players), 6) if priced else None,
+            "invalid_turns": sum(a.invalid_turns for a in accounts), "games_ended": self.clock.episode,
+            "calls": sum(a.calls for a in accounts), "usage": usage.to_json(),
+            "cost_usd": round(sum(a.cost_usd for a in accounts), 6) if priced else None,
             "wall_s": round(time.perf_counter() - self._t0, 3),
             "complete": stopped is None and self.clock.frame >= self.protocol.frames, "stopped": stopped,
         }
@@ -295,7 +314,7 @@ class MatchEngine:
                 self.writer.finish(self.summary)
             else:
                 self.writer.abort(self.summary)
-        self._emit(MatchEvent(self.turn, "end", {"summary": self.summary}))
+        self._emit(MatchEnded(self.turn, self.summary))
 
     def stop(self, reason: str = "stopped by the user") -> None:
         self.cancel.cancel(reason)
