@@ -1,6 +1,6 @@
 """Side bias of each two-player game under random play: random against random, both seeded, N seeds a game.
 
-    PYTHONPATH=. python scripts/side_bias.py [SEEDS] [FRAMES] [GAME:MODE ...]
+    PYTHONPATH=. python bench/side_bias.py [SEEDS] [FRAMES] [GAME:MODE ...]
 
 Nothing is recorded (the engine runs without a writer). Prints, per game, the mode played, each
 seed's scores (side 1 - side 2), the wins of each side and the draws, and each side's win share
