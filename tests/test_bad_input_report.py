@@ -1,0 +1,120 @@
+"""No command writes inside any of its inputs, at any depth (issue 26, item 3): `report --json/--md/--plots`
+over a file deep inside a batch, a recording or an improvement-rounds directory, or through a symbolic link
+that leads into one, is refused in one line (exit 2) with every file as it was; the one guard is
+``workstation.store.local_paths.refuse_inside_inputs``.
+
+The world is built once for the module: a real one-run batch (the emulator plays 30 frames) and a real
+improvement-rounds directory (its curve saved by ``idc.curve.save``, a skill and a reflection beside it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.bad_input_world import GRID, snapshot
+from workstation.cli import main
+from workstation.store.local_paths import LocalPathError, refuse_inside_inputs
+
+
+def run(args: list[str]) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(args)
+        except SystemExit as e:
+            code = int(e.code or 0)
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory) -> Path:
+    w = tmp_path_factory.mktemp("inside")
+    (w / "grid.toml").write_text(GRID, encoding="utf-8")
+    code, _, err = run(["batch", str(w / "grid.toml"), "--out", str(w / "batch"), "--plain", "--concurrency", "1"])
+    assert code == 0, err
+    from workstation.idc import curve as C
+
+    idc = w / "idc"
+    idc.mkdir()
+    C.save(idc, {"game": "freeway", "player": "compat:p", "reflector": "compat:r", "random_mean": 0.0,
+                 "best_round": 0, "rounds": [{"round": 0, "skill": None, "skill_round": None, "score_mean": 1.0,
+                                              "score_se": 0.5, "normalised": 1.0, "rolled_back": False,
+                                              "episodes": []}], "transfer": []})
+    (idc / "skills").mkdir()
+    (idc / "skills" / "round_1.md").write_text("keep left\n", encoding="utf-8")
+    (idc / "reflections").mkdir()
+    (idc / "reflections" / "round_0.json").write_text("{}\n", encoding="utf-8")
+    (w / "elsewhere").mkdir()
+    (w / "elsewhere" / "notes.txt").write_text("mine\n", encoding="utf-8")
+    (w / "batch" / "linked").symlink_to(w / "elsewhere")  # a link inside the batch makes its target an input
+    return w
+
+
+def the_run(w: Path) -> str:
+    (rec,) = (p for p in (w / "batch" / "runs").iterdir() if p.is_dir())
+    return f"batch/runs/{rec.name}"
+
+
+CASES = [
+    ("json-over-a-run-manifest", lambda w: ["report", f"{w}/batch", "--json", f"{w}/{the_run(w)}/manifest.json"]),
+    ("paper-md-over-a-run-summary",
+     lambda w: ["report", f"{w}/batch", "--paper", "--md", f"{w}/{the_run(w)}/summary.json"]),
+    ("json-over-an-idc-skill", lambda w: ["report", f"{w}/idc", "--json", f"{w}/idc/skills/round_1.md"]),
+    ("md-over-an-idc-reflection", lambda w: ["report", f"{w}/idc", "--md", f"{w}/idc/reflections/round_0.json"]),
+    ("json-new-file-deep-inside", lambda w: ["report", f"{w}/batch", "--json", f"{w}/{the_run(w)}/new.json"]),
+    ("md-through-a-link-inside", lambda w: ["report", f"{w}/batch", "--md", f"{w}/elsewhere/notes.txt"]),
+    ("json-beside-through-a-link", lambda w: ["report", f"{w}/batch", "--json", f"{w}/elsewhere/new.json"]),
+    ("plots-inside-the-batch", lambda w: ["report", f"{w}/batch", "--plots", f"{w}/batch/runs"]),
+    ("plots-is-the-batch", lambda w: ["report", f"{w}/batch", "--plots", f"{w}/batch"]),
+    ("json-is-the-input-csv", lambda w: ["report", f"{w}/batch/results.csv", "--json", f"{w}/batch/results.csv"]),
+]
+
+
+@pytest.mark.parametrize("make", [c[1] for c in CASES], ids=[c[0] for c in CASES])
+def test_report_never_writes_inside_its_inputs(world, make):
+    before = snapshot(world)
+    code, out, err = run(make(world))
+    assert code == 2, (code, err)
+    assert "input" in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+    assert not out.strip(), out  # refused before anything is read, computed or printed
+    assert snapshot(world) == before
+
+
+def test_a_file_beside_the_inputs_is_written(world, tmp_path):
+    """The guard is not a blanket refusal: a file next to the batch (not in it) is written."""
+    code, _, err = run(["report", f"{world}/batch", "--json", str(tmp_path / "r.json")])
+    assert code == 0, err
+    assert json.loads((tmp_path / "r.json").read_text())
+
+
+def test_the_guard_rule(tmp_path):
+    """The rule itself: equal to an input file, equal to or anywhere under an input directory, through links."""
+    d = tmp_path / "in"
+    (d / "a" / "b").mkdir(parents=True)
+    f = tmp_path / "in.csv"
+    f.write_text("x")
+    refuse_inside_inputs(tmp_path / "out.json", [d, f], "--json", "the report")  # beside: fine
+    refuse_inside_inputs(tmp_path / "in.csv.bak", [f], "--json", "the report")  # a file is not a directory
+    refuse_inside_inputs(tmp_path / "inx" / "r.json", [d], "--json", "the report")  # a prefix is not a parent
+    refuse_inside_inputs("s3://b/r.json", [d], "--json", "the report")  # a URI is never a local input
+    for bad in (f, d, d / "r.json", d / "a" / "b" / "c" / "r.json"):
+        with pytest.raises(LocalPathError) as e:
+            refuse_inside_inputs(bad, [d, f], "--json", "the report")
+        assert e.value.file == bad and "--json" in str(e.value)
+    link = tmp_path / "link"
+    link.symlink_to(d / "a")
+    with pytest.raises(LocalPathError, match="inside"):  # an output through a link into an input
+        refuse_inside_inputs(link / "r.json", [d], "--md", "the report")
+    other = tmp_path / "other"
+    other.mkdir()
+    (d / "a" / "to-other").symlink_to(other)
+    with pytest.raises(LocalPathError, match="inside"):  # a link inside an input makes its target an input
+        refuse_inside_inputs(other / "r.json", [d], "--md", "the report")
+    (tmp_path / "link-to-file").symlink_to(f)
+    with pytest.raises(LocalPathError, match="one of"):  # an input given through a link
+        refuse_inside_inputs(f, [tmp_path / "link-to-file"], "", "export")
