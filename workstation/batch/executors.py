@@ -1,6 +1,6 @@
 """Where a batch's runs execute: ``local`` (threads and processes here) or ``ray`` (a Ray cluster).
 
-Both take one run at a time (``submit(cell) -> Future`` of ``execute``'s result dict),
+Both take one run at a time (``submit(cell) -> Future`` of ``execute``'s ``RunResult``),
 share one limiter per (provider, base URL, model) among the model runs, stop every
 run at its next turn boundary on ``stop(reason)``, and report live progress of
 model runs (calls, dollars) through ``progress()``.

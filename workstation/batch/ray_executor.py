@@ -25,11 +25,11 @@ import os
 import time
 from concurrent.futures import Future
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, cast
 from collections.abc import Iterator
 
 from workstation.batch import placement, shipping
-from workstation.batch.execute import Hooks, Progress, execute
+from workstation.batch.execute import Hooks, Progress, RunResult, execute
 from workstation.batch.executor_base import Executor, limiter_key
 from workstation.batch.jobs import Job
 from workstation.calls import CancelToken, Deadline
@@ -152,7 +152,7 @@ def _key_text(key: tuple) -> str:
     return "|".join(key)
 
 
-def run_task(spec_json: dict, run_id: str, actor: Any, key: str | None, per_call: float) -> dict:
+def run_task(spec_json: dict[str, Any], run_id: str, actor: Any, key: str | None, per_call: float) -> RunResult:
     """The body of a run's Ray task: the run records into this node's scratch space and its recording
     comes back packed in the result (``bundle``), with the node that played it (``where``)."""
     import ray
@@ -160,34 +160,36 @@ def run_task(spec_json: dict, run_id: str, actor: Any, key: str | None, per_call
     scratch = shipping.scratch()
     spec_json = {**spec_json, "out": str(scratch)}
     latest: dict[str, Any] = {}
+    spent: list[float] = [0.0]  # the cost the last progress reported
 
     def on_progress(p: Progress) -> None:
         latest.update(vars(p))
+        spent[0] = p.cost_usd
 
     def should_stop() -> str | None:
-        return ray.get(actor.report.remote(run_id, latest.get("cost_usd", 0.0), per_call, dict(latest)))
+        return cast("str | None", ray.get(actor.report.remote(run_id, spent[0], per_call, dict(latest))))
 
     hooks = Hooks(should_stop=should_stop, on_progress=on_progress,
                   limiter=ActorLimiter(actor, key) if key is not None else None)
-    result: dict = {}
+    result: RunResult | None = None
     try:
         result = execute(spec_json, run_id, hooks)
-        result["where"] = placement.here()
-        if result.get("path"):
-            result["bundle"] = shipping.pack(result["path"])
-            result["path"] = None  # a path on this node means nothing to the driver
+        result.where = placement.here()
+        if result.path:
+            result.bundle = shipping.pack(result.path)
+            result.path = None  # a path on this node means nothing to the driver
+        return result
     finally:
         shipping.remove(scratch)
-        ray.get(actor.finish.remote(run_id, result.get("cost_usd") if result else latest.get("cost_usd")))
-    return result
+        ray.get(actor.finish.remote(run_id, result.cost_usd if result is not None else spent[0]))
 
 
-def home(result: dict, runs_dir: str) -> dict:
+def home(result: RunResult, runs_dir: str) -> RunResult:
     """On the driver: the shipped recording of a finished task into ``runs_dir`` (its path in the result)."""
-    data = result.pop("bundle", None)
-    result.pop("verdict", None)  # checked on its node; the driver checks what arrived
+    data, result.bundle = result.bundle, None
+    result.verdict = None  # checked on its node; the driver checks what arrived
     if data is not None:
-        result["path"] = str(shipping.unpack(data, runs_dir))
+        result.path = str(shipping.unpack(data, runs_dir))
     return result
 
 

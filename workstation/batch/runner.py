@@ -339,24 +339,26 @@ class Batch:
         except BaseException as e:  # noqa: BLE001 - a worker that died (BrokenProcessPool...)
             r.status, r.last_error = FAILED, f"{type(e).__name__}: {e}"
             return
-        r.calls, r.cost_usd = res.get("calls") or 0, res.get("cost_usd") or 0.0
+        r.calls, r.cost_usd = res.calls, res.cost_usd
         self._settled_cost += r.cost_usd
-        r.rate_limit_waits = res.get("rate_limit_waits") or r.rate_limit_waits
-        r.path = res.get("path")
-        r.score, r.turns = res.get("score"), res.get("turns", r.turns)
+        r.rate_limit_waits = res.rate_limit_waits or r.rate_limit_waits
+        r.path = res.path
+        r.score = res.score
+        if res.driven:
+            r.turns = res.turns
         if r.path:
-            placement.note(self.dir, cell.run_id, r.path, self.executor.name, res.get("where") or placement.here())
-        missing = self._not_home(r.path, res.get("verdict")) if res.get("complete") else None
+            placement.note(self.dir, cell.run_id, r.path, self.executor.name, res.where or placement.here())
+        missing = self._not_home(r.path, res.verdict) if res.complete else None
         if missing:
             r.status, r.last_error = FAILED, missing
-        elif res.get("complete"):
+        elif res.complete:
             r.status, r.last_error = DONE, None
-        elif res.get("not_started"):
+        elif res.not_started:
             r.status = LEFT
-        elif not res.get("error") and "the batch" in (res.get("stopped") or ""):
-            r.status, r.last_error = STOPPED, res.get("stopped")
+        elif not res.error and "the batch" in (res.stopped or ""):
+            r.status, r.last_error = STOPPED, res.stopped
         else:
-            r.status, r.last_error = FAILED, res.get("last_error") or res.get("stopped") or "incomplete"
+            r.status, r.last_error = FAILED, res.last_error or res.stopped or "incomplete"
 
 
 __all__ = ["Batch", "DUPLICATE", "INCOMPLETE"]
