@@ -124,3 +124,23 @@ def test_lacking_data_is_named_per_criterion():
     assert got["g"].lacking == {}
     single = sep({"random": {"g": [0]}, "a": {"g": [3]}, "b": {"g": [1]}})["g"]
     assert set(single.lacking) == {1, 2, 3}
+
+
+def test_a_label_on_few_runs_a_cell_is_called_provisional():
+    """Two runs a cell and zero variance make d infinite and the game strong: the report says how few runs the
+    label rests on (the fewest in any cell), below MIN_RUNS (5); at 5 it says nothing."""
+    from workstation.analysis.report import _sep_json
+
+    assert stats.MIN_RUNS == 5
+    two = sep({"random": {"g": [0, 0]}, "a": {"g": [5, 5]}, "b": {"g": [0, 0]}})["g"]
+    assert two.label == "strong" and two.min_n == 2 and two.small_sample
+    notes = _sep_json(two)["notes"]
+    assert any("strong on 2 runs a cell at the fewest" in n and "fewer than 5" in n for n in notes), notes
+    assert _sep_json(two)["min_n"] == 2
+    four = sep({"random": {"g": [0, 0, 0, 0, 0]}, "a": {"g": [5, 5, 5, 5]}, "b": {"g": [0, 0, 0, 0, 0]}})["g"]
+    assert four.min_n == 4 and four.small_sample  # the fewest runs in any cell, not the most
+    five = sep({"random": {"g": [0, 0, 0, 0, 0]}, "a": {"g": [5, 5, 5, 5, 5]}, "b": {"g": [0, 0, 0, 0, 0]}})["g"]
+    assert five.label == "strong" and five.min_n == 5 and not five.small_sample
+    assert not any("runs a cell" in n for n in _sep_json(five)["notes"])
+    flat = sep({"random": {"g": [0, 0]}, "a": {"g": [0, 0]}, "b": {"g": [0, 0]}})["g"]
+    assert flat.label == "none" and not flat.small_sample  # no label to doubt

@@ -288,7 +288,8 @@ CASES += [
     Case("report:md-unwritable", ["report", "{w}/batch", "--md", "/proc/1/r.md"]),
     Case("report:plots-is-a-file", ["report", "{w}/batch", "--plots", "{w}/grid.toml"]),
     Case("report:a-recording", ["report", "{w}/rec"]),
-    Case("report:session-json-list", ["report", "{w}/session"], write("session/session.json", "[]")),
+    Case("report:session-json-list", ["report", "{w}/session"], write("session/session.json", "[]"), DAMAGED,
+         says="session.json"),  # the session's seal names the file edited by hand
     Case("report:empty-dir", ["report", "{w}/empty"], lambda w: (w / "empty").mkdir()),
 ]
 

@@ -34,7 +34,7 @@ def run(args: list[str]) -> tuple[int, str, str]:
 @pytest.fixture(scope="module")
 def world(tmp_path_factory) -> Path:
     w = tmp_path_factory.mktemp("inside")
-    (w / "grid.toml").write_text(GRID, encoding="utf-8")
+    (w / "grid.toml").write_text(GRID.replace("seeds = [0]", "seeds = [0, 1]"), encoding="utf-8")
     code, _, err = run(["batch", str(w / "grid.toml"), "--out", str(w / "batch"), "--plain", "--concurrency", "1"])
     assert code == 0, err
     from workstation.idc import curve as C
@@ -56,7 +56,7 @@ def world(tmp_path_factory) -> Path:
 
 
 def the_run(w: Path) -> str:
-    (rec,) = (p for p in (w / "batch" / "runs").iterdir() if p.is_dir())
+    rec = sorted(p for p in (w / "batch" / "runs").iterdir() if p.is_dir())[0]
     return f"batch/runs/{rec.name}"
 
 
@@ -118,3 +118,62 @@ def test_the_guard_rule(tmp_path):
     (tmp_path / "link-to-file").symlink_to(f)
     with pytest.raises(LocalPathError, match="one of"):  # an input given through a link
         refuse_inside_inputs(f, [tmp_path / "link-to-file"], "", "export")
+
+
+# -- sealed batches and sessions; damaged runs left out and counted ------------------------------------------
+def a_copy(world: Path, tmp_path: Path) -> Path:
+    import shutil
+
+    b = tmp_path / "batch"
+    shutil.copytree(world / "batch", b, symlinks=False, ignore=shutil.ignore_patterns("linked"))
+    return b
+
+
+def test_a_finished_batch_is_sealed_and_an_edit_by_hand_is_named_exit_1(world, tmp_path):
+    from workstation.store.seal import seal_problems
+
+    b = a_copy(world, tmp_path)
+    assert seal_problems(b, "batch") == []  # grid.toml, results.csv/jsonl, placement.jsonl sealed; runs/ skipped
+    csv = b / "results.csv"
+    csv.write_text(csv.read_text().replace(",true,", ",true,", 1) + "\n")  # one byte more
+    before = snapshot(b)
+    code, out, err = run(["report", str(b)])
+    assert code == 1 and "results.csv" in err and "damaged" in err and len(err.strip().splitlines()) == 1, err
+    code, _, err = run(["batch", str(b / "grid.toml"), "--out", str(b), "--plain"])  # resume: refused, named
+    assert code == 1 and "results.csv" in err, err
+    assert snapshot(b) == before
+
+
+def test_a_damaged_run_is_left_out_of_the_report_and_counted(world, tmp_path):
+    b = a_copy(world, tmp_path)
+    code, out, _ = run(["report", str(b), "--json", str(tmp_path / "all.json")])
+    assert code == 0 and "damaged run" not in out
+    assert json.loads((tmp_path / "all.json").read_text())["runs"] == 2
+    frames = sorted(p for p in (b / "runs").iterdir() if p.is_dir())[0] / "frames.bin"
+    data = bytearray(frames.read_bytes())
+    data[-1] ^= 0xFF
+    frames.write_bytes(bytes(data))  # the recording's digests no longer hold; the batch's own seal does
+    code, out, err = run(["report", str(b), "--json", str(tmp_path / "r.json")])
+    assert code == 0, err
+    assert "1 complete run," in out and "1 damaged run left out" in out, out
+    r = json.loads((tmp_path / "r.json").read_text())
+    assert r["runs"] == 1 and r["damaged_left_out"] == 1
+
+
+def test_a_session_is_sealed_and_a_hand_edit_is_refused_on_resume(tmp_path):
+    from workstation.errors import DamagedArtifact
+    from workstation.session import Session, make_settings
+
+    s = Session.open(tmp_path / "s", make_settings("p1", "breakout", "0"))
+    s.save()
+    s.write_results()
+    assert (tmp_path / "s" / "seal.json").is_file()
+    Session.open(tmp_path / "s", make_settings("p1", "breakout", "0"))  # untouched: resumes
+    f = tmp_path / "s" / "session.json"
+    data = json.loads(f.read_text())
+    data["steps"][0]["score"] = 99
+    f.write_text(json.dumps(data))
+    with pytest.raises(DamagedArtifact, match="session.json"):
+        Session.open(tmp_path / "s", make_settings("p1", "breakout", "0"))
+    code, _, err = run(["report", str(tmp_path / "s")])
+    assert code == 1 and "session.json" in err, err

@@ -7,12 +7,12 @@ import json
 import math
 import textwrap
 from dataclasses import dataclass
-from pathlib import Path
 
 from workstation.store.series import plural
 from workstation.analysis import ablation, behaviour, footprint, stats
 from workstation.analysis.table import Results
 from workstation.errors import UserError
+from workstation.store.atomic import write_atomic
 from workstation.text_table import text_table
 
 
@@ -116,12 +116,15 @@ def _sep_json(s: stats.Separability) -> dict:
             notes.append("d_best undefined: the best setting and the baseline score the same on every run")
     if 3 not in s.lacking and math.isnan(s.p_anova):
         notes.append("ANOVA undefined: every setting scores the same on every run")
+    if s.small_sample:
+        notes.append(f"{s.label} on {plural(s.min_n, 'run')} a cell at the fewest: fewer than {stats.MIN_RUNS} is "
+                     "too few to trust the label (more seeds settle it)")
     return {
         "d_best": _num(s.d_best), "q_best": _num(s.q_best), "d_quartile": _num(s.d_quartile),
         "q_anova": _num(s.q_anova), "eta2": _num(s.eta2), "criteria": list(s.criteria), "label": s.label,
         "best": s.best, "gap_best": _num(s.gap_best), "p_best": _num(s.p_best),
         "top": s.top, "bottom": s.bottom, "gap_quartile": _num(s.gap_quartile), "p_anova": _num(s.p_anova),
-        "lacking": {str(k): v for k, v in sorted(s.lacking.items())}, "notes": notes,
+        "lacking": {str(k): v for k, v in sorted(s.lacking.items())}, "notes": notes, "min_n": s.min_n,
     }
 
 
@@ -137,6 +140,7 @@ def to_json(r: Report) -> dict:
     out = {
         "source": str(r.results.source), "baseline": r.baseline, "runs": len(r.results.rows),
         "incomplete_left_out": r.results.incomplete, "changed_by_hand_left_out": r.results.changed,
+        "damaged_left_out": r.results.damaged,
         "settings": r.results.settings, "games": games,
         "human_normalised": r.human,
         "cells": [{"setting": c.setting, "game": c.game, "n": c.n, "mean": _num(c.mean), "se": _num(c.se)}
@@ -213,7 +217,9 @@ def render(r: Report, md: bool = False) -> str:
                f"{plural(len(games), 'game')}; baseline {r.baseline!r}"
                + (f"; {plural(res.incomplete, 'incomplete run')} left out" if res.incomplete else "")
                + (f"; {res.changed} run{'s' if res.changed != 1 else ''} changed by hand left out "
-                  "(--include-changed counts them)" if res.changed else ""))
+                  "(--include-changed counts them)" if res.changed else "")
+               + (f"; {plural(res.damaged, 'damaged run')} left out (`workstation verify --quick` names the "
+                  "damage)" if res.damaged else ""))
 
     out += _heading("Score: mean +- SE (n) per setting and game", md)
     rows = []
@@ -318,6 +324,6 @@ def write(r: Report, json_path: str | None, md_path: str | None) -> None:
                        (md_path, lambda: render(r, md=True))):
         if path:
             try:
-                Path(path).write_text(text(), encoding="utf-8")
+                write_atomic(path, text())
             except OSError as e:
                 raise UserError(f"cannot write {path} ({e.strerror}); pick a writable path") from None

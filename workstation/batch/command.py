@@ -103,7 +103,7 @@ def make_batch(a: argparse.Namespace):
             print(f"brought down {n} recording{'s' if n != 1 else ''} from {a.remote.shown('runs')} to "
                   f"{out}", flush=True)
     return Batch(grid, out, concurrency=a.concurrency, max_cost=a.max_cost, executor=a.executor,
-                 ray_address=a.ray_address)
+                 ray_address=a.ray_address, sealed=a.remote is None)
 
 
 def _note_changed(batch) -> None:

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import fcntl
 import os
-import shutil
 import time
 from collections import deque
 from concurrent.futures import FIRST_COMPLETED, Future, wait
@@ -39,18 +38,21 @@ from workstation.batch.grid import Grid
 from workstation.batch.jobs import CPU, Job as Cell, jobs_of
 from workstation.batch.progress import DONE, FAILED, LEFT, RUNNING, SKIPPED, STOPPED, BatchState, RunState
 from workstation.errors import UserError
+from workstation.store.atomic import move_into, write_atomic
 from workstation.store.recording import MANIFEST, Recording, RecordingError
+from workstation.store.seal import SEAL, check_seal, seal
 
 INCOMPLETE = ".incomplete"
 DUPLICATE = ".duplicate"
 LOCK = ".batch.lock"
+SEAL_KIND = "batch"
 TICK_S = 0.25
 
 
 class Batch:
     def __init__(self, grid: Grid, out_dir: str | Path, concurrency: int = 8, max_cost: float | None = None,
                  executor: str = "local", ray_address: str | None = None,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, sealed: bool = True) -> None:
         if concurrency < 1:
             raise UserError(f"--concurrency must be at least 1 (got {concurrency})")
         if max_cost is not None and not max_cost > 0:
@@ -68,6 +70,10 @@ class Batch:
         self.estimates: dict[str, Estimate] = {}
         self._settled_cost = 0.0  # dollars of the runs that ended in this batch
         self.on_settled: Callable[[RunState], None] | None = None  # told of each run as it ends (remote_out uploads)
+        # sealed when it ends (DIR/seal.json over grid.toml, results.csv, results.jsonl, placement.jsonl; the
+        # recordings under runs/ carry their own digests) and checked when it is resumed; a batch whose --out is
+        # a URI is not (its local stage is rewritten from the URI each time)
+        self.sealed = sealed
 
     # -- caps ------------------------------------------------------------------------
     def cap(self, provider: str) -> int:
@@ -108,8 +114,12 @@ class Batch:
         ``dry_run``: no lock and nothing moved (``set_aside`` lists what would move).
         """
         root = results.runs_dir(self.dir)
+        if self.sealed and self.dir.is_dir():  # a batch edited by hand since it ended: named, exit 1, nothing written
+            check_seal(self.dir, SEAL_KIND, what="the batch", missing_ok=True)
         if not dry_run:
             self.lock()
+            if self.sealed:  # open again: sealed when this run of it ends (a kill leaves it unsealed, resumable)
+                (self.dir / SEAL).unlink(missing_ok=True)
             root.mkdir(parents=True, exist_ok=True)
             self._keep_grid()
         keep: dict[str, Path] = {}
@@ -141,9 +151,9 @@ class Batch:
                 r.status, r.path = SKIPPED, str(keep[c.run_id])
         collected = results.collect(self.dir, self.cells)
         for row in collected:  # runs done before show their score
-            r = self.state.runs.get(row.get("run_id"))
-            if r is not None and r.status == SKIPPED:
-                r.score, r.turns = row.get("score"), row.get("turns")
+            r = self.state.runs.get(str(row["run_id"]))
+            if r is not None and r.status == SKIPPED and row["complete"]:  # a readable row: every column
+                r.score, r.turns = row["score"], row["turns"]
         self.estimates = estimates(self.cells, collected)
         self.state.est_cost = {k: e.cost_usd for k, e in self.estimates.items()}
 
@@ -156,17 +166,10 @@ class Batch:
         target = self.dir / "grid.toml"
         if Path(self.grid.source).resolve() == target.resolve():
             return
-        tmp = target.with_name(f".grid.toml.{os.getpid()}.tmp")
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, target)
+        write_atomic(target, text)
 
     def _move(self, path: Path, into: Path) -> None:
-        into.mkdir(exist_ok=True)
-        for n in range(1, 100_000):
-            target = into / (path.name if n == 1 else f"{path.name}-{n}")
-            if not target.exists():
-                break
-        shutil.move(str(path), str(target))
+        target = move_into(path, into)
         self.set_aside.append((str(path), str(target)))
 
     # -- the cost guard -----------------------------------------------------------------
@@ -268,6 +271,8 @@ class Batch:
             self.state.finished = True
             self._reconcile()
             results.rebuild(self.dir, self.cells)
+            if self.sealed:
+                seal(self.dir, SEAL_KIND, skip=(results.RUNS,), appendable=(placement.LEDGER,))
             self.unlock()
         return 0 if all(r.status in (DONE, SKIPPED) for r in self.state.runs.values()) else 1
 
