@@ -79,7 +79,7 @@ class Settings:
     protocol: Protocol = field(default_factory=Protocol)
     prompts: str | None = None
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"participant": self.participant, "games": list(self.games), "seeds": list(self.seeds),
                 "practice": self.practice, "mode": self.mode, "pace": self.pace, "order": self.order,
                 "protocol": self.protocol.to_json(), "prompts": self.prompts}
@@ -175,7 +175,7 @@ class Step:
     practice: bool
     state: str = "pending"  # pending | running | done
     recording: str | None = None  # relative to the session directory
-    incomplete: list = field(default_factory=list)  # runs of this step that stopped before the end
+    incomplete: list[Any] = field(default_factory=list)  # runs of this step that stopped before the end
     started: str | None = None
     ended: str | None = None
     score: float | None = None
@@ -212,7 +212,7 @@ def plan_steps(s: Settings) -> list[Step]:
 class Session:
     """One participant's session in one directory."""
 
-    def __init__(self, path: Path, settings: Settings, steps: list[Step], created: str, events: list[dict],
+    def __init__(self, path: Path, settings: Settings, steps: list[Step], created: str, events: list[dict[str, Any]],
                  resumed: bool = False) -> None:
         self.path = Path(path)
         self.settings = settings
@@ -356,7 +356,7 @@ class Session:
         return complete
 
     # -- files -------------------------------------------------------------------------
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"format": FORMAT, "participant": self.settings.participant, "setting": self.settings.setting,
                 "settings": self.settings.to_json(), "created": self.created, "updated": _now(),
                 "finished": self.finished, "order": [[st.game, st.seed, st.practice] for st in self.steps],
@@ -371,7 +371,7 @@ class Session:
         own digests); re-sealed after every write, so a file edited by hand is caught when the session is read."""
         seal(self.path, SEAL_KIND, skip=(RUNS, PRACTICE, INCOMPLETE))
 
-    def result_rows(self) -> list[dict]:
+    def result_rows(self) -> list[dict[str, Any]]:
         s = self.settings
         proto = s.protocol
         pack = self.pack_label()

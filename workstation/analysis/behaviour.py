@@ -13,11 +13,12 @@ import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from workstation.analysis.table import Results
 
 
-def noop_share(turns: list[dict]) -> float:
+def noop_share(turns: list[dict[str, Any]]) -> float:
     second = turns[len(turns) // 2:]
     if not second:
         return math.nan
@@ -38,7 +39,7 @@ def _recordings_by_run_id(batch_dir: Path) -> dict[str, Path]:
     return found
 
 
-def _turns(path: Path) -> list[dict]:
+def _turns(path: Path) -> list[dict[str, Any]]:
     from workstation.store.recording import Recording, RecordingError
 
     try:

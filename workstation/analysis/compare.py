@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -139,7 +140,7 @@ def load_runs(paths: list[str | Path]) -> list[Run]:
 
 
 # -- same start? ------------------------------------------------------------------------
-def _protocol(run: Run) -> dict:
+def _protocol(run: Run) -> dict[str, Any]:
     p = run.manifest.protocol
     return p if isinstance(p, dict) else {}
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from workstation.analysis.report import _f, _g, _table
 from workstation.errors import UserError
@@ -27,13 +28,13 @@ ABLATIONS = (("feedback", "Feedback on vs off"), ("max_actions", "Actions per re
 @dataclass
 class Inputs:
     batch: object = None  # analysis.report.Report
-    evals: list[dict] = field(default_factory=list)
+    evals: list[dict[str, Any]] = field(default_factory=list)
     judges: list[tuple[Path, dict]] = field(default_factory=list)
-    stuck: list[dict] = field(default_factory=list)
+    stuck: list[dict[str, Any]] = field(default_factory=list)
     batch_path: str | None = None
 
 
-def _json(path: Path) -> dict | None:
+def _json(path: Path) -> dict[str, Any] | None:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError):
@@ -73,7 +74,7 @@ def gather(paths: list[str], baseline: str = "random", bootstrap_seed: int = 0) 
     return got
 
 
-def _stuck_of(path: str) -> dict:
+def _stuck_of(path: str) -> dict[str, Any]:
     """The stuck report of a batch's recordings (``workstation judge stuck``), or an empty one without them."""
     from workstation.analysis.table import resolve
     from workstation.judge.stuck import report
@@ -151,7 +152,7 @@ def sections(inp: Inputs) -> tuple[list[str], list[tuple[str, str]]]:
     return out, needs
 
 
-def _judge_sections(inp: Inputs, out: list[str], needs: list) -> None:
+def _judge_sections(inp: Inputs, out: list[str], needs: list[Any]) -> None:
     if not inp.judges:
         for t in ("Failure categories per model (D.2)", "Fig. 14 re-query", "Table 9 text over-reliance"):
             _missing(needs, t, "a judge directory from `workstation judge`")

@@ -7,6 +7,7 @@ import json
 import math
 import textwrap
 from dataclasses import dataclass
+from typing import Any
 
 from workstation.store.series import plural
 from workstation.analysis import ablation, behaviour, footprint, stats
@@ -20,15 +21,15 @@ from workstation.text_table import text_table
 class Report:
     results: Results
     baseline: str
-    cells: dict
-    ranks: dict
-    average_rank: dict
-    separability: dict
-    ablations: list
-    behaviour: dict
-    footprint: tuple | None
+    cells: dict[str, Any]
+    ranks: dict[str, Any]
+    average_rank: dict[str, Any]
+    separability: dict[str, Any]
+    ablations: list[Any]
+    behaviour: dict[str, Any]
+    footprint: tuple[Any, ...] | None
     bootstrap_seed: int
-    human: dict | None = None  # human-normalised scores, when human runs are present
+    human: dict[str, Any] | None = None  # human-normalised scores, when human runs are present
 
 
 def build(results: Results, baseline: str = "random", bootstrap_seed: int = 0,
@@ -57,7 +58,7 @@ def build(results: Results, baseline: str = "random", bootstrap_seed: int = 0,
                   footprint.footprint(results), bootstrap_seed, human_normalised(results, table, baseline))
 
 
-def human_normalised(results: Results, table: dict, baseline: str) -> dict | None:
+def human_normalised(results: Results, table: dict[str, Any], baseline: str) -> dict[str, Any] | None:
     """(model - random) / (human - random) per setting and game, and its mean over the games, when human runs
     (settings ``human...``) are present; None otherwise. A game whose human mean equals the baseline's is left out."""
     humans = [s for s in results.settings if s.lower().startswith("human")]
@@ -107,7 +108,7 @@ def _num(x):
     return x if math.isfinite(x) else None
 
 
-def _sep_json(s: stats.Separability) -> dict:
+def _sep_json(s: stats.Separability) -> dict[str, Any]:
     notes = []
     for name, v in (("d_best", s.d_best), ("d_quartile", s.d_quartile)):
         if math.isinf(v):
@@ -128,7 +129,7 @@ def _sep_json(s: stats.Separability) -> dict:
     }
 
 
-def to_json(r: Report) -> dict:
+def to_json(r: Report) -> dict[str, Any]:
     games = {}
     for game in r.results.games:
         games[game] = {
@@ -202,8 +203,8 @@ def _heading(text: str, md: bool) -> list[str]:
     return ["", f"## {text}", ""] if md else ["", text, "=" * len(text)]
 
 
-def _unique_pairs(cis: list) -> list:
-    seen: list = []
+def _unique_pairs(cis: list[Any]) -> list[Any]:
+    seen: list[Any] = []
     for a in cis:
         if a.pair not in seen:
             seen.append(a.pair)

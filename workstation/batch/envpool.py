@@ -33,7 +33,7 @@ def poolable(protocol) -> bool:
     return protocol.start.kind != "sticky" and protocol.clock != "latency"
 
 
-def _key(game, protocol, sound: bool) -> tuple:
+def _key(game, protocol, sound: bool) -> tuple[Any, ...]:
     return (game.env_id, protocol.start.repeat_action_probability, sound, protocol.game_mode, protocol.game_difficulty)
 
 
@@ -41,11 +41,11 @@ class EnvPool:
     def __init__(self, per_game: int | None = None) -> None:
         self.per_game = per_game or PER_GAME
         self._cond = threading.Condition()
-        self._free: dict[tuple, list] = defaultdict(list)
-        self._made: dict[tuple, int] = defaultdict(int)
+        self._free: dict[tuple[Any, ...], list] = defaultdict(list)
+        self._made: dict[tuple[Any, ...], int] = defaultdict(int)
         self._pristine: dict[int, Any] = {}  # id(env) -> its state when made
         self._after_reset: dict[int, tuple] = {}  # id(env) -> (state, obs, info) after its first reset
-        self._all: list = []
+        self._all: list[Any] = []
         self.waits = 0  # takes that waited for a free emulator
 
     def take(self, game, protocol, sound: bool = False, fresh: bool = True):
@@ -140,7 +140,7 @@ class Lender:
         self.pool = pool
         self.clock = None
         self.env = None  # the pooled emulator this run holds now
-        self.args: tuple | None = None
+        self.args: tuple[Any, ...] | None = None
         self.state = None  # the run's emulator state while it holds none
         self._started = False  # the clock has had its first reset
 

@@ -63,8 +63,8 @@ class SharedClients:
     """
 
     def __init__(self) -> None:
-        self._clients: dict[tuple, Any] = {}
-        self._attached: dict[tuple, int] = {}
+        self._clients: dict[tuple[Any, ...], Any] = {}
+        self._attached: dict[tuple[Any, ...], int] = {}
         self._lock = threading.Lock()
 
     def attach(self, adapter: Any, key: str) -> None:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from workstation.store.series import plural
 from workstation.batch.estimate import PAPER_INPUT_PER_CALL, PAPER_OUTPUT_PER_CALL
 from workstation.batch.progress import SKIPPED, money
 from workstation.batch.runner import Batch
+from workstation.store.series import plural
 from workstation.text_table import text_table
 
 

@@ -99,7 +99,7 @@ class Coordinator:
         if self.stop_reason is None:
             self.stop_reason = reason
 
-    def report(self, run_id: str, cost: float, per_call: float, progress: dict) -> str | None:
+    def report(self, run_id: str, cost: float, per_call: float, progress: dict[str, Any]) -> str | None:
         """A run's spend so far (at a turn boundary); returns why it should stop, if it should."""
         self.live[run_id] = (cost or 0.0, per_call, progress)
         if self.stop_reason:
@@ -148,7 +148,7 @@ class ActorLimiter:
             self.actor.release.remote(self.key, s.outcome)
 
 
-def _key_text(key: tuple) -> str:
+def _key_text(key: tuple[Any, ...]) -> str:
     return "|".join(key)
 
 
@@ -196,7 +196,7 @@ def home(result: RunResult, runs_dir: str) -> RunResult:
 class RayExecutor(Executor):
     name = "ray"
 
-    def __init__(self, caps: dict[tuple, int], address: str | None = None, max_cost: float | None = None,
+    def __init__(self, caps: dict[tuple[Any, ...], int], address: str | None = None, max_cost: float | None = None,
                  per_call: dict[str, float] | None = None) -> None:
         super().__init__()
         ray = connect(address)
@@ -216,7 +216,7 @@ class RayExecutor(Executor):
         super().stop(reason)
         self.actor.stop.remote(reason)
 
-    def submit(self, cell: Job) -> Future:
+    def submit(self, cell: Job) -> Future[Any]:
         spec = cell.spec.to_json()
         runs_dir = os.path.abspath(spec["out"])  # the driver's; the task records on its own node
         key = _key_text(limiter_key(cell)) if cell.is_model else None
@@ -225,9 +225,9 @@ class RayExecutor(Executor):
         # elsewhere: it holds no limiter slot; a model run fails and is re-run on resume
         ref = self._task.options(**opts, max_retries=0 if cell.is_model else 2).remote(spec, cell.run_id, self.actor, key,
                                                                self.per_call.get(cell.label, 0.0))
-        out: Future = Future()
+        out: Future[Any] = Future()
 
-        def arrived(inner: Future) -> None:
+        def arrived(inner: Future[Any]) -> None:
             try:
                 out.set_result(home(inner.result(), runs_dir))
             except BaseException as e:  # noqa: BLE001 - the task failed, its node died, or unpacking did

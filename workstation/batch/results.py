@@ -13,6 +13,7 @@ import csv
 import io
 import json
 from pathlib import Path
+from typing import Any
 
 from workstation.batch import placement
 from workstation.batch.jobs import Job as Cell
@@ -53,7 +54,7 @@ def recordings_by_id(batch_dir: str | Path) -> dict[str, list[Entry]]:
     return out
 
 
-def row(cell: Cell, path: Path, where: dict | None = None) -> dict:
+def row(cell: Cell, path: Path, where: dict[str, Any] | None = None) -> dict[str, Any]:
     """The results row of one run, from its recording (and where it ran, from the placement ledger)."""
     rec = Recording(path)
     s = rec.outcome()
@@ -80,7 +81,7 @@ def row(cell: Cell, path: Path, where: dict | None = None) -> dict:
     return out
 
 
-def pack_label(pack: dict) -> str:
+def pack_label(pack: dict[str, Any]) -> str:
     """``name@digest8`` of a manifest's prompt pack (what `report` compares across sources)."""
     name, digest = pack.get("name") or "?", str(pack.get("digest") or "")
     return f"{name}@{digest[:8]}" if digest else str(name)
@@ -97,14 +98,14 @@ def _failed(s, rec: Recording) -> int:
     return int(n)
 
 
-def rebuild(batch_dir: str | Path, cells: list[Cell]) -> list[dict]:
+def rebuild(batch_dir: str | Path, cells: list[Cell]) -> list[dict[str, Any]]:
     """Rewrite DIR/results.csv and DIR/results.jsonl from the recordings; returns the rows."""
     rows = collect(batch_dir, cells)
     write(batch_dir, rows)
     return rows
 
 
-def collect(batch_dir: str | Path, cells: list[Cell]) -> list[dict]:
+def collect(batch_dir: str | Path, cells: list[Cell]) -> list[dict[str, Any]]:
     """The rows of the grid's runs that have a recording, in grid order (nothing written)."""
     found = recordings_by_id(batch_dir)
     root = runs_dir(batch_dir)
@@ -130,7 +131,7 @@ def _text(value) -> str:
     return str(value)
 
 
-def write(batch_dir: str | Path, rows: list[dict]) -> None:
+def write(batch_dir: str | Path, rows: list[dict[str, Any]]) -> None:
     batch_dir = Path(batch_dir)
     batch_dir.mkdir(parents=True, exist_ok=True)
     header = COLUMNS + PROTOCOL_COLUMNS + (PACK_COLUMN,) + WHERE_COLUMNS

@@ -27,9 +27,10 @@ import fcntl
 import os
 import time
 from collections import deque
+from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from pathlib import Path
-from collections.abc import Callable
+from typing import Any
 
 from workstation.batch import placement, results
 from workstation.batch.estimate import Estimate, estimates
@@ -222,8 +223,8 @@ class Batch:
                 self.executor.cancel.cancel(f"the batch stopped ({reason}, twice); resume re-runs it")
 
     # -- running ------------------------------------------------------------------------
-    def _caps(self) -> dict[tuple, int]:
-        caps: dict[tuple, int] = {}
+    def _caps(self) -> dict[tuple[Any, ...], int]:
+        caps: dict[tuple[Any, ...], int] = {}
         for c in self.cells:
             if c.is_model:
                 caps[limiter_key(c)] = self.cap(c.provider)
@@ -242,7 +243,7 @@ class Batch:
         self.executor.guard = self.guard
         if self.state.stopping:  # a signal came before the executor existed
             self.executor.stop(f"the batch stopped ({self.state.stopping}); resume re-runs it")
-        running: dict[Future, Cell] = {}
+        running: dict[Future[Any], Cell] = {}
         per: dict[str, int] = {}
         self.state.started = self.clock()
         try:
@@ -276,7 +277,7 @@ class Batch:
             self.unlock()
         return 0 if all(r.status in (DONE, SKIPPED) for r in self.state.runs.values()) else 1
 
-    def _launch(self, queues: dict[str, deque], running: dict, per: dict[str, int]) -> None:
+    def _launch(self, queues: dict[str, deque], running: dict[str, Any], per: dict[str, int]) -> None:
         progress = True
         while progress and len(running) < self.concurrency:
             progress = False
@@ -304,7 +305,7 @@ class Batch:
                 r.turns = getattr(p, "turns", r.turns)
                 r.last_error = p.last_error or r.last_error
 
-    def _not_home(self, path: str | None, verdict: tuple | None = None) -> str | None:
+    def _not_home(self, path: str | None, verdict: tuple[Any, ...] | None = None) -> str | None:
         """Why a run reported complete does not count (its recording is not in DIR/runs/, or not sound); None if it counts."""
         from workstation.store.integrity import quick_verdict
 
@@ -336,7 +337,7 @@ class Batch:
             if not entries or not entries[0].complete:
                 r.status, r.last_error = FAILED, f"no complete recording in {results.runs_dir(self.dir)}"
 
-    def _settle(self, cell: Cell, fut: Future) -> None:
+    def _settle(self, cell: Cell, fut: Future[Any]) -> None:
         r = self.state.runs[cell.run_id]
         self.executor.forget(cell.run_id)
         try:
