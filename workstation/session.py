@@ -318,7 +318,7 @@ class Session:
     def runs_dir(self, step: Step) -> Path:
         return self.path / (PRACTICE if step.practice else RUNS)
 
-    def event(self, what: str, **data) -> None:
+    def event(self, what: str, **data: Any) -> None:
         self.events.append({"time": _now(), "event": what, **data})
         self.save()
 
@@ -433,13 +433,14 @@ class Session:
         return f"{done} of {len(scored)} scored runs done"
 
 
-def _instructions_text(game, protocol: Protocol, pack) -> str:
+def _instructions_text(game: Any, protocol: Protocol, pack: Any) -> str:
     from workstation.turn.promptpack import display_title
 
     seconds = protocol.repeat / FPS_PAPER
-    return pack.render("instructions", title=display_title(game), guide=pack.guide(game.key, protocol.guide).strip(),
+    text: str = pack.render("instructions", title=display_title(game), guide=pack.guide(game.key, protocol.guide).strip(),
                        actions=", ".join(game.action_names), max_actions=protocol.max_actions,
                        action_seconds=f"{seconds:g}", budget_seconds=f"{protocol.frames / FPS_PAPER:g}").strip()
+    return text
 
 
 def _typed_summary(summary: Summary | dict[str, Any] | None) -> Summary:
@@ -447,7 +448,8 @@ def _typed_summary(summary: Summary | dict[str, Any] | None) -> Summary:
     if isinstance(summary, Summary):
         return summary
     try:
-        return Summary.from_json(summary or {})
+        typed: Summary = Summary.from_json(summary or {})
+        return typed
     except RecordError:
         return Summary()
 

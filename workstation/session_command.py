@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from workstation.errors import UserError
 
+if TYPE_CHECKING:
+    from workstation.session import Settings
 
-def register(sub) -> None:
+
+def register(sub: Any) -> None:
     from workstation.options import add_protocol_arguments
-    from workstation.session import MODES, ORDERS, PACES, SESSIONS
+    from workstation.game.games import MODES, PACES
+    from workstation.session import ORDERS, SESSIONS
 
     p = sub.add_parser("session", help="run a human baseline session: instructions, practice, runs per game (TUI)",
                        description="A human baseline session, as a lab runs it: for each game its instructions (the "
@@ -37,7 +42,7 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-def settings_from_args(a: argparse.Namespace):
+def settings_from_args(a: argparse.Namespace) -> Settings:
     """Checked session settings (one ``UserError`` line on bad input)."""
     from workstation.options import spec_from_args
     from workstation.session import make_settings, parse_games
@@ -78,5 +83,5 @@ def run(args: argparse.Namespace) -> int:
     code = args.open_tui(Launch("session", session=session))
     print(f"session {out}: {session.progress_text()}" + ("" if session.complete else
                                                           "; run the same command again to resume"))
-    return code
+    return int(code)
 

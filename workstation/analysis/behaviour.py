@@ -40,7 +40,8 @@ def _recordings_by_run_id(batch_dir: Path) -> dict[str, Path]:
 
 
 def _turns(path: Path) -> list[dict[str, Any]]:
-    from workstation.store.recording import Recording, RecordingError
+    from workstation.store.recording import Recording
+    from workstation.store.records import RecordingError
 
     try:
         return Recording(path).turns

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from workstation.analysis.report import _f, _g, _table
+from workstation.analysis.report import Report, _f, _g, _table
+from workstation.analysis.stats import Separability
 from workstation.errors import UserError
 
 CATEGORIES = ("perception", "spatiotemporal", "decision", "exploration", "rule")  # the judge's five
@@ -27,9 +28,9 @@ ABLATIONS = (("feedback", "Feedback on vs off"), ("max_actions", "Actions per re
 
 @dataclass
 class Inputs:
-    batch: object = None  # analysis.report.Report
+    batch: Report | None = None
     evals: list[dict[str, Any]] = field(default_factory=list)
-    judges: list[tuple[Path, dict]] = field(default_factory=list)
+    judges: list[tuple[Path, dict[str, Any]]] = field(default_factory=list)
     stuck: list[dict[str, Any]] = field(default_factory=list)
     batch_path: str | None = None
 
@@ -69,7 +70,7 @@ def gather(paths: list[str], baseline: str = "random", bootstrap_seed: int = 0) 
             got.batch = report.build(load_results(text), baseline=baseline, bootstrap_seed=bootstrap_seed,
                                      without_baseline=True)
             got.batch_path = text
-    if got.batch is not None and not got.stuck:
+    if got.batch is not None and got.batch_path is not None and not got.stuck:
         got.stuck.append(_stuck_of(got.batch_path))
     return got
 
@@ -109,7 +110,9 @@ def sections(inp: Inputs) -> tuple[list[str], list[tuple[str, str]]]:
                                                                 "the batch (or --baseline LABEL)")
         else:
             out += ["## Fig. 4: separability per game and criteria matrix", ""]
-            mark = lambda s, i: "n/a" if (i + 1) in s.lacking else ("yes" if s.criteria[i] else "no")
+            def mark(s: Separability, i: int) -> str:
+                return "n/a" if (i + 1) in s.lacking else ("yes" if s.criteria[i] else "no")
+
             rows = [[g, _f(s.d_best), _f(s.d_quartile), _f(s.eta2, 3), mark(s, 0), mark(s, 1), mark(s, 2), s.label]
                     for g, s in ((g, r.separability[g]) for g in games)]
             out += _table(["game", "d best vs baseline", "d top vs bottom", "eta^2", "(1)", "(2)", "(3)", "label"],
@@ -126,7 +129,9 @@ def sections(inp: Inputs) -> tuple[list[str], list[tuple[str, str]]]:
             out += _table(["values", "game", "n", "mean diff", "95% CI", "verdict"], rows, True) + [""]
     if inp.evals:
         out += ["## Table 2: QA accuracy per model", ""]
-        cell = lambda s, k: "-" if s["accuracy"].get(k) is None else f"{100 * s['accuracy'][k]:.1f}"
+        def cell(s: dict[str, Any], k: str) -> str:
+            return "-" if s["accuracy"].get(k) is None else f"{100 * s['accuracy'][k]:.1f}"
+
         rows = [[s.get("agent", "?"), *(cell(s, k) for k in ("perception", "motion", "decision", "overall"))]
                 for s in inp.evals]
         out += _table(["model", "Perception", "Motion", "Decision", "Overall"], rows, True) + [""]
@@ -154,8 +159,8 @@ def sections(inp: Inputs) -> tuple[list[str], list[tuple[str, str]]]:
 
 def _judge_sections(inp: Inputs, out: list[str], needs: list[Any]) -> None:
     if not inp.judges:
-        for t in ("Failure categories per model (D.2)", "Fig. 14 re-query", "Table 9 text over-reliance"):
-            _missing(needs, t, "a judge directory from `workstation judge`")
+        for title in ("Failure categories per model (D.2)", "Fig. 14 re-query", "Table 9 text over-reliance"):
+            _missing(needs, title, "a judge directory from `workstation judge`")
         return
     out += ["## Failure categories per model (appendix D.2)", ""]
     rows = []
@@ -167,14 +172,16 @@ def _judge_sections(inp: Inputs, out: list[str], needs: list[Any]) -> None:
                          *(f"{cats[c]} ({100 * cats[c] / n:.0f}%)" if n else "0" for c in CATEGORIES)])
     out += _table(["setting", "judged", "failures", *CATEGORIES], rows, True) + [""]
     for _, s in inp.judges:
-        t, cal = s.get("truth") or {}, s.get("calibration") or {}
+        t: dict[str, Any] = s.get("truth") or {}
+        cal: dict[str, Any] = s.get("calibration") or {}
         rate = t.get("agreement_rate")
         line = f"Judge {s.get('judge')}: evidence checked against RAM agrees in " + \
                ("-" if rate is None else f"{100 * rate:.0f}%") + f" of {t.get('true', 0) + t.get('false', 0)} checkable verdicts"
         if cal.get("accuracy") is not None:
             line += f"; QA calibration {100 * cal['accuracy']:.1f}% on {cal.get('answers')} answers"
         out += [line, ""]
-    requeries = [(d, _json(d / "requery.json")) for d, _ in inp.judges if (d / "requery.json").is_file()]
+    requeries = [(d, q) for d, q in ((d, _json(d / "requery.json")) for d, _ in inp.judges
+                                     if (d / "requery.json").is_file()) if q is not None]
     if requeries:
         out += ["## Fig. 14: errors with full history vs current frame only (re-query)", ""]
         rows = []
@@ -188,8 +195,8 @@ def _judge_sections(inp: Inputs, out: list[str], needs: list[Any]) -> None:
                        "OR [95% CI]"], rows, True) + [""]
     else:
         _missing(needs, "Fig. 14 re-query", "`workstation judge requery DIR` on a judge directory")
-    over = [(d, s.get("overreliance") or _json(d / "overreliance.json")) for d, s in inp.judges]
-    over = [(d, o) for d, o in over if o]
+    found = [(d, s.get("overreliance") or _json(d / "overreliance.json")) for d, s in inp.judges]
+    over: list[tuple[Path, dict[str, Any]]] = [(d, o) for d, o in found if o]
     if over:
         out += ["## Table 9: text-history over-reliance", ""]
         rows = []

@@ -21,13 +21,13 @@ from workstation.text_table import text_table
 class Report:
     results: Results
     baseline: str
-    cells: dict[str, Any]
-    ranks: dict[str, Any]
-    average_rank: dict[str, Any]
-    separability: dict[str, Any]
+    cells: dict[tuple[str, str], stats.Cell]
+    ranks: dict[str, dict[str, float]]
+    average_rank: dict[str, tuple[float, int]]
+    separability: dict[str, stats.Separability]
     ablations: list[Any]
     behaviour: dict[str, Any]
-    footprint: tuple[Any, ...] | None
+    footprint: tuple[Any, Any] | None
     bootstrap_seed: int
     human: dict[str, Any] | None = None  # human-normalised scores, when human runs are present
 
@@ -58,7 +58,7 @@ def build(results: Results, baseline: str = "random", bootstrap_seed: int = 0,
                   footprint.footprint(results), bootstrap_seed, human_normalised(results, table, baseline))
 
 
-def human_normalised(results: Results, table: dict[str, Any], baseline: str) -> dict[str, Any] | None:
+def human_normalised(results: Results, table: dict[tuple[str, str], stats.Cell], baseline: str) -> dict[str, Any] | None:
     """(model - random) / (human - random) per setting and game, and its mean over the games, when human runs
     (settings ``human...``) are present; None otherwise. A game whose human mean equals the baseline's is left out."""
     humans = [s for s in results.settings if s.lower().startswith("human")]
@@ -101,7 +101,7 @@ def varied_baseline(settings: list[str], base: str) -> str | None:
 
 
 # -- JSON -------------------------------------------------------------------
-def _num(x):
+def _num(x: Any) -> float | None:
     if x is None:
         return None
     x = float(x)
@@ -168,7 +168,7 @@ def to_json(r: Report) -> dict[str, Any]:
 
 
 # -- text -------------------------------------------------------------------
-def _f(x: float, digits: int = 2) -> str:
+def _f(x: float | None, digits: int = 2) -> str:
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "-"
     if math.isinf(x):
@@ -248,12 +248,14 @@ def render(r: Report, md: bool = False) -> str:
     out += ["", "By average rank: " + ", ".join(f"{s} {_f(r.average_rank[s][0])}" for s in order)]
 
     out += _heading("Separability per game (paper 4.2)", md)
-    mark = lambda s, i: "n/a" if (i + 1) in s.lacking else ("yes" if s.criteria[i] else "no")
+    def mark(s: stats.Separability, i: int) -> str:
+        return "n/a" if (i + 1) in s.lacking else ("yes" if s.criteria[i] else "no")
+
     rows = []
     for g in games:
-        s = r.separability[g]
-        rows.append([g, s.best or "-", _g(s.gap_best), _f(s.d_best), _g(s.q_best), _f(s.d_quartile),
-                     _g(s.q_anova), _f(s.eta2, 3), mark(s, 0), mark(s, 1), mark(s, 2), s.label])
+        sep = r.separability[g]
+        rows.append([g, sep.best or "-", _g(sep.gap_best), _f(sep.d_best), _g(sep.q_best), _f(sep.d_quartile),
+                     _g(sep.q_anova), _f(sep.eta2, 3), mark(sep, 0), mark(sep, 1), mark(sep, 2), sep.label])
     out += _table(["game", "best", "gap", "d_best", "q_best", "d_quart", "q_anova", "eta2", "(1)", "(2)", "(3)", "label"],
                   rows, md, right={2, 3, 4, 5, 6, 7})
     counts = {k: [g for g in games if r.separability[g].label == k] for k in ("strong", "weak", "none")}
@@ -298,7 +300,9 @@ def render(r: Report, md: bool = False) -> str:
     rows = []
     for b in r.behaviour.values():
         stag = "-" if b.stagnation_runs == 0 else f"{100 * b.stagnation:.1f}% ({b.stagnation_runs} runs)"
-        pct = lambda v: "-" if math.isnan(b.share(v)) else f"{_g(v)} ({100 * b.share(v):.1f}%)"
+
+        def pct(v: float, b: Any = b) -> str:
+            return "-" if math.isnan(b.share(v)) else f"{_g(v)} ({100 * b.share(v):.1f}%)"
         rows.append([b.setting, str(b.runs), stag, _g(b.turns), pct(b.invalid), pct(b.failed)])
     out += _table(["setting", "runs", "NOOP-only turns, 2nd half", "turns", "invalid turns", "failed turns"], rows, md)
     if all(b.stagnation_runs == 0 for b in r.behaviour.values()):
@@ -311,7 +315,7 @@ def render(r: Report, md: bool = False) -> str:
         per, total = r.footprint
         out += [("- " if md else "") + footprint.sentence(f) for f in [*per.values(), total]]
         cols = [c for c in footprint.COLUMNS if c in total.totals]
-        def cell(f, c):
+        def cell(f: Any, c: str) -> str:
             v = f.per_run(c)
             return "-" if v is None else f"${v:.4f}" if c == "cost_usd" else f"{v:,.1f}" if c == "calls" else footprint.tokens(v)
 
@@ -321,10 +325,10 @@ def render(r: Report, md: bool = False) -> str:
 
 
 def write(r: Report, json_path: str | None, md_path: str | None) -> None:
-    for path, text in ((json_path, lambda: json.dumps(to_json(r), indent=2, allow_nan=False) + "\n"),
-                       (md_path, lambda: render(r, md=True))):
+    for path, kind in ((json_path, "json"), (md_path, "md")):
         if path:
+            text = json.dumps(to_json(r), indent=2, allow_nan=False) + "\n" if kind == "json" else render(r, md=True)
             try:
-                write_atomic(path, text())
+                write_atomic(path, text)
             except OSError as e:
                 raise UserError(f"cannot write {path} ({e.strerror}); pick a writable path") from None

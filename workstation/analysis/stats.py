@@ -57,7 +57,7 @@ class Cell:
         return self.sd / math.sqrt(self.n) if self.n > 1 else math.nan
 
 
-def _seed_key(seed: str):
+def _seed_key(seed: str) -> tuple[int, float, str]:
     try:
         return (0, float(seed), seed)
     except ValueError:
@@ -65,7 +65,7 @@ def _seed_key(seed: str):
 
 
 def cells(results: Results) -> dict[tuple[str, str], Cell]:
-    by: dict[tuple[str, str], list] = {}
+    by: dict[tuple[str, str], list[tuple[tuple[int, float, str], float]]] = {}
     for r in results.rows:
         by.setdefault((r.setting, r.game), []).append((_seed_key(r.seed), r.score))
     return {k: Cell(k[0], k[1], np.array([s for _, s in sorted(v)], dtype=float)) for k, v in sorted(by.items())}

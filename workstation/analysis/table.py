@@ -196,7 +196,8 @@ def _checked_rows(batch_dir: Path, rows: list[Row], include_changed: bool) -> tu
     fails ``verify --quick`` is left out, as is one whose own record says it was changed by hand (whatever the
     CSV says) unless changed runs are included. A row with no recording there is kept (the CSV is the source)."""
     from workstation.store.integrity import quick_verdict
-    from workstation.store.recording import Recording, RecordingError
+    from workstation.store.recording import Recording
+    from workstation.store.records import RecordingError
 
     wanted = {r.run_id for r in rows if r.run_id}
     found: dict[str, Recording | None] = {}  # run id -> its recording (None: it cannot be read)

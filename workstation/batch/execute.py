@@ -93,7 +93,7 @@ class SharedClients:
                 pass
 
 
-def make_agent_with(spec, limiter, clients: SharedClients | None = None):
+def make_agent_with(spec: Any, limiter: Any, clients: SharedClients | None = None) -> Any:
     """The provider agent of a model spec, under ``limiter`` (the batch's, not the process default)."""
     from workstation.providers.agent import ProviderAgent, make_adapter
     from workstation.providers.spec import api_key
@@ -109,7 +109,7 @@ BATCH_FRAME_CACHE = 4  # decoded frames kept per run (the writer keeps 64 for th
 BATCH_PNG_CACHE = 32  # encoded prompt images kept per run (the writer keeps 512)
 
 
-def lean(engine) -> None:
+def lean(engine: Any) -> None:
     """Smaller read-back caches for a headless batch run: a batch holds dozens of runs at once, and
     the writer's defaults (64 frames, 512 PNGs: 2-4 MB a run) suit one run watched in the TUI.
     Prompts need only the last few frames; anything older decodes from disk."""
@@ -122,7 +122,8 @@ def verdict(path: str) -> tuple[bool, str]:
     """``verify --quick`` of a finished recording, where the run ran (a worker process checks its own runs
     in parallel, instead of the batch's one thread checking them all)."""
     from workstation.store.integrity import quick_verdict
-    from workstation.store.recording import Recording, RecordingError
+    from workstation.store.recording import Recording
+    from workstation.store.records import RecordingError
 
     try:
         return quick_verdict(Recording(path))
@@ -189,7 +190,7 @@ def execute(spec_json: dict[str, Any], run_id: str, hooks: Hooks | None = None) 
         if hooks.cancel is not None:
             engine.cancel = hooks.cancel
         lean(engine)
-        result.path = str(engine.writer.path)
+        result.path = str(engine.writer.path) if engine.writer is not None else None
 
         def after_step(e: Any, before: Any) -> None:
             if lender is not None:  # the emulator only for the frames of a turn; lent out while the model thinks

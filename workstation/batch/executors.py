@@ -26,7 +26,7 @@ from collections.abc import Callable
 
 from workstation.batch.envpool import EnvPool
 from workstation.batch.executor_base import CPU_STOP_REASON, Executor, cores, limiter_key
-from workstation.batch.execute import Hooks, SharedClients, execute
+from workstation.batch.execute import Hooks, RunResult, SharedClients, execute
 from workstation.batch.jobs import Job as Cell
 from workstation.batch.model_procs import ModelProcesses, fewer_malloc_arenas, shares, warm
 from workstation.calls import CancelToken
@@ -37,7 +37,7 @@ _STOP: Any = None  # the stop event of a worker process
 _WHY: Any = None  # and why (shared bytes)
 
 
-def _worker_init(stop_event, why) -> None:
+def _worker_init(stop_event: Any, why: Any) -> None:
     global _STOP, _WHY
     _STOP, _WHY = stop_event, why
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the batch process decides; the stop event says
@@ -50,7 +50,7 @@ def _stop_reason() -> str | None:
     return _WHY.value.decode("utf-8", "replace") or CPU_STOP_REASON
 
 
-def _worker_run(spec_json: dict[str, Any], run_id: str) -> dict[str, Any]:
+def _worker_run(spec_json: dict[str, Any], run_id: str) -> RunResult:
     return execute(spec_json, run_id, Hooks(should_stop=_stop_reason))
 
 
@@ -65,7 +65,7 @@ def model_processes(model_threads: int, n_cores: int) -> int:
     return n_cores if n_cores > 1 and model_threads >= PROCESS_FROM else 0
 
 
-def model_context():
+def model_context() -> Any:
     """How model processes start: forked once the engine and the SDKs are imported here, so each starts
     in milliseconds instead of importing them again (seconds on a loaded machine, before any call goes
     out); spawned when this process already runs other threads (the TUI), which a fork must not copy."""
@@ -91,7 +91,7 @@ def preimport() -> None:
         pass
 
 
-def _after(gate: threading.Event, run: Callable[..., dict], *args: Any) -> dict[str, Any]:
+def _after(gate: threading.Event, run: Callable[..., RunResult], *args: Any) -> RunResult:
     gate.wait()
     return run(*args)
 
@@ -124,7 +124,7 @@ class LocalExecutor(Executor):
         self._procs: ProcessPoolExecutor | None = None
         self._ctx = mp.get_context("spawn")
         self._stop_event = self._ctx.Event()
-        self._why = self._ctx.Array("c", 400)
+        self._why: Any = self._ctx.Array("c", 400)
         self.cancel = _Cancel()  # a second signal: end model runs now, even mid-call
         self.limiters = {key: AdaptiveLimiter(initial=n, minimum=1, maximum=n) for key, n in caps.items()}
         self.clients = SharedClients()
@@ -159,7 +159,7 @@ class LocalExecutor(Executor):
     def stop(self, reason: str) -> None:
         super().stop(reason)
         if not self._stop_event.is_set():
-            self._why.value = self._stop_reason.encode("utf-8")[:399]
+            self._why.value = (self._stop_reason or reason).encode("utf-8")[:399]
             self._stop_event.set()
 
     def submit(self, cell: Cell) -> Future[Any]:

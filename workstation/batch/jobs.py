@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from workstation.batch.grid import Cell, Grid, GridError, key_lines
+from workstation.options import RunSpec
 
 CPU = "cpu"  # the concurrency class of runs that need no provider (random, replay)
 
@@ -40,8 +41,9 @@ class Job:
         return self.cell.seed
 
     @property
-    def spec(self):
-        return self.cell.spec
+    def spec(self) -> RunSpec:
+        spec: RunSpec = self.cell.spec
+        return spec
 
     @property
     def varied(self) -> dict[str, Any]:

@@ -46,7 +46,7 @@ def fewer_malloc_arenas(n: int = 2) -> None:
         pass
 
 
-def warm(spec_json: dict[str, Any], limiter, clients: SharedClients, envs: EnvPool) -> None:
+def warm(spec_json: dict[str, Any], limiter: Any, clients: SharedClients, envs: EnvPool) -> None:
     """Before the first model run of a provider starts, do here what its thread would do lazily:
     import the engine, the emulator, PIL's image plugins and the SDK (an SDK's first call imports
     hundreds of modules). Done by the first of sixty-four threads, each import waits its turn for
@@ -89,9 +89,9 @@ class ProgressRelay:
     batch's CPU in pickling and queue feeding; the batch shows and guards the latest totals only.
     A run's last progress goes just before its result, in order."""
 
-    def __init__(self, outbox, every_s: float = PROGRESS_EVERY_S) -> None:
+    def __init__(self, outbox: Any, every_s: float = PROGRESS_EVERY_S) -> None:
         self.outbox, self.every_s = outbox, every_s
-        self._latest: dict[int, dict] = {}
+        self._latest: dict[int, dict[str, Any]] = {}
         self._lock = threading.Lock()
         self._closed = threading.Event()
         threading.Thread(target=self._flush_every, name="batch-progress", daemon=True).start()
@@ -122,7 +122,8 @@ class ProgressRelay:
         self.flush()
 
 
-def _serve(inbox, outbox, stop_event, why, cancel_event, cancel_why, caps: dict[str, Any], threads: int) -> None:
+def _serve(inbox: Any, outbox: Any, stop_event: Any, why: Any, cancel_event: Any, cancel_why: Any,
+           caps: dict[tuple[Any, ...], int], threads: int) -> None:
     """A worker process: run each (token, spec, run id, limiter key) it is sent in a thread, until None."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the batch process decides; the events say
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
@@ -157,13 +158,13 @@ def _serve(inbox, outbox, stop_event, why, cancel_event, cancel_why, caps: dict[
             warm(spec, limiters.get(key), clients, envs)
         seen: dict[str, Any] = {}
 
-        def on_progress(p: Progress, seen=seen, tag=tag) -> None:
+        def on_progress(p: Progress, seen: dict[str, Any] = seen, tag: int = tag) -> None:
             mark = (p.calls, p.turns, p.last_error)
             if mark != seen.get("mark"):
                 seen["mark"] = mark
                 relay.note(tag, vars(p).copy())
 
-        def done(f: Future[Any], tag=tag) -> None:
+        def done(f: Future[Any], tag: int = tag) -> None:
             e = f.exception()
             relay.finish(tag, f.result() if e is None else e)
 
@@ -179,7 +180,7 @@ def _serve(inbox, outbox, stop_event, why, cancel_event, cancel_why, caps: dict[
 class ModelProcesses:
     """The batch process's side: ``submit`` a model run, get a Future of its result."""
 
-    def __init__(self, n: int, threads: int, caps: dict[tuple[Any, ...], int], ctx, stop_event, why,
+    def __init__(self, n: int, threads: int, caps: dict[tuple[Any, ...], int], ctx: Any, stop_event: Any, why: Any,
                  on_progress: Callable[[Progress], None], share_caps: list[dict[tuple[Any, ...], int]] | None = None) -> None:
         self.on_progress = on_progress
         self.cancel_event, self.cancel_why = ctx.Event(), ctx.Array("c", 400)
@@ -200,7 +201,7 @@ class ModelProcesses:
         self._reader = threading.Thread(target=self._read, name="batch-model-results", daemon=True)
         self._reader.start()
 
-    def submit(self, spec: dict[str, Any], run_id: str, key) -> Future[Any]:
+    def submit(self, spec: dict[str, Any], run_id: str, key: Any) -> Future[Any]:
         fut: Future[Any] = Future()
         with self._lock:
             i = min(range(len(self.load)), key=self.load.__getitem__)

@@ -39,10 +39,10 @@ def note(batch_dir: str | Path, run_id: str, recording: str | Path, executor: st
         f.write(json.dumps(line) + "\n")  # advisory (it names nodes): flushed, not synced, per run
 
 
-def read(batch_dir: str | Path) -> dict[str, dict]:
+def read(batch_dir: str | Path) -> dict[str, dict[str, Any]]:
     """Recording folder name -> its line (the newest one); damaged lines are skipped."""
     path = Path(batch_dir) / LEDGER
-    out: dict[str, dict] = {}
+    out: dict[str, dict[str, Any]] = {}
     try:
         text = path.read_text(encoding="utf-8")
     except OSError:

@@ -48,7 +48,7 @@ def check_ray() -> None:
 _STARTED = [False]  # this process joined or started Ray through connect() (shutdown() leaves it)
 
 
-def connect(address: str | None):
+def connect(address: str | None) -> Any:
     """Ray, joined at ``address`` (or started here) once a process; a failure is one ``UserError`` line.
     The batch command calls it before it writes anything, so a cluster that is not there leaves no batch."""
     check_ray()
@@ -75,7 +75,7 @@ class Coordinator:
         self.clean = {k: 0 for k in caps}
         self.max_cost = max_cost
         self.stop_reason: str | None = None
-        self.live: dict[str, tuple[float, float, dict]] = {}  # run id -> (cost, per-call estimate, progress)
+        self.live: dict[str, tuple[float, float, dict[str, Any]]] = {}  # run id -> (cost, per-call estimate, progress)
         self.settled = 0.0
 
     def acquire(self, key: str) -> bool:
@@ -116,7 +116,7 @@ class Coordinator:
         self.live.pop(run_id, None)
         self.settled += cost or 0.0
 
-    def progress(self) -> dict[str, dict]:
+    def progress(self) -> dict[str, dict[str, Any]]:
         return {k: p for k, (_, _, p) in self.live.items()}
 
 

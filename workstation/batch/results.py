@@ -21,7 +21,8 @@ from workstation.game.protocol import SETTINGS
 from workstation.store.changes import mark
 from workstation.store.atomic import write_atomic
 from workstation.store.index import Entry, Index
-from workstation.store.recording import Recording, RecordingError
+from workstation.store.recording import Recording
+from workstation.store.records import RecordingError, Summary
 
 COLUMNS = ("run_id", "setting", "game", "seed", "score", "lives_lost", "turns", "invalid_turns", "failed_turns",
            "frames", "budget", "complete", "by_hand", "calls", "input_tokens", "output_tokens", "reasoning_tokens",
@@ -87,11 +88,9 @@ def pack_label(pack: dict[str, Any]) -> str:
     return f"{name}@{digest[:8]}" if digest else str(name)
 
 
-def _failed(s, rec: Recording) -> int:
+def _failed(s: Summary, rec: Recording) -> int:
     """Turns lost to provider errors: the summary's count, or counted from the turns (older recordings)."""
-    n = getattr(s, "failed_turns", None)
-    if n is None:
-        n = (rec.summary or {}).get("failed_turns")
+    n = s.failed_turns
     if n is None:
         n = sum(1 for t in rec.turn_records
                 if t.error is not None and not t.overridden and not t.error.startswith("cancelled"))
@@ -123,7 +122,7 @@ def collect(batch_dir: str | Path, cells: list[Cell]) -> list[dict[str, Any]]:
     return rows
 
 
-def _text(value) -> str:
+def _text(value: Any) -> str:
     if value is None:
         return ""
     if isinstance(value, bool):

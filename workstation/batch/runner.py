@@ -40,7 +40,8 @@ from workstation.batch.jobs import CPU, Job as Cell, jobs_of
 from workstation.batch.progress import DONE, FAILED, LEFT, RUNNING, SKIPPED, STOPPED, BatchState, RunState
 from workstation.errors import UserError
 from workstation.store.atomic import move_into, write_atomic
-from workstation.store.recording import MANIFEST, Recording, RecordingError
+from workstation.store.recording import MANIFEST, Recording
+from workstation.store.records import RecordingError
 from workstation.store.seal import SEAL, check_seal, seal
 
 INCOMPLETE = ".incomplete"
@@ -138,7 +139,7 @@ class Batch:
                         continue  # never a cell's run: left where it is, never counted
                 except RecordingError:
                     pass
-            if complete and run_id not in keep:
+            if complete and run_id is not None and run_id not in keep:
                 keep[run_id] = path
                 continue
             if dry_run:
@@ -152,9 +153,9 @@ class Batch:
                 r.status, r.path = SKIPPED, str(keep[c.run_id])
         collected = results.collect(self.dir, self.cells)
         for row in collected:  # runs done before show their score
-            r = self.state.runs.get(str(row["run_id"]))
-            if r is not None and r.status == SKIPPED and row["complete"]:  # a readable row: every column
-                r.score, r.turns = row["score"], row["turns"]
+            done_before = self.state.runs.get(str(row["run_id"]))
+            if done_before is not None and done_before.status == SKIPPED and row["complete"]:  # every column
+                done_before.score, done_before.turns = row["score"], row["turns"]
         self.estimates = estimates(self.cells, collected)
         self.state.est_cost = {k: e.cost_usd for k, e in self.estimates.items()}
 
@@ -277,7 +278,7 @@ class Batch:
             self.unlock()
         return 0 if all(r.status in (DONE, SKIPPED) for r in self.state.runs.values()) else 1
 
-    def _launch(self, queues: dict[str, deque], running: dict[str, Any], per: dict[str, int]) -> None:
+    def _launch(self, queues: dict[str, deque[Cell]], running: dict[Future[Any], Cell], per: dict[str, int]) -> None:
         progress = True
         while progress and len(running) < self.concurrency:
             progress = False
@@ -293,12 +294,17 @@ class Batch:
                 q.popleft()
                 r = self.state.runs[cell.run_id]
                 r.status, r.started = RUNNING, self.clock()
-                running[self.executor.submit(cell)] = cell
+                running[self._executor().submit(cell)] = cell
                 per[provider] = per.get(provider, 0) + 1
                 progress = True
 
+    def _executor(self) -> Executor:
+        if self.executor is None:  # run() makes it before it launches anything
+            raise RuntimeError("the batch has no executor before run()")
+        return self.executor
+
     def _live(self) -> None:
-        for run_id, p in self.executor.progress().items():
+        for run_id, p in self._executor().progress().items():
             r = self.state.runs.get(run_id)
             if r is not None and r.status == RUNNING:
                 r.calls, r.cost_usd, r.rate_limit_waits = p.calls, p.cost_usd, p.rate_limit_waits
@@ -339,7 +345,7 @@ class Batch:
 
     def _settle(self, cell: Cell, fut: Future[Any]) -> None:
         r = self.state.runs[cell.run_id]
-        self.executor.forget(cell.run_id)
+        self._executor().forget(cell.run_id)
         try:
             res = fut.result()
         except BaseException as e:  # noqa: BLE001 - a worker that died (BrokenProcessPool...)
@@ -353,7 +359,7 @@ class Batch:
         if res.driven:
             r.turns = res.turns
         if r.path:
-            placement.note(self.dir, cell.run_id, r.path, self.executor.name, res.where or placement.here())
+            placement.note(self.dir, cell.run_id, r.path, self._executor().name, res.where or placement.here())
         missing = self._not_home(r.path, res.verdict) if res.complete else None
         if missing:
             r.status, r.last_error = FAILED, missing
