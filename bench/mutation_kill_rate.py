@@ -56,7 +56,7 @@ TARGETS = (
     Target("arena/ratings.py", ("test_arena.py",)),
     Target("arena/report.py", ("test_arena.py", "test_twoplayer.py"), ("_team",)),  # the co-op team score
     Target("arena/match.py", ("test_twoplayer.py", "test_arena.py"), ("finish",)),  # team_score = s1 + s2
-    Target("store/changes.py", ("test_changed_by_hand.py",)),
+    Target("store/changes.py", ("test_changes_rules.py", "test_changed_by_hand.py")),
 )
 
 BINOPS: dict[type, type] = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast.Mult,
