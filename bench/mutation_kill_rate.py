@@ -200,7 +200,7 @@ def scratch_copy() -> Path:
 def run_tests(tree: Path, tests: tuple[str, ...], timeout: float) -> tuple[bool, float]:
     """(passed, seconds) of the tests, in one process, stopping at the first failure."""
     env = {**os.environ, "PYTHONPATH": str(tree), "PYTHONDONTWRITEBYTECODE": "1"}
-    cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-n", "0", "-p", "no:cacheprovider", "-p", "no:randomly",
+    cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-n", "0", "-p", "no:cacheprovider",
            *[f"tests/{t}" for t in tests]]
     t0 = time.monotonic()
     try:

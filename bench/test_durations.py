@@ -26,8 +26,8 @@ RESULT = re.compile(r"(\d+) (passed|failed|skipped|errors?)")
 def run_file(path: str, top: int) -> tuple[float, int, list[tuple[float, str, str]], str]:
     """(wall seconds, exit code, [(seconds, phase, test id)], pytest's last line) of one file."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    cmd = [sys.executable, "-m", "pytest", path, "-n", "0", "-q", "-p", "no:cacheprovider", f"--durations={top}",
-           "--durations-min=0"]
+    cmd = [sys.executable, "-m", "pytest", path, "-n", "0", "-o", "addopts=-rfEs -p no:cacheprovider", "-q",
+           f"--durations={top}", "--durations-min=0"]  # one -q (the project's addopts has another): a summary
     t0 = time.monotonic()
     done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
     wall = time.monotonic() - t0

@@ -3,8 +3,8 @@ over a file deep inside a batch, a recording or an improvement-rounds directory,
 that leads into one, is refused in one line (exit 2) with every file as it was; the one guard is
 ``workstation.store.local_paths.refuse_inside_inputs``.
 
-The world is built once for the module: a real one-run batch (the emulator plays 30 frames) and a real
-improvement-rounds directory (its curve saved by ``idc.curve.save``, a skill and a reflection beside it).
+The world is built once for the module: a copy of the corpora's real one-run batch (``pristine_world``: the
+emulator plays 30 frames, once per test process) and a real improvement-rounds directory (its curve saved by ``idc.curve.save``, a skill and a reflection beside it).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.bad_input_world import GRID, snapshot
+from tests.bad_input_world import pristine_world, snapshot
 from workstation.cli import main
 from workstation.store.local_paths import LocalPathError, refuse_inside_inputs
 
@@ -33,10 +33,11 @@ def run(args: list[str]) -> tuple[int, str, str]:
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory) -> Path:
+    import shutil
+
     w = tmp_path_factory.mktemp("inside")
-    (w / "grid.toml").write_text(GRID.replace("seeds = [0]", "seeds = [0, 1]"), encoding="utf-8")
-    code, _, err = run(["batch", str(w / "grid.toml"), "--out", str(w / "batch"), "--plain", "--concurrency", "1"])
-    assert code == 0, err
+    shutil.copytree(pristine_world(tmp_path_factory) / "batch", w / "batch")  # a real one-run batch, built once
+    shutil.copytree(pristine_world(tmp_path_factory) / "rec1", w / "rec1")  # a second run (breakout, seed 1)
     from workstation.idc import curve as C
 
     idc = w / "idc"
@@ -148,16 +149,34 @@ def test_a_damaged_run_is_left_out_of_the_report_and_counted(world, tmp_path):
     b = a_copy(world, tmp_path)
     code, out, _ = run(["report", str(b), "--json", str(tmp_path / "all.json")])
     assert code == 0 and "damaged run" not in out
-    assert json.loads((tmp_path / "all.json").read_text())["runs"] == 2
-    frames = sorted(p for p in (b / "runs").iterdir() if p.is_dir())[0] / "frames.bin"
+    assert json.loads((tmp_path / "all.json").read_text())["damaged_left_out"] == 0
+    import shutil
+
+    rec = sorted(p for p in (b / "runs").iterdir() if p.is_dir())[0]
+    frames = rec / "frames.bin"
     data = bytearray(frames.read_bytes())
     data[-1] ^= 0xFF
     frames.write_bytes(bytes(data))  # the recording's digests no longer hold; the batch's own seal does
     code, out, err = run(["report", str(b), "--json", str(tmp_path / "r.json")])
+    assert code == 2 and "no complete runs (1 damaged run left out)" in err, err  # nothing else to report
+    assert not (tmp_path / "r.json").exists()
+    # beside a second, sound run: the damaged one is left out and counted, the other reported
+    from workstation.store.recording import Recording
+
+    sound = Recording(world / "rec1")
+    csv = (b / "results.csv").read_text().splitlines()
+    other = csv[1].replace(csv[1].split(",")[0], sound.run_id).replace(",random,breakout,0,", ",model,breakout,1,")
+    shutil.copytree(world / "rec1", b / "runs" / "rec1")
+    (b / "results.csv").write_text("\n".join([csv[0], csv[1], other]) + "\n")
+    (b / "seal.json").unlink()  # a batch from before seals: read as it is
+    code, out, err = run(["report", str(b), "--baseline", "model", "--json", str(tmp_path / "r.json")])
     assert code == 0, err
     assert "1 complete run," in out and "1 damaged run left out" in out, out
     r = json.loads((tmp_path / "r.json").read_text())
-    assert r["runs"] == 1 and r["damaged_left_out"] == 1
+    assert r["runs"] == 1 and r["damaged_left_out"] == 1 and r["settings"] == ["model"]
+    (rec / "manifest.json").write_text("{not json")  # unreadable: found by its folder's name, left out too
+    code, out, err = run(["report", str(b), "--baseline", "model"])
+    assert code == 0 and "1 damaged run left out" in out, err
 
 
 def test_a_session_is_sealed_and_a_hand_edit_is_refused_on_resume(tmp_path):

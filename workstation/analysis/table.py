@@ -201,31 +201,36 @@ def _checked_rows(batch_dir: Path, rows: list[Row], include_changed: bool) -> tu
 
     wanted = {r.run_id for r in rows if r.run_id}
     found: dict[str, Recording | None] = {}  # run id -> its recording (None: it cannot be read)
+    unreadable: list[str] = []  # the run-id prefixes of recordings whose manifest cannot be read
     runs = batch_dir / "runs"
     for d in sorted(runs.iterdir()) if runs.is_dir() and wanted else []:  # read only: no index cache written
         if d.name.startswith(".") or not (d / "manifest.json").is_file():
             continue
         try:
-            rec: Recording | None = Recording(d)
-            run_id = rec.run_id if rec is not None else None
-        except RecordingError:
-            rec, run_id = None, d.name  # a batch names each recording by its run id
-        if run_id in wanted and (run_id not in found or found[run_id] is None):
-            found[run_id] = rec
+            rec = Recording(d)
+        except RecordingError:  # a batch names a recording GAME-AGENT-sSEED-<the run id's first 8 characters>
+            unreadable.append(d.name.rsplit("-", 1)[-1])
+            continue
+        if rec.run_id in wanted and rec.run_id not in found:
+            found[rec.run_id] = rec
+    for prefix in unreadable:
+        for run_id in wanted:
+            if run_id.startswith(prefix) and run_id not in found:
+                found[run_id] = None
     kept: list[Row] = []
     damaged = changed = 0
     for row in rows:
         if row.run_id not in found:
             kept.append(row)
             continue
-        rec = found[row.run_id]
+        kept_rec = found[row.run_id]
         try:
-            sound = rec is not None and quick_verdict(rec)[0]
+            sound = kept_rec is not None and quick_verdict(kept_rec)[0]
         except RecordingError:
             sound = False
         if not sound:
             damaged += 1
-        elif rec is not None and rec.interventions and not include_changed:
+        elif kept_rec is not None and kept_rec.interventions and not include_changed:
             changed += 1
         else:
             kept.append(row)
