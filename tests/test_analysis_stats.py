@@ -220,3 +220,18 @@ def test_d_and_eta2_pass_at_their_bound():
             assert sep(data)["g"].criteria[i], (name, value)
             m.setattr(stats, name, np.nextafter(value, np.inf))
             assert not sep(data)["g"].criteria[i], (name, value)
+
+
+def test_each_criterion_stands_on_its_own_data():
+    """A criterion is judged on its own data: (1) passes when (2) lacks data (one setting besides the baseline),
+    and (2) passes when (1) and (3) lack the baseline."""
+    two = sep({"random": {"g": [0, 1, 0, 1]}, "a": {"g": [9, 10, 9, 10]}})["g"]
+    assert set(two.lacking) == {2} and two.criteria == [True, False, True]
+    assert two.gap_best == pytest.approx(9.5 - 0.5)  # best minus baseline
+    no_base = sep({"a": {"g": [9, 10, 9]}, "b": {"g": [5, 6, 5]}, "c": {"g": [0, 1, 0]}})["g"]
+    assert set(no_base.lacking) == {1, 3} and no_base.criteria == [False, True, False]
+    alone = sep({"random": {"g": [0, 1]}})["g"]
+    assert alone.lacking[1] == "no setting besides the baseline"
+    assert alone.lacking[2] == "fewer than two settings besides the baseline"
+    blank = stats.Separability("g")  # before any data: no criterion passed, no runs
+    assert blank.criteria == [False, False, False] and blank.label == "none" and blank.min_n == 0
