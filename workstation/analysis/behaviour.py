@@ -9,7 +9,6 @@ Parse robustness is invalid turns and failed turns (no usable reply) over all tu
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,12 +26,15 @@ def noop_share(turns: list[dict[str, Any]]) -> float:
 
 
 def _recordings_by_run_id(batch_dir: Path) -> dict[str, Path]:
+    from workstation.errors import UserError
+    from workstation.store.records import Manifest, read_json
+
     found = {}
     runs = batch_dir / "runs"
     for m in sorted(runs.glob("*/manifest.json")) if runs.is_dir() else []:
-        try:
-            rid = json.loads(m.read_text(encoding="utf-8")).get("run_id")
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        try:  # the checked reader: a manifest that is not an object is skipped, not a traceback
+            rid = Manifest.from_json(read_json(m)).run_id
+        except (UserError, OSError, ValueError):
             continue
         if rid:
             found[str(rid)] = m.parent
