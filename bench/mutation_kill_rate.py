@@ -42,20 +42,22 @@ class Target:
     path: str  # under workstation/
     tests: tuple[str, ...]  # test files, under tests/
     functions: tuple[str, ...] = ()  # only these functions (and methods); all of the module when empty
+    select: str = ""  # pytest -k: the tests that state this module's rules (a survivor is then a lower bound)
 
 
 TARGETS = (
     Target("analysis/stats.py", ("test_analysis_stats.py",)),
     Target("analysis/report.py", ("test_report_sources.py", "test_analysis_cli.py"),
            ("build", "human_normalised", "varied_baseline", "_sep_json")),
-    Target("judge/stats.py", ("test_judge.py",)),
-    Target("judge/requery.py", ("test_judge.py",)),
-    Target("judge/overreliance.py", ("test_judge.py",)),
+    Target("judge/stats.py", ("test_judge.py",), select="golden or truth_agreement or tally or overreliance"),
+    Target("judge/requery.py", ("test_judge.py",), select="requery"),
+    Target("judge/overreliance.py", ("test_judge.py",), select="overreliance"),
     Target("idc/curve.py", ("test_idc.py",), ("mean_se", "normalised", "rolls_back", "transfer_gain",
-                                              "best_vs_final")),
-    Target("arena/ratings.py", ("test_arena.py",)),
-    Target("arena/report.py", ("test_arena.py", "test_twoplayer.py"), ("_team",)),  # the co-op team score
-    Target("arena/match.py", ("test_twoplayer.py", "test_arena.py"), ("finish",)),  # team_score = s1 + s2
+                                              "best_vs_final"), select="rollback or rolls_back or transfer or report"),
+    Target("arena/ratings.py", ("test_arena.py",), select="ln3 or chain or equations or rock or bootstrap"),
+    Target("arena/report.py", ("test_arena.py",), ("_team",), select="co_operative"),  # the co-op team score
+    Target("arena/match.py", ("test_arena.py", "test_twoplayer.py"), ("finish",),  # team_score = s1 + s2
+           select="co_operative or zero_sum"),
     Target("store/changes.py", ("test_changes_rules.py", "test_changed_by_hand.py")),
 )
 
@@ -197,11 +199,11 @@ def scratch_copy() -> Path:
     return dest
 
 
-def run_tests(tree: Path, tests: tuple[str, ...], timeout: float) -> tuple[bool, float]:
+def run_tests(tree: Path, tests: tuple[str, ...], timeout: float, select: str = "") -> tuple[bool, float]:
     """(passed, seconds) of the tests, in one process, stopping at the first failure."""
     env = {**os.environ, "PYTHONPATH": str(tree), "PYTHONDONTWRITEBYTECODE": "1"}
     cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-n", "0", "-p", "no:cacheprovider",
-           *[f"tests/{t}" for t in tests]]
+           *(["-k", select] if select else []), *[f"tests/{t}" for t in tests]]
     t0 = time.monotonic()
     try:
         done = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, timeout=timeout)
@@ -226,14 +228,15 @@ def main(argv: list[str] | None = None) -> int:
         for t in chosen:
             source = (ROOT / "workstation" / t.path).read_text(encoding="utf-8")
             ms = mutants(source, t.functions)
-            print(f"\n{t.path}: {len(ms)} mutants; tests {', '.join(t.tests)}", flush=True)
+            only = f" -k {t.select!r}" if t.select else ""
+            print(f"\n{t.path}: {len(ms)} mutants; tests {', '.join(t.tests)}{only}", flush=True)
             if a.list:
                 for m in ms:
                     print(f"  workstation/{t.path}:{m.line}: {m.what}")
                 continue
             assert tree is not None
             target = tree / "workstation" / t.path
-            ok, secs = run_tests(tree, t.tests, a.timeout)
+            ok, secs = run_tests(tree, t.tests, a.timeout, t.select)
             if not ok:
                 print(f"  the tests fail before any mutation ({secs:.0f} s): skipped")
                 continue
@@ -242,7 +245,7 @@ def main(argv: list[str] | None = None) -> int:
             try:
                 for m in ms:
                     target.write_text(mutated(source, m, t.functions), encoding="utf-8")
-                    passed, _ = run_tests(tree, t.tests, a.timeout)
+                    passed, _ = run_tests(tree, t.tests, a.timeout, t.select)
                     if passed:
                         survivors.append(m)
                         print(f"  SURVIVED workstation/{t.path}:{m.line}: {m.what}", flush=True)
