@@ -196,3 +196,32 @@ def test_a_session_is_sealed_and_a_hand_edit_is_refused_on_resume(tmp_path):
         Session.open(tmp_path / "s", make_settings("p1", "breakout", "0"))
     code, _, err = run(["report", str(tmp_path / "s")])
     assert code == 1 and "session.json" in err, err
+
+
+# -- batch and session: never written inside what they read -----------------------------------------------------
+def test_a_batch_is_never_written_inside_a_recording_it_replays(world, tmp_path):
+    import shutil
+
+    rec = tmp_path / "rec"
+    shutil.copytree(world / "rec1", rec)
+    grid = tmp_path / "g.toml"
+    grid.write_text('name = "g"\ngames = ["breakout"]\nseeds = [1]\n[protocol]\nframes = 30\n'
+                    f'[[settings]]\nlabel = "again"\nspec = "replay:{rec}"\n'
+                    '[[settings]]\nlabel = "random"\nspec = "random"\n', encoding="utf-8")
+    before = snapshot(tmp_path)
+    for out in (rec / "b", rec / "runs"):
+        code, stdout, err = run(["batch", str(grid), "--out", str(out), "--plain"])
+        assert code == 2 and "input" in err and len(err.strip().splitlines()) == 1, (out, err)
+    assert snapshot(tmp_path) == before
+
+
+def test_a_session_is_never_written_inside_its_prompt_pack(tmp_path):
+    import shutil
+
+    pack = tmp_path / "pack"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "prompts", pack)
+    before = snapshot(tmp_path)
+    code, _, err = run(["session", "--participant", "p", "--games", "breakout", "--seeds", "0", "--prompts", str(pack),
+                        "--out", str(pack / "s")])
+    assert code == 2 and "inside the session's input" in err, err
+    assert snapshot(tmp_path) == before

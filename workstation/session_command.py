@@ -72,6 +72,10 @@ def run(args: argparse.Namespace) -> int:
     from workstation.options import check_out
 
     check_out(out, "session")  # the session directory can be made where it is asked for
+    if settings.prompts:  # never written inside the prompt pack it reads
+        from workstation.store.local_paths import refuse_inside_inputs
+
+        refuse_inside_inputs(out, [settings.prompts], "--out", "the session")
     require_terminal("session")  # before session.json is written: nothing is left behind
     session = Session.open(out, settings)
     session.countdown = args.countdown

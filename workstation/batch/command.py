@@ -62,6 +62,20 @@ def check_keys(grid: Any, cells: list[Any]) -> None:
                     from None
 
 
+def batch_inputs(grid_path: str, grid: Any) -> list[str]:
+    """What a batch reads: its grid file, and each setting's replayed recording (and prompt pack, if any)."""
+    from workstation.batch.jobs import jobs_of
+
+    found = {grid_path}
+    for cell in jobs_of(grid):
+        if cell.spec.prompts:
+            found.add(str(cell.spec.prompts))
+        ref = cell.spec.agent_ref
+        if ref.kind == "replay" and ref.arg:
+            found.add(str(ref.arg))
+    return sorted(found)
+
+
 def make_batch(a: argparse.Namespace) -> Any:
     from workstation.batch.grid import load_grid
     from workstation.batch.remote_out import out_dir
@@ -86,6 +100,10 @@ def make_batch(a: argparse.Namespace) -> Any:
         check_out(out)
     except UserError as e:
         raise UserError(str(e)) from None
+    if a.remote is None:  # the batch is never written inside what it reads: its grid, a replayed recording
+        from workstation.store.local_paths import refuse_inside_inputs
+
+        refuse_inside_inputs(out, batch_inputs(a.grid, grid), "--out", "the batch")
     from workstation.batch.resume import check_batch_dir
 
     try:
