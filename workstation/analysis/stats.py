@@ -54,7 +54,7 @@ class Cell:
 
     @property
     def se(self) -> float:
-        return self.sd / math.sqrt(self.n) if self.n > 1 else math.nan
+        return self.sd / math.sqrt(self.n)  # NaN with one run, as its SD is
 
 
 def _seed_key(seed: str) -> tuple[int, float, str]:
