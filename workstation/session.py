@@ -213,7 +213,7 @@ class Session:
     """One participant's session in one directory."""
 
     def __init__(self, path: Path, settings: Settings, steps: list[Step], created: str, events: list[dict[str, Any]],
-                 resumed: bool = False) -> None:
+                 resumed: bool = False, countdown: int = 3) -> None:
         self.path = Path(path)
         self.settings = settings
         self.steps = steps
@@ -221,16 +221,16 @@ class Session:
         self.events = events
         self.resumed = resumed
         self.finished: str | None = None
-        self.countdown = 3  # seconds before each run (how this sitting runs; not part of the record)
+        self.countdown = countdown  # seconds before each run (how this sitting runs; not part of the record)
 
     # -- open / resume ------------------------------------------------------------------
     @classmethod
-    def open(cls, path: str | Path, settings: Settings) -> Session:
+    def open(cls, path: str | Path, settings: Settings, countdown: int = 3) -> Session:
         """A new session in ``path``, or the one there resumed (its settings must equal ``settings``)."""
         path = Path(path)
         f = path / SESSION_FILE
         if f.is_file():
-            return cls._resume(path, settings)
+            return cls._resume(path, settings, countdown)
         if path.exists() and not path.is_dir():
             raise UserError(f"{path} is a file; give --out a directory for the session")
         if f.exists() or f.is_symlink():
@@ -239,12 +239,12 @@ class Session:
             path.mkdir(parents=True, exist_ok=True)
         except OSError as e:
             raise UserError(f"cannot make the session directory {path}: {e.strerror or e}") from None
-        s = cls(path, settings, plan_steps(settings), _now(), [])
+        s = cls(path, settings, plan_steps(settings), _now(), [], countdown=countdown)
         s.event("created")
         return s
 
     @classmethod
-    def _resume(cls, path: Path, settings: Settings) -> Session:
+    def _resume(cls, path: Path, settings: Settings, countdown: int = 3) -> Session:
         f = path / SESSION_FILE
         from workstation.store.records import check_fields
 
@@ -266,7 +266,8 @@ class Session:
             diff = [k for k in wanted if k not in stored or stored[k] != wanted[k]]
             raise UserError(f"{path} holds another session ({', '.join(diff) or 'settings'} differ); resume it with "
                             "the same options or give --out another directory")
-        s = cls(path, settings, steps, data["created"] or _now(), list(data["events"] or []), resumed=True)
+        s = cls(path, settings, steps, data["created"] or _now(), list(data["events"] or []), resumed=True,
+                countdown=countdown)
         s.finished = data["finished"]
         s._adopt_or_set_aside()
         for st in s.steps:

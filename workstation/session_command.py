@@ -77,8 +77,7 @@ def run(args: argparse.Namespace) -> int:
 
         refuse_inside_inputs(out, [settings.prompts], "--out", "the session")
     require_terminal("session")  # before session.json is written: nothing is left behind
-    session = Session.open(out, settings)
-    session.countdown = args.countdown
+    session = Session.open(out, settings, countdown=args.countdown)
     if session.complete:
         print(f"the session in {out} is already complete; results in {out / 'results.csv'}")
         return 0
