@@ -60,7 +60,7 @@ def row(cell: Cell, path: Path, where: dict[str, Any] | None = None) -> dict[str
     rec = Recording(path)
     s = rec.outcome()
     usage = s.usage or {}
-    n_in = sum(int(usage.get(k) or 0) for k in ("input_tokens", "cache_read_tokens", "cache_write_tokens"))
+    n_in, n_out = s.tokens  # input counting cache reads and writes; output
     proto = rec.manifest_record.protocol if isinstance(rec.manifest_record.protocol, dict) else {}
     out = {
         "run_id": rec.run_id, "setting": cell.label, "game": cell.game, "seed": cell.seed,
@@ -68,7 +68,7 @@ def row(cell: Cell, path: Path, where: dict[str, Any] | None = None) -> dict[str
         "failed_turns": _failed(s, rec),
         "frames": s.frames, "budget": proto.get("frames"), "complete": bool(s.complete), "by_hand": mark(rec.interventions),
         "calls": s.calls, "input_tokens": n_in,
-        "output_tokens": int(usage.get("output_tokens") or 0),
+        "output_tokens": n_out,
         "reasoning_tokens": int(usage.get("reasoning_tokens") or 0),
         "cost_usd": s.cost_usd, "wall_s": s.wall_s,
     }
