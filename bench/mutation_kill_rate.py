@@ -47,7 +47,7 @@ class Target:
 
 TARGETS = (
     Target("analysis/stats.py", ("test_analysis_stats.py",)),
-    Target("analysis/report.py", ("test_report_sources.py", "test_analysis_cli.py"),
+    Target("analysis/report.py", ("test_report_sources.py", "test_analysis_stats.py"),
            ("build", "human_normalised", "varied_baseline", "_sep_json")),
     Target("judge/stats.py", ("test_judge.py",), select="golden or truth_agreement or tally or overreliance"),
     Target("judge/requery.py", ("test_judge.py",), select="requery"),
