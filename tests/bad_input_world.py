@@ -1,6 +1,7 @@
 """A small world of real files for the bad-input corpora: recordings, a batch, a session, a QA set and eval,
-a harness run to import. Built once per test module (``build_world``) and copied once into the world the cases
-share; a case may damage it, and ``restore`` puts back, from the pristine copy, every top-level entry that is
+a harness run to import. Built once per test process (``pristine_world``: every corpus module of the process
+shares the one pristine copy, about 3 s of real runs, a batch and a QA eval) and copied once per module into the
+world its cases share; a case may damage it, and ``restore`` puts back, from the pristine copy, every top-level entry that is
 no longer as it was. ``snapshot`` says what is on disk, to check that a refused command changed nothing."""
 
 from __future__ import annotations
@@ -74,6 +75,17 @@ def build_world(base: Path) -> Path:
     s.write_results()
     write_harness_run(Recording(base / "rec"), base / "harness")
     return base
+
+
+_PRISTINE: list[Path] = []  # the pristine world of this test process, once built
+
+
+def pristine_world(tmp_path_factory) -> Path:
+    """The pristine world, built on first use in this process (pytest's session temp directory) and shared by
+    every corpus module after it: copy it (``copy_world``) and never write in it."""
+    if not _PRISTINE:
+        _PRISTINE.append(build_world(tmp_path_factory.mktemp("pristine") / "w"))
+    return _PRISTINE[0]
 
 
 def copy_world(pristine: Path, dest: Path) -> Path:

@@ -124,3 +124,114 @@ def test_lacking_data_is_named_per_criterion():
     assert got["g"].lacking == {}
     single = sep({"random": {"g": [0]}, "a": {"g": [3]}, "b": {"g": [1]}})["g"]
     assert set(single.lacking) == {1, 2, 3}
+
+
+def test_a_label_on_few_runs_a_cell_is_called_provisional():
+    """Two runs a cell and zero variance make d infinite and the game strong: the report says how few runs the
+    label rests on (the fewest in any cell), below MIN_RUNS (5); at 5 it says nothing."""
+    from workstation.analysis.report import _sep_json
+
+    assert stats.MIN_RUNS == 5
+    two = sep({"random": {"g": [0, 0]}, "a": {"g": [5, 5]}, "b": {"g": [0, 0]}})["g"]
+    assert two.label == "strong" and two.min_n == 2 and two.small_sample
+    notes = _sep_json(two)["notes"]
+    assert any("strong on 2 runs a cell at the fewest" in n and "fewer than 5" in n for n in notes), notes
+    assert _sep_json(two)["min_n"] == 2
+    four = sep({"random": {"g": [0, 0, 0, 0, 0]}, "a": {"g": [5, 5, 5, 5]}, "b": {"g": [0, 0, 0, 0, 0]}})["g"]
+    assert four.min_n == 4 and four.small_sample  # the fewest runs in any cell, not the most
+    five = sep({"random": {"g": [0, 0, 0, 0, 0]}, "a": {"g": [5, 5, 5, 5, 5]}, "b": {"g": [0, 0, 0, 0, 0]}})["g"]
+    assert five.label == "strong" and five.min_n == 5 and not five.small_sample
+    assert not any("runs a cell" in n for n in _sep_json(five)["notes"])
+    flat = sep({"random": {"g": [0, 0]}, "a": {"g": [0, 0]}, "b": {"g": [0, 0]}})["g"]
+    assert flat.label == "none" and not flat.small_sample  # no label to doubt
+
+
+# -- rules the mutation run (bench/mutation_kill_rate.py) found unstated ------------------------------------------
+def test_sd_and_se_from_two_runs_and_none_from_one_without_a_warning():
+    """Two runs have an SD (ddof 1) and an SE; one run has neither, and says so without numpy's warning."""
+    import warnings
+
+    two = stats.cells(results({"a": {"g": [1, 3]}}))[("a", "g")]
+    assert two.sd == pytest.approx(math.sqrt(2)) and two.se == pytest.approx(1.0)
+    one = stats.cells(results({"a": {"g": [4]}}))[("a", "g")]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert math.isnan(one.sd) and math.isnan(one.se)
+
+
+def test_numeric_seeds_sort_by_value_before_named_ones():
+    rows = [Row(0, "a", "g", seed, float(score)) for seed, score in (("x", 4), ("10", 3), ("9", 2), ("b", 5))]
+    cell = stats.cells(Results(source="t", rows=rows, columns=["setting", "game", "seed", "score"]))[("a", "g")]
+    assert list(cell.scores) == [2.0, 3.0, 5.0, 4.0]  # 9, 10 (by value), then b, x (by name)
+
+
+def test_cohen_d_with_three_runs_and_none_from_two_without_a_warning():
+    """n1 + n2 = 3 has one degree of freedom: d is defined; n1 + n2 = 2 has none: NaN, quietly."""
+    import warnings
+
+    # a = [1, 3] (mean 2, SS 2), b = [5] (SS 0): pooled SD sqrt(2 / 1); d = (2 - 5) / sqrt(2)
+    assert stats.cohen_d(np.array([1.0, 3]), np.array([5.0])) == pytest.approx(-3 / math.sqrt(2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert math.isnan(stats.cohen_d(np.array([1.0]), np.array([2.0])))
+
+
+def test_anova_needs_two_groups():
+    assert math.isnan(stats.anova_p([np.array([1.0, 2, 3])]))
+    assert math.isnan(stats.anova_p([]))
+
+
+def test_two_criteria_are_strong_one_is_weak():
+    assert stats.Separability("g", criteria=[True, True, False]).label == "strong"
+    assert stats.Separability("g", criteria=[False, True, True]).label == "strong"
+    assert stats.Separability("g", criteria=[False, False, True]).label == "weak"
+
+
+def test_the_quarter_gap_is_top_minus_bottom():
+    s = sep({"random": {"g": [0, 1]}, "a": {"g": [9, 11]}, "b": {"g": [5, 7]}, "c": {"g": [1, 3]}})["g"]
+    assert (s.top, s.bottom) == (["a"], ["c"]) and s.gap_quartile == pytest.approx(10 - 2)
+
+
+def test_two_settings_are_enough_for_the_anova():
+    s = sep({"random": {"g": [0, 1, 2]}, "a": {"g": [5, 6, 7]}})["g"]
+    assert 3 not in s.lacking and s.p_anova == pytest.approx(sps.f_oneway([0, 1, 2], [5, 6, 7]).pvalue)
+    alone = sep({"random": {"g": [0, 1, 2]}})["g"]
+    assert alone.lacking[3] == "only one setting"
+
+
+def test_q_must_be_strictly_below_its_bound(monkeypatch):
+    """Criteria (1) and (3) pass on q < 0.05, not q <= 0.05: at q exactly the bound they fail."""
+    data = {"random": {"g": [0, 1, 2, 1]}, "a": {"g": [5, 6, 7, 6]}, "b": {"g": [2, 3, 4, 3]}}
+    s = sep(data)["g"]
+    assert s.criteria[0] and s.criteria[2]
+    monkeypatch.setattr(stats, "Q_MAX", s.q_best)
+    assert not sep(data)["g"].criteria[0]
+    monkeypatch.setattr(stats, "Q_MAX", s.q_anova)
+    assert not sep(data)["g"].criteria[2]
+
+
+def test_d_and_eta2_pass_at_their_bound():
+    """d >= 0.8 and eta^2 >= 0.14 are inclusive: at exactly the bound the criterion passes."""
+    data = {"random": {"g": [0, 1, 2, 1]}, "a": {"g": [5, 6, 7, 6]}, "b": {"g": [2, 3, 4, 3]}}
+    s = sep(data)["g"]
+    for name, value, i in (("D_MIN", s.d_best, 0), ("D_MIN", s.d_quartile, 1), ("ETA2_MIN", s.eta2, 2)):
+        with pytest.MonkeyPatch.context() as m:
+            m.setattr(stats, name, value)
+            assert sep(data)["g"].criteria[i], (name, value)
+            m.setattr(stats, name, np.nextafter(value, np.inf))
+            assert not sep(data)["g"].criteria[i], (name, value)
+
+
+def test_each_criterion_stands_on_its_own_data():
+    """A criterion is judged on its own data: (1) passes when (2) lacks data (one setting besides the baseline),
+    and (2) passes when (1) and (3) lack the baseline."""
+    two = sep({"random": {"g": [0, 1, 0, 1]}, "a": {"g": [9, 10, 9, 10]}})["g"]
+    assert set(two.lacking) == {2} and two.criteria == [True, False, True]
+    assert two.gap_best == pytest.approx(9.5 - 0.5)  # best minus baseline
+    no_base = sep({"a": {"g": [9, 10, 9]}, "b": {"g": [5, 6, 5]}, "c": {"g": [0, 1, 0]}})["g"]
+    assert set(no_base.lacking) == {1, 3} and no_base.criteria == [False, True, False]
+    alone = sep({"random": {"g": [0, 1]}})["g"]
+    assert alone.lacking[1] == "no setting besides the baseline"
+    assert alone.lacking[2] == "fewer than two settings besides the baseline"
+    blank = stats.Separability("g")  # before any data: no criterion passed, no runs
+    assert blank.criteria == [False, False, False] and blank.label == "none" and blank.min_n == 0

@@ -2,8 +2,8 @@
 screens that would open for bad input, against batch, report, compare, export, import, session, qa and
 ls/info/verify/request.
 
-Every case runs the real CLI in-process on a small world of real files (``bad_input_world``: one world for the
-module, put back as it was from a pristine copy after every case), then checks: a non-zero exit (2 for bad
+Every case runs the real CLI in-process on a small world of real files (``bad_input_world``: one pristine world
+for the test process, copied once for the module, put back as it was from a pristine copy after every case), then checks: a non-zero exit (2 for bad
 input; 1 or 2 for a damaged recording, whose reading fails as bad input or whose check fails as damage), at most 3 lines on stderr, no traceback, no screen opened, and every file of the
 world byte for byte and mode for mode as it was.
 
@@ -27,7 +27,7 @@ import pytest
 
 import workstation.cli as cli
 import workstation.tui as tui
-from tests.bad_input_world import build_world, copy_world, edit_json, restore, snapshot
+from tests.bad_input_world import copy_world, edit_json, pristine_world, restore, snapshot
 
 BAD, DAMAGED = (2,), (1, 2)
 
@@ -288,7 +288,8 @@ CASES += [
     Case("report:md-unwritable", ["report", "{w}/batch", "--md", "/proc/1/r.md"]),
     Case("report:plots-is-a-file", ["report", "{w}/batch", "--plots", "{w}/grid.toml"]),
     Case("report:a-recording", ["report", "{w}/rec"]),
-    Case("report:session-json-list", ["report", "{w}/session"], write("session/session.json", "[]")),
+    Case("report:session-json-list", ["report", "{w}/session"], write("session/session.json", "[]"), DAMAGED,
+         says="session.json"),  # the session's seal names the file edited by hand
     Case("report:empty-dir", ["report", "{w}/empty"], lambda w: (w / "empty").mkdir()),
 ]
 
@@ -524,7 +525,7 @@ assert len(IDS) == len(set(IDS)), [i for i in IDS if IDS.count(i) > 1]
 @pytest.fixture(scope="module")
 def shared(tmp_path_factory) -> Iterator[tuple[Path, Path, dict[str, tuple]]]:
     """The world every case runs in, the pristine copy it is put back from, and the pristine world's snapshot."""
-    pristine = build_world(tmp_path_factory.mktemp("pristine") / "w")
+    pristine = pristine_world(tmp_path_factory)  # built once per process, shared with every corpus module
     clean = snapshot(pristine)
     world = copy_world(pristine, tmp_path_factory.mktemp("shared") / "w")
     assert snapshot(world) == clean

@@ -141,3 +141,25 @@ def test_load_grid_reads_a_file(tmp_path):
     assert len(load_grid(path).cells) == 72
     with pytest.raises(GridError, match="no such grid file"):
         load_grid(tmp_path / "missing.toml")
+
+
+@pytest.mark.parametrize("args", [["games"], ["games", "--variants"]])
+def test_games_heads_every_column(args, capsys):
+    """`games` and `games --variants` (the grid's game keys, modes and difficulties): every column the rule
+    under the head marks has a heading, and every row fits the columns."""
+    import re
+
+    from workstation.cli import main
+
+    assert main(args) == 0
+    lines = capsys.readouterr().out.splitlines()
+    head, rule = lines[0], lines[1]
+    spans = [m.span() for m in re.finditer(r"-+", rule)]
+    assert len(spans) >= 3 and set(rule) <= {"-", " "}
+    for a, b in spans:
+        assert head[a:b].strip(), f"column {a}..{b} has no heading: {head!r}"
+    body = [ln for ln in lines[2:] if ln.strip() and not ln.startswith(("Sticky", "Without"))][:21]
+    assert len(body) == 21 and all(len(ln) <= len(rule) for ln in body)
+    if args == ["games"]:
+        assert head.split()[-3:] == ["in", "the", "paper"]
+        assert sum(ln.endswith("  yes") for ln in body) == 20  # the paper's 20 games; one more is not

@@ -71,3 +71,70 @@ def test_grid_cap_is_counted_before_expanding():
     n = MAX_CELLS // 21 + 1  # fits as seeds, too many as cells with 21 games
     with pytest.raises(GridError, match=f"{21 * n:,} cells"):
         parse_grid(head.replace('games = "all"\n', f'games = "all"\nseeds = "0..{n - 1}"\n'))
+
+
+# -- the report's own rules (bench/mutation_kill_rate.py analysis/report) --------------------------------------
+def _results(data: dict[str, list[float]]):
+    from workstation.analysis.table import Results, Row
+
+    rows = [Row(0, s, "breakout", str(i), float(v)) for s, vs in data.items() for i, v in enumerate(vs)]
+    return Results(source=Path("t.csv"), rows=rows, columns=["setting", "game", "seed", "score"])
+
+
+def test_the_baseline_is_found_whatever_its_case_and_the_bootstrap_seed_defaults_to_0():
+    from workstation.analysis import report
+
+    r = report.build(_results({"Random": [0, 1, 0], "model": [5, 6, 7]}))
+    assert r.baseline == "Random" and r.bootstrap_seed == 0 and r.separability["breakout"].best == "model"
+
+
+def test_a_missing_baseline_names_the_settings_or_is_left_out_when_asked():
+    from workstation.analysis import report
+    from workstation.errors import UserError
+
+    res = _results({"a": [0, 1], "b": [5, 6]})
+    with pytest.raises(UserError, match=r"baseline setting 'random' has no runs .*settings: a, b\)"):
+        report.build(res)
+    many = _results({f"s{i}": [i, i + 1] for i in range(9)})
+    with pytest.raises(UserError, match=r"settings: s0, s1, s2, s3, s4, s5, s6, s7, \.\.\.\)"):
+        report.build(many)
+    r = report.build(res, without_baseline=True)
+    assert r.separability == {} and r.ranks["breakout"] == {"b": 1.0, "a": 2.0}
+
+
+def test_no_anova_note_for_a_game_that_lacks_the_anova():
+    from workstation.analysis import report
+
+    r = report.build(_results({"random": [0, 0]}))  # one setting: criterion (3) lacks data, no p to speak of
+    notes = report._sep_json(r.separability["breakout"])["notes"]
+    assert 3 in r.separability["breakout"].lacking and not any("ANOVA" in n for n in notes), notes
+
+
+def test_human_normalised_leaves_out_a_game_where_human_and_baseline_tie_and_averages_the_rest():
+    from workstation.analysis import report
+    from workstation.analysis.table import Results, Row
+
+    rows = [Row(0, s, g, str(i), float(v)) for s, g, vs in (
+        ("random", "a", [0, 2]), ("human:P", "a", [10, 10]), ("m", "a", [6, 6]),  # (6 - 1) / (10 - 1)
+        ("random", "b", [1, 1]), ("human:P", "b", [3, 5]), ("m", "b", [4, 4]),  # (4 - 1) / (4 - 1) = 1
+        ("random", "c", [2, 2]), ("human:P", "c", [2, 2]), ("m", "c", [9, 9])) for i, v in enumerate(vs)]
+    res = Results(source=Path("t.csv"), rows=rows, columns=["setting", "game", "seed", "score"])
+    r = report.build(res)
+    assert r.human is not None and set(r.human) == {"m"}  # neither the humans nor the baseline
+    games = r.human["m"]["games"]
+    assert set(games) == {"a", "b"} and games["a"] == pytest.approx(5 / 9) and games["b"] == pytest.approx(1.0)
+    assert r.human["m"]["overall"] == pytest.approx((5 / 9 + 1.0) / 2)
+    assert report.human_normalised(res, r.cells, "human:P") is None  # a human baseline: nothing to normalise by
+
+
+def test_the_notes_say_why_d_or_the_anova_is_not_a_number():
+    from workstation.analysis import report
+
+    notes = lambda data: report._sep_json(report.build(_results(data)).separability["breakout"])["notes"]
+    assert notes({"random": [0, 0], "m": [3, 3]})[0] == "d_best is +infinite: both groups have zero variance"
+    assert notes({"random": [3, 3], "m": [0, 0]})[0] == "d_best is -infinite: both groups have zero variance"
+    flat = notes({"random": [1, 1], "m": [1, 1]})
+    assert "d_best undefined: the best setting and the baseline score the same on every run" in flat
+    assert "ANOVA undefined: every setting scores the same on every run" in flat
+    assert notes({"random": [0, 1, 2, 1, 0], "m": [3, 5, 4, 4, 3]}) == []  # finite d, a p value, 5 runs: nothing
+    assert not any(n.startswith("d_best undefined") for n in notes({"random": [1], "m": [2]}))  # lacking, not undefined

@@ -281,17 +281,20 @@ def _games(variants: bool = False) -> int:
     if variants:
         from workstation.game.clock import game_variants
 
-        print(f"{'key':<16}{'modes':<48}difficulties")
+        from workstation.text_table import text_table
+
+        table: list[tuple[str, str, str]] = [("key", "modes", "difficulties")]
         for key in GAMES:
             modes, difficulties = game_variants(key)
-            print(f"{key:<16}{' '.join(map(str, modes)):<48}{' '.join(map(str, difficulties))}")
+            table.append((key, " ".join(map(str, modes)), " ".join(map(str, difficulties))))
+        print("\n".join(text_table(table, rules=[0])))
         print("\nWithout --game-mode / --game-difficulty a game plays its default variant (the paper's); "
               "a grid's [protocol] table sets them as mode / difficulty.")
         return 0
-    rows = [("key", "ALE name", "genre", "primary skill", "actions", "warm-up", "HxW", "")]
+    rows = [("key", "ALE name", "genre", "primary skill", "actions", "warm-up", "HxW", "in the paper")]
     for g in GAMES.values():
         rows.append((g.key, g.ale_name, g.genre, g.skill, str(len(g.allowed)), f"{g.warmup_seconds} s",
-                     f"{g.height}x160", "" if g.in_paper else "not in the paper's 20"))
+                     f"{g.height}x160", "yes" if g.in_paper else "no (not in the paper's 20)"))
     from workstation.text_table import text_table
 
     print("\n".join(text_table(rows, rules=[0])))

@@ -33,17 +33,22 @@ import re
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 from workstation.errors import UserError
 from workstation.game.games import FPS_NATIVE, FPS_PAPER, GAMES, MODES, PACES, get_game
 from workstation.game.protocol import Protocol
-from workstation.store.atomic import write_atomic
+from workstation.store.atomic import move_into, write_atomic
+from workstation.store.records import Manifest, RecordError, Summary, read_json
+from workstation.store.seal import check_seal, seal
 
 FORMAT = "atari-workstation-session/1"
 SESSION_FILE = "session.json"
 RESULTS_FILE = "results.csv"
 RUNS, PRACTICE, INCOMPLETE = "runs", "practice", "incomplete"
 SESSIONS = "sessions"  # default root: sessions/<participant>/
+SEAL_KIND = "session"  # its seal.json (workstation.store.seal)
+OPTIONAL: dict[str, Any] = {"created": None, "events": None, "finished": None}  # session.json keys that may be absent
 ORDERS = ("fixed", "shuffled")
 PRACTICE_SEED = 1000  # practice runs use seeds 1000, 1001, ... (never a scored seed)
 # the batch's results.csv order (workstation.batch.results), for the columns a session has, then its own
@@ -74,7 +79,7 @@ class Settings:
     protocol: Protocol = field(default_factory=Protocol)
     prompts: str | None = None
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"participant": self.participant, "games": list(self.games), "seeds": list(self.seeds),
                 "practice": self.practice, "mode": self.mode, "pace": self.pace, "order": self.order,
                 "protocol": self.protocol.to_json(), "prompts": self.prompts}
@@ -170,7 +175,7 @@ class Step:
     practice: bool
     state: str = "pending"  # pending | running | done
     recording: str | None = None  # relative to the session directory
-    incomplete: list = field(default_factory=list)  # runs of this step that stopped before the end
+    incomplete: list[Any] = field(default_factory=list)  # runs of this step that stopped before the end
     started: str | None = None
     ended: str | None = None
     score: float | None = None
@@ -207,8 +212,8 @@ def plan_steps(s: Settings) -> list[Step]:
 class Session:
     """One participant's session in one directory."""
 
-    def __init__(self, path: Path, settings: Settings, steps: list[Step], created: str, events: list[dict],
-                 resumed: bool = False) -> None:
+    def __init__(self, path: Path, settings: Settings, steps: list[Step], created: str, events: list[dict[str, Any]],
+                 resumed: bool = False, countdown: int = 3) -> None:
         self.path = Path(path)
         self.settings = settings
         self.steps = steps
@@ -216,16 +221,16 @@ class Session:
         self.events = events
         self.resumed = resumed
         self.finished: str | None = None
-        self.countdown = 3  # seconds before each run (how this sitting runs; not part of the record)
+        self.countdown = countdown  # seconds before each run (how this sitting runs; not part of the record)
 
     # -- open / resume ------------------------------------------------------------------
     @classmethod
-    def open(cls, path: str | Path, settings: Settings) -> Session:
+    def open(cls, path: str | Path, settings: Settings, countdown: int = 3) -> Session:
         """A new session in ``path``, or the one there resumed (its settings must equal ``settings``)."""
         path = Path(path)
         f = path / SESSION_FILE
         if f.is_file():
-            return cls._resume(path, settings)
+            return cls._resume(path, settings, countdown)
         if path.exists() and not path.is_dir():
             raise UserError(f"{path} is a file; give --out a directory for the session")
         if f.exists() or f.is_symlink():
@@ -234,19 +239,20 @@ class Session:
             path.mkdir(parents=True, exist_ok=True)
         except OSError as e:
             raise UserError(f"cannot make the session directory {path}: {e.strerror or e}") from None
-        s = cls(path, settings, plan_steps(settings), _now(), [])
+        s = cls(path, settings, plan_steps(settings), _now(), [], countdown=countdown)
         s.event("created")
         return s
 
     @classmethod
-    def _resume(cls, path: Path, settings: Settings) -> Session:
+    def _resume(cls, path: Path, settings: Settings, countdown: int = 3) -> Session:
         f = path / SESSION_FILE
-        from workstation.store.records import check_fields, read_json
+        from workstation.store.records import check_fields
 
+        check_seal(path, SEAL_KIND, what="the session", missing_ok=True)  # edited by hand: exit 1, named
         try:
-            data = check_fields(read_json(f), SESSION_FIELDS, str(f))
-            if data.get("format") != FORMAT:
-                raise ValueError(f"format {data.get('format')!r}")
+            data = {**OPTIONAL, **check_fields(read_json(f), SESSION_FIELDS, str(f))}
+            if data["format"] != FORMAT:
+                raise ValueError(f"format {data['format']!r}")
             steps = []
             for i, st in enumerate(data["steps"]):
                 if not isinstance(st, dict):
@@ -254,13 +260,15 @@ class Session:
                 steps.append(Step(**check_fields(st, STEP_FIELDS, f"{f} step {i}")))
         except (UserError, ValueError, KeyError, TypeError) as e:
             raise UserError(f"{f} cannot be read as a session ({e}); give --out another directory") from None
-        stored = data.get("settings")
-        if stored != settings.to_json():
-            diff = [k for k in settings.to_json() if (stored or {}).get(k) != settings.to_json()[k]]
+        stored: dict[str, Any] = data["settings"]
+        wanted = settings.to_json()
+        if stored != wanted:
+            diff = [k for k in wanted if k not in stored or stored[k] != wanted[k]]
             raise UserError(f"{path} holds another session ({', '.join(diff) or 'settings'} differ); resume it with "
                             "the same options or give --out another directory")
-        s = cls(path, settings, steps, data.get("created") or _now(), list(data.get("events") or []), resumed=True)
-        s.finished = data.get("finished")
+        s = cls(path, settings, steps, data["created"] or _now(), list(data["events"] or []), resumed=True,
+                countdown=countdown)
+        s.finished = data["finished"]
         s._adopt_or_set_aside()
         for st in s.steps:
             if st.state == "running":  # interrupted mid-run: played again
@@ -284,8 +292,8 @@ class Session:
                     continue
                 summary = _complete_summary(rec)
                 if (running is not None and not running.done and summary is not None
-                        and self.runs_dir(running) == d and summary.get("game") == running.game
-                        and summary.get("seed") == running.seed):
+                        and self.runs_dir(running) == d and summary.game == running.game
+                        and summary.seed == running.seed):
                     self.finish(running, rec, summary, event="adopted after an interruption")
                     continue
                 moved = self._set_aside(rec)
@@ -293,14 +301,7 @@ class Session:
                     running.incomplete.append(moved)
 
     def _set_aside(self, rec: Path) -> str:
-        target_dir = self.path / INCOMPLETE
-        target_dir.mkdir(exist_ok=True)
-        target = target_dir / rec.name
-        n = 2
-        while target.exists():
-            target = target_dir / f"{rec.name}-{n}"
-            n += 1
-        os.replace(rec, target)
+        target = move_into(rec, self.path / INCOMPLETE)
         return f"{INCOMPLETE}/{target.name}"
 
     # -- progress --------------------------------------------------------------------
@@ -318,7 +319,7 @@ class Session:
     def runs_dir(self, step: Step) -> Path:
         return self.path / (PRACTICE if step.practice else RUNS)
 
-    def event(self, what: str, **data) -> None:
+    def event(self, what: str, **data: Any) -> None:
         self.events.append({"time": _now(), "event": what, **data})
         self.save()
 
@@ -327,27 +328,28 @@ class Session:
         step.started = _now()
         self.event("run started", step=step.index, game=step.game, seed=step.seed, practice=step.practice)
 
-    def finish(self, step: Step, recording: str | Path | None, summary: dict | None, event: str = "run ended") -> bool:
+    def finish(self, step: Step, recording: str | Path | None, summary: Summary | dict[str, Any] | None,
+               event: str = "run ended") -> bool:
         """Record a run's end; True when it completed (the step is done), else it is set aside to play again."""
-        summary = summary or {}
+        typed = _typed_summary(summary)
         step.ended = _now()
         rec = Path(recording) if recording else None
-        complete = bool(summary.get("complete")) and rec is not None
-        if complete:
+        complete = typed.complete and rec is not None
+        if complete and rec is not None:
             step.state = "done"
             step.recording = os.path.relpath(rec, self.path)
-            step.score = float(summary.get("total_reward", 0.0))
-            step.frames = int(summary.get("frames", 0))
-            step.lives_lost = int(summary.get("lives_lost", 0))
-            step.turns = int(summary.get("turns", 0))
-            step.invalid_turns = int(summary.get("invalid_turns", 0))
+            step.score = float(typed.total_reward)
+            step.frames = typed.frames
+            step.lives_lost = typed.lives_lost
+            step.turns = typed.turns
+            step.invalid_turns = typed.invalid_turns
             step.run_id = _run_id(rec)
         else:
             step.state = "pending"
             if rec is not None and rec.is_dir():
                 step.incomplete.append(self._set_aside(rec))
         self.event(event, step=step.index, complete=complete, score=step.score if complete else None,
-                   why=None if complete else summary.get("stopped") or "stopped")
+                   why=None if complete else typed.stopped or "stopped")
         if self.complete and self.finished is None:
             self.finished = _now()
             self.event("finished")
@@ -355,23 +357,29 @@ class Session:
         return complete
 
     # -- files -------------------------------------------------------------------------
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"format": FORMAT, "participant": self.settings.participant, "setting": self.settings.setting,
                 "settings": self.settings.to_json(), "created": self.created, "updated": _now(),
                 "finished": self.finished, "order": [[st.game, st.seed, st.practice] for st in self.steps],
                 "steps": [asdict(st) for st in self.steps], "events": self.events}
 
     def save(self) -> None:
-        _write_atomic(self.path / SESSION_FILE, json.dumps(self.to_json(), indent=1, ensure_ascii=False) + "\n")
+        write_atomic(self.path / SESSION_FILE, json.dumps(self.to_json(), indent=1, ensure_ascii=False) + "\n")
+        self.seal()
 
-    def result_rows(self) -> list[dict]:
+    def seal(self) -> None:
+        """Seal session.json and results.csv (the recordings under runs/, practice/ and incomplete/ carry their
+        own digests); re-sealed after every write, so a file edited by hand is caught when the session is read."""
+        seal(self.path, SEAL_KIND, skip=(RUNS, PRACTICE, INCOMPLETE))
+
+    def result_rows(self) -> list[dict[str, Any]]:
         s = self.settings
-        proto = s.protocol.to_json()
+        proto = s.protocol
         pack = self.pack_label()
         return [{"setting": s.setting, "game": st.game, "seed": st.seed, "score": f"{st.score:g}",
                  "run_id": st.run_id or "", "complete": "true", "lives_lost": st.lives_lost, "turns": st.turns,
-                 "invalid_turns": st.invalid_turns, "frames": st.frames, "budget": proto.get("frames"),
-                 "start": proto.get("start"), "prompt_pack": pack, "pace": s.pace, "play_mode": s.mode,
+                 "invalid_turns": st.invalid_turns, "frames": st.frames, "budget": proto.frames,
+                 "start": str(proto.start), "prompt_pack": pack, "pace": s.pace, "play_mode": s.mode,
                  "participant": s.participant}
                 for st in self.steps if st.done and not st.practice]
 
@@ -390,7 +398,8 @@ class Session:
         w = csv.DictWriter(buf, RESULT_COLUMNS, lineterminator="\n")
         w.writeheader()
         w.writerows(self.result_rows())
-        _write_atomic(self.path / RESULTS_FILE, buf.getvalue())
+        write_atomic(self.path / RESULTS_FILE, buf.getvalue())
+        self.seal()
 
     # -- what the screens show --------------------------------------------------------------
     def instructions(self, game: str) -> str:
@@ -425,29 +434,39 @@ class Session:
         return f"{done} of {len(scored)} scored runs done"
 
 
-def _instructions_text(game, protocol: Protocol, pack) -> str:
+def _instructions_text(game: Any, protocol: Protocol, pack: Any) -> str:
     from workstation.turn.promptpack import display_title
 
     seconds = protocol.repeat / FPS_PAPER
-    return pack.render("instructions", title=display_title(game), guide=pack.guide(game.key, protocol.guide).strip(),
+    text: str = pack.render("instructions", title=display_title(game), guide=pack.guide(game.key, protocol.guide).strip(),
                        actions=", ".join(game.action_names), max_actions=protocol.max_actions,
                        action_seconds=f"{seconds:g}", budget_seconds=f"{protocol.frames / FPS_PAPER:g}").strip()
+    return text
 
 
-def _complete_summary(rec: Path) -> dict | None:
+def _typed_summary(summary: Summary | dict[str, Any] | None) -> Summary:
+    """A run's summary as the typed record; none, or one that does not read as a summary, is an unfinished run."""
+    if isinstance(summary, Summary):
+        return summary
     try:
-        s = json.loads((rec / "summary.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        typed: Summary = Summary.from_json(summary or {})
+        return typed
+    except RecordError:
+        return Summary()
+
+
+def _complete_summary(rec: Path) -> Summary | None:
+    """The summary of a complete recording left in ``rec``, or None (missing, unreadable, not complete)."""
+    try:
+        s = Summary.from_json(read_json(rec / "summary.json"))
+    except (UserError, OSError, ValueError):
         return None
-    return s if isinstance(s, dict) and s.get("complete") is True else None
+    return s if s.complete else None
 
 
 def _run_id(rec: Path) -> str | None:
     try:
-        return json.loads((rec / "manifest.json").read_text(encoding="utf-8")).get("run_id")
-    except (OSError, ValueError):
+        return Manifest.from_json(read_json(rec / "manifest.json")).run_id
+    except (UserError, OSError, ValueError):
         return None
 
-
-def _write_atomic(path: Path, text: str) -> None:
-    write_atomic(path, text)

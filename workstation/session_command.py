@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from workstation.errors import UserError
 
+if TYPE_CHECKING:
+    from workstation.session import Settings
 
-def register(sub) -> None:
+
+def register(sub: Any) -> None:
     from workstation.options import add_protocol_arguments
-    from workstation.session import MODES, ORDERS, PACES, SESSIONS
+    from workstation.game.games import MODES, PACES
+    from workstation.session import ORDERS, SESSIONS
 
     p = sub.add_parser("session", help="run a human baseline session: instructions, practice, runs per game (TUI)",
                        description="A human baseline session, as a lab runs it: for each game its instructions (the "
@@ -37,7 +42,7 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-def settings_from_args(a: argparse.Namespace):
+def settings_from_args(a: argparse.Namespace) -> Settings:
     """Checked session settings (one ``UserError`` line on bad input)."""
     from workstation.options import spec_from_args
     from workstation.session import make_settings, parse_games
@@ -67,9 +72,12 @@ def run(args: argparse.Namespace) -> int:
     from workstation.options import check_out
 
     check_out(out, "session")  # the session directory can be made where it is asked for
+    if settings.prompts:  # never written inside the prompt pack it reads
+        from workstation.store.local_paths import refuse_inside_inputs
+
+        refuse_inside_inputs(out, [settings.prompts], "--out", "the session")
     require_terminal("session")  # before session.json is written: nothing is left behind
-    session = Session.open(out, settings)
-    session.countdown = args.countdown
+    session = Session.open(out, settings, countdown=args.countdown)
     if session.complete:
         print(f"the session in {out} is already complete; results in {out / 'results.csv'}")
         return 0
@@ -78,5 +86,5 @@ def run(args: argparse.Namespace) -> int:
     code = args.open_tui(Launch("session", session=session))
     print(f"session {out}: {session.progress_text()}" + ("" if session.complete else
                                                           "; run the same command again to resume"))
-    return code
+    return int(code)
 

@@ -9,15 +9,15 @@ Parse robustness is invalid turns and failed turns (no usable reply) over all tu
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from workstation.analysis.table import Results
 
 
-def noop_share(turns: list[dict]) -> float:
+def noop_share(turns: list[dict[str, Any]]) -> float:
     second = turns[len(turns) // 2:]
     if not second:
         return math.nan
@@ -26,20 +26,24 @@ def noop_share(turns: list[dict]) -> float:
 
 
 def _recordings_by_run_id(batch_dir: Path) -> dict[str, Path]:
+    from workstation.errors import UserError
+    from workstation.store.records import Manifest, read_json
+
     found = {}
     runs = batch_dir / "runs"
     for m in sorted(runs.glob("*/manifest.json")) if runs.is_dir() else []:
-        try:
-            rid = json.loads(m.read_text(encoding="utf-8")).get("run_id")
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        try:  # the checked reader: a manifest that is not an object is skipped, not a traceback
+            rid = Manifest.from_json(read_json(m)).run_id
+        except (UserError, OSError, ValueError):
             continue
         if rid:
             found[str(rid)] = m.parent
     return found
 
 
-def _turns(path: Path) -> list[dict]:
-    from workstation.store.recording import Recording, RecordingError
+def _turns(path: Path) -> list[dict[str, Any]]:
+    from workstation.store.recording import Recording
+    from workstation.store.records import RecordingError
 
     try:
         return Recording(path).turns

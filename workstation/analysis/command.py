@@ -4,9 +4,10 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 
-def register(sub) -> None:
+def register(sub: Any) -> None:
     p = sub.add_parser("report", help="analyse a batch's results (means, ranks, separability, ablations, cost)",
                        description="The paper's analysis of a batch (or any results CSV, or several joined): mean "
                        "scores, ranks, separability, paired-bootstrap ablations and cost; or several `qa eval` "

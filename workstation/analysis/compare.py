@@ -12,14 +12,15 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from workstation.store.changes import mark
 from workstation.errors import UserError
 from workstation.game.games import FPS_PAPER
-from workstation.store.recording import Recording, RecordingError
-from workstation.store.records import TurnRecord
+from workstation.store.recording import Recording
+from workstation.store.records import Manifest, RecordingError, TurnRecord
 from workstation.store.series import RunSeries
 
 MAX_RUNS = 4
@@ -46,8 +47,9 @@ class Run:
         return self.series.turns
 
     @property
-    def manifest(self):
-        return self.rec.manifest_record
+    def manifest(self) -> Manifest:
+        m: Manifest = self.rec.manifest_record
+        return m
 
     @property
     def last_frame(self) -> int:
@@ -65,7 +67,7 @@ class Run:
         return event_frames(self.series, self.turns, kind)
 
 
-def event_frames(series, turns: list[TurnRecord], kind: str) -> list[int]:
+def event_frames(series: Any, turns: list[TurnRecord], kind: str) -> list[int]:
     """The frames of one kind of event in a run (its series and turns): reward, life_lost or game_over."""
     if kind == "reward":
         return [int(f) for f in np.flatnonzero(series.rewards)]
@@ -139,7 +141,7 @@ def load_runs(paths: list[str | Path]) -> list[Run]:
 
 
 # -- same start? ------------------------------------------------------------------------
-def _protocol(run: Run) -> dict:
+def _protocol(run: Run) -> dict[str, Any]:
     p = run.manifest.protocol
     return p if isinstance(p, dict) else {}
 

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from workstation.errors import UserError
 
 
-def register(sub) -> None:
+def register(sub: Any) -> None:
     p = sub.add_parser("compare", help="compare 2 to 4 recordings of one game side by side (TUI)",
                        description="Open 2 to 4 recordings of one game side by side, frame-aligned on the budget "
                        "clock, with one scrubber, score curves, the first frame and turn where they diverge and a "
@@ -36,4 +37,5 @@ def run(args: argparse.Namespace) -> int:
     load_runs(args.recordings)  # bad input is one line before the TUI starts
     from workstation.launch import Launch
 
-    return args.open_tui(Launch("compare", recordings=tuple(args.recordings)))
+    code: int = args.open_tui(Launch("compare", recordings=tuple(args.recordings)))
+    return code

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from workstation.analysis.table import Results
+from workstation.analysis.table import Results, Row
 
 COLUMNS = ("calls", "input_tokens", "output_tokens", "reasoning_tokens", "cost_usd")
 
@@ -26,7 +26,7 @@ class Footprint:
         return inp / calls if calls and inp is not None else None
 
 
-def _sum(label: str, rows) -> Footprint:
+def _sum(label: str, rows: list[Row]) -> Footprint:
     f = Footprint(label, len(rows))
     for c in COLUMNS:
         vals = [r.values[c] for r in rows if c in r.values]

@@ -176,7 +176,8 @@ def library(results: Results, seed: int = 0) -> dict[str, Any]:
 
 def to_json(results: Results, seed: int = 0) -> dict[str, Any]:
     """The report's JSON keys: ``levels`` and ``experience``, each only when the batch holds them."""
-    fin = lambda x: None if x != x else x  # noqa: E731 - JSON has no NaN
+    def fin(x: float | None) -> float | None:  # JSON has no NaN
+        return None if x is None or x != x else x
     out: dict[str, Any] = {}
     found = drops(results, seed)
     if found:

@@ -15,9 +15,10 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from workstation.analysis.report import _f, _g, _table
+from workstation.analysis.report import Report, _f, _g, _table
+from workstation.analysis.stats import Separability
 from workstation.errors import UserError
 
 if TYPE_CHECKING:
@@ -32,14 +33,14 @@ ABLATIONS = (("feedback", "Feedback on vs off"), ("max_actions", "Actions per re
 
 @dataclass
 class Inputs:
-    batch: object = None  # analysis.report.Report
+    batch: Report | None = None
     evals: list[EvalSummary] = field(default_factory=list)
     judges: list[tuple[Path, JudgeSummary]] = field(default_factory=list)
     stuck: list[StuckReport] = field(default_factory=list)
     batch_path: str | None = None
 
 
-def _json(path: Path) -> dict | None:
+def _json(path: Path) -> dict[str, Any] | None:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError):
@@ -76,7 +77,7 @@ def gather(paths: list[str], baseline: str = "random", bootstrap_seed: int = 0) 
             got.batch = report.build(load_results(text), baseline=baseline, bootstrap_seed=bootstrap_seed,
                                      without_baseline=True)
             got.batch_path = text
-    if got.batch is not None and not got.stuck:
+    if got.batch is not None and got.batch_path is not None and not got.stuck:
         got.stuck.append(_stuck_of(got.batch_path))
     return got
 
@@ -116,7 +117,9 @@ def sections(inp: Inputs) -> tuple[list[str], list[tuple[str, str]]]:
                                                                 "the batch (or --baseline LABEL)")
         else:
             out += ["## Fig. 4: separability per game and criteria matrix", ""]
-            mark = lambda s, i: "n/a" if (i + 1) in s.lacking else ("yes" if s.criteria[i] else "no")
+            def mark(s: Separability, i: int) -> str:
+                return "n/a" if (i + 1) in s.lacking else ("yes" if s.criteria[i] else "no")
+
             rows = [[g, _f(s.d_best), _f(s.d_quartile), _f(s.eta2, 3), mark(s, 0), mark(s, 1), mark(s, 2), s.label]
                     for g, s in ((g, r.separability[g]) for g in games)]
             out += _table(["game", "d best vs baseline", "d top vs bottom", "eta^2", "(1)", "(2)", "(3)", "label"],
@@ -133,7 +136,10 @@ def sections(inp: Inputs) -> tuple[list[str], list[tuple[str, str]]]:
             out += _table(["values", "game", "n", "mean diff", "95% CI", "verdict"], rows, True) + [""]
     if inp.evals:
         out += ["## Table 2: QA accuracy per model", ""]
-        cell = lambda s, k: "-" if s.accuracy.group(k) is None else f"{100 * s.accuracy.group(k):.1f}"
+        def cell(s: EvalSummary, k: str) -> str:
+            share = s.accuracy.group(k)
+            return "-" if share is None else f"{100 * share:.1f}"
+
         rows = [[s.agent, *(cell(s, k) for k in ("perception", "motion", "decision", "overall"))]
                 for s in inp.evals]
         out += _table(["model", "Perception", "Motion", "Decision", "Overall"], rows, True) + [""]
@@ -159,13 +165,13 @@ def sections(inp: Inputs) -> tuple[list[str], list[tuple[str, str]]]:
     return out, needs
 
 
-def _judge_sections(inp: Inputs, out: list[str], needs: list) -> None:
+def _judge_sections(inp: Inputs, out: list[str], needs: list[Any]) -> None:
     from workstation.judge.records import Overreliance
     from workstation.judge.requery import read_result
 
     if not inp.judges:
-        for t in ("Failure categories per model (D.2)", "Fig. 14 re-query", "Table 9 text over-reliance"):
-            _missing(needs, t, "a judge directory from `workstation judge`")
+        for title in ("Failure categories per model (D.2)", "Fig. 14 re-query", "Table 9 text over-reliance"):
+            _missing(needs, title, "a judge directory from `workstation judge`")
         return
     out += ["## Failure categories per model (appendix D.2)", ""]
     rows = []

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from workstation.errors import UserError
 
+if TYPE_CHECKING:
+    from workstation.analysis.report import Report
 
-def _pyplot():
+
+def _pyplot() -> Any:
     try:
         import matplotlib
     except ImportError:
@@ -20,7 +24,7 @@ def _pyplot():
     return plt
 
 
-def write_plots(report, directory: str | Path) -> list[Path]:
+def write_plots(report: Report, directory: str | Path) -> list[Path]:
     plt = _pyplot()
     out = Path(directory)
     try:
@@ -33,7 +37,7 @@ def write_plots(report, directory: str | Path) -> list[Path]:
             _bars(plt, report, settings, games, out / "scores.png")]
 
 
-def _heatmap(plt, report, settings, games, path: Path) -> Path:
+def _heatmap(plt: Any, report: Report, settings: list[str], games: list[str], path: Path) -> Path:
     import numpy as np
 
     grid = np.array([[report.ranks[g].get(s, np.nan) for s in settings] for g in games], dtype=float)
@@ -57,7 +61,7 @@ def _heatmap(plt, report, settings, games, path: Path) -> Path:
     return path
 
 
-def _bars(plt, report, settings, games, path: Path) -> Path:
+def _bars(plt: Any, report: Report, settings: list[str], games: list[str], path: Path) -> Path:
     cols = min(4, len(games))
     rows = math.ceil(len(games) / cols)
     fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 2.4 * rows), squeeze=False)

@@ -7,12 +7,13 @@ import json
 import math
 import textwrap
 from dataclasses import dataclass
-from pathlib import Path
+from typing import Any
 
 from workstation.store.series import plural
 from workstation.analysis import ablation, behaviour, footprint, levels, stats
 from workstation.analysis.table import Results
 from workstation.errors import UserError
+from workstation.store.atomic import write_atomic
 from workstation.text_table import text_table
 
 
@@ -20,15 +21,15 @@ from workstation.text_table import text_table
 class Report:
     results: Results
     baseline: str
-    cells: dict
-    ranks: dict
-    average_rank: dict
-    separability: dict
-    ablations: list
-    behaviour: dict
-    footprint: tuple | None
+    cells: dict[tuple[str, str], stats.Cell]
+    ranks: dict[str, dict[str, float]]
+    average_rank: dict[str, tuple[float, int]]
+    separability: dict[str, stats.Separability]
+    ablations: list[Any]
+    behaviour: dict[str, Any]
+    footprint: tuple[Any, Any] | None
     bootstrap_seed: int
-    human: dict | None = None  # human-normalised scores, when human runs are present
+    human: dict[str, Any] | None = None  # human-normalised scores, when human runs are present
 
 
 def build(results: Results, baseline: str = "random", bootstrap_seed: int = 0,
@@ -57,7 +58,7 @@ def build(results: Results, baseline: str = "random", bootstrap_seed: int = 0,
                   footprint.footprint(results), bootstrap_seed, human_normalised(results, table, baseline))
 
 
-def human_normalised(results: Results, table: dict, baseline: str) -> dict | None:
+def human_normalised(results: Results, table: dict[tuple[str, str], stats.Cell], baseline: str) -> dict[str, Any] | None:
     """(model - random) / (human - random) per setting and game, and its mean over the games, when human runs
     (settings ``human...``) are present; None otherwise. A game whose human mean equals the baseline's is left out."""
     humans = [s for s in results.settings if s.lower().startswith("human")]
@@ -100,14 +101,14 @@ def varied_baseline(settings: list[str], base: str) -> str | None:
 
 
 # -- JSON -------------------------------------------------------------------
-def _num(x):
+def _num(x: Any) -> float | None:
     if x is None:
         return None
     x = float(x)
     return x if math.isfinite(x) else None
 
 
-def _sep_json(s: stats.Separability) -> dict:
+def _sep_json(s: stats.Separability) -> dict[str, Any]:
     notes = []
     for name, v in (("d_best", s.d_best), ("d_quartile", s.d_quartile)):
         if math.isinf(v):
@@ -116,16 +117,19 @@ def _sep_json(s: stats.Separability) -> dict:
             notes.append("d_best undefined: the best setting and the baseline score the same on every run")
     if 3 not in s.lacking and math.isnan(s.p_anova):
         notes.append("ANOVA undefined: every setting scores the same on every run")
+    if s.small_sample:
+        notes.append(f"{s.label} on {plural(s.min_n, 'run')} a cell at the fewest: fewer than {stats.MIN_RUNS} is "
+                     "too few to trust the label (more seeds settle it)")
     return {
         "d_best": _num(s.d_best), "q_best": _num(s.q_best), "d_quartile": _num(s.d_quartile),
         "q_anova": _num(s.q_anova), "eta2": _num(s.eta2), "criteria": list(s.criteria), "label": s.label,
         "best": s.best, "gap_best": _num(s.gap_best), "p_best": _num(s.p_best),
         "top": s.top, "bottom": s.bottom, "gap_quartile": _num(s.gap_quartile), "p_anova": _num(s.p_anova),
-        "lacking": {str(k): v for k, v in sorted(s.lacking.items())}, "notes": notes,
+        "lacking": {str(k): v for k, v in sorted(s.lacking.items())}, "notes": notes, "min_n": s.min_n,
     }
 
 
-def to_json(r: Report) -> dict:
+def to_json(r: Report) -> dict[str, Any]:
     games = {}
     for game in r.results.games:
         games[game] = {
@@ -137,6 +141,7 @@ def to_json(r: Report) -> dict:
     out = {
         "source": str(r.results.source), "baseline": r.baseline, "runs": len(r.results.rows),
         "incomplete_left_out": r.results.incomplete, "changed_by_hand_left_out": r.results.changed,
+        "damaged_left_out": r.results.damaged,
         "settings": r.results.settings, "games": games,
         "human_normalised": r.human,
         "cells": [{"setting": c.setting, "game": c.game, "n": c.n, "mean": _num(c.mean), "se": _num(c.se)}
@@ -164,7 +169,7 @@ def to_json(r: Report) -> dict:
 
 
 # -- text -------------------------------------------------------------------
-def _f(x: float, digits: int = 2) -> str:
+def _f(x: float | None, digits: int = 2) -> str:
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "-"
     if math.isinf(x):
@@ -199,8 +204,8 @@ def _heading(text: str, md: bool) -> list[str]:
     return ["", f"## {text}", ""] if md else ["", text, "=" * len(text)]
 
 
-def _unique_pairs(cis: list) -> list:
-    seen: list = []
+def _unique_pairs(cis: list[Any]) -> list[Any]:
+    seen: list[Any] = []
     for a in cis:
         if a.pair not in seen:
             seen.append(a.pair)
@@ -214,7 +219,9 @@ def render(r: Report, md: bool = False) -> str:
                f"{plural(len(games), 'game')}; baseline {r.baseline!r}"
                + (f"; {plural(res.incomplete, 'incomplete run')} left out" if res.incomplete else "")
                + (f"; {res.changed} run{'s' if res.changed != 1 else ''} changed by hand left out "
-                  "(--include-changed counts them)" if res.changed else ""))
+                  "(--include-changed counts them)" if res.changed else "")
+               + (f"; {plural(res.damaged, 'damaged run')} left out (`workstation verify --quick` names the "
+                  "damage)" if res.damaged else ""))
 
     out += _heading("Score: mean +- SE (n) per setting and game", md)
     rows = []
@@ -242,12 +249,14 @@ def render(r: Report, md: bool = False) -> str:
     out += ["", "By average rank: " + ", ".join(f"{s} {_f(r.average_rank[s][0])}" for s in order)]
 
     out += _heading("Separability per game (paper 4.2)", md)
-    mark = lambda s, i: "n/a" if (i + 1) in s.lacking else ("yes" if s.criteria[i] else "no")
+    def mark(s: stats.Separability, i: int) -> str:
+        return "n/a" if (i + 1) in s.lacking else ("yes" if s.criteria[i] else "no")
+
     rows = []
     for g in games:
-        s = r.separability[g]
-        rows.append([g, s.best or "-", _g(s.gap_best), _f(s.d_best), _g(s.q_best), _f(s.d_quartile),
-                     _g(s.q_anova), _f(s.eta2, 3), mark(s, 0), mark(s, 1), mark(s, 2), s.label])
+        sep = r.separability[g]
+        rows.append([g, sep.best or "-", _g(sep.gap_best), _f(sep.d_best), _g(sep.q_best), _f(sep.d_quartile),
+                     _g(sep.q_anova), _f(sep.eta2, 3), mark(sep, 0), mark(sep, 1), mark(sep, 2), sep.label])
     out += _table(["game", "best", "gap", "d_best", "q_best", "d_quart", "q_anova", "eta2", "(1)", "(2)", "(3)", "label"],
                   rows, md, right={2, 3, 4, 5, 6, 7})
     counts = {k: [g for g in games if r.separability[g].label == k] for k in ("strong", "weak", "none")}
@@ -293,7 +302,9 @@ def render(r: Report, md: bool = False) -> str:
     rows = []
     for b in r.behaviour.values():
         stag = "-" if b.stagnation_runs == 0 else f"{100 * b.stagnation:.1f}% ({b.stagnation_runs} runs)"
-        pct = lambda v: "-" if math.isnan(b.share(v)) else f"{_g(v)} ({100 * b.share(v):.1f}%)"
+
+        def pct(v: float, b: Any = b) -> str:
+            return "-" if math.isnan(b.share(v)) else f"{_g(v)} ({100 * b.share(v):.1f}%)"
         rows.append([b.setting, str(b.runs), stag, _g(b.turns), pct(b.invalid), pct(b.failed)])
     out += _table(["setting", "runs", "NOOP-only turns, 2nd half", "turns", "invalid turns", "failed turns"], rows, md)
     if all(b.stagnation_runs == 0 for b in r.behaviour.values()):
@@ -306,7 +317,7 @@ def render(r: Report, md: bool = False) -> str:
         per, total = r.footprint
         out += [("- " if md else "") + footprint.sentence(f) for f in [*per.values(), total]]
         cols = [c for c in footprint.COLUMNS if c in total.totals]
-        def cell(f, c):
+        def cell(f: Any, c: str) -> str:
             v = f.per_run(c)
             return "-" if v is None else f"${v:.4f}" if c == "cost_usd" else f"{v:,.1f}" if c == "calls" else footprint.tokens(v)
 
@@ -316,10 +327,10 @@ def render(r: Report, md: bool = False) -> str:
 
 
 def write(r: Report, json_path: str | None, md_path: str | None) -> None:
-    for path, text in ((json_path, lambda: json.dumps(to_json(r), indent=2, allow_nan=False) + "\n"),
-                       (md_path, lambda: render(r, md=True))):
+    for path, kind in ((json_path, "json"), (md_path, "md")):
         if path:
+            text = json.dumps(to_json(r), indent=2, allow_nan=False) + "\n" if kind == "json" else render(r, md=True)
             try:
-                Path(path).write_text(text(), encoding="utf-8")
+                write_atomic(path, text)
             except OSError as e:
                 raise UserError(f"cannot write {path} ({e.strerror}); pick a writable path") from None

@@ -2,8 +2,9 @@
 
 A bad ``--bootstrap-seed`` would otherwise surface as numpy's error after the tables are built, and a bad
 ``--md`` after the whole report was printed. An output file is refused when its directory does not exist
-(none is made: the check ``export -o`` uses, ``workstation.store.local_paths``), when it is a directory, and
-when it is one of the report's own inputs or a batch's grid (writing there would lose them).
+(none is made: the check ``export -o`` uses, ``workstation.store.local_paths``), when it is a directory or a
+batch's grid, and when it is one of the report's inputs or anywhere inside one, at any depth
+(``refuse_inside_inputs``: writing there would change what was reported on).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from pathlib import Path
 
 from workstation.errors import UserError
 from workstation.options import SEED_MAX
-from workstation.store.local_paths import check_out_file, refuse_uri
+from workstation.store.local_paths import check_out_file, refuse_inside_inputs, refuse_uri
 
 
 def check_report_args(args: argparse.Namespace) -> None:
@@ -33,14 +34,13 @@ def check_report_args(args: argparse.Namespace) -> None:
         if out in files:
             raise UserError(f"{files[out]} and {flag} name the same file {path}; give each its own")
         files[out] = flag
-        if out.is_file():
-            if _is_grid(out):
-                whose = "the batch's grid" if out in inputs else "a batch grid"
-                raise UserError(f"{flag} {path} is {whose}; choose another file")
-            if out in inputs:
-                raise UserError(f"{flag} {path} is one of the report's inputs; choose another file")
+        if out.is_file() and _is_grid(out):
+            whose = "the batch's grid" if out in inputs else "a batch grid"
+            raise UserError(f"{flag} {path} is {whose}; choose another file")
+        refuse_inside_inputs(path, args.results, flag, "the report")  # any input, at any depth, links resolved
     if args.plots is not None:
         _check_plots_dir(args.plots)
+        refuse_inside_inputs(args.plots, args.results, "--plots", "the report")
 
 
 def _input_files(results: list[str]) -> set[Path]:

@@ -13,6 +13,8 @@ Decisions the paper leaves open, made here and stated in the report:
   criterion fails. BH (scipy.stats.false_discovery_control, method "bh") runs across the games
   that have a p value, separately for criteria (1) and (3).
 - Ties: the best setting and the quarter ranking order by mean, then by label.
+- Sample size: a game labelled strong or weak whose smallest cell has fewer than MIN_RUNS runs is said
+  to rest on that many runs (with two runs a cell and zero variance, d is infinite and passes).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from scipy import stats
 from workstation.analysis.table import Results
 
 D_MIN = 0.8
+MIN_RUNS = 5  # runs a cell below which a strong or weak label is called provisional (the report says so)
 Q_MAX = 0.05
 ETA2_MIN = 0.14
 
@@ -51,10 +54,10 @@ class Cell:
 
     @property
     def se(self) -> float:
-        return self.sd / math.sqrt(self.n) if self.n > 1 else math.nan
+        return self.sd / math.sqrt(self.n)  # NaN with one run, as its SD is
 
 
-def _seed_key(seed: str):
+def _seed_key(seed: str) -> tuple[int, float, str]:
     try:
         return (0, float(seed), seed)
     except ValueError:
@@ -62,7 +65,7 @@ def _seed_key(seed: str):
 
 
 def cells(results: Results) -> dict[tuple[str, str], Cell]:
-    by: dict[tuple[str, str], list] = {}
+    by: dict[tuple[str, str], list[tuple[tuple[int, float, str], float]]] = {}
     for r in results.rows:
         by.setdefault((r.setting, r.game), []).append((_seed_key(r.seed), r.score))
     return {k: Cell(k[0], k[1], np.array([s for _, s in sorted(v)], dtype=float)) for k, v in sorted(by.items())}
@@ -141,11 +144,17 @@ class Separability:
     eta2: float = math.nan
     lacking: dict[int, str] = field(default_factory=dict)  # criterion (1..3) -> why it has no data
     criteria: list[bool] = field(default_factory=lambda: [False, False, False])
+    min_n: int = 0  # the fewest runs in any cell (setting) of the game
 
     @property
     def label(self) -> str:
         n = sum(self.criteria)
         return "strong" if n >= 2 else "weak" if n == 1 else "none"
+
+    @property
+    def small_sample(self) -> bool:
+        """A strong or weak label that rests on fewer than MIN_RUNS runs in some cell."""
+        return self.label != "none" and self.min_n < MIN_RUNS
 
 
 def _enough(groups: list[np.ndarray]) -> bool:
@@ -157,6 +166,7 @@ def separability(table: dict[tuple[str, str], Cell], baseline: str) -> dict[str,
     for game in sorted({g for _, g in table}):
         s = Separability(game)
         here = {c.setting: c for c in table.values() if c.game == game}
+        s.min_n = min(c.n for c in here.values())
         base = here.get(baseline)
         others = sorted((c for k, c in here.items() if k != baseline), key=lambda c: (-c.mean, c.setting))
         # (1) best non-baseline setting vs the baseline

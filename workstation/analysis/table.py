@@ -52,6 +52,7 @@ class Results:
     incomplete: int = 0  # rows left out because complete is false
     batch_dir: Path | None = None  # the batch directory, when one was given
     changed: int = 0  # rows left out because a person changed the run by hand (``by_hand`` column)
+    damaged: int = 0  # rows left out because their recording fails ``verify --quick``
 
     def has(self, column: str) -> bool:
         return column in self.columns
@@ -165,13 +166,75 @@ def load_results(path: str | Path, include_changed: bool = False) -> Results:
             rows.append(row)
     except csv.Error as e:
         raise UserError(f"{csv_path} is not a readable CSV ({e})") from None
+    damaged = 0
+    if batch_dir is not None:
+        check_source_seal(batch_dir)
+        rows, damaged, by_hand = _checked_rows(batch_dir, rows, include_changed)
+        changed += by_hand
     if not rows:
         extra = f" ({incomplete} incomplete rows left out)" if incomplete else ""
+        if damaged:
+            extra += f" ({damaged} damaged run{'s' if damaged != 1 else ''} left out)"
         if changed:
             extra += (f" ({changed} run{'s' if changed != 1 else ''} changed by hand left out; "
                       "--include-changed counts them)")
         raise UserError(f"{csv_path} has no complete runs{extra}; nothing to report")
-    return Results(csv_path, rows, header, incomplete, batch_dir=batch_dir, changed=changed)
+    return Results(csv_path, rows, header, incomplete, batch_dir=batch_dir, changed=changed, damaged=damaged)
+
+
+def check_source_seal(directory: Path) -> None:
+    """A batch or session directory edited by hand since it was sealed: ``DamagedArtifact`` naming the file
+    (exit 1). One written before seals (no seal.json) is read as it is."""
+    from workstation.store.seal import check_seal
+
+    kind = "session" if (directory / "session.json").exists() else "batch"
+    check_seal(directory, kind, what=f"the {kind}", missing_ok=True)
+
+
+def _checked_rows(batch_dir: Path, rows: list[Row], include_changed: bool) -> tuple[list[Row], int, int]:
+    """The rows whose recording under DIR/runs/ is sound, (kept, damaged, changed by hand): a recording that
+    fails ``verify --quick`` is left out, as is one whose own record says it was changed by hand (whatever the
+    CSV says) unless changed runs are included. A row with no recording there is kept (the CSV is the source)."""
+    from workstation.store.integrity import quick_verdict
+    from workstation.store.recording import Recording
+    from workstation.store.records import RecordingError
+
+    wanted = {r.run_id for r in rows if r.run_id}
+    found: dict[str, Recording | None] = {}  # run id -> its recording (None: it cannot be read)
+    unreadable: list[str] = []  # the run-id prefixes of recordings whose manifest cannot be read
+    runs = batch_dir / "runs"
+    for d in sorted(runs.iterdir()) if runs.is_dir() and wanted else []:  # read only: no index cache written
+        if d.name.startswith(".") or not (d / "manifest.json").is_file():
+            continue
+        try:
+            rec = Recording(d)
+        except RecordingError:  # a batch names a recording GAME-AGENT-sSEED-<the run id's first 8 characters>
+            unreadable.append(d.name.rsplit("-", 1)[-1])
+            continue
+        if rec.run_id in wanted and rec.run_id not in found:
+            found[rec.run_id] = rec
+    for prefix in unreadable:
+        for run_id in wanted:
+            if run_id.startswith(prefix) and run_id not in found:
+                found[run_id] = None
+    kept: list[Row] = []
+    damaged = changed = 0
+    for row in rows:
+        if row.run_id not in found:
+            kept.append(row)
+            continue
+        kept_rec = found[row.run_id]
+        try:
+            sound = kept_rec is not None and quick_verdict(kept_rec)[0]
+        except RecordingError:
+            sound = False
+        if not sound:
+            damaged += 1
+        elif kept_rec is not None and kept_rec.interventions and not include_changed:
+            changed += 1
+        else:
+            kept.append(row)
+    return kept, damaged, changed
 
 
 def load_many(paths: list[str | Path], include_changed: bool = False) -> Results:
@@ -200,7 +263,7 @@ def load_many(paths: list[str | Path], include_changed: bool = False) -> Results
     dirs = [p.batch_dir for p in parts if p.batch_dir is not None]
     return Results(Path(" + ".join(str(p.source) for p in parts)), rows, columns,
                    sum(p.incomplete for p in parts), batch_dir=dirs[0] if len(dirs) == 1 else None,
-                   changed=sum(p.changed for p in parts))
+                   changed=sum(p.changed for p in parts), damaged=sum(p.damaged for p in parts))
 
 
 def mixed_conditions(results: Results) -> list[str]:

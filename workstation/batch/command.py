@@ -7,12 +7,13 @@ import signal
 import sys
 import tomllib
 from pathlib import Path
+from typing import Any
 
 from workstation.errors import UserError
 from workstation.locations import BATCHES
 
 
-def register(sub) -> None:
+def register(sub: Any) -> None:
     b = sub.add_parser("batch", help="run a grid of games x settings x seeds unattended (resumable)",
                        description="Run every cell of a grid (TOML) and record each run under DIR/runs/, named by "
                        "run id; DIR/results.csv and results.jsonl are rebuilt from the recordings. Running the same "
@@ -43,7 +44,7 @@ def grid_name(path: str) -> str | None:
     return name if isinstance(name, str) else None
 
 
-def check_keys(grid, cells) -> None:
+def check_keys(grid: Any, cells: list[Any]) -> None:
     """Every model setting's key is in the environment (read, never shown), before anything runs."""
     from workstation.batch.jobs import line_of
     from workstation.providers import ProviderConfigError
@@ -61,7 +62,21 @@ def check_keys(grid, cells) -> None:
                     from None
 
 
-def make_batch(a: argparse.Namespace):
+def batch_inputs(grid_path: str, grid: Any) -> list[str]:
+    """What a batch reads: its grid file, and each setting's replayed recording (and prompt pack, if any)."""
+    from workstation.batch.jobs import jobs_of
+
+    found = {grid_path}
+    for cell in jobs_of(grid):
+        if cell.spec.prompts:
+            found.add(str(cell.spec.prompts))
+        ref = cell.spec.agent_ref
+        if ref.kind == "replay" and ref.arg:
+            found.add(str(ref.arg))
+    return sorted(found)
+
+
+def make_batch(a: argparse.Namespace) -> Any:
     from workstation.batch.grid import load_grid
     from workstation.batch.remote_out import out_dir
     from workstation.batch.results import runs_dir
@@ -85,6 +100,10 @@ def make_batch(a: argparse.Namespace):
         check_out(out)
     except UserError as e:
         raise UserError(str(e)) from None
+    if a.remote is None:  # the batch is never written inside what it reads: its grid, a replayed recording
+        from workstation.store.local_paths import refuse_inside_inputs
+
+        refuse_inside_inputs(out, batch_inputs(a.grid, grid), "--out", "the batch")
     from workstation.batch.resume import check_batch_dir
 
     try:
@@ -103,10 +122,10 @@ def make_batch(a: argparse.Namespace):
             print(f"brought down {n} recording{'s' if n != 1 else ''} from {a.remote.shown('runs')} to "
                   f"{out}", flush=True)
     return Batch(grid, out, concurrency=a.concurrency, max_cost=a.max_cost, executor=a.executor,
-                 ray_address=a.ray_address)
+                 ray_address=a.ray_address, sealed=a.remote is None)
 
 
-def _note_changed(batch) -> None:
+def _note_changed(batch: Any) -> None:
     n = len(batch.changed_by_hand)
     if n:
         print(f"{n} recording{'s' if n != 1 else ''} in {batch.dir}/runs/ changed by hand: not counted as any "
@@ -156,7 +175,7 @@ def _run(a: argparse.Namespace) -> int:
     log = PlainLog(sys.stdout, every_s=a.every)
     previous = {}
 
-    def on_signal(signum, frame) -> None:
+    def on_signal(signum: int, frame: Any) -> None:
         batch.request_stop(signal.Signals(signum).name)
 
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -180,10 +199,10 @@ def _run(a: argparse.Namespace) -> int:
     if uploads is not None:
         return _uploaded(a.remote, uploads, code)
     print(f"results: {batch.dir / 'results.csv'} ({batch.dir / 'results.jsonl'})")
-    return code
+    return int(code)
 
 
-def _uploaded(remote, uploads, code: int) -> int:
+def _uploaded(remote: Any, uploads: Any, code: int) -> int:
     n, why = uploads.finish()
     print(f"uploaded {n} recording{'s' if n != 1 else ''} to {remote.shown('runs')} "
           f"({len(remote.marked)} there in all; local stage {remote.stage})", flush=True)

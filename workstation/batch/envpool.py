@@ -29,11 +29,11 @@ MAKE_AFTER_S = 0.05  # how long a run waits for a free emulator before another i
 PER_GAME = 4  # emulators per (game, variant) and process: a run holds one ~1 ms a turn, and each costs ~0.1 s to make
 
 
-def poolable(protocol) -> bool:
-    return protocol.start.kind != "sticky" and protocol.clock != "latency"
+def poolable(protocol: Any) -> bool:
+    return bool(protocol.start.kind != "sticky" and protocol.clock != "latency")
 
 
-def _key(game, protocol, sound: bool) -> tuple:
+def _key(game: Any, protocol: Any, sound: bool) -> tuple[Any, ...]:
     return (game.env_id, protocol.start.repeat_action_probability, sound, protocol.game_mode, protocol.game_difficulty)
 
 
@@ -41,14 +41,14 @@ class EnvPool:
     def __init__(self, per_game: int | None = None) -> None:
         self.per_game = per_game or PER_GAME
         self._cond = threading.Condition()
-        self._free: dict[tuple, list] = defaultdict(list)
-        self._made: dict[tuple, int] = defaultdict(int)
+        self._free: dict[tuple[Any, ...], list[Any]] = defaultdict(list)
+        self._made: dict[tuple[Any, ...], int] = defaultdict(int)
         self._pristine: dict[int, Any] = {}  # id(env) -> its state when made
-        self._after_reset: dict[int, tuple] = {}  # id(env) -> (state, obs, info) after its first reset
-        self._all: list = []
+        self._after_reset: dict[int, tuple[Any, ...]] = {}  # id(env) -> (state, obs, info) after its first reset
+        self._all: list[Any] = []
         self.waits = 0  # takes that waited for a free emulator
 
-    def take(self, game, protocol, sound: bool = False, fresh: bool = True):
+    def take(self, game: Any, protocol: Any, sound: bool = False, fresh: bool = True) -> Any:
         """A free emulator for this game and variant (made if fewer than ``per_game`` exist, else waits
         for one). ``fresh``: in the state it had when made (for a run's start); otherwise as it was
         left (the taker restores its own state)."""
@@ -88,7 +88,7 @@ class EnvPool:
             self._all.append(env)
         return env
 
-    def first_reset(self, env):
+    def first_reset(self, env: Any) -> Any:
         """``(obs, info, screen)`` of ``env.unwrapped.reset()`` for an emulator just taken fresh, without
         playing it: the reset (the ROM's start-up frames, ~5 ms) from the state it had when made always
         ends in the same state, so it is played once an emulator and restored after (ALE's full state,
@@ -111,12 +111,12 @@ class EnvPool:
         with self._cond:
             return sum(self._made.values())
 
-    def prefill(self, game, protocol, sound: bool = False) -> None:
+    def prefill(self, game: Any, protocol: Any, sound: bool = False) -> None:
         """Make one emulator for this game now (in the batch's thread, before its runs start)."""
         if poolable(protocol):
             self.give(game, protocol, sound, self.take(game, protocol, sound))
 
-    def give(self, game, protocol, sound: bool, env) -> None:
+    def give(self, game: Any, protocol: Any, sound: bool, env: Any) -> None:
         with self._cond:
             self._free[_key(game, protocol, sound)].append(env)
             self._cond.notify()
@@ -138,27 +138,27 @@ class Lender:
 
     def __init__(self, pool: EnvPool) -> None:
         self.pool = pool
-        self.clock = None
-        self.env = None  # the pooled emulator this run holds now
-        self.args: tuple | None = None
-        self.state = None  # the run's emulator state while it holds none
+        self.clock: Any = None
+        self.env: Any = None  # the pooled emulator this run holds now
+        self.args: tuple[Any, Any, bool] | None = None  # (game, protocol, sound) of the emulator it took
+        self.state: Any = None  # the run's emulator state while it holds none
         self._started = False  # the clock has had its first reset
 
-    def __call__(self, game, protocol, sound: bool):
+    def __call__(self, game: Any, protocol: Any, sound: bool) -> Any:
         if not poolable(protocol) or self.args is not None:
             return None
         self.args = (game, protocol, sound)
         self.env = self.pool.take(game, protocol, sound, fresh=True)
         return self.env
 
-    def first_reset(self, env):
+    def first_reset(self, env: Any) -> Any:
         """The clock's reset at its start, when ``env`` is the fresh one this lender took (else None)."""
         if env is None or env is not self.env or self._started:
             return None
         self._started = True
         return self.pool.first_reset(env)
 
-    def bind(self, clock) -> None:
+    def bind(self, clock: Any) -> None:
         self.clock = clock if self.env is not None and clock.env is self.env else None
 
     def release(self) -> None:
@@ -167,13 +167,13 @@ class Lender:
             return
         env, self.state = c.detach()
         self.env = None
-        self.pool.give(*self.args, env)
+        self.pool.give(*self._args(), env)
 
     def acquire(self) -> None:
         c = self.clock
         if c is None or self.env is not None:
             return
-        env = self.pool.take(*self.args, fresh=False)
+        env = self.pool.take(*self._args(), fresh=False)
         c.attach(env, self.state)
         self.env = env
 
@@ -185,7 +185,12 @@ class Lender:
             self.release()
         else:
             env, self.env = self.env, None
-            self.pool.give(*self.args, env)
+            self.pool.give(*self._args(), env)
+
+    def _args(self) -> tuple[Any, Any, bool]:
+        if self.args is None:  # only a lender that took an emulator gives one back or takes one again
+            raise RuntimeError("this lender took no emulator")
+        return self.args
 
 
 __all__ = ["EnvPool", "Lender", "poolable"]

@@ -10,6 +10,7 @@ with the price table. Built-in agents make no calls and cost nothing.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from workstation.batch.jobs import Job as Cell
 
@@ -55,23 +56,23 @@ def paper_estimate(cell: Cell) -> Estimate:
     return Estimate(calls, calls * PAPER_INPUT_PER_CALL, calls * PAPER_OUTPUT_PER_CALL, cost, "paper")
 
 
-def from_rows(rows: list[dict]) -> Estimate | None:
+def from_rows(rows: list[dict[str, Any]]) -> Estimate | None:
     """The mean of earlier complete runs (results rows of one setting), None without any."""
-    done = [r for r in rows if r.get("complete")]
+    done = [r for r in rows if r["complete"]]  # a complete row has every column (batch.results.row)
     if not done:
         return None
     n = len(done)
-    costs = [r.get("cost_usd") for r in done]
-    cost = None if any(c is None for c in costs) else sum(costs) / n
-    return Estimate(sum(r.get("calls") or 0 for r in done) / n, sum(r.get("input_tokens") or 0 for r in done) / n,
-                    sum(r.get("output_tokens") or 0 for r in done) / n, cost, f"{n} earlier run{'s' * (n != 1)}")
+    costs: list[float | None] = [r["cost_usd"] for r in done]
+    cost = None if any(c is None for c in costs) else sum(c or 0.0 for c in costs) / n
+    return Estimate(sum(r["calls"] or 0 for r in done) / n, sum(r["input_tokens"] or 0 for r in done) / n,
+                    sum(r["output_tokens"] or 0 for r in done) / n, cost, f"{n} earlier run{'s' * (n != 1)}")
 
 
-def estimates(cells: list[Cell], rows: list[dict]) -> dict[str, Estimate]:
+def estimates(cells: list[Cell], rows: list[dict[str, Any]]) -> dict[str, Estimate]:
     """Per expanded setting label: from its earlier runs in ``rows`` if any, else the paper's figures."""
-    by_label: dict[str, list[dict]] = {}
+    by_label: dict[str, list[dict[str, Any]]] = {}
     for r in rows:
-        by_label.setdefault(r.get("setting"), []).append(r)
+        by_label.setdefault(str(r["setting"]), []).append(r)
     out: dict[str, Estimate] = {}
     for c in cells:
         if c.label in out:

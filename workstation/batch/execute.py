@@ -14,10 +14,13 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any
 from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from workstation.calls import CancelToken
+
+if TYPE_CHECKING:
+    pass
 
 
 @dataclass
@@ -60,8 +63,8 @@ class SharedClients:
     """
 
     def __init__(self) -> None:
-        self._clients: dict[tuple, Any] = {}
-        self._attached: dict[tuple, int] = {}
+        self._clients: dict[tuple[Any, ...], Any] = {}
+        self._attached: dict[tuple[Any, ...], int] = {}
         self._lock = threading.Lock()
 
     def attach(self, adapter: Any, key: str) -> None:
@@ -90,7 +93,7 @@ class SharedClients:
                 pass
 
 
-def make_agent_with(spec, limiter, clients: SharedClients | None = None):
+def make_agent_with(spec: Any, limiter: Any, clients: SharedClients | None = None) -> Any:
     """The provider agent of a model spec, under ``limiter`` (the batch's, not the process default)."""
     from workstation.providers.agent import ProviderAgent, make_adapter
     from workstation.providers.spec import api_key
@@ -106,7 +109,7 @@ BATCH_FRAME_CACHE = 4  # decoded frames kept per run (the writer keeps 64 for th
 BATCH_PNG_CACHE = 32  # encoded prompt images kept per run (the writer keeps 512)
 
 
-def lean(engine) -> None:
+def lean(engine: Any) -> None:
     """Smaller read-back caches for a headless batch run: a batch holds dozens of runs at once, and
     the writer's defaults (64 frames, 512 PNGs: 2-4 MB a run) suit one run watched in the TUI.
     Prompts need only the last few frames; anything older decodes from disk."""
@@ -119,7 +122,8 @@ def verdict(path: str) -> tuple[bool, str]:
     """``verify --quick`` of a finished recording, where the run ran (a worker process checks its own runs
     in parallel, instead of the batch's one thread checking them all)."""
     from workstation.store.integrity import quick_verdict
-    from workstation.store.recording import Recording, RecordingError
+    from workstation.store.recording import Recording
+    from workstation.store.records import RecordingError
 
     try:
         return quick_verdict(Recording(path))
@@ -127,8 +131,31 @@ def verdict(path: str) -> tuple[bool, str]:
         return False, f"DAMAGED: {e}"
 
 
-def execute(spec_json: dict, run_id: str, hooks: Hooks | None = None) -> dict:
-    """Run one cell; returns ``{run_id, path, complete, stopped, calls, cost_usd, score, error, wall_s}``."""
+@dataclass
+class RunResult:
+    """What one run of a batch came to, under every executor (picklable: it crosses processes and Ray)."""
+
+    run_id: str
+    path: str | None = None  # its recording (on the driver: where it landed)
+    complete: bool = False
+    stopped: str | None = None  # why it stopped, if it did
+    calls: int = 0
+    cost_usd: float = 0.0
+    score: float | None = None  # the summary's total reward; None without a summary
+    turns: int | None = None  # None without a summary
+    driven: bool = False  # driven to its end (a summary or none); otherwise the batch keeps what progress said
+    error: str | None = None  # the exception that ended it, in one line
+    last_error: str | None = None  # what to show: the error, a provider's last error, or why it stopped
+    wall_s: float = 0.0
+    rate_limit_waits: int = 0
+    not_started: bool = False  # the batch was stopping before it began
+    verdict: tuple[bool, str] | None = None  # verify --quick where it ran: (ok, line)
+    where: dict[str, str] | None = None  # the node and process that played it (Ray)
+    bundle: bytes | None = None  # its recording packed, on the way home from a Ray node
+
+
+def execute(spec_json: dict[str, Any], run_id: str, hooks: Hooks | None = None) -> RunResult:
+    """Run one cell; returns its ``RunResult``."""
     from workstation.batch.envpool import Lender
     from workstation.game.clock import ENV_SOURCE
     from workstation.options import RunSpec
@@ -138,12 +165,10 @@ def execute(spec_json: dict, run_id: str, hooks: Hooks | None = None) -> dict:
 
     hooks = hooks or Hooks()
     t0 = time.monotonic()
-    result: dict[str, Any] = {"run_id": run_id, "path": None, "complete": False, "stopped": None, "calls": 0,
-                              "cost_usd": 0.0, "score": None, "error": None, "wall_s": 0.0, "rate_limit_waits": 0}
+    result = RunResult(run_id)
     reason = hooks.should_stop()
     if reason:
-        result["stopped"] = reason
-        result["not_started"] = True
+        result.stopped, result.not_started = reason, True
         return result
     engine = None
     progress = Progress(run_id)
@@ -158,9 +183,9 @@ def execute(spec_json: dict, run_id: str, hooks: Hooks | None = None) -> dict:
         if hooks.cancel is not None:
             engine.cancel = hooks.cancel
         lean(engine)
-        result["path"] = str(engine.recording_path)
+        result.path = str(engine.recording_path)
 
-        def after_step(e, before) -> None:
+        def after_step(e: Any, before: Any) -> None:
             if lender is not None:  # the emulator only for the frames of a turn; lent out while the model thinks
                 if e.phase in (Phase.PLAN, Phase.ACTING):
                     lender.acquire()
@@ -181,29 +206,32 @@ def execute(spec_json: dict, run_id: str, hooks: Hooks | None = None) -> dict:
                     e.cancel.cancel(why)
 
         summary = drive(engine, cancel=engine.cancel, after_step=after_step)
+        result.driven = True
         if summary is not None:
-            result.update(complete=summary.complete, stopped=summary.stopped, calls=summary.calls,
-                          cost_usd=summary.cost_usd, score=summary.total_reward, turns=summary.turns)
+            result.complete, result.stopped = summary.complete, summary.stopped
+            result.calls, result.cost_usd = summary.calls, float(summary.cost_usd or 0.0)
+            result.score, result.turns = summary.total_reward, summary.turns
     except Exception as e:  # noqa: BLE001 - one failed run must not end the batch; the error is its account
-        result["error"] = (str(e).splitlines() or [type(e).__name__])[0] or type(e).__name__
+        result.error = (str(e).splitlines() or [type(e).__name__])[0] or type(e).__name__
         if engine is not None and engine.summary is not None:
-            result["stopped"] = engine.summary.stopped
+            result.stopped = engine.summary.stopped
     finally:
         if lender is not None:
             lender.end()
-            ENV_SOURCE.reset(token)
+            if token is not None:
+                ENV_SOURCE.reset(token)
         if engine is not None:
             try:
                 engine.close()
             except Exception:  # noqa: BLE001
                 pass
-    if result["complete"] and result["path"]:
-        result["verdict"] = verdict(result["path"])
-    result["rate_limit_waits"] = progress.rate_limit_waits
-    result["last_error"] = result["error"] or progress.last_error or (
-        result["stopped"] if result["stopped"] and not result["complete"] else None)
-    result["wall_s"] = round(time.monotonic() - t0, 3)
+    if result.complete and result.path:
+        result.verdict = verdict(result.path)
+    result.rate_limit_waits = progress.rate_limit_waits
+    result.last_error = result.error or progress.last_error or (
+        result.stopped if result.stopped and not result.complete else None)
+    result.wall_s = round(time.monotonic() - t0, 3)
     return result
 
 
-__all__ = ["Hooks", "Progress", "SharedClients", "execute", "make_agent_with"]
+__all__ = ["Hooks", "Progress", "RunResult", "SharedClients", "execute", "make_agent_with"]

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import os
 import threading
-from concurrent.futures import Future
 from collections.abc import Callable
+from concurrent.futures import Future
+from typing import Any
 
 from workstation.batch.execute import Progress
 from workstation.batch.jobs import Job as Cell
@@ -47,7 +48,7 @@ class Executor:
         with self._lock:
             self._progress.pop(run_id, None)
 
-    def submit(self, cell: Cell) -> Future:  # pragma: no cover - interface
+    def submit(self, cell: Cell) -> Future[Any]:  # pragma: no cover - interface
         raise NotImplementedError
 
     def launched(self) -> None:

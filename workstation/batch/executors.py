@@ -1,6 +1,6 @@
 """Where a batch's runs execute: ``local`` (threads and processes here) or ``ray`` (a Ray cluster).
 
-Both take one run at a time (``submit(cell) -> Future`` of ``execute``'s result dict),
+Both take one run at a time (``submit(cell) -> Future`` of ``execute``'s ``RunResult``),
 share one limiter per (provider, base URL, model) among the model runs, stop every
 run at its next turn boundary on ``stop(reason)``, and report live progress of
 model runs (calls, dollars) through ``progress()``.
@@ -26,7 +26,7 @@ from collections.abc import Callable
 
 from workstation.batch.envpool import EnvPool
 from workstation.batch.executor_base import CPU_STOP_REASON, Executor, cores, limiter_key
-from workstation.batch.execute import Hooks, SharedClients, execute
+from workstation.batch.execute import Hooks, RunResult, SharedClients, execute
 from workstation.batch.jobs import Job as Cell
 from workstation.batch.model_procs import ModelProcesses, fewer_malloc_arenas, shares, warm
 from workstation.calls import CancelToken
@@ -37,7 +37,7 @@ _STOP: Any = None  # the stop event of a worker process
 _WHY: Any = None  # and why (shared bytes)
 
 
-def _worker_init(stop_event, why) -> None:
+def _worker_init(stop_event: Any, why: Any) -> None:
     global _STOP, _WHY
     _STOP, _WHY = stop_event, why
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the batch process decides; the stop event says
@@ -50,7 +50,7 @@ def _stop_reason() -> str | None:
     return _WHY.value.decode("utf-8", "replace") or CPU_STOP_REASON
 
 
-def _worker_run(spec_json: dict, run_id: str) -> dict:
+def _worker_run(spec_json: dict[str, Any], run_id: str) -> RunResult:
     return execute(spec_json, run_id, Hooks(should_stop=_stop_reason))
 
 
@@ -65,7 +65,7 @@ def model_processes(model_threads: int, n_cores: int) -> int:
     return n_cores if n_cores > 1 and model_threads >= PROCESS_FROM else 0
 
 
-def model_context():
+def model_context() -> Any:
     """How model processes start: forked once the engine and the SDKs are imported here, so each starts
     in milliseconds instead of importing them again (seconds on a loaded machine, before any call goes
     out); spawned when this process already runs other threads (the TUI), which a fork must not copy."""
@@ -91,7 +91,7 @@ def preimport() -> None:
         pass
 
 
-def _after(gate: threading.Event, run: Callable[..., dict], *args: Any) -> dict:
+def _after(gate: threading.Event, run: Callable[..., RunResult], *args: Any) -> RunResult:
     gate.wait()
     return run(*args)
 
@@ -112,7 +112,7 @@ class _Cancel(CancelToken):
 class LocalExecutor(Executor):
     name = "local"
 
-    def __init__(self, model_threads: int, cpu_processes: int, caps: dict[tuple, int]) -> None:
+    def __init__(self, model_threads: int, cpu_processes: int, caps: dict[tuple[Any, ...], int]) -> None:
         super().__init__()
         n_procs = model_processes(model_threads, cores())
         if model_threads > 4 and not n_procs:
@@ -124,18 +124,18 @@ class LocalExecutor(Executor):
         self._procs: ProcessPoolExecutor | None = None
         self._ctx = mp.get_context("spawn")
         self._stop_event = self._ctx.Event()
-        self._why = self._ctx.Array("c", 400)
+        self._why: Any = self._ctx.Array("c", 400)
         self.cancel = _Cancel()  # a second signal: end model runs now, even mid-call
         self.limiters = {key: AdaptiveLimiter(initial=n, minimum=1, maximum=n) for key, n in caps.items()}
         self.clients = SharedClients()
         self.envs = EnvPool()
-        self._warmed: set = set()
+        self._warmed: set[Any] = set()
         self.model_procs: ModelProcesses | None = None
         self.local_share = False  # this process plays a share of the model runs beside its workers
         self._local_load = 0
         self._gate = threading.Event()  # the runs of the burst being handed out wait for it
         self._share = 0  # model runs at once this process plays itself
-        self._worker_caps: dict[tuple, int] = {}  # each worker's part of every limit (the smallest)
+        self._worker_caps: dict[tuple[Any, ...], int] = {}  # each worker's part of every limit (the smallest)
         self.ran_here = 0  # model runs this process played beside its workers
         if n_procs:
             ctx = model_context()
@@ -159,10 +159,10 @@ class LocalExecutor(Executor):
     def stop(self, reason: str) -> None:
         super().stop(reason)
         if not self._stop_event.is_set():
-            self._why.value = self._stop_reason.encode("utf-8")[:399]
+            self._why.value = (self._stop_reason or reason).encode("utf-8")[:399]
             self._stop_event.set()
 
-    def submit(self, cell: Cell) -> Future:
+    def submit(self, cell: Cell) -> Future[Any]:
         spec = cell.spec.to_json()
         if not cell.is_model:
             if self._procs is None:
@@ -191,7 +191,7 @@ class LocalExecutor(Executor):
             gate, self._gate = self._gate, threading.Event()
         gate.set()
 
-    def _here_next(self, key: tuple) -> bool:
+    def _here_next(self, key: tuple[Any, ...]) -> bool:
         """Whether the next model run plays in this process. The workers' shares fill first: a run
         started here takes this process's GIL at once, which slowed the hand-out of the rest (256
         runs took 2.5 s to hand out when they alternated); then this process's share; then the least
@@ -206,7 +206,7 @@ class LocalExecutor(Executor):
             return True
         return self._local_load <= least
 
-    def _local_done(self, _fut: Future) -> None:
+    def _local_done(self, _fut: Future[Any]) -> None:
         with self._lock:
             self._local_load -= 1
 
@@ -226,7 +226,7 @@ class LocalExecutor(Executor):
             self._procs.shutdown(wait=True)
 
 
-def make_executor(kind: str, model_threads: int, cpu_processes: int, caps: dict[tuple, int],
+def make_executor(kind: str, model_threads: int, cpu_processes: int, caps: dict[tuple[Any, ...], int],
                   ray_address: str | None = None, max_cost: float | None = None,
                   per_call: dict[str, float] | None = None) -> Executor:
     if kind == "local":

@@ -108,11 +108,11 @@ _TABLE = re.compile(r"^\s*\[\s*([A-Za-z0-9_.\"-]+)\s*\]")
 _KEY = re.compile(r"^\s*(\"[^\"]*\"|'[^']*'|[A-Za-z0-9_-]+)\s*=")
 
 
-def key_lines(text: str) -> dict[tuple, int]:
+def key_lines(text: str) -> dict[tuple[Any, ...], int]:
     """The line of each key (``("settings", 1, "effort")``) and table (``("protocol",)``)."""
-    lines: dict[tuple, int] = {}
+    lines: dict[tuple[Any, ...], int] = {}
     counts: dict[str, int] = {}
-    current: tuple = ()
+    current: tuple[Any, ...] = ()
     for number, line in enumerate(text.splitlines(), 1):
         if m := _ARRAY.match(line):
             name = m.group(1)
@@ -131,14 +131,14 @@ class _Where:
     def __init__(self, source: str, text: str) -> None:
         self.source, self.lines = source, key_lines(text)
 
-    def line(self, path: tuple) -> int | None:
+    def line(self, path: tuple[Any, ...]) -> int | None:
         while path:
             if path in self.lines:
                 return self.lines[path]
             path = path[:-1]
         return None
 
-    def error(self, path: tuple, message: str) -> GridError:
+    def error(self, path: tuple[Any, ...], message: str) -> GridError:
         key = ".".join(str(p) if not isinstance(p, int) else f"[{p}]" for p in path).replace(".[", "[")
         line = self.line(path)
         at = f"line {line}: " if line else ""

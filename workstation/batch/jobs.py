@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from workstation.batch.grid import Cell, Grid, GridError, key_lines
+from workstation.options import RunSpec
 
 CPU = "cpu"  # the concurrency class of runs that need no provider (random, replay)
 
@@ -39,11 +41,12 @@ class Job:
         return self.cell.seed
 
     @property
-    def spec(self):
-        return self.cell.spec
+    def spec(self) -> RunSpec:
+        spec: RunSpec = self.cell.spec
+        return spec
 
     @property
-    def varied(self) -> dict:
+    def varied(self) -> dict[str, Any]:
         return self.cell.varied
 
     @property
@@ -51,7 +54,7 @@ class Job:
         return self.provider != CPU
 
 
-def line_of(grid: Grid, path: tuple) -> str:
+def line_of(grid: Grid, path: tuple[Any, ...]) -> str:
     """' line N' of a key of the grid's file (the nearest enclosing key or table that has one), or ''."""
     try:
         lines = key_lines(Path(grid.source).read_text(encoding="utf-8"))
@@ -68,7 +71,7 @@ def jobs_of(grid: Grid) -> list[Job]:
     """Every cell as a job, seeds outermost (a batch stopped half-way has every setting and game)."""
     from workstation.turn.promptpack import load_pack
 
-    digests: dict = {}
+    digests: dict[str, Any] = {}
     seen: dict[str, str] = {}
     out: list[Job] = []
     games = {g: i for i, g in enumerate(grid.games)}

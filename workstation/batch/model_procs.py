@@ -46,7 +46,7 @@ def fewer_malloc_arenas(n: int = 2) -> None:
         pass
 
 
-def warm(spec_json: dict, limiter, clients: SharedClients, envs: EnvPool) -> None:
+def warm(spec_json: dict[str, Any], limiter: Any, clients: SharedClients, envs: EnvPool) -> None:
     """Before the first model run of a provider starts, do here what its thread would do lazily:
     import the engine, the emulator, PIL's image plugins and the SDK (an SDK's first call imports
     hundreds of modules). Done by the first of sixty-four threads, each import waits its turn for
@@ -74,7 +74,7 @@ def warm(spec_json: dict, limiter, clients: SharedClients, envs: EnvPool) -> Non
         pass
 
 
-def shares(caps: dict[tuple, int], n: int) -> list[dict[tuple, int]]:
+def shares(caps: dict[tuple[Any, ...], int], n: int) -> list[dict[tuple[Any, ...], int]]:
     """Each of ``n`` processes' slots of every limit: together exactly the limit, at least one each."""
     return [{k: max(1, cap // n + (1 if i < cap % n else 0)) for k, cap in caps.items()} for i in range(n)]
 
@@ -89,14 +89,14 @@ class ProgressRelay:
     batch's CPU in pickling and queue feeding; the batch shows and guards the latest totals only.
     A run's last progress goes just before its result, in order."""
 
-    def __init__(self, outbox, every_s: float = PROGRESS_EVERY_S) -> None:
+    def __init__(self, outbox: Any, every_s: float = PROGRESS_EVERY_S) -> None:
         self.outbox, self.every_s = outbox, every_s
-        self._latest: dict[int, dict] = {}
+        self._latest: dict[int, dict[str, Any]] = {}
         self._lock = threading.Lock()
         self._closed = threading.Event()
         threading.Thread(target=self._flush_every, name="batch-progress", daemon=True).start()
 
-    def note(self, tag: int, progress: dict) -> None:
+    def note(self, tag: int, progress: dict[str, Any]) -> None:
         with self._lock:
             self._latest[tag] = progress
 
@@ -122,7 +122,8 @@ class ProgressRelay:
         self.flush()
 
 
-def _serve(inbox, outbox, stop_event, why, cancel_event, cancel_why, caps: dict, threads: int) -> None:
+def _serve(inbox: Any, outbox: Any, stop_event: Any, why: Any, cancel_event: Any, cancel_why: Any,
+           caps: dict[tuple[Any, ...], int], threads: int) -> None:
     """A worker process: run each (token, spec, run id, limiter key) it is sent in a thread, until None."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the batch process decides; the events say
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
@@ -146,7 +147,7 @@ def _serve(inbox, outbox, stop_event, why, cancel_event, cancel_why, caps: dict,
         return why.value.decode("utf-8", "replace") or STOPPED_DEFAULT
 
     relay = ProgressRelay(outbox)
-    warmed: set = set()
+    warmed: set[Any] = set()
     while True:
         msg = inbox.get()
         if msg is None:
@@ -157,13 +158,13 @@ def _serve(inbox, outbox, stop_event, why, cancel_event, cancel_why, caps: dict,
             warm(spec, limiters.get(key), clients, envs)
         seen: dict[str, Any] = {}
 
-        def on_progress(p: Progress, seen=seen, tag=tag) -> None:
+        def on_progress(p: Progress, seen: dict[str, Any] = seen, tag: int = tag) -> None:
             mark = (p.calls, p.turns, p.last_error)
             if mark != seen.get("mark"):
                 seen["mark"] = mark
                 relay.note(tag, vars(p).copy())
 
-        def done(f: Future, tag=tag) -> None:
+        def done(f: Future[Any], tag: int = tag) -> None:
             e = f.exception()
             relay.finish(tag, f.result() if e is None else e)
 
@@ -179,8 +180,8 @@ def _serve(inbox, outbox, stop_event, why, cancel_event, cancel_why, caps: dict,
 class ModelProcesses:
     """The batch process's side: ``submit`` a model run, get a Future of its result."""
 
-    def __init__(self, n: int, threads: int, caps: dict[tuple, int], ctx, stop_event, why,
-                 on_progress: Callable[[Progress], None], share_caps: list[dict[tuple, int]] | None = None) -> None:
+    def __init__(self, n: int, threads: int, caps: dict[tuple[Any, ...], int], ctx: Any, stop_event: Any, why: Any,
+                 on_progress: Callable[[Progress], None], share_caps: list[dict[tuple[Any, ...], int]] | None = None) -> None:
         self.on_progress = on_progress
         self.cancel_event, self.cancel_why = ctx.Event(), ctx.Array("c", 400)
         self.outbox = ctx.Queue()
@@ -193,15 +194,15 @@ class ModelProcesses:
         for p in self.procs:
             p.start()
         self.load = [0] * n
-        self.pending: dict[int, tuple[Future, int]] = {}
+        self.pending: dict[int, tuple[Future[Any], int]] = {}
         self._tags = itertools.count()
         self._lock = threading.Lock()
         self._closing = False
         self._reader = threading.Thread(target=self._read, name="batch-model-results", daemon=True)
         self._reader.start()
 
-    def submit(self, spec: dict, run_id: str, key) -> Future:
-        fut: Future = Future()
+    def submit(self, spec: dict[str, Any], run_id: str, key: Any) -> Future[Any]:
+        fut: Future[Any] = Future()
         with self._lock:
             i = min(range(len(self.load)), key=self.load.__getitem__)
             tag = next(self._tags)

@@ -13,12 +13,13 @@ import json
 import socket
 import sys
 from pathlib import Path
+from typing import Any
 
 LEDGER = "placement.jsonl"
 FIELDS = ("executor", "node_id", "node_host")
 
 
-def here() -> dict:
+def here() -> dict[str, Any]:
     """The node this process runs on: its Ray node id when inside a Ray worker, and the host name."""
     node_id = ""
     ray = sys.modules.get("ray")  # a Ray worker has it imported; importing it here would cost ~1 s
@@ -30,7 +31,7 @@ def here() -> dict:
     return {"node_id": node_id, "node_host": socket.gethostname()}
 
 
-def note(batch_dir: str | Path, run_id: str, recording: str | Path, executor: str, where: dict) -> None:
+def note(batch_dir: str | Path, run_id: str, recording: str | Path, executor: str, where: dict[str, Any]) -> None:
     """Append where the run that recorded ``recording`` ran."""
     line = {"run_id": run_id, "recording": Path(recording).name, "executor": executor,
             "node_id": where.get("node_id") or "", "node_host": where.get("node_host") or ""}
@@ -38,10 +39,10 @@ def note(batch_dir: str | Path, run_id: str, recording: str | Path, executor: st
         f.write(json.dumps(line) + "\n")  # advisory (it names nodes): flushed, not synced, per run
 
 
-def read(batch_dir: str | Path) -> dict[str, dict]:
+def read(batch_dir: str | Path) -> dict[str, dict[str, Any]]:
     """Recording folder name -> its line (the newest one); damaged lines are skipped."""
     path = Path(batch_dir) / LEDGER
-    out: dict[str, dict] = {}
+    out: dict[str, dict[str, Any]] = {}
     try:
         text = path.read_text(encoding="utf-8")
     except OSError:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from workstation.store.series import plural
+from typing import Any
+
 from workstation.batch.estimate import PAPER_INPUT_PER_CALL, PAPER_OUTPUT_PER_CALL
 from workstation.batch.progress import SKIPPED, money
 from workstation.batch.runner import Batch
+from workstation.store.series import plural
 from workstation.text_table import text_table
 
 
@@ -15,7 +17,7 @@ def _k(x: float) -> str:
 
 def plan_text(batch: Batch) -> str:
     g = batch.grid
-    groups: dict[tuple[str, str], list] = {}
+    groups: dict[tuple[str, str], list[Any]] = {}
     for c in batch.cells:
         groups.setdefault((c.label, c.game), []).append(c)
     head = ("setting", "game", "runs", "done", "to run", "calls", "input", "output", "$ est")

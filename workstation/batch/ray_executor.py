@@ -25,11 +25,11 @@ import os
 import time
 from concurrent.futures import Future
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, cast
 from collections.abc import Iterator
 
 from workstation.batch import placement, shipping
-from workstation.batch.execute import Hooks, Progress, execute
+from workstation.batch.execute import Hooks, Progress, RunResult, execute
 from workstation.batch.executor_base import Executor, limiter_key
 from workstation.batch.jobs import Job
 from workstation.calls import CancelToken, Deadline
@@ -48,7 +48,7 @@ def check_ray() -> None:
 _STARTED = [False]  # this process joined or started Ray through connect() (shutdown() leaves it)
 
 
-def connect(address: str | None):
+def connect(address: str | None) -> Any:
     """Ray, joined at ``address`` (or started here) once a process; a failure is one ``UserError`` line.
     The batch command calls it before it writes anything, so a cluster that is not there leaves no batch."""
     check_ray()
@@ -75,7 +75,7 @@ class Coordinator:
         self.clean = {k: 0 for k in caps}
         self.max_cost = max_cost
         self.stop_reason: str | None = None
-        self.live: dict[str, tuple[float, float, dict]] = {}  # run id -> (cost, per-call estimate, progress)
+        self.live: dict[str, tuple[float, float, dict[str, Any]]] = {}  # run id -> (cost, per-call estimate, progress)
         self.settled = 0.0
 
     def acquire(self, key: str) -> bool:
@@ -99,7 +99,7 @@ class Coordinator:
         if self.stop_reason is None:
             self.stop_reason = reason
 
-    def report(self, run_id: str, cost: float, per_call: float, progress: dict) -> str | None:
+    def report(self, run_id: str, cost: float, per_call: float, progress: dict[str, Any]) -> str | None:
         """A run's spend so far (at a turn boundary); returns why it should stop, if it should."""
         self.live[run_id] = (cost or 0.0, per_call, progress)
         if self.stop_reason:
@@ -116,7 +116,7 @@ class Coordinator:
         self.live.pop(run_id, None)
         self.settled += cost or 0.0
 
-    def progress(self) -> dict[str, dict]:
+    def progress(self) -> dict[str, dict[str, Any]]:
         return {k: p for k, (_, _, p) in self.live.items()}
 
 
@@ -148,11 +148,11 @@ class ActorLimiter:
             self.actor.release.remote(self.key, s.outcome)
 
 
-def _key_text(key: tuple) -> str:
+def _key_text(key: tuple[Any, ...]) -> str:
     return "|".join(key)
 
 
-def run_task(spec_json: dict, run_id: str, actor: Any, key: str | None, per_call: float) -> dict:
+def run_task(spec_json: dict[str, Any], run_id: str, actor: Any, key: str | None, per_call: float) -> RunResult:
     """The body of a run's Ray task: the run records into this node's scratch space and its recording
     comes back packed in the result (``bundle``), with the node that played it (``where``)."""
     import ray
@@ -160,41 +160,43 @@ def run_task(spec_json: dict, run_id: str, actor: Any, key: str | None, per_call
     scratch = shipping.scratch()
     spec_json = {**spec_json, "out": str(scratch)}
     latest: dict[str, Any] = {}
+    spent: list[float] = [0.0]  # the cost the last progress reported
 
     def on_progress(p: Progress) -> None:
         latest.update(vars(p))
+        spent[0] = p.cost_usd
 
     def should_stop() -> str | None:
-        return ray.get(actor.report.remote(run_id, latest.get("cost_usd", 0.0), per_call, dict(latest)))
+        return cast("str | None", ray.get(actor.report.remote(run_id, spent[0], per_call, dict(latest))))
 
     hooks = Hooks(should_stop=should_stop, on_progress=on_progress,
                   limiter=ActorLimiter(actor, key) if key is not None else None)
-    result: dict = {}
+    result: RunResult | None = None
     try:
         result = execute(spec_json, run_id, hooks)
-        result["where"] = placement.here()
-        if result.get("path"):
-            result["bundle"] = shipping.pack(result["path"])
-            result["path"] = None  # a path on this node means nothing to the driver
+        result.where = placement.here()
+        if result.path:
+            result.bundle = shipping.pack(result.path)
+            result.path = None  # a path on this node means nothing to the driver
+        return result
     finally:
         shipping.remove(scratch)
-        ray.get(actor.finish.remote(run_id, result.get("cost_usd") if result else latest.get("cost_usd")))
-    return result
+        ray.get(actor.finish.remote(run_id, result.cost_usd if result is not None else spent[0]))
 
 
-def home(result: dict, runs_dir: str) -> dict:
+def home(result: RunResult, runs_dir: str) -> RunResult:
     """On the driver: the shipped recording of a finished task into ``runs_dir`` (its path in the result)."""
-    data = result.pop("bundle", None)
-    result.pop("verdict", None)  # checked on its node; the driver checks what arrived
+    data, result.bundle = result.bundle, None
+    result.verdict = None  # checked on its node; the driver checks what arrived
     if data is not None:
-        result["path"] = str(shipping.unpack(data, runs_dir))
+        result.path = str(shipping.unpack(data, runs_dir))
     return result
 
 
 class RayExecutor(Executor):
     name = "ray"
 
-    def __init__(self, caps: dict[tuple, int], address: str | None = None, max_cost: float | None = None,
+    def __init__(self, caps: dict[tuple[Any, ...], int], address: str | None = None, max_cost: float | None = None,
                  per_call: dict[str, float] | None = None) -> None:
         super().__init__()
         ray = connect(address)
@@ -214,7 +216,7 @@ class RayExecutor(Executor):
         super().stop(reason)
         self.actor.stop.remote(reason)
 
-    def submit(self, cell: Job) -> Future:
+    def submit(self, cell: Job) -> Future[Any]:
         spec = cell.spec.to_json()
         runs_dir = os.path.abspath(spec["out"])  # the driver's; the task records on its own node
         key = _key_text(limiter_key(cell)) if cell.is_model else None
@@ -223,9 +225,9 @@ class RayExecutor(Executor):
         # elsewhere: it holds no limiter slot; a model run fails and is re-run on resume
         ref = self._task.options(**opts, max_retries=0 if cell.is_model else 2).remote(spec, cell.run_id, self.actor, key,
                                                                self.per_call.get(cell.label, 0.0))
-        out: Future = Future()
+        out: Future[Any] = Future()
 
-        def arrived(inner: Future) -> None:
+        def arrived(inner: Future[Any]) -> None:
             try:
                 out.set_result(home(inner.result(), runs_dir))
             except BaseException as e:  # noqa: BLE001 - the task failed, its node died, or unpacking did

@@ -13,6 +13,7 @@ import csv
 import io
 import json
 from pathlib import Path
+from typing import Any
 
 from workstation.batch import placement
 from workstation.batch.jobs import Job as Cell
@@ -20,7 +21,8 @@ from workstation.game.protocol import SETTINGS
 from workstation.store.changes import mark
 from workstation.store.atomic import write_atomic
 from workstation.store.index import Entry, Index
-from workstation.store.recording import Recording, RecordingError
+from workstation.store.recording import Recording
+from workstation.store.records import RecordingError, Summary
 
 COLUMNS = ("run_id", "setting", "game", "seed", "score", "lives_lost", "turns", "invalid_turns", "failed_turns",
            "frames", "budget", "complete", "by_hand", "calls", "input_tokens", "output_tokens", "reasoning_tokens",
@@ -53,12 +55,12 @@ def recordings_by_id(batch_dir: str | Path) -> dict[str, list[Entry]]:
     return out
 
 
-def row(cell: Cell, path: Path, where: dict | None = None) -> dict:
+def row(cell: Cell, path: Path, where: dict[str, Any] | None = None) -> dict[str, Any]:
     """The results row of one run, from its recording (and where it ran, from the placement ledger)."""
     rec = Recording(path)
     s = rec.outcome()
     usage = s.usage or {}
-    n_in = sum(int(usage.get(k) or 0) for k in ("input_tokens", "cache_read_tokens", "cache_write_tokens"))
+    n_in, n_out = s.tokens  # input counting cache reads and writes; output
     proto = rec.manifest_record.protocol if isinstance(rec.manifest_record.protocol, dict) else {}
     out = {
         "run_id": rec.run_id, "setting": cell.label, "game": cell.game, "seed": cell.seed,
@@ -66,7 +68,7 @@ def row(cell: Cell, path: Path, where: dict | None = None) -> dict:
         "failed_turns": _failed(s, rec),
         "frames": s.frames, "budget": proto.get("frames"), "complete": bool(s.complete), "by_hand": mark(rec.interventions),
         "calls": s.calls, "input_tokens": n_in,
-        "output_tokens": int(usage.get("output_tokens") or 0),
+        "output_tokens": n_out,
         "reasoning_tokens": int(usage.get("reasoning_tokens") or 0),
         "cost_usd": s.cost_usd, "wall_s": s.wall_s,
     }
@@ -80,31 +82,29 @@ def row(cell: Cell, path: Path, where: dict | None = None) -> dict:
     return out
 
 
-def pack_label(pack: dict) -> str:
+def pack_label(pack: dict[str, Any]) -> str:
     """``name@digest8`` of a manifest's prompt pack (what `report` compares across sources)."""
     name, digest = pack.get("name") or "?", str(pack.get("digest") or "")
     return f"{name}@{digest[:8]}" if digest else str(name)
 
 
-def _failed(s, rec: Recording) -> int:
+def _failed(s: Summary, rec: Recording) -> int:
     """Turns lost to provider errors: the summary's count, or counted from the turns (older recordings)."""
-    n = getattr(s, "failed_turns", None)
-    if n is None:
-        n = (rec.summary or {}).get("failed_turns")
+    n = s.failed_turns
     if n is None:
         n = sum(1 for t in rec.turn_records
                 if t.error is not None and not t.overridden and not t.error.startswith("cancelled"))
     return int(n)
 
 
-def rebuild(batch_dir: str | Path, cells: list[Cell]) -> list[dict]:
+def rebuild(batch_dir: str | Path, cells: list[Cell]) -> list[dict[str, Any]]:
     """Rewrite DIR/results.csv and DIR/results.jsonl from the recordings; returns the rows."""
     rows = collect(batch_dir, cells)
     write(batch_dir, rows)
     return rows
 
 
-def collect(batch_dir: str | Path, cells: list[Cell]) -> list[dict]:
+def collect(batch_dir: str | Path, cells: list[Cell]) -> list[dict[str, Any]]:
     """The rows of the grid's runs that have a recording, in grid order (nothing written)."""
     found = recordings_by_id(batch_dir)
     root = runs_dir(batch_dir)
@@ -122,7 +122,7 @@ def collect(batch_dir: str | Path, cells: list[Cell]) -> list[dict]:
     return rows
 
 
-def _text(value) -> str:
+def _text(value: Any) -> str:
     if value is None:
         return ""
     if isinstance(value, bool):
@@ -130,7 +130,7 @@ def _text(value) -> str:
     return str(value)
 
 
-def write(batch_dir: str | Path, rows: list[dict]) -> None:
+def write(batch_dir: str | Path, rows: list[dict[str, Any]]) -> None:
     batch_dir = Path(batch_dir)
     batch_dir.mkdir(parents=True, exist_ok=True)
     header = COLUMNS + PROTOCOL_COLUMNS + (PACK_COLUMN,) + WHERE_COLUMNS

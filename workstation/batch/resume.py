@@ -12,20 +12,24 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from workstation.errors import UserError
+
+if TYPE_CHECKING:
+    from workstation.batch.grid import Grid
 
 FILES = ("grid.toml", "results.csv", "results.jsonl")
 DIRS = ("runs",)
 
 
-def _shown(values) -> str:
+def _shown(values: Any) -> str:
     values = list(values)
     text = ", ".join(map(str, values[:6])) + (f", ... ({len(values)} in all)" if len(values) > 6 else "")
     return f"[{text}]"
 
 
-def differences(kept, given) -> list[str]:
+def differences(kept: Grid, given: Grid) -> list[str]:
     """What differs between two grids, in words (empty: the same batch)."""
     out = []
     if kept.name != given.name:
@@ -58,7 +62,7 @@ def _kind(path: Path) -> str | None:
     return "dir" if stat.S_ISDIR(mode) else "file" if stat.S_ISREG(mode) else "other"
 
 
-def check_batch_dir(out: Path, grid) -> None:
+def check_batch_dir(out: Path, grid: Grid) -> None:
     """Refuse (UserError, one line) a batch directory this grid must not write into."""
     out = Path(out)
     kind = _kind(out)

@@ -25,12 +25,12 @@ from __future__ import annotations
 
 import fcntl
 import os
-import shutil
 import time
 from collections import deque
+from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from pathlib import Path
-from collections.abc import Callable
+from typing import Any
 
 from workstation.batch import placement, results
 from workstation.batch.estimate import Estimate, estimates
@@ -39,19 +39,23 @@ from workstation.batch.grid import Grid
 from workstation.batch.jobs import CPU, Job as Cell, jobs_of
 from workstation.batch.progress import DONE, FAILED, LEFT, RUNNING, SKIPPED, STOPPED, BatchState, RunState
 from workstation.errors import UserError
-from workstation.store.recording import MANIFEST, Recording, RecordingError
 from workstation.runs.hand_check import counts_as_plain
+from workstation.store.atomic import move_into, write_atomic
+from workstation.store.recording import MANIFEST, Recording
+from workstation.store.records import RecordingError
+from workstation.store.seal import SEAL, check_seal, seal
 
 INCOMPLETE = ".incomplete"
 DUPLICATE = ".duplicate"
 LOCK = ".batch.lock"
+SEAL_KIND = "batch"
 TICK_S = 0.25
 
 
 class Batch:
     def __init__(self, grid: Grid, out_dir: str | Path, concurrency: int = 8, max_cost: float | None = None,
                  executor: str = "local", ray_address: str | None = None,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, sealed: bool = True) -> None:
         if concurrency < 1:
             raise UserError(f"--concurrency must be at least 1 (got {concurrency})")
         if max_cost is not None and not max_cost > 0:
@@ -69,6 +73,10 @@ class Batch:
         self.estimates: dict[str, Estimate] = {}
         self._settled_cost = 0.0  # dollars of the runs that ended in this batch
         self.on_settled: Callable[[RunState], None] | None = None  # told of each run as it ends (remote_out uploads)
+        # sealed when it ends (DIR/seal.json over grid.toml, results.csv, results.jsonl, placement.jsonl; the
+        # recordings under runs/ carry their own digests) and checked when it is resumed; a batch whose --out is
+        # a URI is not (its local stage is rewritten from the URI each time)
+        self.sealed = sealed
 
     # -- caps ------------------------------------------------------------------------
     def cap(self, provider: str) -> int:
@@ -109,8 +117,12 @@ class Batch:
         ``dry_run``: no lock and nothing moved (``set_aside`` lists what would move).
         """
         root = results.runs_dir(self.dir)
+        if self.sealed and self.dir.is_dir():  # a batch edited by hand since it ended: named, exit 1, nothing written
+            check_seal(self.dir, SEAL_KIND, what="the batch", missing_ok=True)
         if not dry_run:
             self.lock()
+            if self.sealed:  # open again: sealed when this run of it ends (a kill leaves it unsealed, resumable)
+                (self.dir / SEAL).unlink(missing_ok=True)
             root.mkdir(parents=True, exist_ok=True)
             self._keep_grid()
         keep: dict[str, Path] = {}
@@ -128,7 +140,7 @@ class Batch:
                         continue  # never a cell's run: left where it is, never counted
                 except RecordingError:
                     pass
-            if complete and run_id not in keep:
+            if complete and run_id is not None and run_id not in keep:
                 keep[run_id] = path
                 continue
             if dry_run:
@@ -142,9 +154,9 @@ class Batch:
                 r.status, r.path = SKIPPED, str(keep[c.run_id])
         collected = results.collect(self.dir, self.cells)
         for row in collected:  # runs done before show their score
-            r = self.state.runs.get(row.get("run_id"))
-            if r is not None and r.status == SKIPPED:
-                r.score, r.turns = row.get("score"), row.get("turns")
+            done_before = self.state.runs.get(str(row["run_id"]))
+            if done_before is not None and done_before.status == SKIPPED and row["complete"]:  # every column
+                done_before.score, done_before.turns = row["score"], row["turns"]
         self.estimates = estimates(self.cells, collected)
         self.state.est_cost = {k: e.cost_usd for k, e in self.estimates.items()}
 
@@ -157,17 +169,10 @@ class Batch:
         target = self.dir / "grid.toml"
         if Path(self.grid.source).resolve() == target.resolve():
             return
-        tmp = target.with_name(f".grid.toml.{os.getpid()}.tmp")
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, target)
+        write_atomic(target, text)
 
     def _move(self, path: Path, into: Path) -> None:
-        into.mkdir(exist_ok=True)
-        for n in range(1, 100_000):
-            target = into / (path.name if n == 1 else f"{path.name}-{n}")
-            if not target.exists():
-                break
-        shutil.move(str(path), str(target))
+        target = move_into(path, into)
         self.set_aside.append((str(path), str(target)))
 
     # -- the cost guard -----------------------------------------------------------------
@@ -220,8 +225,8 @@ class Batch:
                 self.executor.cancel.cancel(f"the batch stopped ({reason}, twice); resume re-runs it")
 
     # -- running ------------------------------------------------------------------------
-    def _caps(self) -> dict[tuple, int]:
-        caps: dict[tuple, int] = {}
+    def _caps(self) -> dict[tuple[Any, ...], int]:
+        caps: dict[tuple[Any, ...], int] = {}
         for c in self.cells:
             if c.is_model:
                 caps[limiter_key(c)] = self.cap(c.provider)
@@ -240,7 +245,7 @@ class Batch:
         self.executor.guard = self.guard
         if self.state.stopping:  # a signal came before the executor existed
             self.executor.stop(f"the batch stopped ({self.state.stopping}); resume re-runs it")
-        running: dict[Future, Cell] = {}
+        running: dict[Future[Any], Cell] = {}
         per: dict[str, int] = {}
         self.state.started = self.clock()
         try:
@@ -269,10 +274,12 @@ class Batch:
             self.state.finished = True
             self._reconcile()
             results.rebuild(self.dir, self.cells)
+            if self.sealed:
+                seal(self.dir, SEAL_KIND, skip=(results.RUNS,), appendable=(placement.LEDGER,))
             self.unlock()
         return 0 if all(r.status in (DONE, SKIPPED) for r in self.state.runs.values()) else 1
 
-    def _launch(self, queues: dict[str, deque], running: dict, per: dict[str, int]) -> None:
+    def _launch(self, queues: dict[str, deque[Cell]], running: dict[Future[Any], Cell], per: dict[str, int]) -> None:
         progress = True
         while progress and len(running) < self.concurrency:
             progress = False
@@ -288,19 +295,24 @@ class Batch:
                 q.popleft()
                 r = self.state.runs[cell.run_id]
                 r.status, r.started = RUNNING, self.clock()
-                running[self.executor.submit(cell)] = cell
+                running[self._executor().submit(cell)] = cell
                 per[provider] = per.get(provider, 0) + 1
                 progress = True
 
+    def _executor(self) -> Executor:
+        if self.executor is None:  # run() makes it before it launches anything
+            raise RuntimeError("the batch has no executor before run()")
+        return self.executor
+
     def _live(self) -> None:
-        for run_id, p in self.executor.progress().items():
+        for run_id, p in self._executor().progress().items():
             r = self.state.runs.get(run_id)
             if r is not None and r.status == RUNNING:
                 r.calls, r.cost_usd, r.rate_limit_waits = p.calls, p.cost_usd, p.rate_limit_waits
                 r.turns = getattr(p, "turns", r.turns)
                 r.last_error = p.last_error or r.last_error
 
-    def _not_home(self, path: str | None, verdict: tuple | None = None) -> str | None:
+    def _not_home(self, path: str | None, verdict: tuple[Any, ...] | None = None) -> str | None:
         """Why a run reported complete does not count (its recording is not in DIR/runs/, or not sound); None if it counts."""
         from workstation.store.integrity import quick_verdict
 
@@ -332,32 +344,34 @@ class Batch:
             if not entries or not entries[0].complete:
                 r.status, r.last_error = FAILED, f"no complete recording in {results.runs_dir(self.dir)}"
 
-    def _settle(self, cell: Cell, fut: Future) -> None:
+    def _settle(self, cell: Cell, fut: Future[Any]) -> None:
         r = self.state.runs[cell.run_id]
-        self.executor.forget(cell.run_id)
+        self._executor().forget(cell.run_id)
         try:
             res = fut.result()
         except BaseException as e:  # noqa: BLE001 - a worker that died (BrokenProcessPool...)
             r.status, r.last_error = FAILED, f"{type(e).__name__}: {e}"
             return
-        r.calls, r.cost_usd = res.get("calls") or 0, res.get("cost_usd") or 0.0
+        r.calls, r.cost_usd = res.calls, res.cost_usd
         self._settled_cost += r.cost_usd
-        r.rate_limit_waits = res.get("rate_limit_waits") or r.rate_limit_waits
-        r.path = res.get("path")
-        r.score, r.turns = res.get("score"), res.get("turns", r.turns)
+        r.rate_limit_waits = res.rate_limit_waits or r.rate_limit_waits
+        r.path = res.path
+        r.score = res.score
+        if res.driven:
+            r.turns = res.turns
         if r.path:
-            placement.note(self.dir, cell.run_id, r.path, self.executor.name, res.get("where") or placement.here())
-        missing = self._not_home(r.path, res.get("verdict")) if res.get("complete") else None
+            placement.note(self.dir, cell.run_id, r.path, self._executor().name, res.where or placement.here())
+        missing = self._not_home(r.path, res.verdict) if res.complete else None
         if missing:
             r.status, r.last_error = FAILED, missing
-        elif res.get("complete"):
+        elif res.complete:
             r.status, r.last_error = DONE, None
-        elif res.get("not_started"):
+        elif res.not_started:
             r.status = LEFT
-        elif not res.get("error") and "the batch" in (res.get("stopped") or ""):
-            r.status, r.last_error = STOPPED, res.get("stopped")
+        elif not res.error and "the batch" in (res.stopped or ""):
+            r.status, r.last_error = STOPPED, res.stopped
         else:
-            r.status, r.last_error = FAILED, res.get("last_error") or res.get("stopped") or "incomplete"
+            r.status, r.last_error = FAILED, res.last_error or res.stopped or "incomplete"
 
 
 __all__ = ["Batch", "DUPLICATE", "INCOMPLETE"]

@@ -43,4 +43,22 @@ def write_atomic(path: str | Path, data: str | bytes, *, exclusive: bool = False
         tmp.unlink(missing_ok=True)
 
 
-__all__ = ["write_atomic"]
+def move_into(path: str | Path, directory: str | Path) -> Path:
+    """Move the file or folder ``path`` into ``directory`` (made if missing) under its own name, or
+    ``NAME-2``, ``NAME-3``... when that is taken; one rename, so it is there whole or still where it was."""
+    path, directory = Path(path), Path(directory)
+    directory.mkdir(exist_ok=True)
+    n = 1
+    while True:
+        target = directory / (path.name if n == 1 else f"{path.name}-{n}")
+        if not target.exists() and not target.is_symlink():
+            try:
+                os.rename(path, target)
+            except FileExistsError:  # taken between the look and the rename: the next name
+                n += 1
+                continue
+            return target
+        n += 1
+
+
+__all__ = ["move_into", "write_atomic"]

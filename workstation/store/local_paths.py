@@ -4,13 +4,16 @@ Only ``batch --out URI`` and ``report URI`` speak to object storage (``workstati
 other path is a local one, and ``s3://b/p`` given there would become the folder ``s3:`` (a ``Path`` folds
 ``//`` into ``/``). ``refuse_uri`` says so in one line, before anything is made. ``check_out_file`` is the
 one check of a file a command is about to write (``export -o``, ``report --json/--md``): run before anything
-is computed or printed, so a bad path costs nothing.
+is computed or printed, so a bad path costs nothing. ``refuse_inside_inputs`` is the one check that an output
+(file or directory) is not one of the command's inputs nor anywhere inside one, at any depth, resolved through
+symlinks (a link inside an input counts as the input too).
 """
 
 from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable
 from pathlib import Path
 
 from workstation.errors import UserError
@@ -76,3 +79,64 @@ def check_out_file(path: str | Path, flag: str, does: str) -> Path:
     if not os.access(parent, os.W_OK) or (out.exists() and not os.access(out, os.W_OK)):
         raise LocalPathError(f"cannot write {shown}: permission denied; choose another place", file=out)
     return out
+
+
+# A link inside an input directory makes its target an input too; the walk that finds them stops here (a tree
+# this big is a recording store, not an input a report or an export names).
+LINK_WALK_LIMIT = 200_000
+
+
+def refuse_inside_inputs(out: str | Path, inputs: Iterable[str | Path], flag: str, command: str) -> None:
+    """``LocalPathError`` if the output ``out`` is an input file, an input directory, or anywhere inside an input
+    directory, at any depth, every path resolved through symlinks (links inside an input directory included).
+
+    ``flag`` names the option (``--json``; empty for an argument), ``command`` the command (``report``). Inputs
+    that are URIs or do not exist are skipped (their reader reports them). Run it before the first write.
+    """
+    if uri_of(out) is not None:
+        return
+    target = Path(out).expanduser().resolve()
+    shown = f"{flag} {out}" if flag else str(out)
+    for given in inputs:
+        if uri_of(given) is not None:
+            continue
+        path = Path(given).expanduser()
+        try:
+            if not path.exists():
+                continue
+            real = path.resolve()
+            if path.is_dir():
+                roots = [real, *_link_targets(real)]
+            else:
+                roots = [real]
+        except OSError:  # an unreadable input is its reader's to report
+            continue
+        for root in roots:
+            if target == root:
+                raise LocalPathError(f"{shown} is one of {command}'s inputs ({given}); choose another place",
+                                     file=out)
+            if target.is_relative_to(root) and root.is_dir():
+                raise LocalPathError(f"{shown} is inside {command}'s input {given}; write outside its inputs",
+                                     file=out)
+
+
+def _link_targets(root: Path) -> list[Path]:
+    """The resolved targets of the symbolic links under the directory ``root`` (not followed further)."""
+    found: list[Path] = []
+    stack = [root]
+    seen = 0
+    while stack and seen < LINK_WALK_LIMIT:
+        try:
+            entries = list(os.scandir(stack.pop()))
+        except OSError:
+            continue
+        for e in entries:
+            seen += 1
+            if e.is_symlink():
+                try:
+                    found.append(Path(e.path).resolve())
+                except (OSError, RuntimeError):
+                    continue
+            elif e.is_dir(follow_symlinks=False):
+                stack.append(Path(e.path))
+    return found
