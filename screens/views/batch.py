@@ -30,6 +30,7 @@ from textual.widgets import DataTable, Footer, Static
 from workstation.batch.progress import DONE, FAILED, LEFT, RUNNING, SKIPPED, STOPPED, duration, money
 
 from screens.messages import OpenRecording
+from screens.widgets.alive import unless_leaving
 
 ORDER = {RUNNING: 0, FAILED: 1, STOPPED: 2, LEFT: 3, DONE: 4, SKIPPED: 5}
 LABELS = {SKIPPED: "done before"}  # complete in an earlier pass: not run again, not "skipped" over
@@ -149,6 +150,7 @@ class BatchScreen(Screen[None]):
                 f"spent {money(s.spent)}{cap} · {s.calls_per_s():.1f} calls/s · {s.rate_limit_waits} rate-limit "
                 f"waits{eta}\n{state} · results in {self.batch.dir}")
 
+    @unless_leaving
     def refresh_state(self) -> None:
         if not self.is_attached or self._gone:
             return

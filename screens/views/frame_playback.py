@@ -10,6 +10,7 @@ from __future__ import annotations
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.timer import Timer
+from screens.widgets.alive import unless_leaving
 
 PLAY_FRAMES = 3  # frames per playback tick: one action
 PLAY_TICK_S = 0.1  # paper pace: 0.1 s per action
@@ -71,6 +72,7 @@ class FramePlaybackScreen(Screen):
             self._timer.stop()
             self._timer = None
 
+    @unless_leaving
     def _tick(self) -> None:
         if self.frame >= self.last_frame:
             self.action_play()

@@ -35,6 +35,7 @@ from workstation.store.recording import Recording, RecordingError
 from screens.widgets.frame_view import FrameView
 from screens.messages import OpenRecording, StartRun
 from screens.views.match_form import match_commands, open_match_form
+from screens.widgets.alive import unless_leaving
 
 MAX_RECENT = 20
 PROVIDER_EXAMPLES = ["openai:gpt-5.1", "anthropic:claude-sonnet-4-5", "gemini:gemini-2.5-flash", "compat:MODEL"]
@@ -256,6 +257,7 @@ class HomeScreen(Screen):
         self._preview_view.show(self._previews[(key, start)], 0)
         self.preview_game = key
 
+    @unless_leaving
     def on_home_screen_preview_ready(self, m: PreviewReady) -> None:
         if m.key == self.selected_game and m.start == self._start_text():
             self._show_preview(m.key, m.start)
@@ -296,6 +298,7 @@ class HomeScreen(Screen):
         presets += [(f"{spec} (needs a key)", spec) for spec in PROVIDER_EXAMPLES[:3]]
         self.query_one("#agent-preset", Select).set_options(presets)
 
+    @unless_leaving
     def on_screen_resume(self) -> None:
         self.refresh_recent()
 

@@ -36,6 +36,7 @@ from screens.views.run_layout import blur_or_leave, compose_run, protocol_label,
 from screens.widgets.stats_bar import StatsBar
 from screens.widgets.step_panel import StepPanel
 from screens.widgets.timeline import Timeline
+from screens.widgets.alive import unless_leaving
 
 STEP_ACTIONS = {"apply_edit", "send", "current_only", "resend", "override", "one_action", "one_frame",
                 "finish_turn", "branch"}
@@ -120,6 +121,7 @@ class LiveScreen(Screen):
         worker = get_current_worker()
         self.driver.run(lambda: worker.is_cancelled)
 
+    @unless_leaving
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.group == "engine" and event.state is WorkerState.ERROR:
             err = event.worker.error
@@ -134,6 +136,7 @@ class LiveScreen(Screen):
         self._status()
 
     # -- engine messages ---------------------------------------------------
+    @unless_leaving
     def on_engine_prompt(self, m: EnginePrompt) -> None:
         self.prompt_on_show = m.prompt
         text = m.prompt.render_text()
@@ -150,13 +153,16 @@ class LiveScreen(Screen):
             self.last_turn = m.turn
             self.query_one(StepPanel).set_turns(list(range(m.turn + 1)))
 
+    @unless_leaving
     def on_engine_text(self, m: EngineText) -> None:
         self.streamed[m.turn] = self.streamed.get(m.turn, "") + m.text
         self.query_one(ReplyView).append(m.text)
 
+    @unless_leaving
     def on_engine_reply(self, m: EngineReply) -> None:
         self.query_one(ReplyView).show_reply(m.reply.text, m.reply.error)
 
+    @unless_leaving
     def on_engine_plan(self, m: EnginePlan) -> None:
         self.thoughts[m.turn] = m.parse.thought
         if m.by_hand:  # typed before the prompt was sent: no reply was asked for
@@ -166,9 +172,11 @@ class LiveScreen(Screen):
             self.query_one(ReplyView).show_parse(m.parse)
         self.query_one(PlanView).show_plan(m.plan, overridden=m.overridden, valid=m.parse.valid, errors=m.parse.errors)
 
+    @unless_leaving
     def on_engine_action(self, m: EngineAction) -> None:
         self.query_one(PlanView).mark(m.index + 1, m.step.action)
 
+    @unless_leaving
     def on_engine_turn(self, m: EngineTurn) -> None:
         self.turn_records.append(m.record)
         if m.record.get("game_over") or m.record.get("dropped"):
@@ -177,6 +185,7 @@ class LiveScreen(Screen):
             self.notice = None
         self._status()  # the changed-by-hand mark follows each turn written
 
+    @unless_leaving
     def on_engine_progress(self, m: EngineProgress) -> None:
         self.stats = m.stats
         self.query_one(StatsBar).show_stats(m.stats)
@@ -187,6 +196,7 @@ class LiveScreen(Screen):
                 self.query_one(ReplyView).set_note("waiting for the agent's reply…")
             self._status()
 
+    @unless_leaving
     def on_engine_waiting(self, m: EngineWaiting) -> None:
         self.holds += 1
         self.phase = m.phase
@@ -194,6 +204,7 @@ class LiveScreen(Screen):
         self.query_one(PromptView).set_editable(self.step_mode and m.phase == "prompt")
         self._status()
 
+    @unless_leaving
     def on_engine_finished(self, m: EngineFinished) -> None:
         s = self.summary = m.summary
         self.phase = "finished"
@@ -209,6 +220,7 @@ class LiveScreen(Screen):
             self.notify(f"{result_text(s, self.budget)}; recording {m.path}", title="run finished")
             self._status()
 
+    @unless_leaving
     def on_engine_branched(self, m: EngineBranched) -> None:
         self.summary, self.error, self.notice, self.phase = None, None, None, "ready"
         self._user_stopped = False
@@ -219,6 +231,7 @@ class LiveScreen(Screen):
         self.notify(f"branch of turn {m.turn} (frame {m.frame}): {m.path}", title="rewound")
         self._status()
 
+    @unless_leaving
     def on_engine_notice(self, m: EngineNotice) -> None:
         self.notify(m.text, severity=m.severity)
         self.notice = m.text

@@ -27,6 +27,7 @@ from screens.drivers.match_driver import MatchDriver, MatchUpdate
 from screens.input.keys import HeldKeys, PlanQueue, action_for, button_for_key, plan_control, stops_or_leaves
 from screens.views.play import WallPacer, action_seconds
 from screens.widgets.frame_view import FrameView
+from screens.widgets.alive import unless_leaving
 from workstation.arena.start import MatchSpec
 from workstation.game.games import normal_name
 from workstation.game.twoplayer import get_two_player_game
@@ -129,6 +130,7 @@ class MatchScreen(Screen):
             self.driver.engine.cancel.cancel("play was cancelled")  # a model call under way ends too
 
     # -- messages ------------------------------------------------------------
+    @unless_leaving
     def on_match_update(self, m: MatchUpdate) -> None:
         self.handle_update(m)  # Textual calls every class's on_* handler: subclasses override handle_update
 
@@ -153,6 +155,7 @@ class MatchScreen(Screen):
             self._banner(self._result())
         self._show()
 
+    @unless_leaving
     def on_worker_state_changed(self, event: Any) -> None:
         if event.worker.group == "match" and event.worker.error is not None:
             error = event.worker.error

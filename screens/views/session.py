@@ -32,6 +32,7 @@ from workstation.turn.promptpack import display_title
 
 from screens.drivers.play_driver import Pacer, WallPacer
 from screens.views.play import PlayScreen
+from screens.widgets.alive import unless_leaving
 
 STAGES = ("instructions", "countdown", "run", "result", "finished")
 
@@ -145,6 +146,7 @@ class SessionScreen(Screen):
         else:
             self._start_run()
 
+    @unless_leaving
     def _tick(self) -> None:
         left = math.ceil(self._count_end - self.clock.now())
         if left > 0:

@@ -12,6 +12,7 @@ from textual.widgets.option_list import Option
 from workstation.turn.prompt import ImagePart
 
 from screens.widgets.frame_view import FrameView
+from screens.widgets.alive import unless_leaving
 
 
 class PromptEditor(TextArea):
@@ -110,6 +111,7 @@ class PromptView(Vertical):
                 f"digest  {ref.get('digest')}\nvariant {ref.get('variant')}\nimages  frames {frames}\n")
         self.show_prompt(turn, text, ref.get("variant", "?"), [], note="reference only")
 
+    @unless_leaving
     def _scroll_to_user(self) -> None:
         """Put the last user message at the top: the instructions above it rarely change."""
         editor = self.editor
