@@ -55,10 +55,11 @@ The prompt pane shows the prompt exactly as sent; pick an image in its list to p
 
 ## Step mode
 The run holds **before each prompt is sent** and **after each reply is parsed**.
-Before sending: edit the text (`tab` into the prompt pane) then `ctrl+s` apply, `g` send (applies an
+Before sending: edit the text (`e` or `tab` into the prompt pane) then `ctrl+s` apply, `g` send (applies an
 unapplied edit first), `c` swap in the current-frame-only prompt; a plan typed and `o` before sending
 is set by hand (the agent is not asked).
-After the reply: `r` re-send, type actions in the override box and `o` (or enter) to override the plan,
+After the reply: `r` re-send, type actions in the override box (`o` or `tab` into it; letters there are text)
+and `enter` (or `o`) to override the plan, `esc` abandons the typed plan (the run stays plain),
 `a` one action, `.` one frame, `t` the rest of the turn.
 Pick a turn and `b` to rewind to its start and branch: the run goes on in a new recording that
 copies the parent's frames and turns up to that point.

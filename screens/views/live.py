@@ -39,7 +39,7 @@ from screens.widgets.timeline import Timeline
 from screens.widgets.alive import unless_leaving
 
 STEP_ACTIONS = {"apply_edit", "send", "current_only", "resend", "override", "one_action", "one_frame",
-                "finish_turn", "branch"}
+                "finish_turn", "branch", "edit_prompt"}
 
 
 def run_title(engine: TurnEngine) -> str:
@@ -63,6 +63,7 @@ class LiveScreen(Screen):
         Binding("c", "current_only", "Frame only", show=False),
         Binding("r", "resend", "Re-send"),
         Binding("o", "override", "Override", show=False),
+        Binding("e", "edit_prompt", "Edit prompt", show=False),  # focus the prompt text (before it is sent)
         Binding("a", "one_action", "Action"),
         Binding("full_stop", "one_frame", "Frame", show=False),
         Binding("t", "finish_turn", "Turn"),
@@ -344,8 +345,16 @@ class LiveScreen(Screen):
         box.value = ""
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
-        if event.input.id == "override-input":
+        if event.input.id == "override-input":  # enter commits the typed plan
             self.action_override()
+
+    def action_edit_prompt(self) -> None:
+        """``e``: into the prompt text, while it can be edited (holding before it is sent)."""
+        view = self.query_one(PromptView)
+        if view.editor.read_only:
+            self.notify("the prompt can be edited only while the run holds before sending it", severity="warning")
+            return
+        view.editor.focus()
 
     def action_one_action(self) -> None:
         self.driver.send("action")
@@ -379,6 +388,9 @@ class LiveScreen(Screen):
 
     def action_back(self) -> None:
         if self.focused is not None:  # first out of the field (prompt text, override box)
+            box = self.query_one("#override-input", Input)
+            if self.focused is box:  # an abandoned override: nothing is sent, the run stays plain
+                box.value = ""
             self.set_focus(None)
             return
         self._leave_asking(lambda: blur_or_leave(self, self.can_go_back),
@@ -433,6 +445,7 @@ class LiveScreen(Screen):
             cmds += [
                 ("Send the prompt", "apply any edit and ask the agent (g)", self.action_send),
                 ("Apply the edit", "use the edited prompt text, not sent yet (ctrl+s)", self.action_apply_edit),
+                ("Edit the prompt", "into the prompt text while it holds before sending (e)", self.action_edit_prompt),
                 ("Current frame only", "swap in the prompt with just the current frame (c)", self.action_current_only),
                 ("Re-send the prompt", "discard the reply and ask again (r)", self.action_resend),
                 ("Override the plan", "run the actions typed in the override box (o); before the prompt is sent, the agent is not asked", self.action_override),

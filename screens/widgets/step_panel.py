@@ -17,6 +17,8 @@ HOLD_HINTS = {
     "asking": "waiting for the agent's reply…",
 }
 BY_HAND_HINT = "plan set by hand (the agent was not asked): execute it or override it again"
+# What to press to edit, always on show under the override box: a letter typed in a box is text, never a command.
+EDIT_KEYS = "o or tab: override · enter commits · esc abandons"
 
 _PROMPT_ONLY = ("apply-edit", "send", "current-only")
 _AFTER_REPLY = ("resend",)  # override works before the prompt is sent too: the agent is then not asked
@@ -45,6 +47,7 @@ class StepPanel(Vertical):
         with Horizontal():
             yield Input(placeholder="left, left, fire", id="override-input", compact=True)
             yield Button("Override o", id="override", compact=True)
+        yield Static(Text(EDIT_KEYS, style="dim"), id="edit-keys")
         with Horizontal():
             yield Button("Action a", id="one-action", compact=True)
             yield Button("Frame .", id="one-frame", compact=True)
