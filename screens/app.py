@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 from collections.abc import Callable
 
-from textual.app import App
+from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.containers import VerticalScroll
@@ -27,76 +27,25 @@ from workstation.launch import Launch
 from workstation.locations import RECORDINGS
 from workstation.options import RunSpec, preflight, spec_from_args
 
+from screens.help_keys import EVERYWHERE, all_notes, help_markdown
 from screens.messages import OpenRecording, StartRun
 
-HELP = """\
-# Atari VLM workstation: keys
-
-**Everywhere**: `F1` or `?` this help · `ctrl+p` command palette · `ctrl+q` quit
-(`q` quits too, except while you play).
-
-## Home
-`↑` `↓` pick a game, `enter` goes on to its settings · `w` watch · `s` step mode · `p` play yourself · `v` a two-player match ·
-`tab` moves through the settings to the recordings list, where `o` or `enter` opens the highlighted one,
-`m` marks it and `c` compares the marked ones side by side ·
-`esc` leaves a field (so `w` `s` `p` work again). A refused setting is marked and the reason shown above
-the form.
-Agents: `random`, `human`, `replay:PATH`, or a provider spec such as `openai:gpt-5.1`
-(`openai`, `anthropic`, `gemini`, `compat` need their key in the environment).
-Protocol settings start at the paper's values; a changed one is highlighted.
-
-## Live view
-`space` pause / resume · `f` speed: paper pace (0.1 s per action), fast, instant ·
-`s` step mode on / off · `x` stop the run (kept, marked incomplete) · `esc` back (from a focused field,
-such as the prompt text or the override box, `esc` first leaves the field). While a run you would lose
-is live (step mode, a model agent, or changed by hand), `q` and `esc` ask first (No is the default);
-a finished run leaves at once.
-The prompt pane shows the prompt exactly as sent; pick an image in its list to preview that frame.
-
-## Step mode
-The run holds **before each prompt is sent** and **after each reply is parsed**.
-Before sending: edit the text (`e` or `tab` into the prompt pane) then `ctrl+s` apply, `g` send (applies an
-unapplied edit first), `c` swap in the current-frame-only prompt; a plan typed and `o` before sending
-is set by hand (the agent is not asked).
-After the reply: `r` re-send, type actions in the override box (`o` or `tab` into it; letters there are text)
-and `enter` (or `o`) to override the plan, `esc` abandons the typed plan (the run stays plain),
-`a` one action, `.` one frame, `t` the rest of the turn.
-Pick a turn and `b` to rewind to its start and branch: the run goes on in a new recording that
-copies the parent's frames and turns up to that point.
-
-## Play yourself
-**Real time**: hold `←` `↑` `→` `↓` (or `w` `a` `s` `d`) to move and `space` to fire; keys held
-together make a diagonal. The game samples the held keys once per action and never waits.
-
-**Paused**: the game waits for your plan. The same keys queue actions (up to max actions), `+` then a
-key joins it to the last action (`↑` `+` `←` is upleft), `n` (or `.`) queues a noop, `backspace`
-removes the last, `enter` commits.
-
-`esc` stops the game (the recording stays, marked incomplete); then `esc`, `enter` or `q` leaves.
-
-## Open a recording
-`←` `→` or `[` `]` previous / next turn · `,` `.` previous / next frame · `space` play / pause ·
-`home` `end` first / last frame · `r` `l` `g` next reward / life loss / game over (`R` `L` `G`: the one before) ·
-`j` `k` next / previous judged failure (when `workstation judge` judged this run) ·
-`e` export it as an MP4 beside the recording ·
-`m` marks a frame (`m` again at another frame: a range) and `n` sends the marked frames to a
-question set (`qa/<game>-hand/`) as a new proposed question, to finish with `workstation qa curate` ·
-`esc` back (or out of a focused field first).
-
-## Compare runs
-On the home screen `m` marks recordings and `c` compares them (or `workstation compare A B`).
-`,` `.` a frame · `<` `>` a second · `←` `→` a turn of the focused run (`1`-`4` picks it) ·
-`r` `l` `g` next reward / life loss / game over in any run (shifted: back) · `d` first differing
-frame · `t` first differing plan · `space` play · `e` export the runs side by side as an MP4.
-"""
+# Every screen's notes in one text; F1 shows the current screen's own keys (screens/help_keys.py).
+HELP = "# Atari VLM workstation: keys\n\n**Everywhere**: " + EVERYWHERE + "\n\n" + all_notes()
 
 
 class HelpScreen(ModalScreen[None]):
+    """The keys of the screen it was opened on (``text``: its Markdown), generated from that screen's bindings."""
+
     BINDINGS = [Binding("escape,f1,question_mark,q", "dismiss", "Close")]
 
-    def compose(self):
+    def __init__(self, text: str = "") -> None:
+        super().__init__()
+        self.text = text or HELP
+
+    def compose(self) -> ComposeResult:
         with VerticalScroll(id="help"):
-            yield Markdown(HELP)
+            yield Markdown(self.text)
 
 
 class WorkstationCommands(Provider):
@@ -146,7 +95,7 @@ class WorkstationApp(App[int]):
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen())
+            self.push_screen(HelpScreen(help_markdown(self.screen, self)))
 
     # -- requests from home ----------------------------------------------------
     def on_start_run(self, m: StartRun) -> None:
