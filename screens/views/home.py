@@ -34,7 +34,7 @@ from workstation.store.recording import Recording, RecordingError
 
 from screens.widgets.frame_view import FrameView
 from screens.messages import OpenRecording, StartRun
-from screens.views.match_form import match_commands, open_match_form
+from screens.views.match_form import home_base_url, match_commands, open_match_form
 from screens.widgets.alive import unless_leaving
 
 MAX_RECENT = 20
@@ -435,7 +435,7 @@ class HomeScreen(Screen):
         ] + _batch_commands(self.app) + match_commands(self)
 
     def action_match(self) -> None:
-        open_match_form(self.app, self.out, self.selected_game)
+        open_match_form(self.app, self.out, self.selected_game, home_base_url(self))
 
     # -- compare: mark recordings (m), then open them side by side (c) in screens/views/compare.py --
     def _marked(self) -> list[Path]:
