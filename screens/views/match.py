@@ -167,8 +167,12 @@ class MatchScreen(Screen):
         s = self.summary or {}
         state = "complete" if s.get("complete") else f"incomplete ({s.get('stopped') or 'stopped'})"
         winner = s.get("winner")
-        verdict = ("team score " + f"{s.get('team_score', 0):g}" if self.tp.team else "a draw" if winner is None
-                   else "you win" if winner == self.person else f"{self.model} wins")
+        if not s.get("complete"):  # stopped before the end: no result, whoever led (never "a draw")
+            a, b = self.scores
+            verdict = f"no result, stopped at {a:g} to {b:g}"
+        else:
+            verdict = ("team score " + f"{s.get('team_score', 0):g}" if self.tp.team else "a draw" if winner is None
+                       else "you win" if winner == self.person else f"{self.model} wins")
         return f"[b]result: {escape(state)}, {escape(verdict)}[/b]\n{escape(str(self.recording))}\nesc  leave"
 
     # -- keys ----------------------------------------------------------------

@@ -51,6 +51,29 @@ def _verdicts(rec: Recording) -> dict[int, dict]:
         return {}
 
 
+def _judgings(rec: Recording) -> int:
+    """How many judge directories near the recording sampled this run (0: it was not judged at all)."""
+    import json
+
+    from workstation.judge.lookup import judge_dirs
+    from workstation.judge.run import META
+
+    try:
+        run_id = rec.manifest_record.run_id
+        dirs = judge_dirs(rec.path)
+    except (OSError, ValueError, RecordingError):
+        return 0
+    n = 0
+    for d in dirs:
+        try:
+            meta = json.loads((d / META).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        samples = meta.get("samples") if isinstance(meta, dict) else None
+        n += any(isinstance(s, dict) and s.get("run_id") == run_id for s in samples or [])
+    return n
+
+
 def _stuck_mask(rec: Recording, n: int):
     """Per frame: inside a stuck stretch of the run (an all-false mask when it has none or cannot tell)."""
     import numpy as np
@@ -102,6 +125,7 @@ class ReplayScreen(FramePlaybackScreen):
         self.budget = self.series.budget
         self.damage = rec.damage()
         self.verdicts = _verdicts(rec)  # turn -> the judge's verdict, from judge directories nearby
+        self.judgings = _judgings(rec) if not self.verdicts else 1  # judge directories that sampled this run
 
     def compose(self):
         m = self.rec.manifest_record
@@ -260,9 +284,20 @@ class ReplayScreen(FramePlaybackScreen):
         failed = sorted(t for t, v in self.verdicts.items() if v.get("failure") and 0 <= t < len(self.turns))
         ahead = [t for t in failed if (t > self.turn if delta > 0 else t < self.turn)]
         if not ahead:
-            self.notify("no judged failure that way" if failed else "no judged failures for this run")
+            self.notify(self._no_failure_note(bool(failed)))
             return
         self.goto(self.turns[ahead[0] if delta > 0 else ahead[-1]].start_frame)
+
+    def _no_failure_note(self, failed: bool) -> str:
+        """Why j or k found nothing: none that way, none found in the verdicts, no verdicts, or never judged."""
+        if failed:
+            return "no judged failure that way"
+        if self.verdicts:
+            n = len(self.verdicts)
+            return f"the judge found no failure in this run ({n} turn{'s' if n != 1 else ''} judged)"
+        if self.judgings:
+            return "a judging sampled this run but holds no verdict on it yet (not finished, or its calls failed)"
+        return "this run was not judged: no `workstation judge` directory near it sampled it"
 
     def action_back(self) -> None:
         blur_or_leave(self, self.can_go_back)
