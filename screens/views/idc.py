@@ -104,15 +104,17 @@ class IdcScreen(Screen[None]):
         keep = table.cursor_row
         table.clear()
         rounds = self.curve["rounds"]
-        for r, bar in zip(rounds, bars(rounds)):
+        for i, (r, bar) in enumerate(zip(rounds, bars(rounds))):
             notes = []
             if r["round"] == self.curve.get("best_round"):
                 notes.append("best")
             if r.get("rolled_back"):
                 notes.append("↩ rolled back")
-            status = (r.get("reflection") or {}).get("status")
+            # a round's reflection comes after it and decides the NEXT round's skill: its note goes there
+            before = rounds[i - 1] if i > 0 else {}
+            status = (before.get("reflection") or {}).get("status")
             if status not in (None, "submitted", "skipped"):
-                notes.append(f"kept skill ({status})")
+                notes.append(f"kept skill ({status} after round {before.get('round')})")
             skill = "none" if r.get("skill") is None else f"from {r.get('skill_round')}"
             table.add_row(str(r["round"]), skill, _num(r.get("score_mean")), _num(r.get("score_se")),
                           _num(r.get("normalised")), Text(bar, style="red" if r.get("rolled_back") else "green"),
@@ -137,7 +139,7 @@ class IdcScreen(Screen[None]):
         parts += ["", "Diff from the round before:", diff or "(unchanged)"]
         parts += ["", "Diagnosis after this round:", r.get("diagnosis") or "(none)"]
         if ref:
-            parts += ["", f"Reflection: {ref.get('status')} — {ref.get('why')}",
+            parts += ["", f"Reflection after this round: {ref.get('status')} — {ref.get('why')}",
                       f"{ref.get('tool_calls', 0)} tool calls, ${ref.get('cost_usd') or 0:.4f}"
                       + (f", transcript {ref['transcript']}" if ref.get("transcript") else "")]
         if "notebook" in r:
