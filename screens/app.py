@@ -12,7 +12,7 @@ error before any screen is drawn. Nothing here imports ``workstation.cli``.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from collections.abc import Callable
 
 from textual.app import App, ComposeResult
@@ -28,7 +28,10 @@ from workstation.locations import RECORDINGS
 from workstation.options import RunSpec, preflight, spec_from_args
 
 from screens.help_keys import EVERYWHERE, all_notes, help_markdown
-from screens.messages import OpenRecording, StartRun
+from screens.messages import OpenRecording, StartRun, PaletteCommand
+
+if TYPE_CHECKING:
+    from workstation.turn.engine import TurnEngine
 
 # Every screen's notes in one text; F1 shows the current screen's own keys (screens/help_keys.py).
 HELP = "# Atari VLM workstation: keys\n\n**Everywhere**: " + EVERYWHERE + "\n\n" + all_notes()
@@ -51,14 +54,14 @@ class HelpScreen(ModalScreen[None]):
 class WorkstationCommands(Provider):
     """Palette commands: the current screen's main actions plus the app's."""
 
-    def _commands(self) -> list[tuple[str, str, Callable[[], Any]]]:
+    def _commands(self) -> list[PaletteCommand]:
         app = self.app
         screen = self.screen
-        cmds: list[tuple[str, str, Callable[[], Any]]] = []
+        cmds: list[PaletteCommand] = []
         if hasattr(screen, "palette_commands"):
             cmds += screen.palette_commands()
-        cmds.append(("Help: keys and screens", "what every key does (F1 or ?)", app.action_help))
         if isinstance(app, WorkstationApp):
+            cmds.append(("Help: keys and screens", "what every key does (F1 or ?)", app.action_help))
             cmds.append(("Open the newest recording", f"replay the latest run under {app.out}", app.open_newest))
         return cmds
 
@@ -83,7 +86,7 @@ class WorkstationApp(App[int]):
         Binding("question_mark", "help", "Help", show=False),
     ]
 
-    def __init__(self, first: Callable[[], Screen], launch: Launch | None = None) -> None:
+    def __init__(self, first: Callable[[], Screen[Any]], launch: Launch | None = None) -> None:
         super().__init__()
         self._first = first
         self.launch = launch or Launch("home")
@@ -129,7 +132,8 @@ class WorkstationApp(App[int]):
         self.push_screen(LiveScreen(engine, step_mode=m.kind == "step", speed=self.speed))
 
     def on_open_recording(self, m: OpenRecording) -> None:
-        from workstation.store.recording import Recording, RecordingError
+        from workstation.store.recording import Recording
+        from workstation.store.records import RecordingError
 
         from screens.views.match_replay import replay_screen
 
@@ -158,7 +162,7 @@ def launch_from_args(which: str, args: Any = None) -> Launch:
                   speed=getattr(args, "speed", None) or "paper", out=getattr(args, "out", None) or RECORDINGS)
 
 
-def make_engine(spec: RunSpec):
+def make_engine(spec: RunSpec) -> TurnEngine:
     """A started-later engine (and its recording) for a run spec."""
     from workstation.runs.start import start_run
 
@@ -166,7 +170,7 @@ def make_engine(spec: RunSpec):
 
 
 def play_screen(spec: RunSpec, on_missing: Callable[[str], Any], can_go_back: bool = True,
-                window: bool = False) -> Screen | None:
+                window: bool = False) -> Screen[Any] | None:
     """The human-play screen, imported lazily; ``on_missing`` hears why when it is not there or cannot start."""
     try:
         from screens.views.play import PlayScreen
@@ -200,7 +204,7 @@ def make_app(launch: Launch | str = "home", args: Any = None) -> WorkstationApp:
     if which == "watch":
         from screens.views.live import LiveScreen
 
-        engine = make_engine(launch.spec)
+        engine = make_engine(_spec_of(launch))
         return WorkstationApp(lambda: LiveScreen(engine, step_mode=launch.step, speed=launch.speed,
                                                  can_go_back=False), launch)
     if which == "open":
@@ -262,8 +266,17 @@ def make_app(launch: Launch | str = "home", args: Any = None) -> WorkstationApp:
     def refuse(text: str) -> None:
         raise UserError(text)
 
-    screen = play_screen(launch.spec, on_missing=refuse, can_go_back=False, window=launch.window)
+    screen = play_screen(_spec_of(launch), on_missing=refuse, can_go_back=False, window=launch.window)
+    if screen is None:  # refuse() has raised already; kept for the type checker
+        raise UserError("human play is not available in this build")
     return WorkstationApp(lambda: screen, launch)
+
+
+def _spec_of(launch: Launch) -> RunSpec:
+    """The launch's run spec (``make_app`` has checked it is there for watch and play)."""
+    if launch.spec is None:
+        raise UserError(f"{launch.screen} needs a run spec (game, agent, seed, protocol)")
+    return launch.spec
 
 
 def match_app(spec: Any, person: int, mode: str, pace: str, pacer: Any = None) -> WorkstationApp:

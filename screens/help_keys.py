@@ -9,6 +9,7 @@ own table of keys.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from textual.app import App
 from textual.binding import Binding, BindingType
@@ -127,7 +128,7 @@ SCREEN_NOTES: dict[str, tuple[str, tuple[str, ...]]] = {
 }
 
 
-def screen_bindings(screen_class: type[Screen[object]]) -> list[Binding]:
+def screen_bindings(screen_class: type[Screen[Any]]) -> list[Binding]:
     """The bindings a screen class declares itself or inherits from its bases (not Textual's own)."""
     found: list[Binding] = []
     for cls in reversed(screen_class.__mro__):
@@ -138,7 +139,7 @@ def screen_bindings(screen_class: type[Screen[object]]) -> list[Binding]:
     return found
 
 
-def key_rows(bindings: Iterable[Binding], app: App[object]) -> list[tuple[str, str]]:
+def key_rows(bindings: Iterable[Binding], app: App[Any]) -> list[tuple[str, str]]:
     """(keys, what they do), one row per action and description, in the order declared."""
     rows: dict[tuple[str, str], list[str]] = {}
     for b in bindings:
@@ -150,7 +151,7 @@ def key_rows(bindings: Iterable[Binding], app: App[object]) -> list[tuple[str, s
     return [(" ".join(f"`{k}`" for k in keys), what) for (_, what), keys in rows.items()]
 
 
-def help_markdown(screen: Screen[object] | type[Screen[object]], app: App[object]) -> str:
+def help_markdown(screen: Screen[Any] | type[Screen[Any]], app: App[Any]) -> str:
     """The help for ``screen`` (or a screen class): its keys (from its bindings), its notes, then the app's keys."""
     screen_class = screen if isinstance(screen, type) else type(screen)
     name = screen_class.__name__

@@ -121,8 +121,8 @@ async def test_x_stops_the_batch_cleanly_and_it_resumes(tmp_path):
         await pilot.press("r")  # resume in the screen: a new pass
         await wait_until(pilot, lambda: screen.code == 0 and not screen.running, timeout=240, what="the resumed pass")
         # what `batch --watch` prints on exit follows the passes to the last one: its final state
-        assert batch.successor is screen.batch
-        assert all(r.status in ("done", "skipped") for r in screen.batch.state.runs.values())
+        assert batch.successor is screen.job
+        assert all(r.status in ("done", "skipped") for r in screen.job.state.runs.values())
 
 
 @run_async

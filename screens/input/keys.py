@@ -34,7 +34,8 @@ import threading
 from dataclasses import dataclass, field
 from itertools import combinations
 
-from workstation.game.games import Game, normal_name
+from workstation.game.games import Game
+from workstation.game.vocabulary import normal_name
 
 FIRST_LINGER_S = 0.55  # a key counts as held this long after its first press
 REPEAT_LINGER_S = 0.12  # ... and this long after each auto-repeat

@@ -7,6 +7,8 @@ every 0.1 s (paper pace) and stops on the last frame or on a frame that cannot b
 
 from __future__ import annotations
 
+from typing import Any
+
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.timer import Timer
@@ -29,7 +31,7 @@ END_BINDINGS = [
 ]
 
 
-class FramePlaybackScreen(Screen):
+class FramePlaybackScreen(Screen[Any]):
     """A screen that sets ``frame``, ``n_frames`` (or its own ``last_frame``), ``playing`` and ``_timer`` and
     defines ``goto(frame)`` (which calls ``_stop_playback`` when a frame cannot be shown) and ``_show_playing()``."""
 

@@ -10,6 +10,8 @@ Nothing here plays or reflects: ``workstation.idc.rounds`` does.
 
 from __future__ import annotations
 
+from typing import Any
+
 import difflib
 from pathlib import Path
 
@@ -34,7 +36,7 @@ def skill_diff(before: str | None, after: str | None) -> str:
     return "\n".join(lines)
 
 
-def bars(rounds: list[dict]) -> list[str]:
+def bars(rounds: list[dict[str, Any]]) -> list[str]:
     """Each round's normalised mean as a bar, scaled to the largest magnitude."""
     values = [r.get("normalised") or 0.0 for r in rounds]
     top = max((abs(v) for v in values), default=0.0) or 1.0
@@ -74,10 +76,10 @@ class IdcScreen(Screen[None]):
         yield Static("", id="idc-head")
         with Horizontal(id="idc-body"):
             with Vertical(id="idc-left"):
-                rounds = DataTable(id="rounds", cursor_type="row", zebra_stripes=True)
+                rounds: DataTable[str | Text] = DataTable(id="rounds", cursor_type="row", zebra_stripes=True)
                 rounds.add_columns("round", "skill", "mean", "se", "norm", "curve", "note")
                 yield rounds
-                episodes = DataTable(id="episodes", cursor_type="row", zebra_stripes=True)
+                episodes: DataTable[str] = DataTable(id="episodes", cursor_type="row", zebra_stripes=True)
                 episodes.add_columns("seed", "score", "run id", "recording")
                 yield episodes
             with VerticalScroll(id="idc-detail"):
@@ -123,14 +125,15 @@ class IdcScreen(Screen[None]):
             table.move_cursor(row=min(max(keep, 0), len(rounds) - 1))
         self.show_round()
 
-    def selected(self) -> dict | None:
+    def selected(self) -> dict[str, Any] | None:
         table = self.query_one("#rounds", DataTable)
         rounds = self.curve["rounds"]
         if not rounds or table.cursor_row is None or not 0 <= table.cursor_row < len(rounds):
             return None
-        return rounds[table.cursor_row]
+        chosen: dict[str, Any] = rounds[table.cursor_row]
+        return chosen
 
-    def detail_text(self, r: dict) -> str:
+    def detail_text(self, r: dict[str, Any]) -> str:
         rounds = self.curve["rounds"]
         before = rounds[r["round"] - 1].get("skill") if r["round"] > 0 else None
         ref = r.get("reflection") or {}
@@ -165,7 +168,8 @@ class IdcScreen(Screen[None]):
 
     # -- actions -----------------------------------------------------------------
     def action_open_episode(self, row: int | None = None) -> None:
-        from workstation.store.recording import Recording, RecordingError
+        from workstation.store.recording import Recording
+        from workstation.store.records import RecordingError
 
         from screens.views.replay_view import ReplayScreen
 
@@ -199,5 +203,5 @@ class IdcScreen(Screen[None]):
             self.app.exit()
 
 
-def _num(v) -> str:
+def _num(v: float | None) -> str:
     return "-" if v is None else f"{v:.2f}"

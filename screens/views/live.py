@@ -8,8 +8,11 @@ driver's queue, so a slow model call never freezes the screen.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from typing import Any
 
 from rich.text import Text
+from textual.app import ComposeResult
 from textual import work
 from textual.binding import Binding
 from textual.screen import Screen
@@ -20,14 +23,14 @@ from workstation.agents.registry import is_model
 from workstation.store.changes import counts, mark
 from workstation.store.series import FrameSeries, result_text
 from workstation.turn.engine import TurnEngine
-from workstation.turn.prompt import edit_problem
+from workstation.turn.prompt import Prompt, edit_problem
 
 from screens.drivers.engine_driver import SPEED_ORDER, SPEEDS, EngineDriver
 from screens.widgets.confirm import ConfirmScreen
 from screens.widgets.frame_view import FrameView
 from screens.messages import (
     EngineAction, EngineBranched, EngineFinished, EngineNotice, EnginePlan, EngineProgress, EnginePrompt,
-    EngineReply, EngineText, EngineTurn, EngineWaiting, BarStats,
+    EngineReply, EngineText, EngineTurn, EngineWaiting, BarStats, PaletteCommand,
 )
 from screens.widgets.plan_view import PlanView, end_note
 from screens.widgets.prompt_view import PromptView
@@ -47,7 +50,7 @@ def run_title(engine: TurnEngine) -> str:
             f"seed {engine.seed} · {protocol_label(engine.protocol.changed())}")
 
 
-class LiveScreen(Screen):
+class LiveScreen(Screen[Any]):
     """One run, live. ``step_mode`` starts holding before each prompt is sent."""
 
     AUTO_FOCUS = ""  # nothing focused: the screen's keys work at once
@@ -84,27 +87,27 @@ class LiveScreen(Screen):
         self.can_go_back = can_go_back
         self.phase = "ready"
         self.stats = BarStats(budget=self.budget)
-        self.summary: dict | None = None
+        self.summary: dict[str, Any] | None = None
         self.error: str | None = None  # the run failed or stopped: stays on the status line
         self.notice: str | None = None  # a refused command: shown until the next turn ends
         self._user_stopped = False
-        self.turn_records: list[dict] = []
+        self.turn_records: list[dict[str, Any]] = []
         self.thoughts: dict[int, str] = {}
         self.prompt_texts: dict[int, str] = {}
         self.streamed: dict[int, str] = {}  # reply text as it streamed in, per turn
         self.last_turn = -1
         self.plan_by_hand: set[int] = set()  # turns whose plan a person typed before the prompt was sent
         self.holds = 0  # step-mode holds announced so far
-        self.prompt_on_show = None  # the Prompt the prompt view shows (an edit is checked against it)
+        self.prompt_on_show: Prompt | None = None  # the Prompt the prompt view shows (an edit is checked against it)
         self._frame_view = FrameView(id="frame")
         self.driver = EngineDriver(engine, self.post_message, self._frame_view.post_frame, step_mode, self.speed)
         self.recording_path = self.driver.path
         self.series = FrameSeries.over(self.driver.rewards, self.driver.losses,  # filled by the driver, in place
                                        self.driver.resets)
-        self._worker: Worker | None = None
+        self._worker: Worker[None] | None = None
 
     # -- layout ------------------------------------------------------------
-    def compose(self):
+    def compose(self) -> ComposeResult:
         yield from compose_run(self.title_text, self._frame_view, titled(StepPanel(id="steps"), "step mode"))
 
     def on_mount(self) -> None:
@@ -258,7 +261,7 @@ class LiveScreen(Screen):
         t.append("recording ", style="dim")
         t.append(str(self.recording_path))
         if self.error or self.notice:
-            t.append("  ⚠ " + (self.error or self.notice), style="bold red" if self.error else "yellow")
+            t.append("  ⚠ " + (self.error or self.notice or ""), style="bold red" if self.error else "yellow")
         self.query_one("#status", Static).update(t)
 
     def _show_step_panel(self) -> None:
@@ -406,7 +409,7 @@ class LiveScreen(Screen):
         engine = self.driver.engine
         return self.step_mode or bool(engine.changes) or is_model(engine.agent.spec)
 
-    def _leave_asking(self, leave, verb: str) -> None:
+    def _leave_asking(self, leave: Callable[[], object], verb: str) -> None:
         """``q`` / ``escape`` while the run is live ask first (No is focused); a finished run leaves at once."""
         if not self._worth_asking():
             leave()
@@ -431,9 +434,9 @@ class LiveScreen(Screen):
             event.stop()
             action()
 
-    def palette_commands(self) -> list[tuple[str, str, object]]:
+    def palette_commands(self) -> list[PaletteCommand]:
         """Commands this screen offers in the command palette."""
-        cmds = [
+        cmds: list[PaletteCommand] = [
             ("Pause / resume", "stop or continue the run (space)", self.action_pause),
             ("Change speed", "paper pace, fast, instant (f)", self.action_speed),
             ("Toggle step mode", "hold before each prompt is sent and after each reply (s)", self.action_step_mode),

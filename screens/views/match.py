@@ -25,15 +25,15 @@ from textual.widgets import Footer, Static
 
 from screens.drivers.match_driver import MatchDriver, MatchUpdate
 from screens.input.keys import HeldKeys, PlanQueue, action_for, button_for_key, plan_control, stops_or_leaves
-from screens.views.play import WallPacer, action_seconds
+from screens.drivers.play_driver import WallPacer, action_seconds
 from screens.widgets.frame_view import FrameView
 from screens.widgets.alive import unless_leaving
 from workstation.arena.start import MatchSpec
-from workstation.game.games import normal_name
+from workstation.game.vocabulary import normal_name
 from workstation.game.twoplayer import get_two_player_game
 
 
-class MatchScreen(Screen):
+class MatchScreen(Screen[Any]):
     CSS = """
     MatchScreen { layout: vertical; }
     #match-body { height: 1fr; }

@@ -23,6 +23,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select, Static
+from screens.messages import PaletteCommand
 
 from workstation.errors import UserError
 from workstation.game.twoplayer import TWO_PLAYER_GAMES
@@ -55,7 +56,7 @@ def field_for(message: str) -> str:
     return min(hits)[1] if hits else "#mf-game"
 
 
-class MatchForm(ModalScreen):
+class MatchForm(ModalScreen[Any]):
     """Game, opponent spec, side, mode, seed and frames; enter or Start checks and opens the match."""
 
     CSS = """
@@ -209,7 +210,7 @@ def open_match_form(app: Any, out: str | Path, game: str | None = None, base_url
     app.push_screen(MatchForm(out, game, base_url), callback=started)
 
 
-def match_commands(home: Any) -> list[tuple[str, str, object]]:
+def match_commands(home: Any) -> list[PaletteCommand]:
     """The home palette's entry (a two-player game highlighted on home is the form's first game)."""
     game = getattr(home, "selected_game", None)
     return [("Start a two-player match", "you against an agent, or two people on one keyboard (v)",

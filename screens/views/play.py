@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import queue
 import threading
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from collections.abc import Callable
+from typing import Any
 
 from textual import work
 from textual.app import ComposeResult
@@ -52,7 +53,7 @@ from workstation.game.protocol import Protocol
 from workstation.options import RunSpec
 from workstation.runs.start import start_run
 
-class PlayScreen(Screen):
+class PlayScreen(Screen[Any]):
     """Play a game with the keyboard; the run is recorded with agent ``human``."""
 
     CSS = """
@@ -124,7 +125,7 @@ class PlayScreen(Screen):
         self.applied_buttons: tuple[str, ...] = ()
         self.queue = PlanQueue(self.game, self.protocol.max_actions)
         self.awaiting_plan = False
-        self.summary: dict | None = None
+        self.summary: dict[str, Any] | None = None
         self.recording: Path | None = None
         self.error: str | None = None
         self._keys_text: str | None = None  # what the keys panel shows
@@ -140,7 +141,7 @@ class PlayScreen(Screen):
         self._cancelled: Callable[[], bool] = self._quit.is_set
 
     @classmethod
-    def from_spec(cls, spec: RunSpec, **kw) -> PlayScreen:
+    def from_spec(cls, spec: RunSpec, **kw: Any) -> PlayScreen:
         """The screen for a human run spec (``mode`` and ``pace`` default to real time at paper pace)."""
         return cls(spec.game, spec.seed, spec.mode or "realtime", spec.pace or "paper", spec.out, spec.protocol,
                    prompts=spec.prompts, **kw)
@@ -228,7 +229,8 @@ class PlayScreen(Screen):
                     if engine.summary is None:
                         engine.stop(QUIT_REASON)
                     engine.close()
-                    self.post_message(EngineFinished(engine.turn, engine.summary or {}, engine.writer.path))
+                    path = engine.writer.path if engine.writer is not None else None
+                    self.post_message(EngineFinished(engine.turn, engine.summary or {}, path))
                 if self._window is not None:
                     self._window.close()
             finally:
@@ -242,7 +244,7 @@ class PlayScreen(Screen):
                 pass
         return None
 
-    def _plan_source(self, ctx) -> list[str] | None:
+    def _plan_source(self, ctx: Any) -> list[str] | None:
         """The human agent's answer; in paused mode the wait counts as its decision time."""
         if self.mode == "paused":
             return self._wait_plan(self._cancelled)  # None (quit) stops the run

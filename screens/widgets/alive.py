@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Concatenate, ParamSpec, TypeVar
+from typing import Any, TypeVar, cast
 
 from textual.dom import DOMNode
 
-P = ParamSpec("P")
-N = TypeVar("N", bound=DOMNode)
+F = TypeVar("F", bound=Callable[..., None])
 
 
 def leaving(node: DOMNode) -> bool:
@@ -23,12 +22,12 @@ def leaving(node: DOMNode) -> bool:
     return not node.is_attached or node._closing or node._closed or node._pruning
 
 
-def unless_leaving(handler: Callable[Concatenate[N, P], None]) -> Callable[Concatenate[N, P], None]:
-    """Run the handler only while its widget is attached and not being removed."""
+def unless_leaving(handler: F) -> F:
+    """Run the handler (a method of a widget or screen) only while it is attached and not being removed."""
 
-    @functools.wraps(handler)
-    def guarded(self: N, *args: P.args, **kwargs: P.kwargs) -> None:
+    @functools.wraps(handler)  # Textual reads the handler's signature through __wrapped__
+    def guarded(self: DOMNode, *args: Any, **kwargs: Any) -> None:
         if not leaving(self):
             handler(self, *args, **kwargs)
 
-    return guarded
+    return cast(F, guarded)

@@ -7,6 +7,7 @@ commands. ``set_phase`` enables what makes sense where the worker holds.
 from __future__ import annotations
 
 from rich.text import Text
+from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Input, Select, Static
 
@@ -36,7 +37,7 @@ class StepPanel(Vertical):
 
     _newest = 0
 
-    def compose(self):
+    def compose(self) -> ComposeResult:
         yield Static(Text("step mode", style="bold"), id="step-hint")
         with Horizontal():
             yield Button("Send g", id="send", compact=True, variant="primary")
