@@ -41,7 +41,8 @@ def test_small_home_keeps_the_buttons_in_view_and_no_sliver_of_a_preview(tmp_pat
             games = home.query_one("#games-col").region
             assert games.width + settings.region.width == size[0]  # no empty strip left where the preview was
             await pilot.click("#watch")
-            await wait_until(pilot, lambda: isinstance(app.screen, LiveScreen), what="the live view")
+            await wait_until(pilot, lambda: isinstance(app.screen, LiveScreen) and app.screen.phase != "ready",
+                             what="the live view, mounted and running")
 
     check()
 

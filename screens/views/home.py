@@ -39,7 +39,7 @@ from workstation.store.records import RecordingError
 from screens.widgets.frame_view import FrameView
 from screens.messages import OpenRecording, StartRun, PaletteCommand
 from screens.views.match_form import home_base_url, match_commands, open_match_form
-from screens.widgets.alive import unless_leaving
+from screens.widgets.alive import SafeSelect, unless_leaving
 
 MAX_RECENT = 20
 PROVIDER_EXAMPLES = ["openai:gpt-5.1", "anthropic:claude-sonnet-4-5", "gemini:gemini-2.5-flash", "compat:MODEL"]
@@ -164,12 +164,12 @@ class HomeScreen(Screen[Any]):
                     _arg(self.args, "agent", "random"), id="agent", compact=True,
                     suggester=SuggestFromList(["random", "human", *PROVIDER_EXAMPLES], case_sensitive=False)),
                     name="agent")
-                yield from self._row("preset", Select([], prompt="pick an agent…", id="agent-preset", compact=True))
+                yield from self._row("preset", SafeSelect([], prompt="pick an agent…", id="agent-preset", compact=True))
                 yield from self._row("out", Input(str(self.out), id="out", compact=True), name="out")
-                yield from self._row("play", Select([("real time", "realtime"), ("paused", "paused")],
+                yield from self._row("play", SafeSelect([("real time", "realtime"), ("paused", "paused")],
                                                     value=_arg(self.args, "mode", "realtime"), allow_blank=False,
                                                     id="play-mode", compact=True), name="mode")
-                yield from self._row("pace", Select([("paper 0.1 s/action", "paper"), ("native 60 fps", "native")],
+                yield from self._row("pace", SafeSelect([("paper 0.1 s/action", "paper"), ("native 60 fps", "native")],
                                                     value=_arg(self.args, "pace", "paper"), allow_blank=False,
                                                     id="play-pace", compact=True), name="pace")
                 yield Static("protocol: paper defaults, changes in colour", classes="section")
@@ -200,7 +200,7 @@ class HomeScreen(Screen[Any]):
         if kind == "bool":
             return Checkbox("reward/life notices", value=bool(value), id=f"p-{name}", compact=True)
         if isinstance(kind, tuple):
-            return Select([(c, c) for c in kind], value=str(value), allow_blank=False, id=f"p-{name}", compact=True)
+            return SafeSelect([(c, c) for c in kind], value=str(value), allow_blank=False, id=f"p-{name}", compact=True)
         return Input(str(value), id=f"p-{name}", compact=True)
 
     def _model_widget(self, name: str) -> Widget:
@@ -208,7 +208,7 @@ class HomeScreen(Screen[Any]):
         value = flat_values(self.spec).get(name) if self.spec else None
         if s.choices:
             extra = {"value": value} if value in s.choices else {}  # else blank: the provider's default
-            return Select([(c, c) for c in s.choices], prompt="default", id=f"m-{name}", compact=True, **extra)
+            return SafeSelect([(c, c) for c in s.choices], prompt="default", id=f"m-{name}", compact=True, **extra)
         return Input("" if value is None else f"{value:g}" if isinstance(value, float) else str(value),
                      placeholder="default", id=f"m-{name}", compact=True)
 

@@ -24,6 +24,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select, Static
 from screens.messages import PaletteCommand
+from screens.widgets.alive import SafeSelect
 
 from workstation.errors import UserError
 from workstation.game.twoplayer import TWO_PLAYER_GAMES
@@ -81,15 +82,15 @@ class MatchForm(ModalScreen[Any]):
             yield Static("[b]A two-player match[/b]  (you against an agent, or two people)")
             yield Static("", id="mf-error")  # at the top: in view however small the terminal
             yield Label("game")
-            yield Select([(k, k) for k in TWO_PLAYER_GAMES], value=self.game, allow_blank=False, id="mf-game", compact=True)
+            yield SafeSelect([(k, k) for k in TWO_PLAYER_GAMES], value=self.game, allow_blank=False, id="mf-game", compact=True)
             yield Label("opponent (random, replay:PATH, openai:MODEL, ...)")
             yield Input("random", id="mf-vs", compact=True)
             yield Label(URL_LABEL)
             yield Input(self.base_url, placeholder="empty; e.g. http://localhost:11434/v1", id="mf-url", compact=True)
             yield Label("your side")
-            yield Select(SIDE_CHOICES, value="1", allow_blank=False, id="mf-side", compact=True)
+            yield SafeSelect(SIDE_CHOICES, value="1", allow_blank=False, id="mf-side", compact=True)
             yield Label("mode")
-            yield Select(MODE_CHOICES, value="paused", allow_blank=False, id="mf-mode", compact=True)
+            yield SafeSelect(MODE_CHOICES, value="paused", allow_blank=False, id="mf-mode", compact=True)
             yield Label("seed")
             yield Input("0", id="mf-seed", compact=True)
             yield Label("frames (empty: the protocol's budget)")

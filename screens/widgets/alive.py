@@ -3,7 +3,8 @@
 A run's engine, a match or a timer posts to its screen from another thread; when the app closes (or the
 screen is popped) Textual removes the children first and the screen last, so a message already queued
 can reach a handler whose children were removed: ``NoMatches: '#label' on SelectCurrent``, seen under
-load. Every handler fed by a worker or a timer is wrapped in ``@unless_leaving``.
+load. Every handler fed by a worker or a timer is wrapped in ``@unless_leaving``; every ``Select`` is a
+``SafeSelect`` (Textual's own mount handler writes into its children).
 """
 
 from __future__ import annotations
@@ -12,9 +13,13 @@ import functools
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
+from textual.css.query import NoMatches
 from textual.dom import DOMNode
+from textual.widgets import Select
+from textual.widgets.select import NoSelection
 
 F = TypeVar("F", bound=Callable[..., None])
+T = TypeVar("T")
 
 
 def leaving(node: DOMNode) -> bool:
@@ -31,3 +36,20 @@ def unless_leaving(handler: F) -> F:
             handler(self, *args, **kwargs)
 
     return cast(F, guarded)
+
+
+class SafeSelect(Select[T]):
+    """A ``Select`` that survives being taken down while it mounts.
+
+    Textual's ``Select`` sets its value in its own mount handler, which writes into its ``SelectCurrent``'s
+    ``#label``; when the screen is closed at that moment (the app quits while a screen is still mounting, seen
+    under load) the label is already gone and ``NoMatches`` would crash the app. Being removed, the value has
+    nowhere to show: the error is dropped then, and only then.
+    """
+
+    def _watch_value(self, value: T | NoSelection) -> None:
+        try:
+            super()._watch_value(value)
+        except NoMatches:
+            if not leaving(self):
+                raise

@@ -10,6 +10,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Input, Select, Static
+from screens.widgets.alive import SafeSelect
 
 HOLD_HINTS = {
     "prompt": "holding before the prompt is sent: read or edit it, then send (or type a plan: override)",
@@ -54,7 +55,7 @@ class StepPanel(Vertical):
             yield Button("Frame .", id="one-frame", compact=True)
             yield Button("Turn t", id="finish-turn", compact=True)
         with Horizontal():
-            yield Select([("turn 0", 0)], value=0, allow_blank=False, id="branch-turn", compact=True)
+            yield SafeSelect([("turn 0", 0)], value=0, allow_blank=False, id="branch-turn", compact=True)
             yield Button("Rewind+branch b", id="branch", compact=True, variant="warning")
 
     def set_phase(self, phase: str, turn: int, by_hand: bool = False) -> None:
