@@ -74,19 +74,13 @@ frame · `t` first differing plan · `space` play · `e` export the runs side by
 """,
     "Match": """\
 You play one side against a model (or `random`): the game holds each turn for both sides' plans.
-The play keys are the ones of **Play yourself** below; the side panel shows both sides' plans and scores.
+The game keys above play your side (**Play yourself** below says how); the side panel shows both
+sides' plans and scores.
 `esc` stops the match (the recording stays, marked incomplete); then `esc`, `enter` or `q` leaves.
 """,
     "Hotseat": """\
-Two people on one keyboard, each queuing a plan on their own half and committing it; when both are in, the
-two plans play in lockstep.
-
-| | move | fire | join next key to last | noop | remove last | commit |
-|---|---|---|---|---|---|---|
-| side 1 | `w` `a` `s` `d` | `space` | `e` | `x` | `z` | `c` |
-| side 2 | arrows | `/` | `+` | `.` | `backspace` | `enter` |
-
-`esc` stops the match; then `esc`, `enter` or `q` leaves.
+Two people on one keyboard, each queuing a plan on their own half (the game keys above) and committing it;
+when both are in, the two plans play in lockstep. `esc` stops the match; then `esc`, `enter` or `q` leaves.
 """,
     "Match replay": """\
 A recorded two-player match: both sides' plans and the scores at the frame on screen.
@@ -151,6 +145,43 @@ def key_rows(bindings: Iterable[Binding], app: App[Any]) -> list[tuple[str, str]
     return [(" ".join(f"`{k}`" for k in keys), what) for (_, what), keys in rows.items()]
 
 
+PUNCTUATION = {"slash": "/", "plus": "+", "equals_sign": "=", "full_stop": "."}  # key names as typed
+
+
+def _keys(keys: list[str] | tuple[str, ...]) -> str:
+    return " ".join(f"`{PUNCTUATION.get(k, k)}`" for k in keys)
+
+
+def game_key_rows(screen_class: type[Screen[Any]]) -> list[tuple[str, str]]:
+    """The keys a play or match screen reads itself (``on_key``), from the key maps they read."""
+    names = {c.__name__ for c in screen_class.__mro__}
+    if "HotseatScreen" in names:
+        from screens.views.hotseat import CONTROLS, MOVES
+
+        rows = []
+        for side, moves in MOVES.items():
+            by_button: dict[str, list[str]] = {}
+            for key, button in moves.items():
+                by_button.setdefault(button, []).append(key)
+            rows += [(_keys(keys), f"side {side}: {button}") for button, keys in by_button.items()]
+            controls: dict[str, list[str]] = {}
+            for key, (s, what) in CONTROLS.items():
+                if s == side:
+                    controls.setdefault(what, []).append(key)
+            rows += [(_keys(keys), f"side {side}: {what}") for what, keys in controls.items()]
+        return rows
+    if "PlayScreen" in names or "MatchScreen" in names:
+        from screens.input.keys import KEY_BUTTONS, PLAN_KEY_HELP, PLAN_KEYS
+
+        by_button = {}
+        for key, button in KEY_BUTTONS.items():
+            by_button.setdefault(button, []).append(key)
+        rows = [(_keys(keys), button) for button, keys in by_button.items()]
+        rows += [(_keys(PLAN_KEYS[what]), f"paused: {PLAN_KEY_HELP[what]}") for what in PLAN_KEYS]
+        return rows
+    return []
+
+
 def help_markdown(screen: Screen[Any] | type[Screen[Any]], app: App[Any]) -> str:
     """The help for ``screen`` (or a screen class): its keys (from its bindings), its notes, then the app's keys."""
     screen_class = screen if isinstance(screen, type) else type(screen)
@@ -159,7 +190,10 @@ def help_markdown(screen: Screen[Any] | type[Screen[Any]], app: App[Any]) -> str
     lines = [f"# Keys: {title}", ""]
     for keys, what in key_rows(screen_bindings(screen_class), app):
         lines.append(f"- {keys}  {what}")
-    lines += ["", "*Generated from this screen's bindings; `esc` closes this help.*", ""]
+    game_keys = game_key_rows(screen_class)
+    if game_keys:
+        lines += ["", "**Game keys**", ""] + [f"- {keys}  {what}" for keys, what in game_keys]
+    lines += ["", "*Generated from this screen's bindings and key maps; `esc` closes this help.*", ""]
     for note in notes:
         lines += [f"## {note}", NOTES[note].strip(), ""]
     lines += ["## Everywhere", EVERYWHERE, ""]

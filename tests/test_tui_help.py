@@ -48,6 +48,8 @@ def test_each_screens_help_names_its_own_keys_and_not_another_screens(screen_cla
         assert f"`{app.get_key_display(b)}`" in text  # the app's keys too
     if screen_class is not HomeScreen:
         assert "## Home" not in text and "Compare marked" not in text  # not the home help
+    if screen_class is HotseatScreen:
+        assert "- `/`  side 2: fire" in text and "- `c`  side 1: commit" in text
 
 
 def test_a_binding_added_to_a_screen_shows_in_its_help_at_once():
@@ -84,6 +86,7 @@ async def test_f1_on_the_match_screen_shows_the_match_keys(tmp_path):
     async with app.run_test(size=(160, 50)) as pilot:
         text = await f1_shows(app, pilot, MatchScreen)
         assert "Two-player match" in text and "Stop / leave" in text and "Compare marked" not in text
+        assert "- `enter`  paused: commit the plan" in text and "`space`  fire" in text  # its game keys too
 
 
 @run_async

@@ -54,6 +54,13 @@ KEY_BUTTONS: dict[str, str] = {
 }
 
 
+# paused mode: what each plan key does (plan_control reads the same keys; F1 lists them from here)
+PLAN_KEYS: dict[str, tuple[str, ...]] = {"join": ("+", "="), "noop": ("n", "."), "remove": ("backspace",),
+                                         "commit": ("enter",)}
+PLAN_KEY_HELP = {"join": "join the next key to the last action", "noop": "queue a noop",
+                 "remove": "remove the last action", "commit": "commit the plan"}
+
+
 def button_for_key(key: str) -> str | None:
     """The button a terminal key stands for (arrows, WASD in either case, space), or None."""
     k = key.lower()
