@@ -6,7 +6,7 @@ from __future__ import annotations
 from textual.widgets import Input, TextArea
 
 from screens.app import make_app
-from screens.widgets.step_panel import EDIT_KEYS
+from screens.widgets.step_panel import EDIT_KEYS, TYPING_KEYS
 from tests.tui_helpers import run_async, wait_until, watch_args
 
 TYPED = "right, right, fire"
@@ -43,6 +43,7 @@ async def test_the_override_box_by_tab_takes_letters_as_text_esc_abandons_enter_
         box = screen.query_one("#override-input", Input)
         speed, holds = screen.speed, screen.holds
         await tab_to(pilot, screen, box)  # no `o` first
+        assert TYPING_KEYS in str(screen.query_one("#edit-keys").render())  # says the letters are text now
         await pilot.press(*keys_for(TYPED))  # r would re-send, t play the turn, f change speed, space pause
         await pilot.pause()
         assert box.value == TYPED
@@ -51,6 +52,7 @@ async def test_the_override_box_by_tab_takes_letters_as_text_esc_abandons_enter_
         await pilot.press("escape")  # abandoned: the box is emptied, the run stays plain
         await wait_until(pilot, lambda: screen.focused is None, what="the box to lose focus")
         assert box.value == "" and plain(screen) and screen.phase == "plan"
+        assert EDIT_KEYS in str(screen.query_one("#edit-keys").render())
         assert "changed by hand" not in str(screen.query_one("#status").render())
         await tab_to(pilot, screen, box)
         await pilot.press(*keys_for(TYPED))

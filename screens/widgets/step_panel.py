@@ -9,6 +9,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
+from textual.events import DescendantBlur, DescendantFocus
 from textual.widgets import Button, Input, Select, Static
 from screens.widgets.alive import SafeSelect
 
@@ -21,6 +22,7 @@ HOLD_HINTS = {
 BY_HAND_HINT = "plan set by hand (the agent was not asked): execute it or override it again"
 # What to press to edit, always on show under the override box: a letter typed in a box is text, never a command.
 EDIT_KEYS = "o or tab: override · enter commits · esc abandons"
+TYPING_KEYS = "typing a plan: letters are text · enter commits · esc abandons"  # while the box has focus
 
 _PROMPT_ONLY = ("apply-edit", "send", "current-only")
 _AFTER_REPLY = ("resend",)  # override works before the prompt is sent too: the agent is then not asked
@@ -57,6 +59,19 @@ class StepPanel(Vertical):
         with Horizontal():
             yield SafeSelect([("turn 0", 0)], value=0, allow_blank=False, id="branch-turn", compact=True)
             yield Button("Rewind+branch b", id="branch", compact=True, variant="warning")
+
+    def on_descendant_focus(self, event: DescendantFocus) -> None:
+        if event.widget.id == "override-input":
+            self._edit_keys(typing=True)
+
+    def on_descendant_blur(self, event: DescendantBlur) -> None:
+        if event.widget.id == "override-input":
+            self._edit_keys(typing=False)
+
+    def _edit_keys(self, typing: bool) -> None:
+        """Say where the letters go: into the override box (text), or to the screen (commands)."""
+        self.query_one("#edit-keys", Static).update(
+            Text(TYPING_KEYS, style="bold") if typing else Text(EDIT_KEYS, style="dim"))
 
     def set_phase(self, phase: str, turn: int, by_hand: bool = False) -> None:
         """Show where the worker holds and enable the matching controls (``by_hand``: the plan is a person's)."""
