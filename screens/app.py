@@ -12,10 +12,10 @@ error before any screen is drawn. Nothing here imports ``workstation.cli``.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from collections.abc import Callable
 
-from textual.app import App
+from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.containers import VerticalScroll
@@ -27,88 +27,41 @@ from workstation.launch import Launch
 from workstation.locations import RECORDINGS
 from workstation.options import RunSpec, preflight, spec_from_args
 
-from screens.messages import OpenRecording, StartRun
+from screens.help_keys import EVERYWHERE, all_notes, help_markdown
+from screens.messages import OpenRecording, StartRun, PaletteCommand
 
-HELP = """\
-# Atari VLM workstation: keys
+if TYPE_CHECKING:
+    from workstation.turn.engine import TurnEngine
 
-**Everywhere**: `F1` or `?` this help · `ctrl+p` command palette · `ctrl+q` quit
-(`q` quits too, except while you play).
-
-## Home
-`↑` `↓` pick a game, `enter` goes on to its settings · `w` watch · `s` step mode · `p` play yourself · `v` a two-player match ·
-`tab` moves through the settings to the recordings list, where `o` or `enter` opens the highlighted one,
-`m` marks it and `c` compares the marked ones side by side ·
-`esc` leaves a field (so `w` `s` `p` work again). A refused setting is marked and the reason shown above
-the form.
-Agents: `random`, `human`, `replay:PATH`, or a provider spec such as `openai:gpt-5.1`
-(`openai`, `anthropic`, `gemini`, `compat` need their key in the environment).
-Protocol settings start at the paper's values; a changed one is highlighted.
-
-## Live view
-`space` pause / resume · `f` speed: paper pace (0.1 s per action), fast, instant ·
-`s` step mode on / off · `x` stop the run (kept, marked incomplete) · `esc` back (from a focused field,
-such as the prompt text or the override box, `esc` first leaves the field). While a run you would lose
-is live (step mode, a model agent, or changed by hand), `q` and `esc` ask first (No is the default);
-a finished run leaves at once.
-The prompt pane shows the prompt exactly as sent; pick an image in its list to preview that frame.
-
-## Step mode
-The run holds **before each prompt is sent** and **after each reply is parsed**.
-Before sending: edit the text (`tab` into the prompt pane) then `ctrl+s` apply, `g` send (applies an
-unapplied edit first), `c` swap in the current-frame-only prompt; a plan typed and `o` before sending
-is set by hand (the agent is not asked).
-After the reply: `r` re-send, type actions in the override box and `o` (or enter) to override the plan,
-`a` one action, `.` one frame, `t` the rest of the turn.
-Pick a turn and `b` to rewind to its start and branch: the run goes on in a new recording that
-copies the parent's frames and turns up to that point.
-
-## Play yourself
-**Real time**: hold `←` `↑` `→` `↓` (or `w` `a` `s` `d`) to move and `space` to fire; keys held
-together make a diagonal. The game samples the held keys once per action and never waits.
-
-**Paused**: the game waits for your plan. The same keys queue actions (up to max actions), `+` then a
-key joins it to the last action (`↑` `+` `←` is upleft), `n` (or `.`) queues a noop, `backspace`
-removes the last, `enter` commits.
-
-`esc` stops the game (the recording stays, marked incomplete); then `esc`, `enter` or `q` leaves.
-
-## Open a recording
-`←` `→` or `[` `]` previous / next turn · `,` `.` previous / next frame · `space` play / pause ·
-`home` `end` first / last frame · `r` `l` `g` next reward / life loss / game over (`R` `L` `G`: the one before) ·
-`j` `k` next / previous judged failure (when `workstation judge` judged this run) ·
-`e` export it as an MP4 beside the recording ·
-`m` marks a frame (`m` again at another frame: a range) and `n` sends the marked frames to a
-question set (`qa/<game>-hand/`) as a new proposed question, to finish with `workstation qa curate` ·
-`esc` back (or out of a focused field first).
-
-## Compare runs
-On the home screen `m` marks recordings and `c` compares them (or `workstation compare A B`).
-`,` `.` a frame · `<` `>` a second · `←` `→` a turn of the focused run (`1`-`4` picks it) ·
-`r` `l` `g` next reward / life loss / game over in any run (shifted: back) · `d` first differing
-frame · `t` first differing plan · `space` play · `e` export the runs side by side as an MP4.
-"""
+# Every screen's notes in one text; F1 shows the current screen's own keys (screens/help_keys.py).
+HELP = "# Atari VLM workstation: keys\n\n**Everywhere**: " + EVERYWHERE + "\n\n" + all_notes()
 
 
 class HelpScreen(ModalScreen[None]):
+    """The keys of the screen it was opened on (``text``: its Markdown), generated from that screen's bindings."""
+
     BINDINGS = [Binding("escape,f1,question_mark,q", "dismiss", "Close")]
 
-    def compose(self):
+    def __init__(self, text: str = "") -> None:
+        super().__init__()
+        self.text = text or HELP
+
+    def compose(self) -> ComposeResult:
         with VerticalScroll(id="help"):
-            yield Markdown(HELP)
+            yield Markdown(self.text)
 
 
 class WorkstationCommands(Provider):
     """Palette commands: the current screen's main actions plus the app's."""
 
-    def _commands(self) -> list[tuple[str, str, Callable[[], Any]]]:
+    def _commands(self) -> list[PaletteCommand]:
         app = self.app
         screen = self.screen
-        cmds: list[tuple[str, str, Callable[[], Any]]] = []
+        cmds: list[PaletteCommand] = []
         if hasattr(screen, "palette_commands"):
             cmds += screen.palette_commands()
-        cmds.append(("Help: keys and screens", "what every key does (F1 or ?)", app.action_help))
         if isinstance(app, WorkstationApp):
+            cmds.append(("Help: keys and screens", "what every key does (F1 or ?)", app.action_help))
             cmds.append(("Open the newest recording", f"replay the latest run under {app.out}", app.open_newest))
         return cmds
 
@@ -133,7 +86,7 @@ class WorkstationApp(App[int]):
         Binding("question_mark", "help", "Help", show=False),
     ]
 
-    def __init__(self, first: Callable[[], Screen], launch: Launch | None = None) -> None:
+    def __init__(self, first: Callable[[], Screen[Any]], launch: Launch | None = None) -> None:
         super().__init__()
         self._first = first
         self.launch = launch or Launch("home")
@@ -145,7 +98,7 @@ class WorkstationApp(App[int]):
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen())
+            self.push_screen(HelpScreen(help_markdown(self.screen, self)))
 
     # -- requests from home ----------------------------------------------------
     def on_start_run(self, m: StartRun) -> None:
@@ -179,7 +132,8 @@ class WorkstationApp(App[int]):
         self.push_screen(LiveScreen(engine, step_mode=m.kind == "step", speed=self.speed))
 
     def on_open_recording(self, m: OpenRecording) -> None:
-        from workstation.store.recording import Recording, RecordingError
+        from workstation.store.recording import Recording
+        from workstation.store.records import RecordingError
 
         from screens.views.match_replay import replay_screen
 
@@ -208,7 +162,7 @@ def launch_from_args(which: str, args: Any = None) -> Launch:
                   speed=getattr(args, "speed", None) or "paper", out=getattr(args, "out", None) or RECORDINGS)
 
 
-def make_engine(spec: RunSpec):
+def make_engine(spec: RunSpec) -> TurnEngine:
     """A started-later engine (and its recording) for a run spec."""
     from workstation.runs.start import start_run
 
@@ -216,7 +170,7 @@ def make_engine(spec: RunSpec):
 
 
 def play_screen(spec: RunSpec, on_missing: Callable[[str], Any], can_go_back: bool = True,
-                window: bool = False) -> Screen | None:
+                window: bool = False) -> Screen[Any] | None:
     """The human-play screen, imported lazily; ``on_missing`` hears why when it is not there or cannot start."""
     try:
         from screens.views.play import PlayScreen
@@ -250,7 +204,7 @@ def make_app(launch: Launch | str = "home", args: Any = None) -> WorkstationApp:
     if which == "watch":
         from screens.views.live import LiveScreen
 
-        engine = make_engine(launch.spec)
+        engine = make_engine(_spec_of(launch))
         return WorkstationApp(lambda: LiveScreen(engine, step_mode=launch.step, speed=launch.speed,
                                                  can_go_back=False), launch)
     if which == "open":
@@ -312,8 +266,17 @@ def make_app(launch: Launch | str = "home", args: Any = None) -> WorkstationApp:
     def refuse(text: str) -> None:
         raise UserError(text)
 
-    screen = play_screen(launch.spec, on_missing=refuse, can_go_back=False, window=launch.window)
+    screen = play_screen(_spec_of(launch), on_missing=refuse, can_go_back=False, window=launch.window)
+    if screen is None:  # refuse() has raised already; kept for the type checker
+        raise UserError("human play is not available in this build")
     return WorkstationApp(lambda: screen, launch)
+
+
+def _spec_of(launch: Launch) -> RunSpec:
+    """The launch's run spec (``make_app`` has checked it is there for watch and play)."""
+    if launch.spec is None:
+        raise UserError(f"{launch.screen} needs a run spec (game, agent, seed, protocol)")
+    return launch.spec
 
 
 def match_app(spec: Any, person: int, mode: str, pace: str, pacer: Any = None) -> WorkstationApp:

@@ -8,12 +8,14 @@ its kind: a slow terminal shows the latest figures instead of lagging.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from textual.message import Message
+from textual.notifications import SeverityLevel
 
 from workstation.calls import Reply
 from workstation.store.series import FrameStats
@@ -69,7 +71,7 @@ class EngineAction(Message):
 class EngineTurn(Message):
     """A turn ended; ``record`` is the line written to turns.jsonl."""
 
-    def __init__(self, turn: int, record: dict):
+    def __init__(self, turn: int, record: dict[str, Any]):
         super().__init__()
         self.turn, self.record = turn, record
 
@@ -77,7 +79,7 @@ class EngineTurn(Message):
 class EngineFinished(Message):
     """The run ended (budget used, stopped, or a fatal agent error in ``summary["stopped"]``)."""
 
-    def __init__(self, turn: int, summary: dict, path: Path | None):
+    def __init__(self, turn: int, summary: dict[str, Any], path: Path | None):
         super().__init__()
         self.turn, self.summary, self.path = turn, summary, path
 
@@ -112,7 +114,7 @@ class EngineBranched(Message):
 class EngineNotice(Message):
     """A command could not be carried out (bad action name, wrong phase): shown, not raised."""
 
-    def __init__(self, text: str, severity: str = "warning"):
+    def __init__(self, text: str, severity: SeverityLevel = "warning"):
         super().__init__()
         self.text, self.severity = text, severity
 
@@ -131,3 +133,7 @@ class OpenRecording(Message):
     def __init__(self, path: Path):
         super().__init__()
         self.path = path
+
+
+# A command palette entry: (name, help text, what it runs). Every screen's ``palette_commands`` returns these.
+PaletteCommand = tuple[str, str, Callable[[], object]]

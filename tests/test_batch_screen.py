@@ -121,8 +121,8 @@ async def test_x_stops_the_batch_cleanly_and_it_resumes(tmp_path):
         await pilot.press("r")  # resume in the screen: a new pass
         await wait_until(pilot, lambda: screen.code == 0 and not screen.running, timeout=240, what="the resumed pass")
         # what `batch --watch` prints on exit follows the passes to the last one: its final state
-        assert batch.successor is screen.batch
-        assert all(r.status in ("done", "skipped") for r in screen.batch.state.runs.values())
+        assert batch.successor is screen.job
+        assert all(r.status in ("done", "skipped") for r in screen.job.state.runs.values())
 
 
 @run_async
@@ -167,7 +167,7 @@ async def test_home_palette_opens_a_finished_batch_and_shows_its_runs(tmp_path, 
     tracker = fresh_tracker()
     app = make_app(Launch("home", out=str(tmp_path / "recordings")))
     async with app.run_test(size=(140, 40)) as pilot:
-        await pilot.pause(0.2)
+        await wait_until(pilot, lambda: app.screen.query("#recent"), what="the home screen")
         commands = {name: cb for name, _, cb in app.screen.palette_commands()}
         commands["Batch tiny"]()  # what ctrl+p, "Batch tiny", enter runs
         await wait_until(pilot, lambda: isinstance(app.screen, BatchScreen) and app.screen.query("#runs"),
@@ -188,10 +188,11 @@ async def test_a_batch_that_cannot_be_read_is_a_notification_not_a_crash(tmp_pat
     (tmp_path / "batches" / "broken" / "grid.toml").mkdir(parents=True)  # a folder where the grid should be
     app = make_app(Launch("home", out=str(tmp_path / "recordings")))
     async with app.run_test(size=(140, 40)) as pilot:
-        await pilot.pause(0.2)
+        await wait_until(pilot, lambda: app.screen.query("#recent"), what="the home screen")
         commands = {name: cb for name, _, cb in app.screen.palette_commands()}
         commands["Batch broken"]()
-        await pilot.pause(0.2)
+        await wait_until(pilot, lambda: any("cannot open the batch" in (n.title or "") for n in app._notifications),
+                         what="the notification")
         assert not isinstance(app.screen, BatchScreen) and app.is_running
         notes = [n for n in app._notifications if "cannot open the batch" in (n.title or "")]
         assert notes and "broken" in notes[0].message and "\n" not in notes[0].message
@@ -209,14 +210,14 @@ async def test_home_palette_opens_a_batch_on_disk_and_r_resumes_it(tmp_path, mon
     fresh_tracker()
     app = make_app(Launch("home", out=str(tmp_path / "recordings")))
     async with app.run_test(size=(140, 40)) as pilot:
-        await pilot.pause(0.2)
+        await wait_until(pilot, lambda: app.screen.query("#recent"), what="the home screen")
         commands = {name: cb for name, _, cb in app.screen.palette_commands()}
         assert "Batch screen" in commands
         commands["Batch screen"]()
         await wait_until(pilot, lambda: isinstance(app.screen, BatchScreen) and app.screen.query("#batch-head"),
                          what="the batch screen")
         screen = app.screen
-        await pilot.pause(0.2)
+        await wait_until(pilot, lambda: "0/4 done" in head(app), what="the batch head")
         assert "0/4 done" in head(app) and "not running: r runs what is left" in head(app) and not screen.running
         await pilot.press("r")  # random runs: worker processes, the resource tracker started inside the app
         await wait_until(pilot, lambda: screen.code is not None, timeout=180, what="the batch to run")

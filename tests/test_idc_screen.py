@@ -51,7 +51,9 @@ async def test_the_screen_shows_the_curve_a_rounds_diff_and_opens_an_episode(tmp
         assert "best round 1" in head and "gap 2.00" in head and "3 of 3 rounds" in head
         rounds = screen.query_one("#rounds", DataTable)
         assert "best" in str(rounds.get_row_at(1)[-1]) and "rolled back" in str(rounds.get_row_at(2)[-1])
-        assert "kept skill (no_skill)" in str(rounds.get_row_at(1)[-1])
+        # round 1's reflection gave no skill: the note is on round 2's row, the round that kept the skill
+        assert "kept skill (no_skill after round 1)" in str(rounds.get_row_at(2)[-1])
+        assert "kept skill" not in str(rounds.get_row_at(1)[-1])
         detail = lambda: str(screen.query_one("#detail", Static).render())  # noqa: E731
         assert "lane 3 is fast" in detail() and "slow at lane 3" in detail()
         await pilot.press("down", "down")

@@ -12,7 +12,7 @@ from screens.views.replay_view import ReplayScreen
 from screens.widgets.reply_view import ReplyView
 from tests.fake_provider import fake_server  # noqa: F401
 from tests.judge_helpers import JUDGE, ScriptedJudge, make_batch
-from tests.tui_helpers import run_async
+from tests.tui_helpers import run_async, wait_until
 from workstation.cli import main
 
 
@@ -64,3 +64,43 @@ async def test_open_without_a_judging_has_no_verdicts(judged, monkeypatch, tmp_p
         assert app.screen.verdicts == {}
         await pilot.press("j")
         assert app.screen.turn == 0
+
+
+def _notes(app) -> list[str]:
+    return [n.message for n in app._notifications]
+
+
+@run_async
+async def test_j_tells_not_judged_from_no_verdicts_from_no_failures(judged, monkeypatch, tmp_path):
+    import shutil
+
+    sample = json.loads((judged / "judge.json").read_text())["samples"][0]
+    monkeypatch.setenv("WORKSTATION_JUDGED", str(tmp_path / "nothing"))  # not sampled by any judging
+    app = make_app("open", Namespace(recording=sample["path"]))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("j")
+        await wait_until(pilot, lambda: _notes(app), what="the note")
+        assert "this run was not judged" in _notes(app)[-1]
+
+    copy = tmp_path / "j"
+    shutil.copytree(judged, copy)
+    lines = (copy / "verdicts.jsonl").read_text().splitlines()
+    mine = [v for v in map(json.loads, lines) if v["run_id"] == sample["run_id"]]
+    others = [line for line in lines if json.loads(line)["run_id"] != sample["run_id"]]
+    (copy / "verdicts.jsonl").write_text("".join(f"{line}\n" for line in others))  # sampled, no verdict on it
+    monkeypatch.setenv("WORKSTATION_JUDGED", str(copy))
+    app = make_app("open", Namespace(recording=sample["path"]))
+    async with app.run_test(size=(120, 40)) as pilot:
+        assert app.screen.verdicts == {}
+        await pilot.press("j")
+        await wait_until(pilot, lambda: _notes(app), what="the note")
+        assert "sampled this run but holds no verdict" in _notes(app)[-1]
+
+    passed = [json.dumps({**v, "failure": False}) for v in mine]  # judged, and nothing failed
+    (copy / "verdicts.jsonl").write_text("".join(f"{line}\n" for line in [*others, *passed]))
+    app = make_app("open", Namespace(recording=sample["path"]))
+    async with app.run_test(size=(120, 40)) as pilot:
+        assert set(app.screen.verdicts) == {v["turn"] for v in mine}
+        await pilot.press("j")
+        await wait_until(pilot, lambda: _notes(app), what="the note")
+        assert f"found no failure in this run ({len(mine)} turn" in _notes(app)[-1]

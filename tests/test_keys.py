@@ -163,3 +163,13 @@ def test_plan_queue_maps_to_the_games_actions():
     queue.combine()
     queue.add("right")  # replaces its opposite
     assert queue.names == ["noop", "fire", "right"]
+
+
+def test_the_plan_keys_f1_lists_are_the_ones_plan_control_reads():
+    from screens.input.keys import PLAN_KEY_HELP, PLAN_KEYS, plan_control
+
+    assert set(PLAN_KEY_HELP) == set(PLAN_KEYS)
+    for what, keys in PLAN_KEYS.items():
+        for key in keys:
+            name = {"+": "plus", "=": "equals_sign", ".": "full_stop"}.get(key, key)
+            assert plan_control(name, key if len(key) == 1 else None) == (what, ""), key

@@ -19,7 +19,7 @@ async def test_footer_shows_stop_and_says_resume_while_paused(tmp_path):
     async with app.run_test(size=(120, 40)) as pilot:
         live = app.screen
         await wait_until(pilot, lambda: live.phase == "prompt", what="the step-mode hold")
-        await pilot.pause()
+        await wait_until(pilot, lambda: "Stop" in _footer(live), what="the step-mode footer")
         keys = _footer(live)
         assert "Stop" in keys and "Pause" in keys and "Resume" not in keys
         await pilot.press("space")
@@ -28,5 +28,7 @@ async def test_footer_shows_stop_and_says_resume_while_paused(tmp_path):
         await pilot.press("space")
         await wait_until(pilot, lambda: "Pause" in _footer(live), what="the footer to say Pause again")
         assert not live.paused
+        await wait_until(pilot, lambda: all(k.region.width for k in live.query_one(Footer).children),
+                         what="the footer laid out")
         right = max(k.region.right for k in live.query_one(Footer).children)
         assert right <= 120  # the step-mode footer still fits 120 columns

@@ -182,7 +182,7 @@ async def test_an_engine_crash_is_a_notice_and_the_recording_is_kept(tmp_path):
         screen = app.screen
         await wait_until(pilot, lambda: screen.error is not None and screen.summary is not None,
                          what="the failure notice and the run's end")
-        await pilot.pause(0.1)
+        await pilot.pause()
         assert "ZeroDivisionError: a bug in the agent" in screen.error
         assert "a bug in the agent" in str(screen.query_one("#status").render())
         await wait_until(pilot, lambda: any("a bug" in n.message for n in app._notifications), what="the toast")

@@ -132,3 +132,22 @@ async def test_play_vs_command_line_opens_the_match_app(tmp_path):
         await pilot.press("escape")
     rec = Recording(screen.recording)
     assert rec.complete and rec.turns[0]["players"][1]["planned"] == ["left"]
+
+
+@run_async
+async def test_a_stopped_match_is_no_result_not_a_draw(tmp_path):
+    from screens.app import match_app
+    from workstation.arena.command import play_vs
+    from workstation.cli import build_parser
+
+    args = build_parser().parse_args(["play", "--game", "boxing", "--vs", "random", "--mode", "paused",
+                                      "--frames", "60", "--out", str(tmp_path)])
+    launch = play_vs(args)
+    app = match_app(launch["spec"], launch["person"], launch["mode"], "instant")
+    async with app.run_test(size=(200, 60)) as pilot:
+        await wait_until(pilot, lambda: getattr(app.screen, "awaiting_plan", False), what="the plan prompt")
+        screen = app.screen
+        await pilot.press("escape")  # stop before the end
+        await wait_until(pilot, lambda: screen.summary is not None, what="the match to stop")
+        banner = str(screen.query_one("#match-banner").render())
+        assert "no result, stopped at 0 to 0" in banner and "draw" not in banner, banner

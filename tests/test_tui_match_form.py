@@ -84,3 +84,69 @@ async def test_side_both_seats_two_people_and_escape_cancels(tmp_path):
         assert app.screen.spec.specs == ("human", "human") and app.screen.spec.game == "pong"
         await pilot.press("escape")
         await wait_until(pilot, lambda: app.screen.summary is not None, what="the match to stop")
+
+
+# -- one URL per player, errors in the form's words, Tab and Cancel (issue 27) --------------------------------------
+URL = "http://127.0.0.1:9/v1"  # nothing listens: the form only checks, no call is made
+
+
+@run_async
+async def test_a_compat_opponent_without_a_url_marks_the_opponent_field_in_the_forms_words(tmp_path):
+    app = _home(tmp_path)
+    async with app.run_test(size=(160, 50)) as pilot:
+        form = await _open_form(app, pilot)
+        assert form.query_one("#mf-url").value == ""  # home has no base URL set
+        form.query_one("#mf-vs").value = "compat:qwen"
+        await _submit(form, pilot)
+        assert isinstance(app.screen, MatchForm) and form.invalid == "#mf-vs"
+        assert form.query_one("#mf-vs").has_class("-invalid") and not form.query_one("#mf-game").has_class("-invalid")
+        said = str(form.query_one("#mf-error").render())
+        assert "base URL field" in said and "--base-url" not in said, said
+        form.query_one("#mf-url").value = "localhost:11434"  # there, but not a URL: the URL field's fault
+        await _submit(form, pilot)
+        assert form.invalid == "#mf-url" and "--base-url" not in str(form.query_one("#mf-error").render())
+
+
+@run_async
+async def test_the_opponents_url_defaults_to_homes_and_goes_to_the_opponents_side(tmp_path):
+    app = _home(tmp_path)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, HomeScreen), what="home")
+        app.screen.query_one("#m-base_url").value = URL  # the home screen's base URL setting
+        form = await _open_form(app, pilot)
+        assert form.query_one("#mf-url").value == URL
+        form.query_one("#mf-vs").value = "compat:qwen"
+        form.query_one("#mf-side").value = "2"
+        launch = form.check()  # what Start hands the match screen
+        spec = launch["spec"]
+        assert spec.specs == ("compat:qwen", "human") and spec.provider_options[0].base_url == URL
+        form.query_one("#mf-vs").value = "random"  # a URL means nothing to random: not passed on, no error
+        assert form.check()["spec"].specs == ("random", "human")
+
+
+@run_async
+async def test_tab_from_the_opponent_reaches_start_before_cancel_and_cancel_says_so(tmp_path):
+    from textual.widgets import Button
+
+    app = _home(tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        form = await _open_form(app, pilot)
+        form.query_one("#mf-vs").focus()
+        await pilot.press("tab")
+        await wait_until(pilot, lambda: form.focused is form.query_one("#mf-url"), what="the URL field")
+        for _ in range(12):
+            if isinstance(form.focused, Button):
+                break
+            await pilot.press("tab")
+            await pilot.pause()
+        assert form.focused is form.query_one("#mf-start")  # the first button Tab meets is Start
+        for close in ("cancel", "escape"):  # each way of closing the form says so (a notice of its own)
+            if close == "cancel":
+                form.query_one("#mf-cancel").focus()
+            seen = {n.identity for n in app._notifications}
+            await pilot.press("enter" if close == "cancel" else "escape")
+            await wait_until(pilot, lambda: isinstance(app.screen, HomeScreen), what="home again")
+            await wait_until(pilot, lambda: any("no match started" in n.message and n.identity not in seen
+                                                for n in app._notifications), what=f"the notice after {close}")
+            if close == "cancel":
+                form = await _open_form(app, pilot)

@@ -103,7 +103,7 @@ async def test_open_survives_missing_and_damaged_frames(tmp_path):
     async with app.run_test(size=(120, 40)) as pilot:
         screen = app.screen
         await pilot.press("space")  # playback stops at the first damaged frame instead of a notice per tick
-        await pilot.pause(0.3)
+        await wait_until(pilot, lambda: not screen.playing and app._notifications, what="playback to stop")
         assert app.is_running and isinstance(app.screen, ReplayScreen) and not screen.playing
         notes = [n.message for n in app._notifications]
         assert notes and all("damaged" in n for n in notes) and len(notes) <= 2

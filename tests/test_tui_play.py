@@ -94,8 +94,8 @@ async def test_real_time_play_records_the_keys_held_at_each_slot(tmp_path):
         await pilot.press("space")  # fire for slots 1.1..1.5
         await pacer.advance_to(1.55, screen)
         await pilot.press("d")  # fire still lingers; Breakout has no rightfire: the newest key wins
-        await pilot.pause(0.05)
-        assert "fire+right" in str(screen.query_one("#play-keys").render())
+        await wait_until(pilot, lambda: "fire+right" in str(screen.query_one("#play-keys").render()),
+                         what="the keys panel to show fire+right")
         await pacer.advance_to(3.0, screen)
         await wait_until(pilot, lambda: screen.summary is not None, what="the run to finish")
         path = screen.recording

@@ -69,11 +69,11 @@ async def test_an_edit_that_lost_its_roles_is_refused_and_the_cursor_starts_at_t
         assert screen.notice and "before its first '=== role ===' line" in screen.notice
         screen.set_focus(None)
         await pilot.press("g")  # send is refused too: the edit is not applied, nothing is sent
-        await pilot.pause(0.2)
+        await pilot.pause()  # the binding ran with the key press: nothing to wait for but the screen's queue
         assert screen.phase == "prompt" and screen.driver.engine.pending.prompt_variant == "standard"
         editor.text = original.replace("=== system ===\n", "", 1)  # the pack's system part lost
         await pilot.press("g")
-        await pilot.pause(0.2)
+        await wait_until(pilot, lambda: "lost its" in (screen.notice or ""), what="the refusal")
         assert "lost its '=== system ===' part" in screen.notice and screen.phase == "prompt"
         editor.text = original + "\nServe first."  # a sound edit goes through
         await pilot.press("g")

@@ -25,7 +25,7 @@ from workstation.turn.engine import (
 )
 from workstation.calls import CancelToken
 from workstation.runs.drive import drive
-from workstation.store.recording import RecordingError
+from workstation.store.records import RecordingError
 from workstation.runs.start import branch_run
 from workstation.turn.prompt import edit_problem
 
@@ -40,7 +40,7 @@ SPEED_ORDER = ("paper", "fast", "instant")
 _ACTING = (Phase.PLAN, Phase.ACTING)
 
 
-def game_over_notice(record: dict) -> str:
+def game_over_notice(record: dict[str, Any]) -> str:
     """One line for the turn that ended a game (the public harness's rule)."""
     cut = record.get("cut_frames")
     dropped = record.get("dropped") or []
@@ -79,7 +79,7 @@ class EngineDriver:
         self._post = post
         self._show_frame = show_frame
         self._finish_turn = False  # step mode: run on to the end of this turn
-        self._held: tuple | None = None
+        self._held: tuple[Any, ...] | None = None
         self._branching = False
         engine.observers.append(self._observe)
 
@@ -207,10 +207,13 @@ class EngineDriver:
                 self.step_mode, self._finish_turn, self._held = bool(arg), False, None
             elif name == "edit":
                 self._need(Phase.PROMPT, "edit the prompt")
-                why = edit_problem(arg, eng.pending.prompt)
+                prompt = eng.pending.prompt if eng.pending is not None else None
+                if prompt is None:
+                    raise ValueError("no prompt to edit: the run is not holding before one")
+                why = edit_problem(arg, prompt)
                 if why is not None:
                     raise ValueError(why)
-                eng.set_prompt(eng.pending.prompt.with_text(arg))
+                eng.set_prompt(prompt.with_text(arg))
             elif name == "current_only":
                 eng.use_current_frame_only()
             elif name == "send":
@@ -314,7 +317,7 @@ class EngineDriver:
                 self.path = eng.writer.path
             self._post(EngineFinished(ev.turn, ev.summary.to_json(), self.path))
 
-    def _images(self, ev: PromptReady) -> list:
+    def _images(self, ev: PromptReady) -> list[Any]:
         """Each image part with its pixels, read here on the engine's thread: the PNG the model is sent, decoded,
         so a preview is exactly the image the model got."""
         frames = self.engine.writer.frames if self.engine.writer else None

@@ -71,9 +71,9 @@ class PlayDriver:
 
     def __init__(self, game: Game, mode: str, period: float, pacer: Pacer, *,
                  buttons: Callable[[float], tuple[str, ...]],
-                 on_applied: Callable[[str, tuple[str, ...] | None, int], None],
-                 on_awaiting: Callable[[int], None],
-                 on_progress: Callable[[TurnEngine], None]) -> None:
+                 on_applied: Callable[[str, tuple[str, ...] | None, int], object],
+                 on_awaiting: Callable[[int], object],
+                 on_progress: Callable[[TurnEngine], object]) -> None:
         self.game, self.mode, self.period, self.pacer = game, mode, period, pacer
         self.buttons, self.on_applied, self.on_awaiting, self.on_progress = buttons, on_applied, on_awaiting, on_progress
         self.plan: list[str] | None = None  # real time: the action of the current slot, for the human agent
@@ -90,7 +90,7 @@ class PlayDriver:
         now = self.pacer.now()
         return now if now - t > self.period / 2 else t
 
-    def count_down(self, seconds: int, cancelled: Callable[[], bool], on_count: Callable[[int], None]) -> None:
+    def count_down(self, seconds: int, cancelled: Callable[[], bool], on_count: Callable[[int], object]) -> None:
         start = self.pacer.now()
         for i in range(seconds):
             on_count(seconds - i)

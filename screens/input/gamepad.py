@@ -13,6 +13,7 @@ Only the window process imports this module (it imports pygame).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import pygame
 
@@ -66,7 +67,7 @@ class Gamepads:
         except pygame.error:  # gone again already
             pass
 
-    def handle(self, event) -> bool:
+    def handle(self, event: Any) -> bool:
         """Take one event; True if it was a gamepad's."""
         if event.type not in PAD_EVENTS:
             return False

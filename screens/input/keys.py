@@ -34,7 +34,8 @@ import threading
 from dataclasses import dataclass, field
 from itertools import combinations
 
-from workstation.game.games import Game, normal_name
+from workstation.game.games import Game
+from workstation.game.vocabulary import normal_name
 
 FIRST_LINGER_S = 0.55  # a key counts as held this long after its first press
 REPEAT_LINGER_S = 0.12  # ... and this long after each auto-repeat
@@ -51,6 +52,13 @@ KEY_BUTTONS: dict[str, str] = {
     "right": "right", "d": "right",
     "space": "fire",
 }
+
+
+# paused mode: what each plan key does (plan_control reads the same keys; F1 lists them from here)
+PLAN_KEYS: dict[str, tuple[str, ...]] = {"join": ("+", "="), "noop": ("n", "."), "remove": ("backspace",),
+                                         "commit": ("enter",)}
+PLAN_KEY_HELP = {"join": "join the next key to the last action", "noop": "queue a noop",
+                 "remove": "remove the last action", "commit": "commit the plan"}
 
 
 def button_for_key(key: str) -> str | None:

@@ -15,6 +15,10 @@ sound the window says so once and plays silent.
 
 from __future__ import annotations
 
+from typing import Any
+
+from textual.notifications import SeverityLevel
+
 import importlib.util
 import multiprocessing as mp
 import os
@@ -66,8 +70,8 @@ class PlayWindow:
         self.sound = fps is not None
         with _real_stderr():
             ctx = mp.get_context("spawn")
-            self._frames: mp.Queue = ctx.Queue(maxsize=2)
-            self._audio: mp.Queue = ctx.Queue()
+            self._frames: mp.Queue[Any] = ctx.Queue(maxsize=2)
+            self._audio: mp.Queue[Any] = ctx.Queue()
             self._keys, keys_out = ctx.Pipe(duplex=False)
             self._stop = ctx.Event()
             self._process = ctx.Process(target=_window_main,
@@ -75,7 +79,7 @@ class PlayWindow:
                                         name="workstation-play-window", daemon=True)
             self._process.start()
         self._held: tuple[str, ...] = ()
-        self._notices: list[tuple[str, str]] = []
+        self._notices: list[tuple[str, SeverityLevel]] = []
 
     @property
     def is_open(self) -> bool:
@@ -111,7 +115,7 @@ class PlayWindow:
         self._drain()
         return self._held if self.is_open else ()
 
-    def notices(self) -> list[tuple[str, str]]:
+    def notices(self) -> list[tuple[str, SeverityLevel]]:
         """What the window had to say since the last call, as (text, severity)."""
         self._drain()
         out, self._notices = self._notices, []
@@ -127,8 +131,8 @@ class PlayWindow:
             q.close()
 
 
-def _window_main(title: str, height: int, fps: int | None, frames, audio, keys_out,
-                 stop) -> None:  # pragma: no cover - its own process
+def _window_main(title: str, height: int, fps: int | None, frames: Any, audio: Any, keys_out: Any,
+                 stop: Any) -> None:  # pragma: no cover - its own process
     quiet = os.open(os.devnull, os.O_WRONLY)  # the terminal belongs to the TUI: no greetings or SDL warnings
     os.dup2(quiet, 1)
     os.dup2(quiet, 2)
@@ -148,7 +152,7 @@ class WindowLoop:
     (``screens.input.sound.open_output_stream``; tests pass a fake).
     """
 
-    def __init__(self, title: str, height: int, fps: int | None, send, open_stream=None) -> None:
+    def __init__(self, title: str, height: int, fps: int | None, send: Any, open_stream: Any = None) -> None:
         os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
         import pygame
 
@@ -178,7 +182,7 @@ class WindowLoop:
 
     def _caption(self) -> None:
         sound = self.sound is not None and self.sound.playing
-        tail = ("  [muted: m]" if self.sound.muted else "  (m mutes)") if sound else ""
+        tail = ("  [muted: m]" if self.sound is not None and self.sound.muted else "  (m mutes)") if sound else ""
         self._pg.display.set_caption(self.title + tail)
 
     def toggle_mute(self) -> None:
@@ -198,7 +202,7 @@ class WindowLoop:
             if event.type == pg.KEYDOWN and event.key == pg.K_m:
                 self.toggle_mute()
                 continue
-            button = self.key_buttons.get(getattr(event, "key", None))
+            button = self.key_buttons.get(getattr(event, "key", -1))
             if button and button in self._order:
                 self._order.remove(button)
             if button and event.type == pg.KEYDOWN:
@@ -209,7 +213,7 @@ class WindowLoop:
         """Keys, then pad buttons not already held on the keyboard."""
         return tuple(self._order) + tuple(b for b in self.pads.held() if b not in self._order)
 
-    def play(self, item) -> None:
+    def play(self, item: Any) -> None:
         """One item from the sound queue: a frame's samples (bytes) or ``MUTE``."""
         if item == MUTE:
             self.toggle_mute()
@@ -222,7 +226,7 @@ class WindowLoop:
         self.screen.blit(pg.transform.scale(surface, self.size), (0, 0))
         pg.display.flip()
 
-    def step(self, frames, audio) -> bool:
+    def step(self, frames: Any, audio: Any) -> bool:
         """One pass: events, held buttons out, all queued sound, the newest frame. False once closed."""
         if not self.pump():
             return False
@@ -248,7 +252,7 @@ class WindowLoop:
         self._pg.quit()
 
 
-def _drain_queue(q) -> list:
+def _drain_queue(q: Any) -> list[Any]:
     out = []
     try:
         while True:

@@ -34,6 +34,7 @@ from __future__ import annotations
 import threading
 from collections import deque
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -156,7 +157,7 @@ class GameSound:
     def __init__(self, fps: int, notify: Callable[[str], None], open_stream: StreamOpener = open_output_stream):
         self.fps = fps
         self.muted = False
-        self._stream = None
+        self._stream: Any = None
         self._fifo = SampleFifo(0)
         self._audio: FrameAudio | None = None
         try:
@@ -187,7 +188,7 @@ class GameSound:
             self._fifo.clear()
         return self.muted
 
-    def _callback(self, outdata, frames, time, status) -> None:
+    def _callback(self, outdata: Any, frames: int, time: Any, status: Any) -> None:
         outdata[:, 0] = self._fifo.pull(frames)
 
     def close(self) -> None:

@@ -21,15 +21,18 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Static
+from textual.worker import Worker
 
 from workstation.batch.progress import DONE, FAILED, LEFT, RUNNING, SKIPPED, STOPPED, duration, money
 
-from screens.messages import OpenRecording
+from screens.messages import OpenRecording, PaletteCommand
+from screens.widgets.alive import unless_leaving
 
 ORDER = {RUNNING: 0, FAILED: 1, STOPPED: 2, LEFT: 3, DONE: 4, SKIPPED: 5}
 LABELS = {SKIPPED: "done before"}  # complete in an earlier pass: not run again, not "skipped" over
@@ -54,7 +57,7 @@ def start_resource_tracker() -> None:
         sys.stderr = shown
 
 
-def _score(value) -> str:
+def _score(value: float | None) -> str:
     return "-" if value is None else f"{float(value):g}"
 
 
@@ -73,7 +76,7 @@ class BatchScreen(Screen[None]):
 
     def __init__(self, batch: Any, start: bool = True, can_go_back: bool = True) -> None:
         super().__init__()
-        self.batch = batch
+        self.job: Any = batch  # the batch on screen (``batch`` is Textual's own name on a widget)
         self.can_go_back = can_go_back  # False: leaving ends the app (``batch --watch``)
         self.code: int | None = None
         self.error: str | None = None
@@ -87,10 +90,10 @@ class BatchScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Static("", id="batch-head")
-            groups = DataTable(id="groups", cursor_type="none", zebra_stripes=True)
+            groups: DataTable[str] = DataTable(id="groups", cursor_type="none", zebra_stripes=True)
             groups.add_columns("setting", "game", "done", "running", "failed", "left", "mean score (n)")
             yield groups
-            runs = DataTable(id="runs", cursor_type="row", zebra_stripes=True)
+            runs: DataTable[str] = DataTable(id="runs", cursor_type="row", zebra_stripes=True)
             runs.add_columns("status", "setting", "game", "seed", "score", "turns", "calls", "$", "last error")
             yield runs
         yield Footer()
@@ -104,8 +107,8 @@ class BatchScreen(Screen[None]):
 
     def on_unmount(self) -> None:
         """Left however (``q``, ctrl+q, the app closing): the batch stops cleanly; its worker is cancelled."""
-        if self.running and not self.batch.state.stopping:
-            self.batch.request_stop("the batch screen closed")
+        if self.running and not self.job.state.stopping:
+            self.job.request_stop("the batch screen closed")
         if self._worker is not None:
             self._worker.cancel()
 
@@ -116,13 +119,14 @@ class BatchScreen(Screen[None]):
 
     def _run(self) -> None:
         try:
-            self.code = self.batch.run()
+            self.code = self.job.run()
         except Exception as e:  # noqa: BLE001 - shown, not raised into the event loop
             self.error, self.code = f"{type(e).__name__}: {e}", 1
         finally:
             self._idle.set()
 
-    _worker = None
+    _worker: Worker[None] | None = None
+    _timer: Timer | None = None
 
     @property
     def running(self) -> bool:
@@ -130,7 +134,7 @@ class BatchScreen(Screen[None]):
 
     # -- drawing -------------------------------------------------------------------
     def head_text(self) -> str:
-        s = self.batch.state
+        s = self.job.state
         c = s.counts()
         cap = f" of {money(s.max_cost)}" if s.max_cost is not None else " (no cap)"
         if s.finished:
@@ -144,19 +148,20 @@ class BatchScreen(Screen[None]):
         if self.error:
             state = f"failed: {self.error}"
         eta = "" if s.finished or not self.running else f" · ETA {duration(s.eta_s())}"
-        return (f"batch {self.batch.grid.name}\n{c[DONE] + c[SKIPPED]}/{len(s.runs)} done ({c[SKIPPED]} before) · {c[RUNNING]} running · "
+        return (f"batch {self.job.grid.name}\n{c[DONE] + c[SKIPPED]}/{len(s.runs)} done ({c[SKIPPED]} before) · {c[RUNNING]} running · "
                 f"{c[FAILED] + c[STOPPED]} failed/stopped · {c[LEFT]} left\n"
                 f"spent {money(s.spent)}{cap} · {s.calls_per_s():.1f} calls/s · {s.rate_limit_waits} rate-limit "
-                f"waits{eta}\n{state} · results in {self.batch.dir}")
+                f"waits{eta}\n{state} · results in {self.job.dir}")
 
+    @unless_leaving
     def refresh_state(self) -> None:
         if not self.is_attached or self._gone:
             return
         self.query_one("#batch-head", Static).update(self.head_text())
         groups = self.query_one("#groups", DataTable)
         groups.clear()
-        means = self.batch.state.means()
-        for setting, game, d in self.batch.state.groups():
+        means = self.job.state.means()
+        for setting, game, d in self.job.state.groups():
             mean = means.get((setting, game))
             groups.add_row(setting, game, str(d[DONE] + d[SKIPPED]), str(d[RUNNING]), str(d[FAILED] + d[STOPPED]),
                            str(d[LEFT]), "-" if mean is None else f"{mean[0]:.1f} ({mean[1]})")
@@ -164,7 +169,7 @@ class BatchScreen(Screen[None]):
         keep = runs.cursor_row
         chosen = self.highlighted_run_id()
         runs.clear()
-        ordered = sorted(self.batch.state.runs.items(), key=lambda kv: ORDER[kv[1].status])
+        ordered = sorted(self.job.state.runs.items(), key=lambda kv: ORDER[kv[1].status])
         for run_id, r in ordered:
             runs.add_row(LABELS.get(r.status, r.status), r.cell.label, r.cell.game, str(r.cell.seed), _score(r.score),
                          "-" if r.turns is None else str(r.turns), str(r.calls), money(r.cost_usd),
@@ -178,7 +183,8 @@ class BatchScreen(Screen[None]):
         if self._leaving and not self.running:
             self._leaving = False
             self._gone = True
-            self._timer.stop()
+            if self._timer is not None:
+                self._timer.stop()
             if not self.can_go_back:
                 self.app.exit(self.code if self.code is not None else 1)
             else:
@@ -196,7 +202,7 @@ class BatchScreen(Screen[None]):
     # -- actions ------------------------------------------------------------------
     def action_open_run(self) -> None:
         run_id = self.highlighted_run_id()
-        r = self.batch.state.runs.get(run_id) if run_id else None
+        r = self.job.state.runs.get(run_id) if run_id else None
         if r is None:
             return
         if r.status == RUNNING:
@@ -217,8 +223,8 @@ class BatchScreen(Screen[None]):
         return True
 
     def action_stop(self) -> None:
-        if self.running and not self.batch.state.stopping:
-            self.batch.request_stop("stopped from the batch screen")
+        if self.running and not self.job.state.stopping:
+            self.job.request_stop("stopped from the batch screen")
             self.notify("stopping: no new runs; running ones end at their next turn")
 
     def action_resume(self) -> None:
@@ -228,7 +234,7 @@ class BatchScreen(Screen[None]):
         from workstation.batch.runner import Batch
         from workstation.errors import UserError
 
-        old = self.batch
+        old = self.job
         fresh = Batch(old.grid, old.dir, concurrency=old.concurrency, max_cost=old.max_cost,
                       executor=old.executor_kind, ray_address=old.ray_address)
         try:
@@ -237,7 +243,7 @@ class BatchScreen(Screen[None]):
             self.notify(str(e), severity="error")
             return
         old.successor = fresh  # what `batch --watch` prints on exit is the last pass's final state
-        self.batch, self.code, self.error = fresh, None, None
+        self.job, self.code, self.error = fresh, None, None
         self._run_batch()
         self.refresh_state()
 
@@ -259,15 +265,15 @@ class BatchScreen(Screen[None]):
         self.refresh_state()
 
 
-def batch_commands(app, root: str | Path | None = None) -> list[tuple[str, str, object]]:
+def batch_commands(app: App[Any], root: str | Path | None = None) -> list[PaletteCommand]:
     """Palette commands: one per batch directory under ``root`` (default ``batches/``) that keeps its grid."""
     from workstation.locations import BATCHES
 
-    out = []
+    out: list[PaletteCommand] = []
     for grid in sorted(Path(root or BATCHES).glob("*/grid.toml")):
         directory = grid.parent
 
-        def open_it(directory=directory) -> None:
+        def open_it(directory: Path = directory) -> None:
             from workstation.errors import UserError
 
             try:

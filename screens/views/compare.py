@@ -11,10 +11,14 @@ the runs diverge, and the summary table. Turn steps follow the focused run
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from collections.abc import Callable
+from typing import Any
 
 from rich.text import Text
+from textual.app import App
+from textual.events import Click
+from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.timer import Timer
@@ -25,7 +29,7 @@ from workstation.analysis.compare import SUMMARY_COLUMNS, Comparison, Run, next_
 from workstation.errors import UserError
 from workstation.game.games import FPS_PAPER
 from workstation.store.framestore import FrameStoreError
-from workstation.store.recording import RecordingError
+from workstation.store.records import RecordingError
 
 from screens.views.run_layout import turn_label
 from screens.widgets.frame_view import FrameView
@@ -33,6 +37,7 @@ from screens.widgets.score_plot import COLOURS, ScorePlot
 from screens.views.event_keys import EVENT_BINDINGS
 from screens.views.frame_playback import END_BINDINGS, FramePlaybackScreen
 from screens.views.export_key import export_in_background
+from screens.messages import PaletteCommand
 
 EVENT_NAMES = {"reward": "reward", "life_lost": "life loss", "game_over": "game over"}
 
@@ -53,7 +58,7 @@ class Scrubber(Widget):
         self.frame = frame
         self.refresh()
 
-    def on_click(self, event) -> None:
+    def on_click(self, event: Click) -> None:
         """A click on the bar moves the cursor there."""
         n = self.c.end + 1
         frame = min(self.c.end, max(0, event.x * n // max(1, self.size.width)))
@@ -64,7 +69,10 @@ class Scrubber(Widget):
     def render(self) -> Text:
         width = max(1, self.size.width)
         n = self.c.end + 1
-        col = lambda f: min(width - 1, f * width // max(1, n))  # noqa: E731
+
+        def col(f: int) -> int:
+            return min(width - 1, f * width // max(1, n))
+
         bar = ["─"] * width
         for run in self.c.runs:
             for f in run.event_frames("reward"):
@@ -139,11 +147,11 @@ class CompareScreen(FramePlaybackScreen):
         self._timer: Timer | None = None
 
     @classmethod
-    def of(cls, paths: list[str | Path], **kw) -> CompareScreen:
-        return cls(Comparison.of(paths), **kw)
+    def of(cls, paths: Sequence[str | Path], **kw: Any) -> CompareScreen:
+        return cls(Comparison.of(list(paths)), **kw)
 
     # -- layout ------------------------------------------------------------------
-    def compose(self):
+    def compose(self) -> ComposeResult:
         game = self.runs[0].manifest.game
         yield Static(f"compare {len(self.runs)} runs of {game}  ·  " + "  |  ".join(r.label for r in self.runs),
                      id="cmp-title")
@@ -171,7 +179,7 @@ class CompareScreen(FramePlaybackScreen):
         table.can_focus = False
         table.add_columns(*SUMMARY_COLUMNS)
         for i, row in enumerate(self.c.rows):
-            cells = list(summary_cells(row))
+            cells: list[str | Text] = list(summary_cells(row))
             cells[0] = Text(f"{i + 1} {cells[0]}", style=COLOURS[i % len(COLOURS)])
             table.add_row(*cells, key=str(i))
         for i in range(len(self.runs)):
@@ -198,7 +206,7 @@ class CompareScreen(FramePlaybackScreen):
         self.query_one("#cmp-scrub", Scrubber).move(self.frame)
         self._status()
 
-    def _info(self, run: Run, at) -> Text:
+    def _info(self, run: Run, at: Any) -> Text:
         t = Text(overflow="fold")
         t.append(f"score {at.score:g}", style="bold")
         t.append(f"   lives {at.lives} (lost {at.lives_lost})   frame {at.frame}")
@@ -296,7 +304,7 @@ class CompareScreen(FramePlaybackScreen):
         else:
             self.app.exit()
 
-    def palette_commands(self) -> list[tuple[str, str, Callable[[], object]]]:
+    def palette_commands(self) -> list[PaletteCommand]:
         return [
             ("Next life loss (any run)", "jump to the next frame where a run lost a life (l)",
              lambda: self.action_event("life_lost", 1)),
@@ -316,7 +324,7 @@ class CompareScreen(FramePlaybackScreen):
         export_in_background(self, [r.path for r in self.runs], beside(self.runs[0].path, "-compare.mp4"))
 
 
-def open_compare(app, paths: list[str | Path]) -> bool:
+def open_compare(app: App[Any], paths: Sequence[str | Path]) -> bool:
     """Push a comparison of ``paths`` on ``app``; a bad set (other games, too many) is a notice. True if opened."""
     try:
         app.push_screen(CompareScreen.of(paths))

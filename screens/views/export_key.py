@@ -4,11 +4,12 @@ with a notice when it starts and one when it is done (or failed); the screen nev
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from textual.screen import Screen
 
 
-def export_in_background(screen: Screen, paths: list[Path], out: Path) -> None:
+def export_in_background(screen: Screen[Any], paths: list[Path], out: Path) -> None:
     """Export ``paths`` (side by side when several) to ``out``; failures are a notice, never a crash."""
     runs = f"{len(paths)} runs side by side " if len(paths) > 1 else ""
     screen.notify(f"exporting {runs}to {out} ...")

@@ -7,9 +7,12 @@ every 0.1 s (paper pace) and stops on the last frame or on a frame that cannot b
 
 from __future__ import annotations
 
+from typing import Any
+
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.timer import Timer
+from screens.widgets.alive import unless_leaving
 
 PLAY_FRAMES = 3  # frames per playback tick: one action
 PLAY_TICK_S = 0.1  # paper pace: 0.1 s per action
@@ -28,7 +31,7 @@ END_BINDINGS = [
 ]
 
 
-class FramePlaybackScreen(Screen):
+class FramePlaybackScreen(Screen[Any]):
     """A screen that sets ``frame``, ``n_frames`` (or its own ``last_frame``), ``playing`` and ``_timer`` and
     defines ``goto(frame)`` (which calls ``_stop_playback`` when a frame cannot be shown) and ``_show_playing()``."""
 
@@ -71,6 +74,7 @@ class FramePlaybackScreen(Screen):
             self._timer.stop()
             self._timer = None
 
+    @unless_leaving
     def _tick(self) -> None:
         if self.frame >= self.last_frame:
             self.action_play()

@@ -7,17 +7,20 @@ cached), and random, human and replay agents need no network.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from rich.text import Text
 from textual import work
+from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.screen import Screen
 from textual.suggester import SuggestFromList
 from textual.widgets import Button, Checkbox, DataTable, Footer, Input, Label, OptionList, Select, Static
+from textual.widget import Widget
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
@@ -30,11 +33,13 @@ from workstation.locations import RECORDINGS
 from workstation.options import MODEL_CLI, RUN_SETTING, RunSpec, SpecError, flat_values, preflight, spec_from_values
 from workstation.store import integrity
 from workstation.store.index import find_recordings
-from workstation.store.recording import Recording, RecordingError
+from workstation.store.recording import Recording
+from workstation.store.records import RecordingError
 
 from screens.widgets.frame_view import FrameView
-from screens.messages import OpenRecording, StartRun
-from screens.views.match_form import match_commands, open_match_form
+from screens.messages import OpenRecording, StartRun, PaletteCommand
+from screens.views.match_form import home_base_url, match_commands, open_match_form
+from screens.widgets.alive import SafeSelect, unless_leaving
 
 MAX_RECENT = 20
 PROVIDER_EXAMPLES = ["openai:gpt-5.1", "anthropic:claude-sonnet-4-5", "gemini:gemini-2.5-flash", "compat:MODEL"]
@@ -88,7 +93,7 @@ def recent_label(path: Path) -> Text:
     return text
 
 
-class HomeScreen(Screen):
+class HomeScreen(Screen[Any]):
     """The launcher."""
 
     # A refused field: its label and box in the error colour, the reason above the form.
@@ -134,12 +139,13 @@ class HomeScreen(Screen):
         self.selected_game = first if first in GAMES else "breakout"
         self.invalid: str | None = None  # the field the last start was refused for
         self.recent: list[Path] = []
+        self.marked_for_compare: list[Path] = []  # recordings marked (m) to compare (c)
         self._previews: dict[tuple[str, str], Any] = {}
         self._preview_view = FrameView(id="preview")
         self.preview_game: str | None = None  # the game whose frame is on show
 
     # -- layout ------------------------------------------------------------
-    def compose(self):
+    def compose(self) -> ComposeResult:
         yield Static(Text.assemble(("Atari VLM workstation", "bold"), ("  AtariBench protocol · random, human and "
                      "replay agents need no key or network", "dim")), id="title")
         with Horizontal(id="home-body"):
@@ -158,12 +164,12 @@ class HomeScreen(Screen):
                     _arg(self.args, "agent", "random"), id="agent", compact=True,
                     suggester=SuggestFromList(["random", "human", *PROVIDER_EXAMPLES], case_sensitive=False)),
                     name="agent")
-                yield from self._row("preset", Select([], prompt="pick an agent…", id="agent-preset", compact=True))
+                yield from self._row("preset", SafeSelect([], prompt="pick an agent…", id="agent-preset", compact=True))
                 yield from self._row("out", Input(str(self.out), id="out", compact=True), name="out")
-                yield from self._row("play", Select([("real time", "realtime"), ("paused", "paused")],
+                yield from self._row("play", SafeSelect([("real time", "realtime"), ("paused", "paused")],
                                                     value=_arg(self.args, "mode", "realtime"), allow_blank=False,
                                                     id="play-mode", compact=True), name="mode")
-                yield from self._row("pace", Select([("paper 0.1 s/action", "paper"), ("native 60 fps", "native")],
+                yield from self._row("pace", SafeSelect([("paper 0.1 s/action", "paper"), ("native 60 fps", "native")],
                                                     value=_arg(self.args, "pace", "paper"), allow_blank=False,
                                                     id="play-pace", compact=True), name="pace")
                 yield Static("protocol: paper defaults, changes in colour", classes="section")
@@ -183,26 +189,26 @@ class HomeScreen(Screen):
             yield OptionList(id="recent")
         yield Footer()
 
-    def _row(self, label: str, widget, name: str | None = None):
+    def _row(self, label: str, widget: Widget, name: str | None = None) -> Iterator[Horizontal]:
         row = Horizontal(Label(label, classes="field-label"), widget, classes="field")
         if name:
             row.add_class(f"field-{name}")
         yield row
 
-    def _protocol_widget(self, name: str, kind: Any):
+    def _protocol_widget(self, name: str, kind: Any) -> Widget:
         value = getattr(self.spec.protocol if self.spec else Protocol(), name)
         if kind == "bool":
             return Checkbox("reward/life notices", value=bool(value), id=f"p-{name}", compact=True)
         if isinstance(kind, tuple):
-            return Select([(c, c) for c in kind], value=str(value), allow_blank=False, id=f"p-{name}", compact=True)
+            return SafeSelect([(c, c) for c in kind], value=str(value), allow_blank=False, id=f"p-{name}", compact=True)
         return Input(str(value), id=f"p-{name}", compact=True)
 
-    def _model_widget(self, name: str):
+    def _model_widget(self, name: str) -> Widget:
         s = RUN_SETTING[name]
         value = flat_values(self.spec).get(name) if self.spec else None
         if s.choices:
             extra = {"value": value} if value in s.choices else {}  # else blank: the provider's default
-            return Select([(c, c) for c in s.choices], prompt="default", id=f"m-{name}", compact=True, **extra)
+            return SafeSelect([(c, c) for c in s.choices], prompt="default", id=f"m-{name}", compact=True, **extra)
         return Input("" if value is None else f"{value:g}" if isinstance(value, float) else str(value),
                      placeholder="default", id=f"m-{name}", compact=True)
 
@@ -256,6 +262,7 @@ class HomeScreen(Screen):
         self._preview_view.show(self._previews[(key, start)], 0)
         self.preview_game = key
 
+    @unless_leaving
     def on_home_screen_preview_ready(self, m: PreviewReady) -> None:
         if m.key == self.selected_game and m.start == self._start_text():
             self._show_preview(m.key, m.start)
@@ -296,6 +303,7 @@ class HomeScreen(Screen):
         presets += [(f"{spec} (needs a key)", spec) for spec in PROVIDER_EXAMPLES[:3]]
         self.query_one("#agent-preset", Select).set_options(presets)
 
+    @unless_leaving
     def on_screen_resume(self) -> None:
         self.refresh_recent()
 
@@ -319,7 +327,7 @@ class HomeScreen(Screen):
         self._mark_changed()
 
     def _field_value(self, name: str) -> Any:
-        return self.query_one(f"#p-{name}").value
+        return getattr(self.query_one(f"#p-{name}"), "value", None)  # an Input, Select or Checkbox
 
     def _mark_changed(self) -> None:
         """Highlight protocol rows whose value is not the paper's."""
@@ -341,7 +349,7 @@ class HomeScreen(Screen):
             values.update(agent="human", mode=self.query_one("#play-mode", Select).value,
                           pace=self.query_one("#play-pace", Select).value)
         for name in MODEL_CLI:  # set ones only: a model option for another agent is refused and marked
-            raw = self.query_one(f"#m-{name}").value
+            raw = getattr(self.query_one(f"#m-{name}"), "value", None)  # an Input or a Select
             if isinstance(raw, str) and raw.strip():
                 values[name] = raw.strip()
         return values
@@ -421,7 +429,7 @@ class HomeScreen(Screen):
         elif event.button.id == "open":
             self.action_open()
 
-    def palette_commands(self) -> list[tuple[str, str, object]]:
+    def palette_commands(self) -> list[PaletteCommand]:
         g = self.selected_game
         return [
             (f"Watch {g}", "start a live run with the chosen agent (w)", lambda: self.action_start("watch")),
@@ -432,11 +440,11 @@ class HomeScreen(Screen):
         ] + _batch_commands(self.app) + match_commands(self)
 
     def action_match(self) -> None:
-        open_match_form(self.app, self.out, self.selected_game)
+        open_match_form(self.app, self.out, self.selected_game, home_base_url(self))
 
     # -- compare: mark recordings (m), then open them side by side (c) in screens/views/compare.py --
     def _marked(self) -> list[Path]:
-        return self.__dict__.setdefault("marked_for_compare", [])
+        return self.marked_for_compare
 
     def action_mark(self) -> None:
         """Mark or unmark the highlighted recording for compare."""
@@ -463,7 +471,7 @@ class HomeScreen(Screen):
         open_compare(self.app, marked)
 
 
-def _batch_commands(app) -> list:
+def _batch_commands(app: App[Any]) -> list[PaletteCommand]:
     """One palette command per batch under batches/ (screens/views/batch.py)."""
     from screens.views.batch import batch_commands
 

@@ -83,7 +83,7 @@ class HotseatScreen(MatchScreen):
 
     def _result(self) -> str:
         s = self.summary or {}
-        if self.tp.team or s.get("winner") is None:
+        if self.tp.team or s.get("winner") is None or not s.get("complete"):
             return super()._result()
         state = "complete" if s.get("complete") else f"incomplete ({s.get('stopped') or 'stopped'})"
         return f"[b]result: {state}, player {s['winner']} wins[/b]\n{self.recording}\nesc  leave"

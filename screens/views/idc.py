@@ -10,6 +10,8 @@ Nothing here plays or reflects: ``workstation.idc.rounds`` does.
 
 from __future__ import annotations
 
+from typing import Any
+
 import difflib
 from pathlib import Path
 
@@ -34,7 +36,7 @@ def skill_diff(before: str | None, after: str | None) -> str:
     return "\n".join(lines)
 
 
-def bars(rounds: list[dict]) -> list[str]:
+def bars(rounds: list[dict[str, Any]]) -> list[str]:
     """Each round's normalised mean as a bar, scaled to the largest magnitude."""
     values = [r.get("normalised") or 0.0 for r in rounds]
     top = max((abs(v) for v in values), default=0.0) or 1.0
@@ -74,10 +76,10 @@ class IdcScreen(Screen[None]):
         yield Static("", id="idc-head")
         with Horizontal(id="idc-body"):
             with Vertical(id="idc-left"):
-                rounds = DataTable(id="rounds", cursor_type="row", zebra_stripes=True)
+                rounds: DataTable[str | Text] = DataTable(id="rounds", cursor_type="row", zebra_stripes=True)
                 rounds.add_columns("round", "skill", "mean", "se", "norm", "curve", "note")
                 yield rounds
-                episodes = DataTable(id="episodes", cursor_type="row", zebra_stripes=True)
+                episodes: DataTable[str] = DataTable(id="episodes", cursor_type="row", zebra_stripes=True)
                 episodes.add_columns("seed", "score", "run id", "recording")
                 yield episodes
             with VerticalScroll(id="idc-detail"):
@@ -104,15 +106,17 @@ class IdcScreen(Screen[None]):
         keep = table.cursor_row
         table.clear()
         rounds = self.curve["rounds"]
-        for r, bar in zip(rounds, bars(rounds)):
+        for i, (r, bar) in enumerate(zip(rounds, bars(rounds))):
             notes = []
             if r["round"] == self.curve.get("best_round"):
                 notes.append("best")
             if r.get("rolled_back"):
                 notes.append("↩ rolled back")
-            status = (r.get("reflection") or {}).get("status")
+            # a round's reflection comes after it and decides the NEXT round's skill: its note goes there
+            before = rounds[i - 1] if i > 0 else {}
+            status = (before.get("reflection") or {}).get("status")
             if status not in (None, "submitted", "skipped"):
-                notes.append(f"kept skill ({status})")
+                notes.append(f"kept skill ({status} after round {before.get('round')})")
             skill = "none" if r.get("skill") is None else f"from {r.get('skill_round')}"
             table.add_row(str(r["round"]), skill, _num(r.get("score_mean")), _num(r.get("score_se")),
                           _num(r.get("normalised")), Text(bar, style="red" if r.get("rolled_back") else "green"),
@@ -121,14 +125,15 @@ class IdcScreen(Screen[None]):
             table.move_cursor(row=min(max(keep, 0), len(rounds) - 1))
         self.show_round()
 
-    def selected(self) -> dict | None:
+    def selected(self) -> dict[str, Any] | None:
         table = self.query_one("#rounds", DataTable)
         rounds = self.curve["rounds"]
         if not rounds or table.cursor_row is None or not 0 <= table.cursor_row < len(rounds):
             return None
-        return rounds[table.cursor_row]
+        chosen: dict[str, Any] = rounds[table.cursor_row]
+        return chosen
 
-    def detail_text(self, r: dict) -> str:
+    def detail_text(self, r: dict[str, Any]) -> str:
         rounds = self.curve["rounds"]
         before = rounds[r["round"] - 1].get("skill") if r["round"] > 0 else None
         ref = r.get("reflection") or {}
@@ -137,7 +142,7 @@ class IdcScreen(Screen[None]):
         parts += ["", "Diff from the round before:", diff or "(unchanged)"]
         parts += ["", "Diagnosis after this round:", r.get("diagnosis") or "(none)"]
         if ref:
-            parts += ["", f"Reflection: {ref.get('status')} — {ref.get('why')}",
+            parts += ["", f"Reflection after this round: {ref.get('status')} — {ref.get('why')}",
                       f"{ref.get('tool_calls', 0)} tool calls, ${ref.get('cost_usd') or 0:.4f}"
                       + (f", transcript {ref['transcript']}" if ref.get("transcript") else "")]
         if "notebook" in r:
@@ -163,7 +168,8 @@ class IdcScreen(Screen[None]):
 
     # -- actions -----------------------------------------------------------------
     def action_open_episode(self, row: int | None = None) -> None:
-        from workstation.store.recording import Recording, RecordingError
+        from workstation.store.recording import Recording
+        from workstation.store.records import RecordingError
 
         from screens.views.replay_view import ReplayScreen
 
@@ -197,5 +203,5 @@ class IdcScreen(Screen[None]):
             self.app.exit()
 
 
-def _num(v) -> str:
+def _num(v: float | None) -> str:
     return "-" if v is None else f"{v:.2f}"

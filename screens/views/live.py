@@ -8,8 +8,11 @@ driver's queue, so a slow model call never freezes the screen.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from typing import Any
 
 from rich.text import Text
+from textual.app import ComposeResult
 from textual import work
 from textual.binding import Binding
 from textual.screen import Screen
@@ -20,14 +23,14 @@ from workstation.agents.registry import is_model
 from workstation.store.changes import counts, mark
 from workstation.store.series import FrameSeries, result_text
 from workstation.turn.engine import TurnEngine
-from workstation.turn.prompt import edit_problem
+from workstation.turn.prompt import Prompt, edit_problem
 
 from screens.drivers.engine_driver import SPEED_ORDER, SPEEDS, EngineDriver
 from screens.widgets.confirm import ConfirmScreen
 from screens.widgets.frame_view import FrameView
 from screens.messages import (
     EngineAction, EngineBranched, EngineFinished, EngineNotice, EnginePlan, EngineProgress, EnginePrompt,
-    EngineReply, EngineText, EngineTurn, EngineWaiting, BarStats,
+    EngineReply, EngineText, EngineTurn, EngineWaiting, BarStats, PaletteCommand,
 )
 from screens.widgets.plan_view import PlanView, end_note
 from screens.widgets.prompt_view import PromptView
@@ -36,9 +39,10 @@ from screens.views.run_layout import blur_or_leave, compose_run, protocol_label,
 from screens.widgets.stats_bar import StatsBar
 from screens.widgets.step_panel import StepPanel
 from screens.widgets.timeline import Timeline
+from screens.widgets.alive import unless_leaving
 
 STEP_ACTIONS = {"apply_edit", "send", "current_only", "resend", "override", "one_action", "one_frame",
-                "finish_turn", "branch"}
+                "finish_turn", "branch", "edit_prompt"}
 
 
 def run_title(engine: TurnEngine) -> str:
@@ -46,7 +50,7 @@ def run_title(engine: TurnEngine) -> str:
             f"seed {engine.seed} · {protocol_label(engine.protocol.changed())}")
 
 
-class LiveScreen(Screen):
+class LiveScreen(Screen[Any]):
     """One run, live. ``step_mode`` starts holding before each prompt is sent."""
 
     AUTO_FOCUS = ""  # nothing focused: the screen's keys work at once
@@ -62,6 +66,7 @@ class LiveScreen(Screen):
         Binding("c", "current_only", "Frame only", show=False),
         Binding("r", "resend", "Re-send"),
         Binding("o", "override", "Override", show=False),
+        Binding("e", "edit_prompt", "Edit prompt", show=False),  # focus the prompt text (before it is sent)
         Binding("a", "one_action", "Action"),
         Binding("full_stop", "one_frame", "Frame", show=False),
         Binding("t", "finish_turn", "Turn"),
@@ -82,27 +87,27 @@ class LiveScreen(Screen):
         self.can_go_back = can_go_back
         self.phase = "ready"
         self.stats = BarStats(budget=self.budget)
-        self.summary: dict | None = None
+        self.summary: dict[str, Any] | None = None
         self.error: str | None = None  # the run failed or stopped: stays on the status line
         self.notice: str | None = None  # a refused command: shown until the next turn ends
         self._user_stopped = False
-        self.turn_records: list[dict] = []
+        self.turn_records: list[dict[str, Any]] = []
         self.thoughts: dict[int, str] = {}
         self.prompt_texts: dict[int, str] = {}
         self.streamed: dict[int, str] = {}  # reply text as it streamed in, per turn
         self.last_turn = -1
         self.plan_by_hand: set[int] = set()  # turns whose plan a person typed before the prompt was sent
         self.holds = 0  # step-mode holds announced so far
-        self.prompt_on_show = None  # the Prompt the prompt view shows (an edit is checked against it)
+        self.prompt_on_show: Prompt | None = None  # the Prompt the prompt view shows (an edit is checked against it)
         self._frame_view = FrameView(id="frame")
         self.driver = EngineDriver(engine, self.post_message, self._frame_view.post_frame, step_mode, self.speed)
         self.recording_path = self.driver.path
         self.series = FrameSeries.over(self.driver.rewards, self.driver.losses,  # filled by the driver, in place
                                        self.driver.resets)
-        self._worker: Worker | None = None
+        self._worker: Worker[None] | None = None
 
     # -- layout ------------------------------------------------------------
-    def compose(self):
+    def compose(self) -> ComposeResult:
         yield from compose_run(self.title_text, self._frame_view, titled(StepPanel(id="steps"), "step mode"))
 
     def on_mount(self) -> None:
@@ -120,6 +125,7 @@ class LiveScreen(Screen):
         worker = get_current_worker()
         self.driver.run(lambda: worker.is_cancelled)
 
+    @unless_leaving
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.group == "engine" and event.state is WorkerState.ERROR:
             err = event.worker.error
@@ -134,6 +140,7 @@ class LiveScreen(Screen):
         self._status()
 
     # -- engine messages ---------------------------------------------------
+    @unless_leaving
     def on_engine_prompt(self, m: EnginePrompt) -> None:
         self.prompt_on_show = m.prompt
         text = m.prompt.render_text()
@@ -150,13 +157,16 @@ class LiveScreen(Screen):
             self.last_turn = m.turn
             self.query_one(StepPanel).set_turns(list(range(m.turn + 1)))
 
+    @unless_leaving
     def on_engine_text(self, m: EngineText) -> None:
         self.streamed[m.turn] = self.streamed.get(m.turn, "") + m.text
         self.query_one(ReplyView).append(m.text)
 
+    @unless_leaving
     def on_engine_reply(self, m: EngineReply) -> None:
         self.query_one(ReplyView).show_reply(m.reply.text, m.reply.error)
 
+    @unless_leaving
     def on_engine_plan(self, m: EnginePlan) -> None:
         self.thoughts[m.turn] = m.parse.thought
         if m.by_hand:  # typed before the prompt was sent: no reply was asked for
@@ -166,9 +176,11 @@ class LiveScreen(Screen):
             self.query_one(ReplyView).show_parse(m.parse)
         self.query_one(PlanView).show_plan(m.plan, overridden=m.overridden, valid=m.parse.valid, errors=m.parse.errors)
 
+    @unless_leaving
     def on_engine_action(self, m: EngineAction) -> None:
         self.query_one(PlanView).mark(m.index + 1, m.step.action)
 
+    @unless_leaving
     def on_engine_turn(self, m: EngineTurn) -> None:
         self.turn_records.append(m.record)
         if m.record.get("game_over") or m.record.get("dropped"):
@@ -177,6 +189,7 @@ class LiveScreen(Screen):
             self.notice = None
         self._status()  # the changed-by-hand mark follows each turn written
 
+    @unless_leaving
     def on_engine_progress(self, m: EngineProgress) -> None:
         self.stats = m.stats
         self.query_one(StatsBar).show_stats(m.stats)
@@ -187,6 +200,7 @@ class LiveScreen(Screen):
                 self.query_one(ReplyView).set_note("waiting for the agent's reply…")
             self._status()
 
+    @unless_leaving
     def on_engine_waiting(self, m: EngineWaiting) -> None:
         self.holds += 1
         self.phase = m.phase
@@ -194,6 +208,7 @@ class LiveScreen(Screen):
         self.query_one(PromptView).set_editable(self.step_mode and m.phase == "prompt")
         self._status()
 
+    @unless_leaving
     def on_engine_finished(self, m: EngineFinished) -> None:
         s = self.summary = m.summary
         self.phase = "finished"
@@ -209,6 +224,7 @@ class LiveScreen(Screen):
             self.notify(f"{result_text(s, self.budget)}; recording {m.path}", title="run finished")
             self._status()
 
+    @unless_leaving
     def on_engine_branched(self, m: EngineBranched) -> None:
         self.summary, self.error, self.notice, self.phase = None, None, None, "ready"
         self._user_stopped = False
@@ -219,6 +235,7 @@ class LiveScreen(Screen):
         self.notify(f"branch of turn {m.turn} (frame {m.frame}): {m.path}", title="rewound")
         self._status()
 
+    @unless_leaving
     def on_engine_notice(self, m: EngineNotice) -> None:
         self.notify(m.text, severity=m.severity)
         self.notice = m.text
@@ -244,7 +261,7 @@ class LiveScreen(Screen):
         t.append("recording ", style="dim")
         t.append(str(self.recording_path))
         if self.error or self.notice:
-            t.append("  ⚠ " + (self.error or self.notice), style="bold red" if self.error else "yellow")
+            t.append("  ⚠ " + (self.error or self.notice or ""), style="bold red" if self.error else "yellow")
         self.query_one("#status", Static).update(t)
 
     def _show_step_panel(self) -> None:
@@ -331,8 +348,16 @@ class LiveScreen(Screen):
         box.value = ""
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
-        if event.input.id == "override-input":
+        if event.input.id == "override-input":  # enter commits the typed plan
             self.action_override()
+
+    def action_edit_prompt(self) -> None:
+        """``e``: into the prompt text, while it can be edited (holding before it is sent)."""
+        view = self.query_one(PromptView)
+        if view.editor.read_only:
+            self.notify("the prompt can be edited only while the run holds before sending it", severity="warning")
+            return
+        view.editor.focus()
 
     def action_one_action(self) -> None:
         self.driver.send("action")
@@ -366,6 +391,9 @@ class LiveScreen(Screen):
 
     def action_back(self) -> None:
         if self.focused is not None:  # first out of the field (prompt text, override box)
+            box = self.query_one("#override-input", Input)
+            if self.focused is box:  # an abandoned override: nothing is sent, the run stays plain
+                box.value = ""
             self.set_focus(None)
             return
         self._leave_asking(lambda: blur_or_leave(self, self.can_go_back),
@@ -381,7 +409,7 @@ class LiveScreen(Screen):
         engine = self.driver.engine
         return self.step_mode or bool(engine.changes) or is_model(engine.agent.spec)
 
-    def _leave_asking(self, leave, verb: str) -> None:
+    def _leave_asking(self, leave: Callable[[], object], verb: str) -> None:
         """``q`` / ``escape`` while the run is live ask first (No is focused); a finished run leaves at once."""
         if not self._worth_asking():
             leave()
@@ -406,9 +434,9 @@ class LiveScreen(Screen):
             event.stop()
             action()
 
-    def palette_commands(self) -> list[tuple[str, str, object]]:
+    def palette_commands(self) -> list[PaletteCommand]:
         """Commands this screen offers in the command palette."""
-        cmds = [
+        cmds: list[PaletteCommand] = [
             ("Pause / resume", "stop or continue the run (space)", self.action_pause),
             ("Change speed", "paper pace, fast, instant (f)", self.action_speed),
             ("Toggle step mode", "hold before each prompt is sent and after each reply (s)", self.action_step_mode),
@@ -420,6 +448,7 @@ class LiveScreen(Screen):
             cmds += [
                 ("Send the prompt", "apply any edit and ask the agent (g)", self.action_send),
                 ("Apply the edit", "use the edited prompt text, not sent yet (ctrl+s)", self.action_apply_edit),
+                ("Edit the prompt", "into the prompt text while it holds before sending (e)", self.action_edit_prompt),
                 ("Current frame only", "swap in the prompt with just the current frame (c)", self.action_current_only),
                 ("Re-send the prompt", "discard the reply and ask again (r)", self.action_resend),
                 ("Override the plan", "run the actions typed in the override box (o); before the prompt is sent, the agent is not asked", self.action_override),

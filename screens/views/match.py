@@ -25,14 +25,15 @@ from textual.widgets import Footer, Static
 
 from screens.drivers.match_driver import MatchDriver, MatchUpdate
 from screens.input.keys import HeldKeys, PlanQueue, action_for, button_for_key, plan_control, stops_or_leaves
-from screens.views.play import WallPacer, action_seconds
+from screens.drivers.play_driver import WallPacer, action_seconds
 from screens.widgets.frame_view import FrameView
+from screens.widgets.alive import unless_leaving
 from workstation.arena.start import MatchSpec
-from workstation.game.games import normal_name
+from workstation.game.vocabulary import normal_name
 from workstation.game.twoplayer import get_two_player_game
 
 
-class MatchScreen(Screen):
+class MatchScreen(Screen[Any]):
     CSS = """
     MatchScreen { layout: vertical; }
     #match-body { height: 1fr; }
@@ -129,6 +130,7 @@ class MatchScreen(Screen):
             self.driver.engine.cancel.cancel("play was cancelled")  # a model call under way ends too
 
     # -- messages ------------------------------------------------------------
+    @unless_leaving
     def on_match_update(self, m: MatchUpdate) -> None:
         self.handle_update(m)  # Textual calls every class's on_* handler: subclasses override handle_update
 
@@ -153,6 +155,7 @@ class MatchScreen(Screen):
             self._banner(self._result())
         self._show()
 
+    @unless_leaving
     def on_worker_state_changed(self, event: Any) -> None:
         if event.worker.group == "match" and event.worker.error is not None:
             error = event.worker.error
@@ -164,8 +167,12 @@ class MatchScreen(Screen):
         s = self.summary or {}
         state = "complete" if s.get("complete") else f"incomplete ({s.get('stopped') or 'stopped'})"
         winner = s.get("winner")
-        verdict = ("team score " + f"{s.get('team_score', 0):g}" if self.tp.team else "a draw" if winner is None
-                   else "you win" if winner == self.person else f"{self.model} wins")
+        if not s.get("complete"):  # stopped before the end: no result, whoever led (never "a draw")
+            a, b = self.scores
+            verdict = f"no result, stopped at {a:g} to {b:g}"
+        else:
+            verdict = ("team score " + f"{s.get('team_score', 0):g}" if self.tp.team else "a draw" if winner is None
+                       else "you win" if winner == self.person else f"{self.model} wins")
         return f"[b]result: {escape(state)}, {escape(verdict)}[/b]\n{escape(str(self.recording))}\nesc  leave"
 
     # -- keys ----------------------------------------------------------------

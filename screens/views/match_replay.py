@@ -25,7 +25,8 @@ from screens.views.run_layout import turn_label
 from screens.views.frame_playback import END_BINDINGS, STEP_BINDINGS, FramePlaybackScreen
 from screens.widgets.frame_view import FrameView
 from workstation.store.framestore import FrameStoreError
-from workstation.store.recording import Recording, RecordingError
+from workstation.store.recording import Recording
+from workstation.store.records import RecordingError
 
 
 def side_scores(turns: list[dict[str, Any]]) -> list[tuple[int, float, float]]:
@@ -194,7 +195,7 @@ class MatchReplayScreen(FramePlaybackScreen):
             self.app.exit()
 
 
-def replay_screen(rec: Recording, **kwargs: Any) -> Screen:
+def replay_screen(rec: Recording, **kwargs: Any) -> Screen[Any]:
     """The screen that opens ``rec``: a match gets its own, anything else the one-player replay screen."""
     if rec.manifest.get("kind") == "match":
         return MatchReplayScreen(rec, can_go_back=kwargs.get("can_go_back", True))

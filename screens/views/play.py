@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import queue
 import threading
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from collections.abc import Callable
+from typing import Any
 
 from textual import work
 from textual.app import ComposeResult
@@ -43,6 +44,7 @@ from screens.messages import EngineFinished, EngineNotice, EngineProgress, BarSt
 from screens.input.play_window import PlayWindow, window_unavailable
 from screens.drivers.play_driver import (PACES, QUIT_REASON, Pacer, PlayDriver, PlaySettingsError, WallPacer,
                                          action_seconds)
+from screens.widgets.alive import unless_leaving
 from workstation.agents.human_agent import HumanAgent
 from workstation.store.series import result_text
 from workstation.turn.engine import Event, FrameStepped, TurnEngine
@@ -51,7 +53,7 @@ from workstation.game.protocol import Protocol
 from workstation.options import RunSpec
 from workstation.runs.start import start_run
 
-class PlayScreen(Screen):
+class PlayScreen(Screen[Any]):
     """Play a game with the keyboard; the run is recorded with agent ``human``."""
 
     CSS = """
@@ -123,7 +125,7 @@ class PlayScreen(Screen):
         self.applied_buttons: tuple[str, ...] = ()
         self.queue = PlanQueue(self.game, self.protocol.max_actions)
         self.awaiting_plan = False
-        self.summary: dict | None = None
+        self.summary: dict[str, Any] | None = None
         self.recording: Path | None = None
         self.error: str | None = None
         self._keys_text: str | None = None  # what the keys panel shows
@@ -139,7 +141,7 @@ class PlayScreen(Screen):
         self._cancelled: Callable[[], bool] = self._quit.is_set
 
     @classmethod
-    def from_spec(cls, spec: RunSpec, **kw) -> PlayScreen:
+    def from_spec(cls, spec: RunSpec, **kw: Any) -> PlayScreen:
         """The screen for a human run spec (``mode`` and ``pace`` default to real time at paper pace)."""
         return cls(spec.game, spec.seed, spec.mode or "realtime", spec.pace or "paper", spec.out, spec.protocol,
                    prompts=spec.prompts, **kw)
@@ -242,7 +244,7 @@ class PlayScreen(Screen):
                 pass
         return None
 
-    def _plan_source(self, ctx) -> list[str] | None:
+    def _plan_source(self, ctx: Any) -> list[str] | None:
         """The human agent's answer; in paused mode the wait counts as its decision time."""
         if self.mode == "paused":
             return self._wait_plan(self._cancelled)  # None (quit) stops the run
@@ -288,34 +290,41 @@ class PlayScreen(Screen):
         self.post_message(EngineNotice(reason, "warning"))
 
     # -- messages from the worker ------------------------------------------------
+    @unless_leaving
     def on_engine_progress(self, message: EngineProgress) -> None:
         self.stats = message.stats
         self._show_stats()
 
+    @unless_leaving
     def on_play_screen_applied(self, message: Applied) -> None:
         self.applied = message.action
         if message.buttons is not None:
             self.applied_buttons = message.buttons
         self._show_keys()
 
+    @unless_leaving
     def on_play_screen_countdown(self, message: Countdown) -> None:
         count = self.query_one("#play-count", Digits)
         count.display = message.left > 0
         count.update(str(message.left) if message.left > 0 else "")
         self._banner("get ready" if message.left > 0 else "")
 
+    @unless_leaving
     def on_play_screen_started(self, message: Started) -> None:
         if self.mode == "paused" and not self.awaiting_plan:
             self._banner("")
 
+    @unless_leaving
     def on_play_screen_awaiting_plan(self, message: AwaitingPlan) -> None:
         self.awaiting_plan = True
         self._banner(f"turn {message.turn}: your move (the game waits)")
         self._show_queue()
 
+    @unless_leaving
     def on_engine_notice(self, message: EngineNotice) -> None:
         self.notify(message.text, severity=message.severity)
 
+    @unless_leaving
     def on_engine_finished(self, message: EngineFinished) -> None:
         self.summary = message.summary
         self.recording = message.path
@@ -324,6 +333,7 @@ class PlayScreen(Screen):
         self._banner(self._result_text())
         self._show_queue()
 
+    @unless_leaving
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.group == "play" and event.state is WorkerState.ERROR:
             error = event.worker.error
@@ -418,6 +428,7 @@ class PlayScreen(Screen):
             f"native clock {s.frame / FPS_NATIVE:5.2f} s / {s.budget / FPS_NATIVE:g} s"
         )
 
+    @unless_leaving
     def _show_keys(self) -> None:
         """Update the keys panel; called 20 times a second in real time, it redraws only on a change."""
         if self.mode == "realtime":

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from PIL import Image
@@ -37,7 +38,7 @@ from workstation.qa.qset import CATEGORIES, read_set
 OUTLINE = np.array([255, 0, 255], np.uint8)
 
 
-def outlined(rgb: np.ndarray, boxes: list[dict]) -> np.ndarray:
+def outlined(rgb: np.ndarray, boxes: list[dict[str, Any]]) -> np.ndarray:
     """The frame with a one-pixel magenta rectangle around each box."""
     out = rgb.copy()
     h, w = out.shape[:2]
@@ -54,7 +55,7 @@ def outlined(rgb: np.ndarray, boxes: list[dict]) -> np.ndarray:
     return out
 
 
-def outline_grid(packed: np.ndarray, boxes: list[dict], frame_height: int) -> np.ndarray:
+def outline_grid(packed: np.ndarray, boxes: list[dict[str, Any]], frame_height: int) -> np.ndarray:
     """The scaled-down frame (packed 0xRRGGBB, rows x columns) with each box outlined at that scale: drawn
     after scaling, so an outline never vanishes into a block's brightest pixel."""
     rows, columns = packed.shape
@@ -76,20 +77,21 @@ def outline_grid(packed: np.ndarray, boxes: list[dict], frame_height: int) -> np
 class OutlineRenderer(FrameRenderer):
     """A FrameRenderer that outlines ``boxes`` on the frame after it is scaled to the cells."""
 
-    boxes: list[dict] = []
+    boxes: list[dict[str, Any]] = []
 
     def cells(self, rgb: np.ndarray) -> np.ndarray:
         columns, rows = fit_grid(rgb.shape[0], self.width, self.height)
         if columns == 0:
             return np.zeros((0, 0), dtype=np.int64)
         packed = outline_grid(pool_blocks(rgb, columns, rows), self.boxes, rgb.shape[0])
-        return (packed[0::2] << 24) | packed[1::2]
+        keys: np.ndarray = (packed[0::2] << 24) | packed[1::2]
+        return keys
 
 
 class OutlinedFrameView(FrameView):
     """The curator's frame: the RAM objects outlined at the size the frame is drawn."""
 
-    boxes: list[dict] = []
+    boxes: list[dict[str, Any]] = []
 
     def _resize_renderer(self, width: int, height: int) -> None:
         self._renderer = OutlineRenderer(width, height)
@@ -97,7 +99,7 @@ class OutlinedFrameView(FrameView):
         if self._rgb is not None:
             self._renderer.render(self._rgb)
 
-    def show_outlined(self, rgb: np.ndarray, boxes: list[dict], index: int) -> None:
+    def show_outlined(self, rgb: np.ndarray, boxes: list[dict[str, Any]], index: int) -> None:
         self.boxes = list(boxes)
         if isinstance(self._renderer, OutlineRenderer):
             self._renderer.boxes = self.boxes
@@ -148,10 +150,10 @@ class CurateScreen(Screen[None]):
         self.frame_pos = 0
         self.show_outlines = True
         self.saved = 0  # changes written this session
-        self.draft: dict | None = None  # a new hand-written question being written
+        self.draft: dict[str, Any] | None = None  # a new hand-written question being written
 
     @property
-    def question(self) -> dict:
+    def question(self) -> dict[str, Any]:
         return self.questions[self.index]
 
     def compose(self) -> ComposeResult:
@@ -210,7 +212,7 @@ class CurateScreen(Screen[None]):
     def _say(self, text: str) -> None:
         self.query_one("#qa-status", Static).update(text)
 
-    def _replace(self, new: dict) -> None:
+    def _replace(self, new: dict[str, Any]) -> None:
         self.questions[self.index] = new
         self.saved += 1
 
@@ -309,13 +311,14 @@ class CurateScreen(Screen[None]):
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         if self.draft is not None:  # a new question is saved whole, from the answer field
-            nxt = {"qa-question": "#qa-choices", "qa-choices": "#qa-answer"}.get(event.input.id)
+            nxt = {"qa-question": "#qa-choices", "qa-choices": "#qa-answer"}.get(event.input.id or "")
             self.query_one(nxt, Input).focus() if nxt else self.action_save_draft()
             return
-        field = {"qa-question": "question", "qa-choices": "choices", "qa-answer": "answer"}[event.input.id]
-        value = event.value.strip()
+        field = {"qa-question": "question", "qa-choices": "choices", "qa-answer": "answer"}[event.input.id or ""]
+        text = event.value.strip()
+        value: str | list[str] = text
         if field == "choices":
-            value = [c.strip() for c in value.split(",") if c.strip()]
+            value = [c.strip() for c in text.split(",") if c.strip()]
         if value == self.question[field]:
             self._say("unchanged")
             return

@@ -14,7 +14,12 @@ screen was given one) as a new proposed question, to finish in the curator.
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
+import numpy as np
 from rich.text import Text
+from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.timer import Timer
 from textual.widgets import Static
@@ -24,14 +29,16 @@ from workstation.store.changes import KINDS, mark, of_turn
 from workstation.store.series import plural
 from workstation.store.framestore import FrameStoreError
 from workstation.turn.parser import ParseResult
+from workstation.turn.prompt import ImagePart
 from workstation.game.protocol import Protocol
-from workstation.store.recording import Recording, RecordingError
+from workstation.store.recording import Recording
+from workstation.store.records import RecordingError
 from workstation.store.records import TurnRecord
 from workstation.store.series import RunSeries
 
 from screens.views.frame_playback import END_BINDINGS, STEP_BINDINGS, FramePlaybackScreen
 from screens.widgets.frame_view import FrameView, sent_image
-from screens.messages import BarStats
+from screens.messages import BarStats, PaletteCommand
 from screens.views.event_keys import EVENT_BINDINGS
 from screens.views.export_key import export_in_background
 from screens.widgets.plan_view import PlanView, end_note
@@ -42,7 +49,7 @@ from screens.widgets.stats_bar import StatsBar
 from screens.widgets.timeline import Timeline
 
 
-def _verdicts(rec: Recording) -> dict[int, dict]:
+def _verdicts(rec: Recording) -> dict[int, dict[str, Any]]:
     from workstation.judge.lookup import verdicts_for
 
     try:
@@ -51,7 +58,30 @@ def _verdicts(rec: Recording) -> dict[int, dict]:
         return {}
 
 
-def _stuck_mask(rec: Recording, n: int):
+def _judgings(rec: Recording) -> int:
+    """How many judge directories near the recording sampled this run (0: it was not judged at all)."""
+    import json
+
+    from workstation.judge.lookup import judge_dirs
+    from workstation.judge.run import META
+
+    try:
+        run_id = rec.manifest_record.run_id
+        dirs = judge_dirs(rec.path)
+    except (OSError, ValueError, RecordingError):
+        return 0
+    n = 0
+    for d in dirs:
+        try:
+            meta = json.loads((d / META).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        samples = meta.get("samples") if isinstance(meta, dict) else None
+        n += any(isinstance(s, dict) and s.get("run_id") == run_id for s in samples or [])
+    return n
+
+
+def _stuck_mask(rec: Recording, n: int) -> np.ndarray:
     """Per frame: inside a stuck stretch of the run (an all-false mask when it has none or cannot tell)."""
     import numpy as np
 
@@ -85,7 +115,7 @@ class ReplayScreen(FramePlaybackScreen):
         Binding("q", "app.quit", "Quit"),
     ]
 
-    def __init__(self, rec: Recording, *, can_go_back: bool = True, qa_set=None) -> None:
+    def __init__(self, rec: Recording, *, can_go_back: bool = True, qa_set: str | Path | None = None) -> None:
         super().__init__()
         self.rec = rec
         self.qa_set = qa_set  # where `n` sends marked frames (None: qa/<game>-hand)
@@ -102,8 +132,9 @@ class ReplayScreen(FramePlaybackScreen):
         self.budget = self.series.budget
         self.damage = rec.damage()
         self.verdicts = _verdicts(rec)  # turn -> the judge's verdict, from judge directories nearby
+        self.judgings = _judgings(rec) if not self.verdicts else 1  # judge directories that sampled this run
 
-    def compose(self):
+    def compose(self) -> ComposeResult:
         m = self.rec.manifest_record
         changed = Protocol.from_json(m.protocol).changed() if isinstance(m.protocol, dict) and m.protocol else {}
         state = "DAMAGED" if self.damage else "complete" if self.rec.complete else "INCOMPLETE"
@@ -196,7 +227,7 @@ class ReplayScreen(FramePlaybackScreen):
             view.show_reference(turn, t.prompt, str(e))
             return
         variant = t.variant
-        images = []
+        images: list[tuple[ImagePart, np.ndarray | None]] = []
         for part in prompt.images:
             try:
                 images.append((part, sent_image(self.rec.frames.png(part.frame))))  # the image the model got
@@ -260,14 +291,25 @@ class ReplayScreen(FramePlaybackScreen):
         failed = sorted(t for t, v in self.verdicts.items() if v.get("failure") and 0 <= t < len(self.turns))
         ahead = [t for t in failed if (t > self.turn if delta > 0 else t < self.turn)]
         if not ahead:
-            self.notify("no judged failure that way" if failed else "no judged failures for this run")
+            self.notify(self._no_failure_note(bool(failed)))
             return
         self.goto(self.turns[ahead[0] if delta > 0 else ahead[-1]].start_frame)
+
+    def _no_failure_note(self, failed: bool) -> str:
+        """Why j or k found nothing: none that way, none found in the verdicts, no verdicts, or never judged."""
+        if failed:
+            return "no judged failure that way"
+        if self.verdicts:
+            n = len(self.verdicts)
+            return f"the judge found no failure in this run ({n} turn{'s' if n != 1 else ''} judged)"
+        if self.judgings:
+            return "a judging sampled this run but holds no verdict on it yet (not finished, or its calls failed)"
+        return "this run was not judged: no `workstation judge` directory near it sampled it"
 
     def action_back(self) -> None:
         blur_or_leave(self, self.can_go_back)
 
-    def palette_commands(self) -> list[tuple[str, str, object]]:
+    def palette_commands(self) -> list[PaletteCommand]:
         return [
             ("Play / pause", "play the recording at paper pace (space)", self.action_play),
             ("Next turn", "jump to the next turn (right or ])", lambda: self.action_turn(1)),
@@ -309,7 +351,10 @@ class ReplayScreen(FramePlaybackScreen):
 
         first, last = self.marked or (self.frame, self.frame)
         game = self.rec.manifest_record.game
-        root = self.qa_set or hand_set(game)
+        if game is None and not self.qa_set:
+            self.notify("this recording names no game", title="not sent to a question set", severity="error")
+            return
+        root = Path(self.qa_set) if self.qa_set else hand_set(game or "")
         try:
             q = propose_from_recording(root, self.rec.path, spread(first, last))
         except UserError as e:

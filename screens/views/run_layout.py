@@ -7,7 +7,7 @@ border title.
 
 from __future__ import annotations
 
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -45,7 +45,7 @@ def titled(widget: W, title: str) -> W:
     return widget
 
 
-def blur_or_leave(screen: Screen, can_go_back: bool) -> None:
+def blur_or_leave(screen: Screen[Any], can_go_back: bool) -> None:
     """Escape on a run screen: first leave the focused field (prompt text, override box, a list), then the screen.
 
     A screen that cannot go back (``workstation watch`` / ``open``) ends the app instead.

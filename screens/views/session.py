@@ -18,8 +18,10 @@ never wait on the wall clock.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from rich.text import Text
+from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
@@ -32,6 +34,7 @@ from workstation.turn.promptpack import display_title
 
 from screens.drivers.play_driver import Pacer, WallPacer
 from screens.views.play import PlayScreen
+from screens.widgets.alive import unless_leaving
 
 STAGES = ("instructions", "countdown", "run", "result", "finished")
 
@@ -41,7 +44,7 @@ KEYS_PAUSED = ("arrows / W A S D / space queue an action, + then a key joins it 
                "backspace removes, enter commits your plan; the game waits for each plan.")
 
 
-class SessionScreen(Screen):
+class SessionScreen(Screen[Any]):
     """Runs a ``Session`` step by step."""
 
     AUTO_FOCUS = ""
@@ -67,12 +70,12 @@ class SessionScreen(Screen):
         self.stage = "instructions"
         self.step: Step | None = None
         self.shown_game: str | None = None  # the game whose instructions were shown in this sitting
-        self.last_result: tuple[Step, bool, dict] | None = None
+        self.last_result: tuple[Step, bool, dict[str, Any]] | None = None
         self.play: PlayScreen | None = None
         self._count_end = 0.0
         self._timer: Timer | None = None
 
-    def compose(self):
+    def compose(self) -> ComposeResult:
         yield Static("", id="sess-title")
         yield Digits("", id="sess-count")
         with VerticalScroll(id="sess-body"):
@@ -134,7 +137,7 @@ class SessionScreen(Screen):
         """The countdown (paused mode) or straight to the run (real time counts down on the play screen)."""
         if self.session.settings.mode == "paused" and self.countdown > 0:
             self._count_end = self.clock.now() + self.countdown
-            step = self.step
+            step = self._current()
             what = "practice run" if step.practice else "scored run"
             self._show("countdown", Text(f"{get_game(step.game).ale_name}: {what}, seed {step.seed}\nget ready",
                                          style="bold"), "esc  leave")
@@ -145,6 +148,7 @@ class SessionScreen(Screen):
         else:
             self._start_run()
 
+    @unless_leaving
     def _tick(self) -> None:
         left = math.ceil(self._count_end - self.clock.now())
         if left > 0:
@@ -160,7 +164,7 @@ class SessionScreen(Screen):
         self.query_one("#sess-count", Digits).display = False
 
     def _start_run(self) -> None:
-        s, step = self.session, self.step
+        s, step = self.session, self._current()
         st = s.settings
         self.session.begin(step)
         self.play = PlayScreen(step.game, step.seed, st.mode, st.pace, str(s.runs_dir(step)), st.protocol,
@@ -169,16 +173,22 @@ class SessionScreen(Screen):
         self._show("run", f"playing {step.game} seed {step.seed}", "")
         self.app.push_screen(self.play, callback=self._run_done)
 
-    def _run_done(self, result: dict | None) -> None:
+    def _run_done(self, result: dict[str, Any] | None) -> None:
         result = result or {}
-        step = self.step
+        step = self._current()
         summary = result.get("summary") or {}
         complete = self.session.finish(step, result.get("path"), summary)
         self.last_result = (step, complete, summary)
         self.play = None
         self._result(step, complete, summary)
 
-    def _result(self, step: Step, complete: bool, summary: dict) -> None:
+    def _current(self) -> Step:
+        """The step under way (the screen only counts down, runs and shows results while there is one)."""
+        if self.step is None:
+            raise RuntimeError("the session has no step under way")
+        return self.step
+
+    def _result(self, step: Step, complete: bool, summary: dict[str, Any]) -> None:
         body = Text()
         kind = "practice run" if step.practice else "scored run"
         budget = self.session.settings.protocol.frames

@@ -4,6 +4,7 @@ first, so a second stray Enter answers no) cancels."""
 from __future__ import annotations
 
 from rich.text import Text
+from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
@@ -23,7 +24,7 @@ class ConfirmScreen(ModalScreen[bool]):
         super().__init__()
         self.question, self.yes = question, yes
 
-    def compose(self):
+    def compose(self) -> ComposeResult:
         with Vertical():
             yield Static(Text(self.question), id="confirm-question")
             with Horizontal():

@@ -61,7 +61,7 @@ class FrameShapeError(ValueError):
 
 def check_frame(rgb: np.ndarray) -> None:
     """Raise FrameShapeError unless ``rgb`` is an (H, 160, 3) uint8 array, H >= 2."""
-    shape = getattr(rgb, "shape", None)
+    shape: tuple[int, ...] = getattr(rgb, "shape", None) or ()
     if (
         not isinstance(rgb, np.ndarray)
         or rgb.dtype != np.uint8
@@ -162,13 +162,16 @@ def pool_blocks(rgb: np.ndarray, columns: int, rows: int) -> np.ndarray:
     score = np.where(small, lum[None, None, :], 0)
     best = score.argmax(axis=2)
     chosen = np.where(score.max(axis=2) > 0, best, majority)
-    return palette[chosen]
+    picked: np.ndarray = palette[chosen]
+    return picked
 
 
-def _pool_brightest(packed, red, green, blue, columns: int, rows: int) -> np.ndarray:
+def _pool_brightest(packed: np.ndarray, red: np.ndarray, green: np.ndarray, blue: np.ndarray, columns: int,
+                    rows: int) -> np.ndarray:
     """The brightest (by luminance) pixel of each block (input with more colours than an Atari has)."""
     key = ((red * 299 + green * 587 + blue * 114) << 24) | packed
-    return _max_blocks(_max_blocks(key, rows, axis=0), columns, axis=1) & 0xFFFFFF
+    brightest: np.ndarray = _max_blocks(_max_blocks(key, rows, axis=0), columns, axis=1) & 0xFFFFFF
+    return brightest
 
 
 def _max_blocks(key: np.ndarray, n: int, axis: int) -> np.ndarray:
@@ -181,7 +184,8 @@ def _max_blocks(key: np.ndarray, n: int, axis: int) -> np.ndarray:
     out = np.take(key, starts, axis=axis)
     for offset in range(1, int((ends - starts).max())):
         np.maximum(out, np.take(key, np.minimum(starts + offset, ends - 1), axis=axis), out=out)
-    return out
+    pooled: np.ndarray = out
+    return pooled
 
 
 class FrameRenderer:
@@ -206,7 +210,8 @@ class FrameRenderer:
         if columns == 0:
             return np.zeros((0, 0), dtype=np.int64)
         packed = pool_blocks(rgb, columns, rows)
-        return (packed[0::2] << 24) | packed[1::2]
+        keys: np.ndarray = (packed[0::2] << 24) | packed[1::2]
+        return keys
 
     def render(self, rgb: np.ndarray) -> list[int]:
         """Show a frame; return the widget rows whose Strips changed."""
@@ -271,15 +276,15 @@ def _style_for(key: int) -> Style:
 def _row_regions(rows: Iterable[int], width: int) -> list[Region]:
     """One full-width Region per run of consecutive rows."""
     regions: list[Region] = []
-    start = previous = None
+    start = previous = -2  # -2: no run yet (rows are 0 or more)
     for y in rows:
-        if previous is not None and y == previous + 1:
+        if y == previous + 1 and start >= 0:
             previous = y
             continue
-        if start is not None:
+        if start >= 0:
             regions.append(Region(0, start, width, previous - start + 1))
         start = previous = y
-    if start is not None:
+    if start >= 0:
         regions.append(Region(0, start, width, previous - start + 1))
     return regions
 

@@ -3,11 +3,13 @@ and the actions a game over (or the end of the budget) dropped struck through.""
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.text import Text
 from textual.widgets import Static
 
 
-def end_note(record: dict) -> str:
+def end_note(record: dict[str, Any]) -> str:
     """Why a turn's plan ended early, from its record ("" when it ran to the end)."""
     dropped = len(record.get("dropped") or [])
     if record.get("game_over"):

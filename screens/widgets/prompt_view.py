@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from rich.text import Text
+from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import OptionList, Static, TextArea
@@ -12,6 +15,7 @@ from textual.widgets.option_list import Option
 from workstation.turn.prompt import ImagePart
 
 from screens.widgets.frame_view import FrameView
+from screens.widgets.alive import unless_leaving
 
 
 class PromptEditor(TextArea):
@@ -64,7 +68,7 @@ class PromptView(Vertical):
         self.text = ""
         self.images: list[tuple[ImagePart, np.ndarray | None]] = []
 
-    def compose(self):
+    def compose(self) -> ComposeResult:
         yield Static(Text("no prompt yet", style="dim"), id="prompt-head")
         yield PromptEditor("", read_only=True, soft_wrap=True, id="prompt-text")
         with Horizontal(id="prompt-images"):
@@ -103,13 +107,14 @@ class PromptView(Vertical):
         else:
             self.query_one("#image-preview", FrameView).refresh()
 
-    def show_reference(self, turn: int, ref: dict, reason: str) -> None:
+    def show_reference(self, turn: int, ref: dict[str, Any], reason: str) -> None:
         """No prompt to show, only the recorded reference (digest, variant, image frames)."""
         frames = ", ".join(str(f) for f in ref.get("images", []))
         text = (f"The prompt of turn {turn} cannot be shown: {reason}\n\n"
                 f"digest  {ref.get('digest')}\nvariant {ref.get('variant')}\nimages  frames {frames}\n")
         self.show_prompt(turn, text, ref.get("variant", "?"), [], note="reference only")
 
+    @unless_leaving
     def _scroll_to_user(self) -> None:
         """Put the last user message at the top: the instructions above it rarely change."""
         editor = self.editor

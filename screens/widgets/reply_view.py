@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.text import Text
+from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
@@ -31,7 +32,7 @@ class ReplyView(VerticalScroll):
         self.idle = WAITING  # what the panel says while it has nothing else
         self._body = Static(Text("waiting for the first turn", style="dim"))
 
-    def compose(self):
+    def compose(self) -> ComposeResult:
         yield self._body
 
     def begin(self, note: str = "", idle: str = "") -> None:

@@ -37,14 +37,16 @@ def raster(values: np.ndarray, n_frames: int, cols: int, rows: int, lo: float, h
     prev = np.concatenate([y[:1], y[:-1]])  # each column joins the previous column's level: a step
     top, bottom = np.minimum(prev, y), np.maximum(prev, y)
     r = np.arange(h)[:, None]
-    return (r >= top[None, :]) & (r <= bottom[None, :]) & inside[None, :]
+    line: np.ndarray = (r >= top[None, :]) & (r <= bottom[None, :]) & inside[None, :]
+    return line
 
 
 def cells(dots: np.ndarray) -> np.ndarray:
     """Braille bit patterns per cell of a dot grid."""
     h, w = dots.shape
     grid = dots.reshape(h // 4, 4, w // 2, 2)
-    return (grid * _BITS[None, :, None, :]).sum(axis=(1, 3))
+    bits: np.ndarray = (grid * _BITS[None, :, None, :]).sum(axis=(1, 3))
+    return bits
 
 
 class ScorePlot(Widget):

@@ -7,8 +7,11 @@ commands. ``set_phase`` enables what makes sense where the worker holds.
 from __future__ import annotations
 
 from rich.text import Text
+from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
+from textual.events import DescendantBlur, DescendantFocus
 from textual.widgets import Button, Input, Select, Static
+from screens.widgets.alive import SafeSelect
 
 HOLD_HINTS = {
     "prompt": "holding before the prompt is sent: read or edit it, then send (or type a plan: override)",
@@ -17,6 +20,9 @@ HOLD_HINTS = {
     "asking": "waiting for the agent's reply…",
 }
 BY_HAND_HINT = "plan set by hand (the agent was not asked): execute it or override it again"
+# What to press to edit, always on show under the override box: a letter typed in a box is text, never a command.
+EDIT_KEYS = "o or tab: override · enter commits · esc abandons"
+TYPING_KEYS = "typing a plan: letters are text · enter commits · esc abandons"  # while the box has focus
 
 _PROMPT_ONLY = ("apply-edit", "send", "current-only")
 _AFTER_REPLY = ("resend",)  # override works before the prompt is sent too: the agent is then not asked
@@ -34,7 +40,7 @@ class StepPanel(Vertical):
 
     _newest = 0
 
-    def compose(self):
+    def compose(self) -> ComposeResult:
         yield Static(Text("step mode", style="bold"), id="step-hint")
         with Horizontal():
             yield Button("Send g", id="send", compact=True, variant="primary")
@@ -45,13 +51,27 @@ class StepPanel(Vertical):
         with Horizontal():
             yield Input(placeholder="left, left, fire", id="override-input", compact=True)
             yield Button("Override o", id="override", compact=True)
+        yield Static(Text(EDIT_KEYS, style="dim"), id="edit-keys")
         with Horizontal():
             yield Button("Action a", id="one-action", compact=True)
             yield Button("Frame .", id="one-frame", compact=True)
             yield Button("Turn t", id="finish-turn", compact=True)
         with Horizontal():
-            yield Select([("turn 0", 0)], value=0, allow_blank=False, id="branch-turn", compact=True)
+            yield SafeSelect([("turn 0", 0)], value=0, allow_blank=False, id="branch-turn", compact=True)
             yield Button("Rewind+branch b", id="branch", compact=True, variant="warning")
+
+    def on_descendant_focus(self, event: DescendantFocus) -> None:
+        if event.widget.id == "override-input":
+            self._edit_keys(typing=True)
+
+    def on_descendant_blur(self, event: DescendantBlur) -> None:
+        if event.widget.id == "override-input":
+            self._edit_keys(typing=False)
+
+    def _edit_keys(self, typing: bool) -> None:
+        """Say where the letters go: into the override box (text), or to the screen (commands)."""
+        self.query_one("#edit-keys", Static).update(
+            Text(TYPING_KEYS, style="bold") if typing else Text(EDIT_KEYS, style="dim"))
 
     def set_phase(self, phase: str, turn: int, by_hand: bool = False) -> None:
         """Show where the worker holds and enable the matching controls (``by_hand``: the plan is a person's)."""
