@@ -7,6 +7,7 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from workstation import session_command
 from workstation.analysis import command as report_command
@@ -26,6 +27,11 @@ from workstation.runs import ls_command
 from workstation.store.framestore import FrameStoreError
 from workstation.store.recording import DamagedRecording, RecordingWriteError
 from workstation.tui import open_tui
+
+if TYPE_CHECKING:
+    from workstation.options import RunSpec
+    from workstation.providers import ProviderOptions
+    from workstation.store.recording import Recording
 
 EXIT_BAD_INPUT = 2
 
@@ -50,16 +56,17 @@ COMMAND_MODULES = (
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one line, exit 2, no usage dump
+    def error(self, message: str) -> NoReturn:  # one line, exit 2, no usage dump
         sys.stderr.write(f"workstation: error: {message} (see `{self.prog} --help`)\n")
         sys.exit(EXIT_BAD_INPUT)
 
-    def parse_args(self, args=None, namespace=None):  # type: ignore[override]
+    def parse_args(self, args: Any = None, namespace: Any = None) -> argparse.Namespace:  # type: ignore[override]
         """As argparse's, but an unknown argument is refused by the (sub)command it was given to, so the
         line points to that command's own help (`workstation run --help`), not the whole program's."""
         parsed, extras = self.parse_known_args(args, namespace)
         if extras:
             _chosen(self, parsed).error(f"unrecognized arguments: {' '.join(extras)}")
+        assert isinstance(parsed, argparse.Namespace)
         return parsed
 
 
@@ -84,7 +91,7 @@ def _run_args(p: argparse.ArgumentParser, agent: bool = True) -> None:
     add_argument(p, RUN_SETTING["out"])
 
 
-def _spec(a: argparse.Namespace, agent: str | None = None):
+def _spec(a: argparse.Namespace, agent: str | None = None) -> RunSpec:
     """The checked run spec of a run/watch/play command line (SpecError names the flag; nothing written)."""
     from workstation.options import preflight, spec_from_args
 
@@ -100,7 +107,7 @@ def _provider_args(p: argparse.ArgumentParser) -> None:
     add_model_arguments(p)
 
 
-def _provider_options(a: argparse.Namespace):
+def _provider_options(a: argparse.Namespace) -> ProviderOptions | None:
     """``ProviderOptions`` from those arguments when ``a.agent`` is a model (None otherwise); SpecError names the flag."""
     from workstation.options import provider_options_from_args
 
@@ -253,13 +260,13 @@ def os_error_line(e: OSError) -> str:
             errno.EISDIR: "it is a directory; give a file", errno.ENOTDIR: "a part of the path is a file; give a "
             "directory", errno.ENAMETOOLONG: "use a shorter name", errno.ENOSPC: "free some space",
             errno.EROFS: "choose a writable place", errno.EEXIST: "it already exists; choose another name",
-            errno.ELOOP: "a link there points to itself", errno.ENOENT: "check the path"}.get(e.errno, "check the path")
+            errno.ELOOP: "a link there points to itself", errno.ENOENT: "check the path"}.get(e.errno or 0, "check the path")
     return _one_line(f"cannot use {where}: {e.strerror or e} ({hint})")
 
 
 def _dispatch(a: argparse.Namespace) -> int:
     if getattr(a, "func", None) is not None:
-        return a.func(a)
+        return int(a.func(a))
     if a.cmd is None:
         return _tui(["home"], a)
     if a.cmd == "games":
@@ -330,7 +337,7 @@ def _run(a: argparse.Namespace) -> int:
         print(_summary_line(summary.to_json()))
     idled = getattr(engine.agent, "idled", 0)
     if idled:  # a replay under a longer budget than its source's: say it, the recording says it turn by turn
-        sys.stderr.write(f"workstation: note: the replayed recording had {engine.agent.source_turns} turns; the "
+        sys.stderr.write(f"workstation: note: the replayed recording had {getattr(engine.agent, 'source_turns', '?')} turns; the "
                          f"{idled} turn{'s' if idled != 1 else ''} after them played noop\n")
     if summary.stopped and not summary.complete:
         sys.stderr.write(f"workstation: run stopped: {summary.stopped}\n")
@@ -342,13 +349,13 @@ def _run(a: argparse.Namespace) -> int:
     return 0
 
 
-def _summary_line(s: dict, damage: str | None = None) -> str:
+def _summary_line(s: dict[str, Any], damage: str | None = None) -> str:
     from workstation.store.series import summary_line
 
     return summary_line(s, damage)
 
 
-def _open(path: str):
+def _open(path: str) -> Recording:
     from workstation.store.recording import Recording
 
     return Recording(Path(path))
@@ -469,12 +476,13 @@ def _tui(which: list[str], a: argparse.Namespace) -> int:
     if screen == "play" and getattr(a, "vs", None):  # a person against a model: a two-player match
         from workstation.arena.command import play_vs
 
-        return a.open_tui(Launch("match", match=play_vs(a)))
+        return int(a.open_tui(Launch("match", match=play_vs(a))))
     spec = _spec(a, agent="human" if screen == "play" else None) if screen in ("watch", "play") else None
     if screen == "open":
         _open(a.recording)  # a missing or unreadable recording is one line before any screen
-    return a.open_tui(Launch(screen, spec=spec, recording=getattr(a, "recording", None),
-                             step=bool(getattr(a, "step", False)), window=bool(getattr(a, "window", False))))
+    return int(a.open_tui(Launch(screen, spec=spec, recording=getattr(a, "recording", None),
+                                 step=bool(getattr(a, "step", False)),
+                                 window=bool(getattr(a, "window", False)))))
 
 
 if __name__ == "__main__":

@@ -26,7 +26,11 @@ import os
 import tempfile
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from workstation.agents.registry import AgentRef
+    from workstation.providers import ProviderOptions
 
 from workstation.agents.registry import SPEC_HELP, AgentSpecError, parse_agent
 from workstation.game.games import GAMES, MODES, PACES, UnknownGame, get_game
@@ -270,24 +274,27 @@ class RunSpec:
         from workstation.providers import ProviderConfigError
         from workstation.providers.agent import make_adapter
 
+        options = self.provider_options
+        if options is None:  # not a model: nothing of a provider's to check
+            return
         try:
-            make_adapter(self.agent, self.provider_options)
+            make_adapter(self.agent, options)
         except ProviderConfigError as e:  # the provider names the setting at fault
             raise SpecError(e.field or "agent", str(e)) from None
 
     # -- what the parts of the workstation need from a spec ------------------
     @property
-    def agent_ref(self):
+    def agent_ref(self) -> AgentRef:
         return parse_agent(self.agent)
 
     @property
-    def provider_options(self):
+    def provider_options(self) -> ProviderOptions | None:
         """``ProviderOptions`` for a model agent (None for the built-in agents)."""
         if not self.agent_ref.is_model:
             return None
         return provider_options_of(self.generation, self.transport, self.protocol.clock_source)
 
-    def agent_identity(self) -> dict:
+    def agent_identity(self) -> dict[str, Any]:
         """The part of an agent's ``describe()`` the run id hashes, from the spec alone."""
         ref = self.agent_ref
         desc: dict[str, Any] = {"spec": ref.canonical}
@@ -333,7 +340,7 @@ class RunSpec:
         return skill_digest(load_pack(self.prompts), self.skill)
 
     # -- JSON ------------------------------------------------------------------
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "game": self.game, "agent": self.agent, "seed": self.seed, "protocol": self.protocol.to_json(),
             "prompts": self.prompts, "out": self.out, "max_cost": self.max_cost,
@@ -345,7 +352,7 @@ class RunSpec:
         }
 
     @classmethod
-    def from_json(cls, d: dict) -> RunSpec:
+    def from_json(cls, d: dict[str, Any]) -> RunSpec:
         """The spec ``to_json`` wrote; an unknown key or a bad value is a ``SpecError`` naming it."""
         if not isinstance(d, dict):
             raise SpecError("spec", f"a run spec is a JSON object (got {type(d).__name__})")
@@ -418,8 +425,8 @@ def spec_from_values(values: dict[str, Any]) -> RunSpec:
     return RunSpec(protocol=protocol, generation=gen, transport=trans, **v)
 
 
-def run_identity(game, protocol: Protocol, seed: int, agent_desc: dict, pack_digest: str,
-                 skill_digest: str | None = None, extras: dict | None = None) -> str:
+def run_identity(game: Any, protocol: Protocol, seed: int, agent_desc: dict[str, Any], pack_digest: str,
+                 skill_digest: str | None = None, extras: dict[str, Any] | None = None) -> str:
     """Hash of what determines the outcome, so a re-run finds finished work.
 
     A skill (``skill_digest``) counts only when there is one, so every run made
@@ -432,7 +439,7 @@ def run_identity(game, protocol: Protocol, seed: int, agent_desc: dict, pack_dig
     options = agent_desc.get("options") or {}
     agent = {"spec": agent_desc.get("spec"), "mode": agent_desc.get("mode"), "pace": agent_desc.get("pace"),
              **{k: options.get(k) for k in GENERATION_KEYS}}
-    parts: list = [game.key, protocol.to_json(), seed, agent, pack_digest]
+    parts: list[Any] = [game.key, protocol.to_json(), seed, agent, pack_digest]
     if skill_digest is not None:
         parts.append({"skill": skill_digest})
     if extras:  # a guide level's text, an experience library's start (workstation.turn.promptpack.identity_extras)
@@ -479,7 +486,8 @@ def preflight(spec: RunSpec, out: bool = True, command: str | None = None) -> No
         spec.experience_identity()  # a damaged library stops here (DamagedArtifact, exit 1), before anything is written
     ref = spec.agent_ref
     if ref.kind == "replay":
-        from workstation.store.recording import Recording, RecordingError
+        from workstation.store.recording import Recording
+        from workstation.store.records import RecordingError
 
         try:
             source = Recording(Path(ref.arg))
@@ -567,7 +575,7 @@ def add_model_arguments(p: argparse.ArgumentParser) -> None:
         add_argument(g, RUN_SETTING[name])
 
 
-def provider_options_from_args(a: Any):
+def provider_options_from_args(a: Any) -> ProviderOptions | None:
     """``ProviderOptions`` from a namespace with the model arguments, checked like a spec's (None: not a model)."""
     agent = getattr(a, "agent", None) or "random"
     try:
@@ -582,7 +590,7 @@ def provider_options_from_args(a: Any):
     return provider_options_of(gen, trans)
 
 
-def provider_options_of(gen: Generation, trans: Transport, clock: str = "wall"):
+def provider_options_of(gen: Generation, trans: Transport, clock: str = "wall") -> ProviderOptions:
     from workstation.providers import ProviderOptions
 
     extra: dict[str, Any] = {} if trans.timeout is None else {"timeout": trans.timeout}

@@ -99,7 +99,7 @@ def make_config(a: argparse.Namespace) -> IdcConfig:
 
 
 def _check_keys(cfg: IdcConfig) -> None:
-    from workstation.providers import ProviderConfigError
+    from workstation.providers import ProviderConfigError, ProviderOptions
     from workstation.providers.agent import make_adapter
     from workstation.providers.spec import api_key
 
@@ -107,7 +107,7 @@ def _check_keys(cfg: IdcConfig) -> None:
         if spec is None:
             continue
         try:
-            api_key(make_adapter(spec, cfg.base.provider_options).provider)
+            api_key(make_adapter(spec, cfg.base.provider_options or ProviderOptions()).provider)
         except ProviderConfigError as e:
             raise UserError(f"{flag}: {e}") from None
 

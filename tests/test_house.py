@@ -1,0 +1,39 @@
+"""docs/house.md states the same layers, in the same order, as the import contract that lint-imports checks."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _contract_layers() -> list[str]:
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    contracts = config["tool"]["importlinter"]["contracts"]
+    (house,) = [c for c in contracts if c["name"].startswith("Layers:")]
+    return [" ".join(layer.split()) for layer in house["layers"]]
+
+
+def _documented_layers() -> list[str]:
+    text = (ROOT / "docs" / "house.md").read_text(encoding="utf-8")
+    section = text.split("## Layers", 1)[1].split("\n## ", 1)[0]
+    rows = re.findall(r"^    (\w+) +(\S.*)$", section, flags=re.M)
+    assert rows and rows[0] == ("layer", "packages"), "docs/house.md's layer table lost its heading row"
+    return [" ".join(packages.split()) for _, packages in rows[1:]]
+
+
+def test_the_docs_state_the_contract_s_layers_in_order() -> None:
+    assert _documented_layers() == _contract_layers()
+
+
+def test_no_layer_is_optional_and_every_package_has_one() -> None:
+    layers = _contract_layers()
+    assert not any("(" in layer for layer in layers)
+    named = {name for layer in layers for name in re.split(r"\s*[:|]\s*", layer)}
+    packages = {f"workstation.{p.stem}" for p in (ROOT / "workstation").iterdir()
+                if (p.is_dir() and (p / "__init__.py").exists()) or (p.suffix == ".py" and p.stem not in
+                                                                       ("__init__", "__main__"))}
+    packages.add("screens")
+    assert packages - named == set(), "a package of workstation/ stands in no layer of the contract"
