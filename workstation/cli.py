@@ -365,7 +365,7 @@ def _verify(a: argparse.Namespace) -> int:
     from workstation.runs.verify import verify
 
     rec = _open(a.recording)
-    if rec.manifest.get("kind") == "match":  # a two-player match has its own rule (workstation.arena.verify)
+    if rec.manifest_record.kind == "match":  # a two-player match has its own rule (workstation.arena.verify)
         from workstation.arena.verify import verify_match as verify
     from workstation.runs.hand_check import replan_problems
 
@@ -405,7 +405,7 @@ def _info(a: argparse.Namespace) -> int:
 
     rec = _open(a.recording)
     # changed by hand or plain is the one thing info cannot leave open (other damage is shown with the rest)
-    if rec.manifest.get("kind") == "match":  # a match is read only whole: both sides, scores and result
+    if rec.manifest_record.kind == "match":  # a match is read only whole: both sides, scores and result
         from workstation.store.integrity import match_problems
 
         found = match_problems(rec)
@@ -435,7 +435,7 @@ def _info(a: argparse.Namespace) -> int:
     if m.parent is not None:
         print(f"branch of  {m.parent.get('path')} at turn {m.parent.get('turn')}")
     print(f"result     {_summary_line(s, damage and rec.problems()[0])}")
-    if rec.manifest.get("kind") == "match" and s.get("players"):  # score= above is side 1's
+    if rec.manifest_record.kind == "match" and s.get("players"):  # score= above is side 1's
         print("players    " + ", ".join(f"side {p['side']} {p['agent']} {p['score']:g}" for p in s["players"])
               + f"; {s.get('result', '')}")
     from workstation.runs.info import calls_line, hand_line
@@ -453,7 +453,7 @@ def _request(a: argparse.Namespace) -> int:
     from workstation.runs.request import dump_request, request_json
 
     rec = _open(a.recording).require_sound()
-    if rec.manifest.get("kind") == "match":  # each side was asked its own prompt (workstation.arena.request)
+    if rec.manifest_record.kind == "match":  # each side was asked its own prompt (workstation.arena.request)
         from workstation.arena.request import dump_side_request, side_request_json
 
         if a.json:

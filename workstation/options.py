@@ -491,7 +491,7 @@ def preflight(spec: RunSpec, out: bool = True, command: str | None = None) -> No
 
         try:
             source = Recording(Path(ref.arg))
-            source_game = source.manifest.get("game")
+            source_game = source.manifest_record.game
         except (RecordingError, LocalPathError) as e:
             raise SpecError("agent", f"--agent replay: {e}") from None
         if source_game != spec.game:

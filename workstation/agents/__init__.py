@@ -25,7 +25,7 @@ def make_agent(spec: str, game: Game, seed: int, provider_options: Any = None, p
         from workstation.agents.replay_agent import ReplayAgent
 
         agent = ReplayAgent(ref.arg, game)
-        source_game = agent.source.manifest.get("game")
+        source_game = agent.source.manifest_record.game
         if source_game != game.key:
             raise AgentSpecError(f"the replayed recording is a {source_game} run but --game is {game.key}; "
                                  f"replay it with --game {source_game}")

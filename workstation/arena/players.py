@@ -52,11 +52,11 @@ class MatchReplayAgent:
 
     def __post_init__(self) -> None:
         rec = Recording(Path(self.path))
-        if rec.manifest.get("kind") != "match":
+        if rec.manifest_record.kind != "match":
             raise RecordingError(f"{self.path} is not a match recording")
         self.spec = f"replay:{rec.path}"
         self._turns = {t["turn"]: t["players"][self.side - 1] for t in rec.turns}
-        self.source_game = rec.manifest.get("game")
+        self.source_game = rec.manifest_record.game
 
     def act(self, prompt: Prompt, ctx: TurnContext, on_text: OnText | None = None) -> Reply:
         t = self._turns.get(ctx.turn)
@@ -75,7 +75,7 @@ def make_side_agent(spec: str, tp: TwoPlayerGame, seed: int, side: int, provider
     ref = parse_agent(spec)
     if ref.kind == "replay":
         try:
-            is_match = Recording(Path(ref.arg)).manifest.get("kind") == "match"
+            is_match = Recording(Path(ref.arg)).manifest_record.kind == "match"
         except RecordingError as e:
             raise MatchSpecError(f"--p{side}: {e}") from None
         if is_match:
