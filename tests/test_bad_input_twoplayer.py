@@ -178,9 +178,9 @@ CASES: list[tuple[str, Callable[[Path], None] | None, Callable[[Path], list[str]
     ("idc-view-non-utf8", _curve(b"\xff"), lambda w: ["idc", "--view", str(w / "idc")], 2, "not UTF-8"),
     ("idc-report-json-into-a-skill", NOTHING,
      lambda w: ["report", str(w / "idc"), "--json", str(w / "idc" / "skills" / "round_1.md")], 2,
-     "inside the IDC"),
+     "inside the report's input"),
     ("idc-report-md-into-the-idc", NOTHING, lambda w: ["report", str(w / "idc"), "--md", str(w / "idc" / "r.md")], 2,
-     "inside the IDC"),
+     "inside the report's input"),
 ]
 
 

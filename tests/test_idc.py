@@ -513,5 +513,5 @@ def test_a_report_is_never_written_inside_the_idc(tmp_path, capsys):
     before = _tree(out)
     for flag, target in (("--json", out / "skills" / "round_1.md"), ("--md", out / "report.md")):
         r = in_process(capsys, ["report", str(out), flag, str(target)])
-        assert r.returncode == 2 and "inside the IDC" in r.stderr, r.stderr
+        assert r.returncode == 2 and "inside the report's input" in r.stderr, r.stderr
     assert _tree(out) == before

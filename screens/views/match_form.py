@@ -36,9 +36,10 @@ FIELD_OF_FLAG = {"--vs": "#mf-vs", "--side": "#mf-side", "--seed": "#mf-seed", "
                  "--mode": "#mf-mode", "--base-url": "#mf-url"}
 # which field an error is about, by the setting it carries (UserError.field)
 FIELD_OF_SETTING = {"agent": "#mf-vs", "seed": "#mf-seed", "frames": "#mf-frames", "mode": "#mf-mode",
-                    "base_url": "#mf-url"}
+                    "base_url": "#mf-url", "p1_base_url": "#mf-url", "p2_base_url": "#mf-url"}
 # the form's own name for each flag an error may name: the form has fields, not flags
 FORM_NAME = {"needs --base-url": "needs a URL in the opponent's base URL field",
+             "--p1-base-url": "the opponent's base URL field", "--p2-base-url": "the opponent's base URL field",
              "--base-url": "the opponent's base URL field", "--vs": "the opponent field", "--seed": "the seed field",
              "--frames": "the frames field", "--side": "the side field", "--mode": "the mode field"}
 URL_LABEL = "opponent's base URL (a model on its own server; empty: none)"
