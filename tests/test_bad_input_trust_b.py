@@ -157,3 +157,60 @@ def test_a_pack_outside_the_checkout_is_still_made_with_its_directories(world):
     code, text = call(["prompts", "from-atari-bench", "hfull", "--out", "a/b/pk"], world)
     assert code == 0, text
     assert "21 game guides" in text and (world / "a/b/pk/template.toml").is_file()
+
+
+# ---------------------------------------------------------------------------------------------------- import
+
+HARNESS_RUN = "hrun/runs/breakout/random/0101_000000_cfg_001_run_001"
+
+
+@pytest.fixture
+def harness_world(world) -> Path:
+    from tests.test_import_atari_bench import write_harness_run
+    from workstation.store.recording import Recording
+
+    made = write_harness_run(Recording(world / rec_of(world)), world / "hrun", png_frames=(0, 15))
+    assert made == world / HARNESS_RUN
+    return world
+
+
+@pytest.mark.parametrize("out", [f"{HARNESS_RUN}/imp", f"{HARNESS_RUN}/frames", HARNESS_RUN, "hl/imp",
+                                 f"recs/../{HARNESS_RUN}/x", "hrun/runs/breakout"])
+def test_import_never_writes_inside_a_run_directory(harness_world, out):
+    os.symlink(HARNESS_RUN, harness_world / "hl")
+    if out == "hrun/runs/breakout":  # a directory above the run is outside it: that one is imported
+        code, text = call(["import", "atari-bench", HARNESS_RUN, "--out", out], harness_world)
+        assert code == 0, text
+        return
+    refused(harness_world, ["import", "atari-bench", HARNESS_RUN, "--out", out], says="is inside the run directory")
+
+
+def test_import_default_out_inside_the_run_directory_is_refused(harness_world):
+    refused(harness_world / HARNESS_RUN, ["import", "atari-bench", "."], says="is inside the run directory")
+
+
+def test_import_checks_every_run_before_importing_the_first(harness_world):
+    import json
+
+    other = harness_world / "other-run"
+    shutil.copytree(harness_world / HARNESS_RUN, other)
+    summary = json.loads((other / "summary.json").read_text())
+    summary["game"] = "nosuchgame"
+    (other / "summary.json").write_text(json.dumps(summary))
+    refused(harness_world, ["import", "atari-bench", HARNESS_RUN, "other-run", "--out", "imp"], says="nosuchgame")
+    assert not (harness_world / "imp").exists()
+
+
+@pytest.mark.parametrize("damage", ["file", "empty", "garbage", "list", "turns"])
+def test_import_refuses_a_run_directory_it_cannot_read(harness_world, damage):
+    run = harness_world / HARNESS_RUN
+    target = {"file": f"{HARNESS_RUN}/summary.json", "empty": "empty"}.get(damage, HARNESS_RUN)
+    if damage == "empty":
+        (harness_world / "empty").mkdir()
+    elif damage == "garbage":
+        (run / "summary.json").write_bytes(b"\xff not json")
+    elif damage == "list":
+        (run / "summary.json").write_text("[]")
+    elif damage == "turns":
+        (run / "turns.jsonl").write_text("[1, 2]\n42\n")
+    refused(harness_world, ["import", "atari-bench", target, "--out", "imp"])
