@@ -159,6 +159,20 @@ def test_a_pack_outside_the_checkout_is_still_made_with_its_directories(world):
     assert "21 game guides" in text and (world / "a/b/pk/template.toml").is_file()
 
 
+
+@pytest.mark.parametrize("name", ["vocabulary.toml", "warmup.toml"])
+def test_prompts_show_and_diff_refuse_a_pack_whose_optional_file_is_a_directory(world, name):
+    """Not taken for absent (the default words or warm-up used in silence)."""
+    from tests.harness_shape import make_harness
+
+    make_harness(world / "hfull")
+    code, text = call(["prompts", "from-atari-bench", "hfull", "--out", "pk"], world)
+    assert code == 0, text
+    (world / "pk" / name).unlink()
+    (world / "pk" / name).mkdir()
+    refused(world, ["prompts", "show", "pk", "--game", "breakout"], says=f"{name} is not a file")
+    refused(world, ["prompts", "diff", "default", "pk"], says=f"{name} is not a file")
+
 # ---------------------------------------------------------------------------------------------------- import
 
 HARNESS_RUN = "hrun/runs/breakout/random/0101_000000_cfg_001_run_001"

@@ -53,6 +53,10 @@ def _load(arg: str):
         raise UserError(f"{arg} is a file; give a pack directory (template.toml, games/) or `default`")
     if not path.is_dir():
         raise UserError(f"{arg}: no such pack directory; give a pack directory or `default`")
+    for name in ("vocabulary.toml", "warmup.toml"):  # optional files: absent is fine, anything but a file is not
+        part = path / name
+        if (part.exists() or part.is_symlink()) and not part.is_file():
+            raise UserError(f"prompt pack {arg}: {name} is not a file; make it a file or remove it", file=str(part))
     return load_pack(path)
 
 
