@@ -95,11 +95,13 @@ def export(paths: list[str | Path], out: Path, pace: str = "paper", start: int |
     Bad input raises UserError (or RecordingError); the file appears only when complete.
     """
     from workstation.export.layout import OVERLAYS
+    from workstation.export.outside import check_outside
     from workstation.store.framestore import FrameStoreError
     from workstation.store.recording import Recording
 
     out = Path(out)
     ext = check_output(out)
+    check_outside(out, list(paths))
     overlays = OVERLAYS if overlays is None else overlays
     if len(paths) > 4:
         raise UserError(f"--compare takes up to 3 more recordings (4 runs side by side); got {len(paths)} runs")
@@ -135,6 +137,7 @@ def beside(recording: Path, ext: str = ".mp4") -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
+    from workstation.export.outside import check_outside
     from workstation.store.local_paths import refuse_uri
 
     if args.inspect is not None:
@@ -155,6 +158,7 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     check_output(out)
     paths = [args.recording, *args.compare]
+    check_outside(out, paths)
     progress = _terminal_progress if (sys.stderr.isatty() and not args.quiet) else None
     try:
         n, start, stop = export(paths, out, args.pace, args.start, args.stop, parse_overlays(args.overlay), progress)

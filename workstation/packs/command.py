@@ -53,6 +53,10 @@ def _load(arg: str):
         raise UserError(f"{arg} is a file; give a pack directory (template.toml, games/) or `default`")
     if not path.is_dir():
         raise UserError(f"{arg}: no such pack directory; give a pack directory or `default`")
+    for name in ("vocabulary.toml", "warmup.toml"):  # optional files: absent is fine, anything but a file is not
+        part = path / name
+        if (part.exists() or part.is_symlink()) and not part.is_file():
+            raise UserError(f"prompt pack {arg}: {name} is not a file; make it a file or remove it", file=str(part))
     return load_pack(path)
 
 
@@ -64,7 +68,12 @@ def _from_atari_bench(a) -> int:
     out = Path(a.out).expanduser()
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise UserError(f"--out {a.out}: already exists and is not an empty directory; choose a new pack directory")
+    inside = _inside(out, root)
+    if inside:
+        raise UserError(f"--out {a.out} is inside the harness checkout {a.harness}, the input; the pack is never "
+                        "written into it: choose a directory outside it")
     harness = read_harness(root)
+    made = [p for p in (out.parent, *out.parent.parents) if not p.exists()]  # removed again if the pack fails
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".pack-", dir=out.parent))
     try:
@@ -74,10 +83,10 @@ def _from_atari_bench(a) -> int:
             out.rmdir()
         tmp.rename(out)
     except PromptPackError as exc:
-        shutil.rmtree(tmp, ignore_errors=True)
+        _undo(tmp, made)
         raise UserError(f"the pack made from {root} does not load ({exc}); is the checkout complete?") from None
     except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
+        _undo(tmp, made)
         raise
     pack = load_pack(out)
     n_words = sum(len(w) for w in harness.words.values())
@@ -88,6 +97,25 @@ def _from_atari_bench(a) -> int:
     print(levels_line(pack))
     print(f"play with it: workstation run --game breakout --prompts {out} ...")
     return 0
+
+
+def _inside(out: Path, root: Path) -> bool:
+    """Whether ``out`` is ``root`` or lies inside it at any depth, symlinks and ``..`` resolved on both sides."""
+    try:
+        target, src = out.resolve(), root.resolve()
+    except (OSError, RuntimeError):
+        return False
+    return src.is_dir() and (target == src or target.is_relative_to(src))
+
+
+def _undo(tmp: Path, made: list[Path]) -> None:
+    """Remove the half-made pack and the directories made for it (innermost first), leaving nothing behind."""
+    shutil.rmtree(tmp, ignore_errors=True)
+    for p in made:
+        try:
+            p.rmdir()
+        except OSError:
+            break
 
 
 def _show(a) -> int:

@@ -200,6 +200,10 @@ def read_harness(root: Path) -> Harness:
             h.warmup[key] = game.warmup_seconds
             continue
         _read_game(root / PROMPTS / f"{key}.py", key, game.minimal_set, h)
+    if not h.guides:  # a pack of no guides would teach nothing: refused, not written
+        raise NotAHarness(f"{root} holds no readable game prompt module (expected {root / PROMPTS}/GAME.py for "
+                          f"the {len(GAMES)} games, e.g. breakout.py); pass a complete checkout of "
+                          "github.com/mignonjia/AtariBench")
     return h
 
 

@@ -15,6 +15,7 @@ from workstation.errors import UserError
 from workstation.export.inspect_log.log import FORMATS, Log, eval_bytes, json_bytes, make_log
 from workstation.export.inspect_log.sample import make_sample
 from workstation.export.inspect_log.sources import Found, find
+from workstation.export.outside import check_outside
 from workstation.game.protocol import Protocol
 from workstation.store.atomic import write_atomic
 from workstation.store.recording import Recording
@@ -111,6 +112,8 @@ def export_inspect(sources: list[str], out: Path, fmt: str | None = None, includ
         raise UserError("give at least one recording, batch or session directory to export")
     out = check_out(out, sources)
     found = find(sources, include_changed)
+    # a batch or session may hold (or link to) recordings elsewhere: OUT is inside none of them either
+    check_outside(out, [*(r.rec.path for r in found.runs), *found.left_out], "--inspect")
     n_logs = len(found.groups())
     if single and n_logs != 1:
         raise UserError(f"--inspect {out}: these runs make {n_logs} logs (one per setting and game); give a "

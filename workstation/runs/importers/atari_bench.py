@@ -268,8 +268,10 @@ def _wanted_plan(t: HarnessTurn) -> list[int]:
     return done
 
 
-def import_run(path: Path, out: Path, game_key: str | None = None) -> ImportResult:
-    """Import one harness run directory into a new recording under ``out``."""
+def check_run(path: Path, game_key: str | None = None) -> tuple[HarnessRun, Game, Protocol]:
+    """The run at ``path``, its game and our protocol for it; ``UserError`` for anything that would stop its
+    import (no game, an unknown one, an action the game lacks, settings our protocol cannot take), so that a
+    command checks every run before it imports the first."""
     run = read_run(Path(path))
     key = game_key or game_key_of(run)
     if key is None:
@@ -283,7 +285,12 @@ def import_run(path: Path, out: Path, game_key: str | None = None) -> ImportResu
             if a.action_id not in game.allowed:
                 raise UserError(f"{run.path}: turn_index {t.index} executed action id {a.action_id}, "
                                 f"not one of {game.key}'s actions {list(game.allowed)}")
-    protocol = protocol_of(run)
+    return run, game, protocol_of(run)
+
+
+def import_run(path: Path, out: Path, game_key: str | None = None) -> ImportResult:
+    """Import one harness run directory into a new recording under ``out``."""
+    run, game, protocol = check_run(path, game_key)
     seed = run.summary.get("seed") if isinstance(run.summary.get("seed"), int) else 0
     pack = load_pack(None)
     agent = HarnessReplyAgent(run)

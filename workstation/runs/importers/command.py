@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from workstation.errors import UserError
 from workstation.locations import RECORDINGS
 
 
@@ -27,8 +28,7 @@ def register(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from workstation.runs.importers.atari_bench import import_run
-    from workstation.runs.importers.harness_run import read_run
+    from workstation.runs.importers.atari_bench import check_run, import_run
 
     from workstation.options import check_out
     from workstation.store.local_paths import refuse_uri
@@ -36,9 +36,13 @@ def run(args: argparse.Namespace) -> int:
     for d in args.run_dirs:
         refuse_uri(d, "", "import reads a local run directory")
     check_out(args.out, "import")  # a URI, a file, an existing recording: refused before anything is read
+    for d in args.run_dirs:
+        if _inside(Path(args.out), Path(d)):
+            raise UserError(f"--out {args.out} is inside the run directory {d}, an input; import never writes into "
+                            "what it reads: choose a directory outside it", file=args.out)
     dirs = [Path(d) for d in args.run_dirs]
-    for d in dirs:  # refuse bad input before importing anything
-        read_run(d)
+    for d in dirs:  # refuse bad input (a run, its game, its settings) before importing anything
+        check_run(d, args.game)
     status = 0
     for d in dirs:
         result = import_run(d, Path(args.out), args.game)
@@ -46,3 +50,12 @@ def run(args: argparse.Namespace) -> int:
         if not result.identical:
             status = 1
     return status
+
+
+def _inside(out: Path, source: Path) -> bool:
+    """Whether ``out`` is ``source`` or lies inside it at any depth, symlinks and ``..`` resolved on both sides."""
+    try:
+        target, src = out.expanduser().resolve(), source.expanduser().resolve()
+    except (OSError, RuntimeError):
+        return False
+    return src.is_dir() and (target == src or target.is_relative_to(src))
