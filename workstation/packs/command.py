@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from workstation.turn.promptpack import PromptPack
+
+import argparse
 import difflib
 import shutil
 import sys
@@ -14,7 +20,7 @@ GUIDE_CHOICES = ("full", "short", "visual", "steps", "goal")  # workstation.turn
 LEVELS = GUIDE_CHOICES[2:]
 
 
-def register(sub) -> None:
+def register(sub: Any) -> None:
     p = sub.add_parser("prompts", help="prompt packs: build one from the AtariBench harness, show, diff",
                        description="Prompt packs hold every word a model is sent and the action words it may "
                        "answer with. PACK is a pack directory, or `default` for the built-in pack.")
@@ -43,7 +49,7 @@ def register(sub) -> None:
     d.set_defaults(func=_diff)
 
 
-def _load(arg: str):
+def _load(arg: str) -> PromptPack:
     from workstation.turn.promptpack import load_pack
 
     if arg == "default":
@@ -60,7 +66,7 @@ def _load(arg: str):
     return load_pack(path)
 
 
-def _from_atari_bench(a) -> int:
+def _from_atari_bench(a: argparse.Namespace) -> int:
     from workstation.packs.from_atari_bench import read_harness, write_pack
     from workstation.turn.promptpack import PromptPackError, load_pack
 
@@ -118,7 +124,7 @@ def _undo(tmp: Path, made: list[Path]) -> None:
             break
 
 
-def _show(a) -> int:
+def _show(a: argparse.Namespace) -> int:
     from workstation.game.games import get_game
     from workstation.game.protocol import Protocol
     from workstation.turn.prompt_builder import PromptBuilder
@@ -145,7 +151,7 @@ def _show(a) -> int:
     return 0
 
 
-def _diff(a) -> int:
+def _diff(a: argparse.Namespace) -> int:
     from workstation.game.games import GAMES
 
     pa, pb = _load(a.a), _load(a.b)
@@ -187,7 +193,7 @@ def _diff(a) -> int:
     return 1
 
 
-def levels_line(pack) -> str:
+def levels_line(pack: PromptPack) -> str:
     """Which guides a pack has: the full and short guides always, the instruction levels when it has them."""
     short = "short" if pack.layout != "document" else "short (= full: the harness has one guide a game)"
     if pack.levels:

@@ -16,6 +16,8 @@ user asks, from the checkout they have.
 
 from __future__ import annotations
 
+from typing import Any
+
 import ast
 import json
 import re
@@ -74,11 +76,17 @@ def literals(path: Path) -> dict[str, object]:
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     out: dict[str, object] = {}
     for node in tree.body:
-        target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else (
-            node.target if isinstance(node, ast.AnnAssign) else None)
-        if isinstance(target, ast.Name) and node.value is not None:
+        target: ast.expr
+        value: ast.expr | None
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target, value = node.targets[0], node.value
+        elif isinstance(node, ast.AnnAssign):
+            target, value = node.target, node.value
+        else:
+            continue
+        if isinstance(target, ast.Name) and value is not None:
             try:
-                out[target.id] = ast.literal_eval(node.value)
+                out[target.id] = ast.literal_eval(value)
             except ValueError:
                 continue  # not a literal (a call, a name): not data
     return out
@@ -162,7 +170,7 @@ def read_harness(root: Path) -> Harness:
     """Everything a document pack needs, from the checkout at ``root`` (checked first)."""
     check_checkout(root)
     h = Harness()
-    modules: dict[str, dict] = {}
+    modules: dict[str, dict[str, Any]] = {}
     for name in ("common_prompt", "termination"):
         try:
             modules[name] = literals(root / PROMPTS / f"{name}.py")

@@ -17,20 +17,24 @@ The first difference, or "identical", is one line.
 
 from __future__ import annotations
 
+from typing import Any
+
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from workstation.store.series import plural
-from workstation.calls import OnText, Reply, TurnContext, Usage
+from workstation.calls import CancelToken, Deadline, OnText, Reply, TurnContext, Usage
 from workstation.errors import UserError
 from workstation.game.games import Game, UnknownGame, get_game
 from workstation.game.protocol import Protocol, ProtocolError
 from workstation.runs.importers.harness_run import HarnessRun, HarnessTurn, game_key_of, read_run
 from workstation.runs.start import manifest_for, new_run_dir
 from workstation.store.recording import RecordingWriter
+from workstation.store.records import Summary
 from workstation.turn.engine import Phase, TurnEngine
+from workstation.turn.prompt import Prompt
 from workstation.turn.promptpack import load_pack
 
 SOURCE_KIND = "atari-bench"
@@ -73,7 +77,8 @@ class HarnessReplyAgent:
         self.run = run
         self.spec = f"{SOURCE_KIND}:{run.model}"
 
-    def act(self, prompt, ctx: TurnContext, on_text: OnText | None = None) -> Reply:
+    def act(self, prompt: Prompt, ctx: TurnContext, on_text: OnText | None = None, *,
+            deadline: Deadline | None = None, cancel: CancelToken | None = None) -> Reply:
         if ctx.turn >= len(self.run.turns):
             return Reply(text="thought: the imported run has no more turns\nmove: [noop]")
         t = self.run.turns[ctx.turn]
@@ -82,7 +87,7 @@ class HarnessReplyAgent:
     def close(self) -> None:
         pass
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[str, Any]:
         return {"kind": "import", "spec": self.spec, "source": SOURCE_KIND, "model": self.run.model}
 
 
@@ -93,7 +98,7 @@ def _name(game: Game, action_id: int) -> str:
         return f"id {action_id}"
 
 
-def turn_difference(rec: dict, h: HarnessTurn, game: Game) -> str | None:
+def turn_difference(rec: dict[str, Any], h: HarnessTurn, game: Game) -> str | None:
     """How our turn record differs from the harness's turn, in one line, or None."""
     where = f"turn_index {h.index}"
     if rec["start_frame"] != h.start:
@@ -122,7 +127,7 @@ def turn_difference(rec: dict, h: HarnessTurn, game: Game) -> str | None:
     return None
 
 
-def totals_difference(summary: dict, n_frames: int, run: HarnessRun) -> str | None:
+def totals_difference(summary: dict[str, Any], n_frames: int, run: HarnessRun) -> str | None:
     """How our run's totals differ from the harness summary's (turns, score, lives lost, frames), or None."""
     s = run.summary
     if not summary.get("complete"):
@@ -138,7 +143,7 @@ def totals_difference(summary: dict, n_frames: int, run: HarnessRun) -> str | No
     return None
 
 
-def first_difference(records: list[dict], summary: dict, n_frames: int, run: HarnessRun, game: Game) -> str | None:
+def first_difference(records: list[dict[str, Any]], summary: dict[str, Any], n_frames: int, run: HarnessRun, game: Game) -> str | None:
     """The first way a finished recording differs from the harness run (turn by turn, then totals)."""
     for rec in records:
         n = rec["turn"]
@@ -164,7 +169,7 @@ class _Checker:
         if self.mismatch is None and text:
             self.mismatch = text
 
-    def on_turn(self, rec: dict, frames) -> None:
+    def on_turn(self, rec: dict[str, Any], frames: Any) -> None:
         if self.mismatch is None:
             n = rec["turn"]
             if n >= len(self.run.turns):
@@ -175,7 +180,7 @@ class _Checker:
         if self.mismatch is None:
             self._check_pngs(frames, upto=len(frames) - 1)
 
-    def _check_pngs(self, frames, upto: int) -> None:
+    def _check_pngs(self, frames: Any, upto: int) -> None:
         from PIL import Image
 
         while self._pngs and self._pngs[0] <= upto:
@@ -195,7 +200,7 @@ class _Checker:
                 self._fail(f"frame {i}: differs from the stored PNG in {diff} pixels")
                 return
 
-    def on_finish(self, summary: dict, frames) -> None:
+    def on_finish(self, summary: dict[str, Any], frames: Any) -> None:
         if self.mismatch is None:
             self._fail(totals_difference(summary, len(frames), self.run))
         if self.mismatch is None:
@@ -207,12 +212,13 @@ class _Checker:
 class _ImportWriter(RecordingWriter):
     """A recording writer that keeps each turn's source fields and checks it against the harness."""
 
-    def __init__(self, directory: Path, manifest: dict, height: int, run: HarnessRun, checker: _Checker):
+    def __init__(self, directory: Path, manifest: dict[str, Any], height: int, run: HarnessRun,
+                 checker: _Checker) -> None:
         super().__init__(directory, manifest, height)
         self.run = run
         self.checker = checker
 
-    def add_turn(self, record) -> None:
+    def add_turn(self, record: Any) -> None:
         record = record.to_json() if hasattr(record, "to_json") else record  # the engine writes TurnRecords
         n = record["turn"]
         if n < len(self.run.turns):
@@ -224,23 +230,23 @@ class _ImportWriter(RecordingWriter):
         super().add_turn(record)
         self.checker.on_turn(record, self.frames)
 
-    def _import_summary(self, summary) -> dict:
+    def _import_summary(self, summary: Any) -> dict[str, Any]:
         summary = summary.to_json() if hasattr(summary, "to_json") else summary  # the engine writes a Summary
         self.checker.on_finish(summary, self.frames)
         return {**summary, "import": {"source": SOURCE_KIND, "path": str(self.run.path.resolve()),
                                       "result": self.checker.mismatch or "identical"}}
 
-    def finish(self, summary: dict) -> None:
+    def finish(self, summary: dict[str, Any] | Summary) -> None:
         super().finish(self._import_summary(summary))
 
-    def abort(self, summary: dict) -> None:
+    def abort(self, summary: dict[str, Any] | Summary) -> None:
         super().abort(self._import_summary(summary))
 
 
 def protocol_of(run: HarnessRun) -> Protocol:
     """Our protocol for the harness run's settings (frame budget, frames per action, history)."""
     s = run.summary
-    kw: dict = {}
+    kw: dict[str, Any] = {}
     if isinstance(s.get("frame_count"), int) and s["frame_count"] > 1:
         kw["frames"] = s["frame_count"] - 1  # the harness counts frame 0 too
     elif isinstance(s.get("duration_seconds"), (int, float)):
@@ -291,7 +297,7 @@ def check_run(path: Path, game_key: str | None = None) -> tuple[HarnessRun, Game
 def import_run(path: Path, out: Path, game_key: str | None = None) -> ImportResult:
     """Import one harness run directory into a new recording under ``out``."""
     run, game, protocol = check_run(path, game_key)
-    seed = run.summary.get("seed") if isinstance(run.summary.get("seed"), int) else 0
+    seed: int = run.summary["seed"] if isinstance(run.summary.get("seed"), int) else 0
     pack = load_pack(None)
     agent = HarnessReplyAgent(run)
     manifest = manifest_for(game, protocol, seed, agent, pack)
@@ -309,7 +315,7 @@ def import_run(path: Path, out: Path, game_key: str | None = None) -> ImportResu
         while engine.phase is not Phase.FINISHED:
             if engine.phase is Phase.PLAN and engine.turn < len(run.turns):
                 wanted = _wanted_plan(run.turns[engine.turn])
-                if wanted and engine.pending.plan != wanted:
+                if wanted and engine.pending is not None and engine.pending.plan != wanted:
                     engine.override_plan([game.action_name(a) for a in wanted], by_hand=False)
             engine.step()
     except BaseException as e:

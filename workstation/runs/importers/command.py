@@ -6,6 +6,8 @@ Exit 0 when every run is identical, 1 when any differs, 2 on bad input.
 
 from __future__ import annotations
 
+from typing import Any
+
 import argparse
 from pathlib import Path
 
@@ -13,7 +15,7 @@ from workstation.errors import UserError
 from workstation.locations import RECORDINGS
 
 
-def register(sub) -> None:
+def register(sub: Any) -> None:
     p = sub.add_parser("import", help="import runs recorded by another harness (re-executed and compared)")
     kinds = p.add_subparsers(dest="import_kind", metavar="KIND")
     kinds.required = True

@@ -15,6 +15,8 @@ numbered by budget frame.
 
 from __future__ import annotations
 
+from typing import Any
+
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,7 +56,7 @@ class HarnessTurn:
     planned_ids: list[int]
     planned_names: list[str]
     parse_errors: list[str]
-    tokens: dict  # input/output/total/thinking/cached as the harness wrote them (None = not reported)
+    tokens: dict[str, Any]  # input/output/total/thinking/cached as the harness wrote them (None = not reported)
     start: int
     end: int
     reward: float
@@ -69,7 +71,7 @@ class HarnessTurn:
 @dataclass
 class HarnessRun:
     path: Path
-    summary: dict
+    summary: dict[str, Any]
     turns: list[HarnessTurn]
     pngs: dict[int, Path] = field(default_factory=dict)  # budget frame -> stored PNG
 
@@ -78,7 +80,7 @@ class HarnessRun:
         return str(self.summary.get("model_name") or "unknown")
 
 
-def _need(d: dict, key: str, kind: type | tuple, where: str):
+def _need(d: dict[str, Any], key: str, kind: type | tuple[type, ...], where: str) -> Any:
     if key not in d:
         raise UserError(f"{where}: field {key!r} is missing; is this a public AtariBench harness run?")
     value = d[key]
@@ -89,7 +91,7 @@ def _need(d: dict, key: str, kind: type | tuple, where: str):
     return value
 
 
-def _tokens(d: dict) -> dict:
+def _tokens(d: dict[str, Any]) -> dict[str, Any]:
     keys = ("input_tokens", "output_tokens", "total_tokens", "thinking_tokens", "cached_input_tokens")
     out = {}
     for k in keys:
@@ -101,7 +103,7 @@ def _tokens(d: dict) -> dict:
 def _action(d: object, where: str) -> HarnessAction:
     if not isinstance(d, dict):
         raise UserError(f"{where}: an action record should be an object, not {d!r}")
-    info = d.get("end_info") if isinstance(d.get("end_info"), dict) else {}
+    info: dict[str, Any] = d["end_info"] if isinstance(d.get("end_info"), dict) else {}
     lives = info.get("lives")
     return HarnessAction(
         action_id=_need(d, "action_id", int, where),
@@ -169,7 +171,7 @@ def read_run(path: Path) -> HarnessRun:
 def game_key_of(run: HarnessRun) -> str | None:
     """The game's key from the summary, or from the ``runs/<game>/<model>/<run>`` path layout."""
     if isinstance(run.summary.get("game"), str):
-        return run.summary["game"]
+        return str(run.summary["game"])
     for text in (str(run.summary.get("run_dir") or ""), str(run.path.resolve())):
         parts = Path(text).parts
         for i, part in enumerate(parts[:-2]):
