@@ -109,6 +109,8 @@ def export(paths: list[str | Path], out: Path, pace: str = "paper", start: int |
     games = [r.manifest_record.game for r in recs]
     if len(set(games)) > 1:
         raise UserError(f"--compare puts runs of one game side by side; these are of {', '.join(dict.fromkeys(map(str, games)))}")
+    from workstation.store.atomic import put_in_place
+
     start, stop = frame_range(recs, start, stop)
     tmp = out.with_name(f".{out.name}.{os.getpid()}.part{ext}")
     try:
@@ -120,7 +122,7 @@ def export(paths: list[str | Path], out: Path, pace: str = "paper", start: int |
             from workstation.export.video import VideoJob, export_video
 
             n = export_video(VideoJob(recs, tmp, start, stop, pace, overlays), progress)
-        os.replace(tmp, out)
+        put_in_place(tmp, out)
     except PermissionError as e:
         raise UserError(f"cannot write {out}: {e.strerror}; choose another -o") from None
     except FrameStoreError as e:

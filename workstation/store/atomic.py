@@ -61,4 +61,10 @@ def move_into(path: str | Path, directory: str | Path) -> Path:
         n += 1
 
 
-__all__ = ["move_into", "write_atomic"]
+def put_in_place(tmp: str | Path, path: str | Path) -> None:
+    """A file some other writer made whole under a temporary name beside ``path`` (a video the encoder wrote)
+    takes its place in one rename: a reader sees the old file or the new one."""
+    os.replace(tmp, path)
+
+
+__all__ = ["move_into", "put_in_place", "write_atomic"]
