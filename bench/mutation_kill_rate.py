@@ -49,15 +49,13 @@ TARGETS = (
     Target("analysis/stats.py", ("test_analysis_stats.py",)),
     Target("analysis/report.py", ("test_report_sources.py", "test_analysis_stats.py"),
            ("build", "human_normalised", "varied_baseline", "_sep_json")),
-    Target("judge/stats.py", ("test_judge.py",), select="golden or truth_agreement or tally or overreliance"),
-    Target("judge/requery.py", ("test_judge.py",), select="requery"),
-    Target("judge/overreliance.py", ("test_judge.py",), select="overreliance"),
-    Target("idc/curve.py", ("test_idc.py",), ("mean_se", "normalised", "rolls_back", "transfer_gain",
-                                              "best_vs_final"), select="rollback or rolls_back or transfer or report"),
-    Target("arena/ratings.py", ("test_arena.py",), select="ln3 or chain or equations or rock or bootstrap"),
-    Target("arena/report.py", ("test_arena.py",), ("_team",), select="co_operative"),  # the co-op team score
-    Target("arena/match.py", ("test_arena.py", "test_twoplayer.py"), ("finish",),  # team_score = s1 + s2
-           select="co_operative or zero_sum"),
+    Target("judge/stats.py", ("test_judge_stats.py",)),
+    Target("judge/requery.py", ("test_judge_stats.py",), ("tally",)),
+    Target("judge/overreliance.py", ("test_judge_stats.py",)),
+    Target("idc/curve.py", ("test_idc.py",), ("mean_se", "normalised", "rolls_back", "rollbacks", "transfer_gain",
+                                              "best_vs_final")),
+    Target("arena/ratings.py", ("test_arena.py",)),
+    Target("arena/report.py", ("test_arena.py",), ("team_score", "_team")),  # the co-op team score
     Target("store/changes.py", ("test_changes_rules.py", "test_changed_by_hand.py")),
 )
 
