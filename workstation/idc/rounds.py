@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import fcntl
 import json
+import math
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -33,7 +34,22 @@ if TYPE_CHECKING:
 
 MAX_ROUNDS = 20
 MAX_EPISODES = 50
+MAX_CONCURRENCY = 256  # episodes at once (the bound of every --concurrency: judge, qa eval)
+MAX_TOOL_CALLS = 500
 LOCK = ".idc.lock"
+# what marks a directory as another artifact (an IDC, anything sealed, a recording, a batch, a QA set): an IDC's
+# --out is never inside one, at any depth. A grid.toml or a results.csv alone marks nothing (a working directory
+# may hold them).
+ARTIFACT_MARKS = ((C.CURVE,), ("seal.json",), ("manifest.json",), ("placement.jsonl",), ("results.csv", "runs"),
+                  ("set.json", "questions.jsonl"))
+
+
+def artifact_mark(directory: Path) -> str | None:
+    """What in ``directory`` marks it as an artifact (``"results.csv and runs"``), or None."""
+    for names in ARTIFACT_MARKS:
+        if all((directory / n).exists() for n in names):
+            return " and ".join(names)
+    return None
 
 
 @dataclass
@@ -54,13 +70,30 @@ class IdcConfig:
             raise UserError(f"--rounds must be 1..{MAX_ROUNDS} (got {self.rounds}): the rounds after round 0")
         if not 1 <= self.episodes <= MAX_EPISODES:
             raise UserError(f"--episodes must be 1..{MAX_EPISODES} (got {self.episodes}): episodes per round")
-        if self.concurrency < 1:
-            raise UserError(f"--concurrency must be at least 1 (got {self.concurrency})")
-        if not 1 <= self.tool_calls <= 500:
-            raise UserError(f"--tool-calls must be 1..500 (got {self.tool_calls}): the reflector's budget a round")
-        if self.max_cost is not None and not self.max_cost > 0:
-            raise UserError(f"--max-cost must be more than 0 dollars (got {self.max_cost:g})")
+        if not 1 <= self.concurrency <= MAX_CONCURRENCY:
+            raise UserError(f"--concurrency must be 1..{MAX_CONCURRENCY} (got {self.concurrency}): episodes at once")
+        if not 1 <= self.tool_calls <= MAX_TOOL_CALLS:
+            raise UserError(f"--tool-calls must be 1..{MAX_TOOL_CALLS} (got {self.tool_calls}): the reflector's "
+                            "budget a round")
+        if self.max_cost is not None and not (self.max_cost > 0 and math.isfinite(self.max_cost)):
+            raise UserError(f"--max-cost must be a finite number of dollars above 0 (got {self.max_cost:g})")
         self.out = Path(self.out)
+        self._check_seeds()
+
+    def _check_seeds(self) -> None:
+        """Every seed the IDC will play (each round's episodes, the transfers' share round 0's) is a run seed,
+        checked before anything is written or paid."""
+        from workstation.options import SEED_MAX
+
+        count = (self.rounds + 1) * self.episodes
+        if self.base.seed + count - 1 > SEED_MAX:  # episode_seeds never goes below seed + count - 1
+            last = self.base.seed + count - 1
+        else:
+            last = max(episode_seeds(self.base.seed, self.base.protocol.start, count))
+        if last > SEED_MAX:
+            raise UserError(f"--seed {self.base.seed}: {self.rounds + 1} rounds of {self.episodes} episodes play "
+                            f"seeds up to {last}, past {SEED_MAX}; every seed must be 0..{SEED_MAX} (choose a "
+                            "smaller --seed)", "seed")
 
     def identity(self) -> dict[str, Any]:
         """What a resumed IDC must share with the one that made DIR."""
@@ -103,7 +136,20 @@ class Idc:
 
     def _check_out(self) -> None:
         """Refuse a directory that holds something other than an IDC (a batch, recordings, notes): the
-        IDC would write its rounds among them."""
+        IDC would write its rounds among them; and one inside another artifact or the prompt pack, at any
+        depth (an IDC never writes inside an input)."""
+        here = self.out.expanduser().resolve()
+        for above in here.parents:
+            mark = artifact_mark(above)
+            if mark is not None:
+                raise UserError(f"--out {self.out} is inside {above} (it holds {mark}); an IDC is never written "
+                                "inside another artifact: choose a directory outside it", "out")
+        pack = self.cfg.base.prompts
+        if pack is not None:
+            root = Path(pack).expanduser().resolve()
+            if here == root or root in here.parents:
+                raise UserError(f"--out {self.out} is inside --prompts {pack}, an input; choose a directory "
+                                "outside it", "out")
         if not self.out.is_dir() or (self.out / C.CURVE).exists():
             return
         other = sorted(p.name + ("/" if p.is_dir() else "") for p in self.out.iterdir() if not p.name.startswith("."))
@@ -280,7 +326,7 @@ class Idc:
         rows = self._batch(f"round_{r}", [("skill" if skill else "no-skill", spec, seeds)])
         if rows is None:
             return None
-        self._check_episodes(f"round {r}", [row["path"] for row in rows])
+        self._check_episodes(f"round {r}", [str(Path(row["path"]).resolve()) for row in rows])
         scores = [float(row["score"] or 0.0) for row in rows]
         m, se = C.mean_se(scores)
         assert m is not None and se is not None  # a finished round has episodes
@@ -406,7 +452,7 @@ class Idc:
             rows = self._batch(name, arms)
             if rows is None:
                 return 1
-            self._check_episodes(f"transfer {name}", [x["path"] for x in rows])
+            self._check_episodes(f"transfer {name}", [str(Path(x["path"]).resolve()) for x in rows])
             by = {label: [float(x["score"] or 0.0) for x in rows if x["setting"] == label] for label, _, _ in arms}
             none_m, none_se = C.mean_se(by["no-skill"])
             best_m, best_se = C.mean_se(by.get("best-skill") or by["no-skill"])
@@ -438,4 +484,4 @@ class _Lines:
         pass
 
 
-__all__ = ["Idc", "IdcConfig", "MAX_EPISODES", "MAX_ROUNDS"]
+__all__ = ["Idc", "IdcConfig", "MAX_CONCURRENCY", "MAX_EPISODES", "MAX_ROUNDS", "MAX_TOOL_CALLS"]

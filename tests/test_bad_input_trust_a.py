@@ -1,0 +1,91 @@
+"""Bad input for improvement rounds and QA evals (issue 26, the trustA corpus): a relative --out, an --out inside
+another artifact or the input set, every seed checked before the first write, bounded numbers, damaged evals
+refused whatever their seal says. Each case: exit 2 (1 for a damaged artifact), at most 3 lines, no traceback,
+every file before it unchanged, nothing new written or paid by a refused command.
+
+Real parts: the fake provider on 127.0.0.1 through the real SDKs, the real emulator, real files.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.fake_provider import KEYS, Step, fake_server  # noqa: F401
+from tests.test_idc import PLAYER, SKILLS, idc_args, in_process, reflection_script
+
+
+@pytest.fixture
+def fake(fake_server, monkeypatch):  # noqa: F811
+    fake_server.reset()
+    for k, v in KEYS.items():
+        monkeypatch.setenv(k, v)
+    yield fake_server
+    fake_server.reset()
+
+
+def tree(root: Path) -> dict[str, bytes | None]:
+    return {str(p.relative_to(root)): (p.read_bytes() if p.is_file() else None) for p in sorted(root.rglob("*"))}
+
+
+def one_line(r, code: int) -> None:
+    assert r.returncode == code, r.stdout + r.stderr
+    assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+# -- idc ---------------------------------------------------------------------------------------------------------
+def test_a_relative_out_plays_and_finds_its_own_recordings(fake, tmp_path, capsys, monkeypatch):
+    """`--out idcR` (relative) used to look for its episodes under idcR/idcR/... after paying for them."""
+    fake.push(*[Step(text=PLAYER)] * 200)
+    fake.push_tools(*reflection_script(SKILLS[0]))
+    monkeypatch.chdir(tmp_path)
+    r = in_process(capsys, idc_args(fake, Path("idcR"), "--rounds", "1", "--episodes", "1"))
+    assert r.returncode == 0, r.stdout + r.stderr
+    curve = json.loads((tmp_path / "idcR" / "curve.json").read_text())
+    assert [len(x["episodes"]) for x in curve["rounds"]] == [1, 1]
+    for x in curve["rounds"]:
+        ep = x["episodes"][0]
+        assert Path(ep["recording"]).is_absolute() and (tmp_path / "idcR" / ep["in_dir"] / "summary.json").is_file()
+    assert not (tmp_path / "idcR" / "idcR").exists()
+
+
+def test_an_out_inside_another_idc_is_refused_before_anything(fake, tmp_path, capsys):
+    fake.push(*[Step(text=PLAYER)] * 200)
+    fake.push_tools(*reflection_script(SKILLS[0]))
+    idc = tmp_path / "idcA"
+    assert in_process(capsys, idc_args(fake, idc, "--rounds", "1", "--episodes", "1")).returncode == 0
+    (qaset := tmp_path / "qaset" / "frames").mkdir(parents=True)
+    for name in ("set.json", "questions.jsonl"):
+        (tmp_path / "qaset" / name).write_text("{}\n")
+    before, asked = tree(tmp_path), len(fake.seen)
+    for out in (idc / "round_0" / "runs" / "new", idc / "round_0" / "new", idc / "skills" / "x", qaset / "x"):
+        r = in_process(capsys, idc_args(fake, out, "--rounds", "1", "--episodes", "1"))
+        one_line(r, 2)
+        assert "is inside" in r.stderr and "another artifact" in r.stderr, r.stderr
+    prompts = tmp_path / "pack"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "prompts", prompts)
+    before = tree(tmp_path)
+    r = in_process(capsys, idc_args(fake, prompts / "idc", "--prompts", str(prompts)))
+    assert r.returncode == 2 and "--prompts" in r.stderr and not (prompts / "idc").exists(), r.stderr
+    assert tree(tmp_path) == before and len(fake.seen) == asked
+
+
+@pytest.mark.parametrize("extra,needle", [
+    (["--seed", "4294967295", "--episodes", "2"], "seeds up to 4294967300"),  # (2 rounds + 1) x 2 episodes
+    (["--seed", "4294967290", "--rounds", "3"], "seeds up to"),
+    (["--concurrency", "100000000"], "--concurrency must be 1..256"),
+    (["--concurrency", "0"], "--concurrency must be 1..256"),
+    (["--tool-calls", "100000000000"], "--tool-calls must be 1..500"),
+    (["--rounds", "21"], "--rounds must be 1..20"),
+    (["--episodes", "51"], "--episodes must be 1..50"),
+    (["--max-cost", "-1"], "--max-cost"),
+])
+def test_every_idc_number_is_bounded_before_anything_is_written(fake, tmp_path, capsys, extra, needle):
+    out = tmp_path / "idcN"
+    r = in_process(capsys, idc_args(fake, out, *extra))
+    one_line(r, 2)
+    assert needle in r.stderr, r.stderr
+    assert not out.exists() and not fake.seen
