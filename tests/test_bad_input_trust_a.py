@@ -89,3 +89,65 @@ def test_every_idc_number_is_bounded_before_anything_is_written(fake, tmp_path, 
     one_line(r, 2)
     assert needle in r.stderr, r.stderr
     assert not out.exists() and not fake.seen
+
+
+# -- qa eval -------------------------------------------------------------------------------------------------------
+QA_SAMPLE = Path(__file__).resolve().parents[1] / "recordings" / "qa-sample"
+
+
+@pytest.fixture
+def qaset(tmp_path) -> Path:
+    root = tmp_path / "qaset"
+    shutil.copytree(QA_SAMPLE, root)
+    return root
+
+
+@pytest.mark.parametrize("where", ["ev", "frames", "evals/random", "."])
+def test_an_eval_is_never_written_inside_its_set(qaset, tmp_path, capsys, where):
+    before = tree(tmp_path)
+    out = qaset / where
+    r = in_process(capsys, ["qa", "eval", str(qaset), "--agent", "random", "--repeats", "1", "--out", str(out)])
+    one_line(r, 2)
+    assert "inside the question set" in r.stderr, r.stderr
+    assert tree(tmp_path) == before
+
+
+def test_an_eval_is_never_written_inside_the_prompt_pack(qaset, tmp_path, capsys):
+    pack = tmp_path / "pack"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "prompts", pack)
+    before = tree(tmp_path)
+    r = in_process(capsys, ["qa", "eval", str(qaset), "--agent", "random", "--repeats", "1", "--prompts", str(pack),
+                            "--out", str(pack / "ev")])
+    one_line(r, 2)
+    assert "inside --prompts" in r.stderr and tree(tmp_path) == before
+
+
+def test_the_default_eval_place_is_beside_the_set(qaset, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    sealed = tree(qaset)
+    r = in_process(capsys, ["qa", "eval", "qaset", "--agent", "random", "--repeats", "1"])
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[0] == str(Path("qaset-evals") / "random")
+    assert (tmp_path / "qaset-evals" / "random" / "summary.json").is_file() and tree(qaset) == sealed
+    monkeypatch.chdir(qaset)  # `qa eval .` goes beside the directory too, never into it
+    r = in_process(capsys, ["qa", "eval", ".", "--agent", "random", "--repeats", "1", "--seed", "1"])
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[0] == str(tmp_path / "qaset-evals" / "random") and tree(qaset) == sealed
+
+
+def test_an_eval_at_the_old_default_place_is_read_where_it_is_and_never_appended(qaset, tmp_path, capsys):
+    old = qaset / "evals" / "random"
+    old.parent.mkdir()
+    shutil.copytree(_eval(tmp_path / "made", qaset, capsys), old)
+    before = tree(tmp_path)
+    assert in_process(capsys, ["qa", "table", str(old)]).returncode == 0
+    r = in_process(capsys, ["qa", "eval", str(qaset), "--agent", "random", "--repeats", "1"])
+    one_line(r, 2)
+    assert "old default place" in r.stderr and "qaset-evals" in r.stderr, r.stderr
+    assert tree(tmp_path) == before
+
+
+def _eval(out: Path, qaset: Path, capsys) -> Path:
+    r = in_process(capsys, ["qa", "eval", str(qaset), "--agent", "random", "--repeats", "1", "--out", str(out)])
+    assert r.returncode == 0, r.stderr
+    return out

@@ -160,6 +160,34 @@ def check_eval(out: Path) -> None:
     check_seal(out, EVAL_KIND, what="QA eval", missing_ok=True)
 
 
+def default_out(set_dir: Path, agent_spec: str) -> Path:
+    """Where an eval goes without --out: beside its set, ``<SET>-evals/<agent>`` (a set is an input, and an
+    eval is never written inside it; ``qa table SET-evals/*`` finds the evals of one set together)."""
+    import re
+
+    set_dir = Path(set_dir)
+    if set_dir.name in ("", ".", ".."):  # `qa eval .`: beside the directory it names
+        set_dir = set_dir.resolve()
+    return set_dir.parent / f"{set_dir.name or 'set'}-evals" / re.sub(r"[^A-Za-z0-9._-]+", "-", agent_spec.strip())
+
+
+def check_out_outside(out: Path, set_dir: Path, prompts: str | None = None) -> None:
+    """An eval's --out is neither its question set nor the prompt pack, nor anywhere inside one (an eval never
+    writes inside its inputs); checked before anything is asked or written."""
+    try:
+        target = Path(out).expanduser().resolve()
+    except (OSError, RuntimeError):
+        return
+    for flag, path in (("the question set", set_dir), ("--prompts", prompts)):
+        if path is None:
+            continue
+        root = Path(path).expanduser().resolve()
+        if target == root or root in target.parents:
+            raise UserError(f"--out {out} is inside {flag} {path}, an input; an eval is never written inside it: "
+                            f"choose a directory outside it (the default is {default_out(set_dir, 'AGENT')})",
+                            "out", file=out)
+
+
 def run_eval(set_dir: Path, agent_spec: str, out: Path, repeats: int = 5, concurrency: int = 1,
              statuses: tuple[str, ...] = ("proposed", "accepted", "edited"),
              provider_options: ProviderOptions | None = None, prompts: str | None = None, seed: int = 0,
@@ -172,6 +200,7 @@ def run_eval(set_dir: Path, agent_spec: str, out: Path, repeats: int = 5, concur
 
     check_frames(set_dir, qs)  # a damaged frame is refused before anything is asked or written
     out = Path(out)
+    check_out_outside(out, set_dir, prompts)
     if out.exists() and not out.is_dir():
         raise UserError(f"--out {out} is a file; choose a directory", "out", file=out)
     if (out / EVAL_FILE).exists() and not (out / EVAL_FILE).is_file():
