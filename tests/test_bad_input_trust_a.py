@@ -151,3 +151,40 @@ def _eval(out: Path, qaset: Path, capsys) -> Path:
     r = in_process(capsys, ["qa", "eval", str(qaset), "--agent", "random", "--repeats", "1", "--out", str(out)])
     assert r.returncode == 0, r.stderr
     return out
+
+
+def _put_answer_line(ev: Path, text: str) -> None:
+    lines = (ev / "answers.jsonl").read_text().splitlines()
+    lines[0] = text
+    (ev / "answers.jsonl").write_text("\n".join(lines) + "\n")
+
+
+EVAL_EDITS = [
+    ("eval.json a list", lambda ev: (ev / "eval.json").write_text("[]\n")),
+    ("eval.json text", lambda ev: (ev / "eval.json").write_text('"an eval"\n')),
+    ("eval.json agent a number", lambda ev: (ev / "eval.json").write_text(json.dumps(
+        {**json.loads((ev / "eval.json").read_text()), "agent": 7}))),
+    ("eval.json statuses of numbers", lambda ev: (ev / "eval.json").write_text(json.dumps(
+        {**json.loads((ev / "eval.json").read_text()), "statuses": [1]}))),
+    ("answer line a list", lambda ev: _put_answer_line(ev, "[]")),
+    ("answer line a number", lambda ev: _put_answer_line(ev, "7")),
+    ("answer correct text", lambda ev: _put_answer_line(ev, json.dumps(
+        {**json.loads((ev / "answers.jsonl").read_text().splitlines()[0]), "correct": "yes"}))),
+]
+
+
+@pytest.mark.parametrize("name,edit", EVAL_EDITS, ids=[n for n, _ in EVAL_EDITS])
+def test_an_eval_whose_records_are_edited_is_damaged_whatever_its_seal_says(qaset, tmp_path, capsys, name, edit):
+    from workstation.qa.evaluate import ANSWERS, EVAL_KIND
+    from workstation.store.seal import seal
+
+    ev = _eval(tmp_path / "ev", qaset, capsys)
+    edit(ev)
+    seal(ev, EVAL_KIND, appendable=[ANSWERS])  # the digests redone: the seal alone would pass it
+    before = tree(tmp_path)
+    for argv in (["qa", "table", str(ev)], ["report", str(ev)], ["report", str(ev), "--json", str(tmp_path / "r.json")],
+                 ["qa", "eval", str(qaset), "--agent", "random", "--repeats", "1", "--out", str(ev)]):
+        r = in_process(capsys, argv)
+        one_line(r, 1)
+        assert "damaged" in r.stderr and str(ev) in r.stderr, (argv, r.stderr)
+    assert tree(tmp_path) == before

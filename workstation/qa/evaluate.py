@@ -152,12 +152,41 @@ def answer_ledger(out: Path) -> Ledger[Answer]:
                   redo=lambda r: r.error is not None, what="QA answers")
 
 
-def check_eval(out: Path) -> None:
-    """An eval directory's seal holds (one written before seals passes; its lines are still checked)."""
-    from workstation.qa.qset import readable
+EVAL_FIELDS: dict[str, tuple[Any, ...]] = {
+    "format": ("str", False), "set": ("str", False), "set_digest": ("str", False), "agent": ("str", False),
+    "seed": ("int", False, 0, 2**32 - 1), "repeats": ("int", False, 1, 10**6), "statuses": ("list", False)}
 
+
+def check_eval(out: Path) -> None:
+    """An eval directory's seal holds (one written before seals passes), and, whatever the seal says, every
+    record has its type: eval.json an object with its fields, every line of answers.jsonl an answer. A
+    record that fails is damage (``DamagedArtifact``, exit 1): the eval is named and never counted."""
+    from workstation.errors import DamagedArtifact
+    from workstation.qa.qset import readable
+    from workstation.store.records import RecordFileError, check_fields, read_json
+
+    out = Path(out)
     readable(out)
     check_seal(out, EVAL_KIND, what="QA eval", missing_ok=True)
+    meta = out / EVAL_FILE
+    if meta.exists():
+        try:
+            with open(meta, "rb"):
+                pass
+        except OSError as e:  # a directory, no permission: not damage
+            raise UserError(f"{meta} cannot be read ({e.strerror or e}); give an eval directory whose {EVAL_FILE} "
+                            "is a readable file", file=meta) from None
+        try:
+            data = read_json(meta)
+            check_fields(data, EVAL_FIELDS, str(meta))
+            if data["format"] != FORMAT:
+                raise RecordFileError(f"{meta}: field 'format' is {data['format']!r}, not {FORMAT!r}")
+            if not all(isinstance(x, str) for x in data["statuses"]):
+                raise RecordFileError(f"{meta}: field 'statuses' holds something other than text")
+        except RecordFileError as e:
+            raise DamagedArtifact(f"QA eval {out} is damaged: {e}; it is left as it is and not counted",
+                                  file=meta) from None
+    answer_ledger(out)  # every line an answer (a line that is not is damage, named)
 
 
 def default_out(set_dir: Path, agent_spec: str) -> Path:
