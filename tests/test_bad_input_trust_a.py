@@ -188,3 +188,59 @@ def test_an_eval_whose_records_are_edited_is_damaged_whatever_its_seal_says(qase
         one_line(r, 1)
         assert "damaged" in r.stderr and str(ev) in r.stderr, (argv, r.stderr)
     assert tree(tmp_path) == before
+
+
+# -- an IDC's episodes, changed with their digests redone --------------------------------------------------------
+def _reseal_recording(rec: Path) -> None:
+    from workstation.store.integrity import sha256_of
+
+    s = json.loads((rec / "summary.json").read_text())
+    for name in s["files"]:
+        s["files"][name] = {**s["files"][name], "bytes": (rec / name).stat().st_size, "sha256": sha256_of(rec / name)}
+    (rec / "summary.json").write_text(json.dumps(s))
+
+
+def _score_all(rec: Path) -> None:
+    """The last turn's reward and the summary's total both +50, digests redone: consistent, only re-execution
+    (or the pin) tells."""
+    turns = [json.loads(line) for line in (rec / "turns.jsonl").read_text().splitlines()]
+    turns[-1]["reward"] = float(turns[-1].get("reward") or 0) + 50
+    (rec / "turns.jsonl").write_text("".join(json.dumps(t) + "\n" for t in turns))
+    s = json.loads((rec / "summary.json").read_text())
+    s["total_reward"] = float(s["total_reward"]) + 50
+    (rec / "summary.json").write_text(json.dumps(s))
+    _reseal_recording(rec)
+
+
+def _frames(rec: Path) -> None:
+    b = bytearray((rec / "frames.bin").read_bytes())
+    b[100:300] = b"\0" * 200
+    (rec / "frames.bin").write_bytes(bytes(b))
+    _reseal_recording(rec)
+
+
+@pytest.mark.parametrize("change", [_score_all, _frames], ids=["score", "frames"])
+@pytest.mark.parametrize("pinned", [True, False], ids=["pinned", "curve-before-pins"])
+def test_an_idc_resume_refuses_an_episode_changed_with_digests_redone(fake, tmp_path, capsys, change, pinned):
+    from workstation.idc.curve import SEAL_KIND, SEAL_SKIP
+    from workstation.store.seal import seal
+
+    fake.push(*[Step(text=PLAYER)] * 200)
+    fake.push_tools(*reflection_script(SKILLS[0]))
+    out = tmp_path / "idc"
+    assert in_process(capsys, idc_args(fake, out, "--rounds", "1", "--episodes", "1")).returncode == 0
+    curve = json.loads((out / "curve.json").read_text())
+    assert all(e["summary_sha256"] for r in curve["rounds"] for e in r["episodes"])
+    if not pinned:  # a curve written before pins, sealed again
+        for r in curve["rounds"]:
+            for e in r["episodes"]:
+                del e["summary_sha256"]
+        (out / "curve.json").write_text(json.dumps(curve))
+        seal(out, SEAL_KIND, skip=SEAL_SKIP)
+    rec = Path(curve["rounds"][0]["episodes"][0]["recording"])
+    change(rec)
+    before, asked = tree(tmp_path), len(fake.seen)
+    r = in_process(capsys, idc_args(fake, out, "--rounds", "2", "--episodes", "1"))
+    one_line(r, 1)
+    assert "round 0: an episode" in r.stderr and str(rec) in r.stderr, r.stderr
+    assert tree(tmp_path) == before and len(fake.seen) == asked

@@ -115,6 +115,7 @@ class Idc:
         self.cancel = CancelToken()  # ends a reflection's call under way when the IDC is stopped
         self._lock_fd: int | None = None
         self.curve: dict[str, Any] = {"rounds": []}
+        self._pins: dict[str, str] = {}  # episodes of a curve from before pins, verified now: path -> summary digest
 
     # -- the whole run ---------------------------------------------------------
     def run(self) -> int:
@@ -180,6 +181,66 @@ class Idc:
         typed = C.Curve.from_json(curve, str(self.out / C.CURVE))
         for r in typed.rounds:
             self._check_episodes(f"round {r.round}", [e.recording for e in r.episodes])
+            self._check_pins(f"round {r.round}", r.episodes)
+
+    def _path(self, p: str) -> Path:
+        return Path(p) if Path(p).is_absolute() else self.out / p
+
+    def _check_pins(self, what: str, episodes: tuple[C.Episode, ...]) -> None:
+        """An episode in the curve is the recording that was verified when it was counted: its summary.json
+        (which holds every file's digest) is the one pinned then, so a recording changed since, even with its
+        digests redone, is named (exit 1). A curve from before pins: the recorded score must be the summary's."""
+        from workstation.errors import DamagedArtifact
+        from workstation.store.integrity import sha256_of
+        from workstation.store.recording import Recording
+
+        for e in episodes:
+            if e.recording is None:
+                continue
+            path = self._path(e.recording)
+            if e.summary_sha256 is not None:
+                if sha256_of(path / "summary.json") == e.summary_sha256:
+                    continue
+                why = "its summary.json is not the one verified when the episode was counted"
+            else:
+                s = Recording(path).summary_record
+                total = None if s is None else s.total_reward
+                if total is None or e.score is None or float(total) == float(e.score):
+                    if str(path) not in self._pins:  # counted before pins: re-executed once, pinned from now on
+                        self._pins.update(self._verify_episodes(what, [str(path)]))
+                    continue
+                why = f"it scores {total:g}, the curve counted {e.score:g}"
+            raise DamagedArtifact(f"{what}: an episode is damaged ({why}: {path}); move it out of {self.out} and "
+                                  "run the same command to play it again", file=path)
+
+    def _verify_episodes(self, what: str, paths: list[str]) -> dict[str, str]:
+        """Re-execute every episode about to be counted (``workstation verify``: the emulator replays its plans
+        and every frame, reward and the total must agree); a changed one is named (exit 1) and never counted.
+        Each sound episode's summary.json digest, by path, to pin it in the curve."""
+        from workstation.errors import DamagedArtifact
+        from workstation.runs.verify import verify
+        from workstation.store.integrity import sha256_of
+        from workstation.store.recording import Recording
+
+        self._check_episodes(what, list(paths))
+        pins = {}
+        for p in paths:
+            rec = Recording(Path(p))
+            try:
+                result = verify(rec)
+            except UserError as e:  # a record that does not read: damage
+                raise DamagedArtifact(f"{what}: an episode is damaged ({e}); its score is not counted: move {p} out "
+                                      f"of {self.out} and run the same command to play it again", file=p) from None
+            finally:
+                rec.close()
+            if not result.ok:
+                frame = "" if result.first_mismatch is None else f"frame {result.first_mismatch} differs; "
+                raise DamagedArtifact(f"{what}: an episode does not re-execute as recorded ({frame}"
+                                      f"{result.detail or 'see workstation verify'}); its score is not counted: "
+                                      f"move {p} out of {self.out} and run the same command to play it again",
+                                      file=p)
+            pins[p] = sha256_of(Path(p) / "summary.json")
+        return pins
 
     def _check_episodes(self, what: str, paths: list[str | None]) -> None:
         """Every episode's recording passes the fast integrity check; a damaged one is named (exit 1), and its
@@ -191,7 +252,7 @@ class Idc:
         for p in paths:
             if p is None:
                 continue
-            path = Path(p) if Path(p).is_absolute() else self.out / p
+            path = self._path(p)
             try:
                 why = Recording(path).damage()
             except RecordingError as e:
@@ -211,6 +272,12 @@ class Idc:
                      "validator": cfg.validator, "identity": ident, "rounds": [], "best_round": None,
                      "transfer": []}
         curve["rounds_planned"] = cfg.rounds
+        for r in curve["rounds"]:  # a curve from before pins: its episodes, verified by _check_curve, pinned
+            for e in r.get("episodes") or []:
+                if e.get("summary_sha256") is None and e.get("recording"):
+                    pin = self._pins.get(str(self._path(e["recording"])))
+                    if pin is not None:
+                        e["summary_sha256"] = pin
         seeds = episode_seeds(cfg.base.seed, cfg.base.protocol.start, (cfg.rounds + 1) * cfg.episodes)
         curve["seeds"] = [seeds[r * cfg.episodes:(r + 1) * cfg.episodes] for r in range(cfg.rounds + 1)]
         if curve.get("random_mean") is None:
@@ -326,7 +393,7 @@ class Idc:
         rows = self._batch(f"round_{r}", [("skill" if skill else "no-skill", spec, seeds)])
         if rows is None:
             return None
-        self._check_episodes(f"round {r}", [str(Path(row["path"]).resolve()) for row in rows])
+        pins = self._verify_episodes(f"round {r}", [str(Path(row["path"]).resolve()) for row in rows])
         scores = [float(row["score"] or 0.0) for row in rows]
         m, se = C.mean_se(scores)
         assert m is not None and se is not None  # a finished round has episodes
@@ -334,7 +401,8 @@ class Idc:
                  "score_mean": m, "score_se": se, "normalised": C.normalised(m, curve["random_mean"]),
                  "episodes": [{"run_id": row["run_id"], "score": row["score"], "seed": row["seed"],
                                "recording": str(Path(row["path"]).resolve()),
-                               "in_dir": os.path.relpath(row["path"], self.out), "cost_usd": row.get("cost_usd")}
+                               "in_dir": os.path.relpath(row["path"], self.out), "cost_usd": row.get("cost_usd"),
+                               "summary_sha256": pins[str(Path(row["path"]).resolve())]}
                               for row in rows],
                  "rolled_back": False, "diagnosis": None}
         if r < len(curve["rounds"]):
@@ -452,7 +520,7 @@ class Idc:
             rows = self._batch(name, arms)
             if rows is None:
                 return 1
-            self._check_episodes(f"transfer {name}", [str(Path(x["path"]).resolve()) for x in rows])
+            pins = self._verify_episodes(f"transfer {name}", [str(Path(x["path"]).resolve()) for x in rows])
             by = {label: [float(x["score"] or 0.0) for x in rows if x["setting"] == label] for label, _, _ in arms}
             none_m, none_se = C.mean_se(by["no-skill"])
             best_m, best_se = C.mean_se(by.get("best-skill") or by["no-skill"])
@@ -463,7 +531,8 @@ class Idc:
                 "gain": gain, "gain_pct": pct, "note": None if best["skill"] else "the best round played no skill",
                 "episodes": [{"arm": x["setting"], "run_id": x["run_id"], "score": x["score"], "seed": x["seed"],
                               "recording": str(Path(x["path"]).resolve()),
-                              "in_dir": os.path.relpath(x["path"], self.out)} for x in rows],
+                              "in_dir": os.path.relpath(x["path"], self.out),
+                              "summary_sha256": pins[str(Path(x["path"]).resolve())]} for x in rows],
                 "cost_usd": sum(x.get("cost_usd") or 0.0 for x in rows)})
             C.save(self.out, curve)
         return 0
