@@ -244,3 +244,62 @@ def test_an_idc_resume_refuses_an_episode_changed_with_digests_redone(fake, tmp_
     one_line(r, 1)
     assert "round 0: an episode" in r.stderr and str(rec) in r.stderr, r.stderr
     assert tree(tmp_path) == before and len(fake.seen) == asked
+
+
+def _summary_edit(change):
+    def edit(ev: Path) -> None:
+        s = json.loads((ev / "summary.json").read_text())
+        change(s)
+        (ev / "summary.json").write_text(json.dumps(s))
+    return edit
+
+
+def _all_correct(s: dict) -> None:
+    for v in s["accuracy"].values():
+        if isinstance(v, dict):
+            v["correct"], v["accuracy"] = v["answers"], 1.0 if v["answers"] else None
+    for g in ("perception", "motion", "decision", "overall"):
+        s["accuracy"][g] = 1.0
+
+
+SUMMARY_EDITS = [
+    ("overall raised", _summary_edit(lambda s: s["accuracy"].update(overall=0.99))),
+    ("every answer made correct", _summary_edit(_all_correct)),
+    ("a category's accuracy alone", _summary_edit(lambda s: s["accuracy"]["motion-target"].update(accuracy=1.0))),
+]
+
+
+@pytest.mark.parametrize("name,edit", SUMMARY_EDITS, ids=[n for n, _ in SUMMARY_EDITS])
+def test_an_eval_summary_its_answers_contradict_is_damaged_whatever_its_seal_says(qaset, tmp_path, capsys, name,
+                                                                                   edit):
+    from workstation.qa.evaluate import ANSWERS, EVAL_KIND
+    from workstation.store.seal import seal
+
+    ev = _eval(tmp_path / "ev", qaset, capsys)
+    assert in_process(capsys, ["qa", "table", str(ev)]).returncode == 0
+    edit(ev)
+    seal(ev, EVAL_KIND, appendable=[ANSWERS])
+    before = tree(tmp_path)
+    for argv in (["qa", "table", str(ev)], ["report", str(ev)]):
+        r = in_process(capsys, argv)
+        one_line(r, 1)
+        assert "contradicts its answers" in r.stderr and str(ev) in r.stderr, (argv, r.stderr)
+    assert tree(tmp_path) == before
+
+
+def test_a_summary_behind_its_answers_still_reads(qaset, tmp_path, capsys):
+    """A resume killed before it wrote the summary leaves one counting fewer answers than answers.jsonl: not
+    damage."""
+    from workstation.qa.evaluate import ANSWERS, EVAL_KIND, answer_ledger, summarise
+    from workstation.qa.qset import read_set
+    from workstation.store.seal import seal
+
+    ev = _eval(tmp_path / "ev", qaset, capsys)
+    meta = json.loads((ev / "eval.json").read_text())
+    qs = [q for q in read_set(qaset) if q["status"] in meta["statuses"]]
+    records = answer_ledger(ev).records
+    half = {r.key: r for r in records[:len(records) // 2]}
+    (ev / "summary.json").write_text(json.dumps(summarise(qs, half, 1, meta).to_json()))
+    seal(ev, EVAL_KIND, appendable=[ANSWERS])
+    r = in_process(capsys, ["qa", "table", str(ev)])
+    assert r.returncode == 0, r.stderr

@@ -217,6 +217,43 @@ def check_out_outside(out: Path, set_dir: Path, prompts: str | None = None) -> N
                             "out", file=out)
 
 
+def summary_problem(summary: EvalSummary, out: Path) -> str | None:
+    """What in an eval's summary its own answers contradict, or None. The summary's figures must add up
+    (each accuracy its correct over answers, each group the sum of its categories), and no category may
+    count more answers, or more correct ones, than answers.jsonl holds for the summary's questions and
+    repeats (it may count fewer: a summary from before a resume that was stopped)."""
+    ids = {q.id for q in summary.per_question}
+    repeats = summary.meta["repeats"] if isinstance(summary.meta.get("repeats"), int) else None
+    last = {r.key: r for r in answer_ledger(out).records}
+    held: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for (qid, rep), rec in last.items():
+        if qid in ids and (repeats is None or rep < repeats):
+            held[rec.category][0] += bool(rec.correct)
+            held[rec.category][1] += 1
+
+    def off(value: float | None, c: int, n: int) -> bool:
+        share = _share(c, n)
+        return (value is None) != (share is None) or (value is not None and share is not None
+                                                      and abs(value - share) > 1e-9)
+
+    cats = summary.accuracy.categories
+    for c, v in cats.items():
+        if v.correct > v.answers or off(v.accuracy, v.correct, v.answers):
+            return f"accuracy.{c} is not its correct over its answers"
+        if v.answers > held[c][1] or v.correct > held[c][0]:
+            return (f"accuracy.{c} counts {v.correct} correct of {v.answers}; answers.jsonl holds "
+                    f"{held[c][0]} of {held[c][1]}")
+    for g in GROUP_KEYS:
+        members = [c for c in CATEGORIES if c in cats and (g == "overall" or _group(c) == g)]
+        c_sum, n_sum = sum(cats[c].correct for c in members), sum(cats[c].answers for c in members)
+        if len(members) == sum(1 for c in CATEGORIES if g == "overall" or _group(c) == g):
+            if off(summary.accuracy.group(g), c_sum, n_sum):
+                return f"accuracy.{g} is not the share of its categories' correct answers"
+            if g in summary.counts and summary.counts[g] != n_sum:
+                return f"counts.{g} is {summary.counts[g]}, its categories hold {n_sum}"
+    return None
+
+
 def run_eval(set_dir: Path, agent_spec: str, out: Path, repeats: int = 5, concurrency: int = 1,
              statuses: tuple[str, ...] = ("proposed", "accepted", "edited"),
              provider_options: ProviderOptions | None = None, prompts: str | None = None, seed: int = 0,

@@ -36,7 +36,8 @@ def is_eval_dir(path: str | Path) -> bool:
 def load(dirs: list[str]) -> list[EvalSummary]:
     """The summaries of eval result directories, in order, checked (seal, then every field); one line naming the
     first bad one (exit 1 for a sealed eval edited by hand)."""
-    from workstation.qa.evaluate import check_eval
+    from workstation.errors import DamagedArtifact
+    from workstation.qa.evaluate import check_eval, summary_problem
     from workstation.store.records import read_json
 
     summaries = []
@@ -48,7 +49,12 @@ def load(dirs: list[str]) -> list[EvalSummary]:
         s = read_json(path)
         if "accuracy" not in s or not isinstance(s["accuracy"], dict) or "agent" not in s:
             raise UserError(f"{path}: not an eval summary (no accuracy); run `workstation qa eval` first")
-        summaries.append(EvalSummary.from_json(s, str(path), str(d)))  # the row's label names the directory
+        summary = EvalSummary.from_json(s, str(path), str(d))  # the row's label names the directory
+        why = summary_problem(summary, Path(d))
+        if why:
+            raise DamagedArtifact(f"QA eval {d} is damaged: {path} contradicts its answers ({why}); it is left as "
+                                  "it is and not counted", file=path)
+        summaries.append(summary)
     return summaries
 
 
