@@ -303,3 +303,13 @@ def test_a_summary_behind_its_answers_still_reads(qaset, tmp_path, capsys):
     seal(ev, EVAL_KIND, appendable=[ANSWERS])
     r = in_process(capsys, ["qa", "table", str(ev)])
     assert r.returncode == 0, r.stderr
+
+
+@pytest.mark.parametrize("flag,where", [("--json", "qaset/x.json"), ("--md", "qaset/frames/x.md"),
+                                        ("--json", "ev/x.json")])
+def test_a_qa_report_is_never_written_inside_an_eval_or_its_set(qaset, tmp_path, capsys, flag, where):
+    ev = _eval(tmp_path / "ev", qaset, capsys)
+    before = tree(tmp_path)
+    r = in_process(capsys, ["report", str(ev), flag, str(tmp_path / where)])
+    one_line(r, 2)
+    assert "an input" in r.stderr and tree(tmp_path) == before, r.stderr

@@ -110,8 +110,31 @@ def write(summaries: list[EvalSummary], json_path: str | None, md_path: str | No
         write_atomic(md_path, "# Diagnostic QA accuracy\n\n" + markdown(summaries))
         written.append(md_path)
     return written
+def check_outputs(dirs: list[str], paths: list[tuple[str, str | None]]) -> None:
+    """A report file is never written inside an eval it reads nor inside that eval's question set (the set it
+    names in eval.json), at any depth: one line, before anything is read or printed."""
+    inputs: list[tuple[str, Path]] = []
+    for d in dirs:
+        inputs.append((f"the eval {d}", Path(d)))
+        try:
+            meta = json.loads((Path(d) / "eval.json").read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError):
+            continue  # load() names what is wrong with it
+        if isinstance(meta, dict) and isinstance(meta.get("set"), str) and meta["set"]:
+            inputs.append((f"the question set {meta['set']} of the eval {d}", Path(meta["set"])))
+    for flag, path in paths:
+        if not path:
+            continue
+        target = Path(path).expanduser().resolve()
+        for what, root in inputs:
+            r = root.expanduser().resolve()
+            if r.is_dir() and (target == r or r in target.parents):
+                raise UserError(f"{flag} {path} is inside {what}, an input; write the report elsewhere", file=path)
+
+
 def report(dirs: list[str], json_path: str | None = None, md_path: str | None = None) -> int:
     """``workstation report EVAL_DIR...``: print the side-by-side table, write the files asked for."""
+    check_outputs(dirs, [("--json", json_path), ("--md", md_path)])
     summaries = load(dirs)
     note_mixed_sets(summaries)
     written = write(summaries, json_path, md_path)
