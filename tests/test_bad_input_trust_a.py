@@ -313,3 +313,29 @@ def test_a_qa_report_is_never_written_inside_an_eval_or_its_set(qaset, tmp_path,
     r = in_process(capsys, ["report", str(ev), flag, str(tmp_path / where)])
     one_line(r, 2)
     assert "an input" in r.stderr and tree(tmp_path) == before, r.stderr
+
+
+# -- qa gen --------------------------------------------------------------------------------------------------------
+SAMPLE_REC = Path(__file__).resolve().parents[1] / "recordings" / "sample" / "breakout-random-s0"
+
+
+@pytest.mark.parametrize("where,extra,needle", [
+    ("recs/breakout-random-s0/qa", [], "inside --recordings"),
+    ("recs/qa", [], "inside --recordings"),
+    ("qaset/x", [], "another artifact"),
+    ("recs2/breakout-random-s0/qa", [], "another artifact"),  # inside a recording that is not an input
+    ("full", [], "not empty"),
+    ("new", ["--seed", "4294967296"], "--seed must be 0..4294967295"),
+    ("new", ["--per-game", "100000000000"], "--per-game must be 1..10000"),
+])
+def test_qa_gen_checks_its_out_and_numbers_before_anything(qaset, tmp_path, capsys, where, extra, needle):
+    (tmp_path / "recs").mkdir()
+    shutil.copytree(SAMPLE_REC, tmp_path / "recs" / "breakout-random-s0")
+    shutil.copytree(SAMPLE_REC, tmp_path / "recs2" / "breakout-random-s0")
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "notes.txt").write_text("mine")
+    before = tree(tmp_path)
+    r = in_process(capsys, ["qa", "gen", "--recordings", str(tmp_path / "recs"), "--out", str(tmp_path / where),
+                            *extra])
+    one_line(r, 2)
+    assert needle in r.stderr and tree(tmp_path) == before, r.stderr
