@@ -168,6 +168,8 @@ EVAL_EDITS = [
         {**json.loads((ev / "eval.json").read_text()), "statuses": [1]}))),
     ("answer line a list", lambda ev: _put_answer_line(ev, "[]")),
     ("answer line a number", lambda ev: _put_answer_line(ev, "7")),
+    ("answer with a field of no answer", lambda ev: _put_answer_line(ev, json.dumps(
+        {**json.loads((ev / "answers.jsonl").read_text().splitlines()[0]), "turn": "zero"}))),
     ("answer correct text", lambda ev: _put_answer_line(ev, json.dumps(
         {**json.loads((ev / "answers.jsonl").read_text().splitlines()[0]), "correct": "yes"}))),
 ]

@@ -134,6 +134,11 @@ class Answer:
         from workstation.store.records import check_fields
 
         d = check_fields(data, ANSWER_FIELDS, where)
+        unknown = sorted(k for k in d if k not in ANSWER_FIELDS and k not in CALL_KEYS)
+        if unknown:
+            from workstation.store.records import RecordFileError
+
+            raise RecordFileError(f"{where}: field {unknown[0]!r} is not a field of an answer")
         call = {k: v for k, v in d.items() if k in CALL_KEYS} or None
         return cls(d["id"], int(d["repeat"]), d["game"], d["category"], d["answer"], d["reply"] if "reply" in d else None,
                    d["parsed"] if "parsed" in d else None, d["correct"], call)
