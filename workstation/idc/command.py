@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 
 def register(sub: Any) -> None:
-    from workstation.idc.rounds import MAX_EPISODES, MAX_ROUNDS
+    from workstation.idc.rounds import MAX_CONCURRENCY, MAX_EPISODES, MAX_ROUNDS, MAX_TOOL_CALLS
     from workstation.options import PROTOCOL_CLI, RUN_SETTING, add_argument, add_model_arguments
 
     p = sub.add_parser("idc", help="improvement rounds: the model plays, reflects with tools, writes itself a skill",
@@ -36,9 +36,9 @@ def register(sub: Any) -> None:
     p.add_argument("--view", metavar="DIR", help="open an IDC directory in the TUI: the curve, each round's skill, "
                    "diff, diagnosis and notebook, its episodes (nothing is played)")
     add_argument(p, RUN_SETTING["seed"], help="the first episode seed (default 0); every episode gets its own")
-    p.add_argument("--concurrency", type=int, default=8, metavar="N", help="episodes at once (default 8)")
+    p.add_argument("--concurrency", type=int, default=8, metavar="N", help=f"episodes at once, 1..{MAX_CONCURRENCY} (default 8)")
     p.add_argument("--tool-calls", type=int, default=30, metavar="N",
-                   help="the reflector's tool calls a round (default 30); without a skill by then the round keeps "
+                   help=f"the reflector's tool calls a round, 1..{MAX_TOOL_CALLS} (default 30); without a skill by then the round keeps "
                    "the previous one")
     p.add_argument("--transfer", action="append", default=[], metavar="mode=M,difficulty=D",
                    help="after the last round, play the best skill and no skill on this held-out variant "

@@ -102,7 +102,7 @@ def best_vs_final(curve: dict[str, Any] | Curve) -> dict[str, Any] | None:
 Fields = dict[str, tuple[Any, ...]]
 EPISODE_FIELDS: Fields = {"run_id": ("str", True), "score": ("num", True), "seed": ("int", True),
                           "recording": ("str", True), "in_dir": ("str", True), "cost_usd": ("num", True),
-                          "arm": ("str", True)}
+                          "arm": ("str", True), "summary_sha256": ("str", True)}
 ROUND_FIELDS: Fields = {"round": ("int", False, 0, 10_000), "skill": ("str", True), "skill_round": ("int", True),
                         "skill_file": ("str", True), "score_mean": ("num", True), "score_se": ("num", True),
                         "normalised": ("num", True), "episodes": ("list", True), "rolled_back": ("bool", True),
@@ -141,11 +141,12 @@ class Episode:
     in_dir: str | None = None
     cost_usd: float | None = None
     arm: str | None = None
+    summary_sha256: str | None = None  # the recording's summary.json when it was verified and counted
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> Episode:
         return cls(d.get("run_id"), d.get("score"), d.get("seed"), d.get("recording"), d.get("in_dir"),
-                   d.get("cost_usd"), d.get("arm"))
+                   d.get("cost_usd"), d.get("arm"), d.get("summary_sha256"))
 
 
 @dataclass(frozen=True)

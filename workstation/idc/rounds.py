@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import fcntl
 import json
+import math
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -33,7 +34,22 @@ if TYPE_CHECKING:
 
 MAX_ROUNDS = 20
 MAX_EPISODES = 50
+MAX_CONCURRENCY = 256  # episodes at once (the bound of every --concurrency: judge, qa eval)
+MAX_TOOL_CALLS = 500
 LOCK = ".idc.lock"
+# what marks a directory as another artifact (an IDC, anything sealed, a recording, a batch, a QA set): an IDC's
+# --out is never inside one, at any depth. A grid.toml or a results.csv alone marks nothing (a working directory
+# may hold them).
+ARTIFACT_MARKS = ((C.CURVE,), ("seal.json",), ("manifest.json",), ("placement.jsonl",), ("results.csv", "runs"),
+                  ("set.json", "questions.jsonl"))
+
+
+def artifact_mark(directory: Path) -> str | None:
+    """What in ``directory`` marks it as an artifact (``"results.csv and runs"``), or None."""
+    for names in ARTIFACT_MARKS:
+        if all((directory / n).exists() for n in names):
+            return " and ".join(names)
+    return None
 
 
 @dataclass
@@ -54,13 +70,30 @@ class IdcConfig:
             raise UserError(f"--rounds must be 1..{MAX_ROUNDS} (got {self.rounds}): the rounds after round 0")
         if not 1 <= self.episodes <= MAX_EPISODES:
             raise UserError(f"--episodes must be 1..{MAX_EPISODES} (got {self.episodes}): episodes per round")
-        if self.concurrency < 1:
-            raise UserError(f"--concurrency must be at least 1 (got {self.concurrency})")
-        if not 1 <= self.tool_calls <= 500:
-            raise UserError(f"--tool-calls must be 1..500 (got {self.tool_calls}): the reflector's budget a round")
-        if self.max_cost is not None and not self.max_cost > 0:
-            raise UserError(f"--max-cost must be more than 0 dollars (got {self.max_cost:g})")
+        if not 1 <= self.concurrency <= MAX_CONCURRENCY:
+            raise UserError(f"--concurrency must be 1..{MAX_CONCURRENCY} (got {self.concurrency}): episodes at once")
+        if not 1 <= self.tool_calls <= MAX_TOOL_CALLS:
+            raise UserError(f"--tool-calls must be 1..{MAX_TOOL_CALLS} (got {self.tool_calls}): the reflector's "
+                            "budget a round")
+        if self.max_cost is not None and not (self.max_cost > 0 and math.isfinite(self.max_cost)):
+            raise UserError(f"--max-cost must be a finite number of dollars above 0 (got {self.max_cost:g})")
         self.out = Path(self.out)
+        self._check_seeds()
+
+    def _check_seeds(self) -> None:
+        """Every seed the IDC will play (each round's episodes, the transfers' share round 0's) is a run seed,
+        checked before anything is written or paid."""
+        from workstation.options import SEED_MAX
+
+        count = (self.rounds + 1) * self.episodes
+        if self.base.seed + count - 1 > SEED_MAX:  # episode_seeds never goes below seed + count - 1
+            last = self.base.seed + count - 1
+        else:
+            last = max(episode_seeds(self.base.seed, self.base.protocol.start, count))
+        if last > SEED_MAX:
+            raise UserError(f"--seed {self.base.seed}: {self.rounds + 1} rounds of {self.episodes} episodes play "
+                            f"seeds up to {last}, past {SEED_MAX}; every seed must be 0..{SEED_MAX} (choose a "
+                            "smaller --seed)", "seed")
 
     def identity(self) -> dict[str, Any]:
         """What a resumed IDC must share with the one that made DIR."""
@@ -82,6 +115,7 @@ class Idc:
         self.cancel = CancelToken()  # ends a reflection's call under way when the IDC is stopped
         self._lock_fd: int | None = None
         self.curve: dict[str, Any] = {"rounds": []}
+        self._pins: dict[str, str] = {}  # episodes of a curve from before pins, verified now: path -> summary digest
 
     # -- the whole run ---------------------------------------------------------
     def run(self) -> int:
@@ -103,7 +137,20 @@ class Idc:
 
     def _check_out(self) -> None:
         """Refuse a directory that holds something other than an IDC (a batch, recordings, notes): the
-        IDC would write its rounds among them."""
+        IDC would write its rounds among them; and one inside another artifact or the prompt pack, at any
+        depth (an IDC never writes inside an input)."""
+        here = self.out.expanduser().resolve()
+        for above in here.parents:
+            mark = artifact_mark(above)
+            if mark is not None:
+                raise UserError(f"--out {self.out} is inside {above} (it holds {mark}); an IDC is never written "
+                                "inside another artifact: choose a directory outside it", "out")
+        pack = self.cfg.base.prompts
+        if pack is not None:
+            root = Path(pack).expanduser().resolve()
+            if here == root or root in here.parents:
+                raise UserError(f"--out {self.out} is inside --prompts {pack}, an input; choose a directory "
+                                "outside it", "out")
         if not self.out.is_dir() or (self.out / C.CURVE).exists():
             return
         other = sorted(p.name + ("/" if p.is_dir() else "") for p in self.out.iterdir() if not p.name.startswith("."))
@@ -134,6 +181,66 @@ class Idc:
         typed = C.Curve.from_json(curve, str(self.out / C.CURVE))
         for r in typed.rounds:
             self._check_episodes(f"round {r.round}", [e.recording for e in r.episodes])
+            self._check_pins(f"round {r.round}", r.episodes)
+
+    def _path(self, p: str) -> Path:
+        return Path(p) if Path(p).is_absolute() else self.out / p
+
+    def _check_pins(self, what: str, episodes: tuple[C.Episode, ...]) -> None:
+        """An episode in the curve is the recording that was verified when it was counted: its summary.json
+        (which holds every file's digest) is the one pinned then, so a recording changed since, even with its
+        digests redone, is named (exit 1). A curve from before pins: the recorded score must be the summary's."""
+        from workstation.errors import DamagedArtifact
+        from workstation.store.integrity import sha256_of
+        from workstation.store.recording import Recording
+
+        for e in episodes:
+            if e.recording is None:
+                continue
+            path = self._path(e.recording)
+            if e.summary_sha256 is not None:
+                if sha256_of(path / "summary.json") == e.summary_sha256:
+                    continue
+                why = "its summary.json is not the one verified when the episode was counted"
+            else:
+                s = Recording(path).summary_record
+                total = None if s is None else s.total_reward
+                if total is None or e.score is None or float(total) == float(e.score):
+                    if str(path) not in self._pins:  # counted before pins: re-executed once, pinned from now on
+                        self._pins.update(self._verify_episodes(what, [str(path)]))
+                    continue
+                why = f"it scores {total:g}, the curve counted {e.score:g}"
+            raise DamagedArtifact(f"{what}: an episode is damaged ({why}: {path}); move it out of {self.out} and "
+                                  "run the same command to play it again", file=path)
+
+    def _verify_episodes(self, what: str, paths: list[str]) -> dict[str, str]:
+        """Re-execute every episode about to be counted (``workstation verify``: the emulator replays its plans
+        and every frame, reward and the total must agree); a changed one is named (exit 1) and never counted.
+        Each sound episode's summary.json digest, by path, to pin it in the curve."""
+        from workstation.errors import DamagedArtifact
+        from workstation.runs.verify import verify
+        from workstation.store.integrity import sha256_of
+        from workstation.store.recording import Recording
+
+        self._check_episodes(what, list(paths))
+        pins = {}
+        for p in paths:
+            rec = Recording(Path(p))
+            try:
+                result = verify(rec)
+            except UserError as e:  # a record that does not read: damage
+                raise DamagedArtifact(f"{what}: an episode is damaged ({e}); its score is not counted: move {p} out "
+                                      f"of {self.out} and run the same command to play it again", file=p) from None
+            finally:
+                rec.close()
+            if not result.ok:
+                frame = "" if result.first_mismatch is None else f"frame {result.first_mismatch} differs; "
+                raise DamagedArtifact(f"{what}: an episode does not re-execute as recorded ({frame}"
+                                      f"{result.detail or 'see workstation verify'}); its score is not counted: "
+                                      f"move {p} out of {self.out} and run the same command to play it again",
+                                      file=p)
+            pins[p] = sha256_of(Path(p) / "summary.json")
+        return pins
 
     def _check_episodes(self, what: str, paths: list[str | None]) -> None:
         """Every episode's recording passes the fast integrity check; a damaged one is named (exit 1), and its
@@ -145,7 +252,7 @@ class Idc:
         for p in paths:
             if p is None:
                 continue
-            path = Path(p) if Path(p).is_absolute() else self.out / p
+            path = self._path(p)
             try:
                 why = Recording(path).damage()
             except RecordingError as e:
@@ -165,6 +272,12 @@ class Idc:
                      "validator": cfg.validator, "identity": ident, "rounds": [], "best_round": None,
                      "transfer": []}
         curve["rounds_planned"] = cfg.rounds
+        for r in curve["rounds"]:  # a curve from before pins: its episodes, verified by _check_curve, pinned
+            for e in r.get("episodes") or []:
+                if e.get("summary_sha256") is None and e.get("recording"):
+                    pin = self._pins.get(str(self._path(e["recording"])))
+                    if pin is not None:
+                        e["summary_sha256"] = pin
         seeds = episode_seeds(cfg.base.seed, cfg.base.protocol.start, (cfg.rounds + 1) * cfg.episodes)
         curve["seeds"] = [seeds[r * cfg.episodes:(r + 1) * cfg.episodes] for r in range(cfg.rounds + 1)]
         if curve.get("random_mean") is None:
@@ -280,7 +393,7 @@ class Idc:
         rows = self._batch(f"round_{r}", [("skill" if skill else "no-skill", spec, seeds)])
         if rows is None:
             return None
-        self._check_episodes(f"round {r}", [row["path"] for row in rows])
+        pins = self._verify_episodes(f"round {r}", [str(Path(row["path"]).resolve()) for row in rows])
         scores = [float(row["score"] or 0.0) for row in rows]
         m, se = C.mean_se(scores)
         assert m is not None and se is not None  # a finished round has episodes
@@ -288,7 +401,8 @@ class Idc:
                  "score_mean": m, "score_se": se, "normalised": C.normalised(m, curve["random_mean"]),
                  "episodes": [{"run_id": row["run_id"], "score": row["score"], "seed": row["seed"],
                                "recording": str(Path(row["path"]).resolve()),
-                               "in_dir": os.path.relpath(row["path"], self.out), "cost_usd": row.get("cost_usd")}
+                               "in_dir": os.path.relpath(row["path"], self.out), "cost_usd": row.get("cost_usd"),
+                               "summary_sha256": pins[str(Path(row["path"]).resolve())]}
                               for row in rows],
                  "rolled_back": False, "diagnosis": None}
         if r < len(curve["rounds"]):
@@ -406,7 +520,7 @@ class Idc:
             rows = self._batch(name, arms)
             if rows is None:
                 return 1
-            self._check_episodes(f"transfer {name}", [x["path"] for x in rows])
+            pins = self._verify_episodes(f"transfer {name}", [str(Path(x["path"]).resolve()) for x in rows])
             by = {label: [float(x["score"] or 0.0) for x in rows if x["setting"] == label] for label, _, _ in arms}
             none_m, none_se = C.mean_se(by["no-skill"])
             best_m, best_se = C.mean_se(by.get("best-skill") or by["no-skill"])
@@ -417,7 +531,8 @@ class Idc:
                 "gain": gain, "gain_pct": pct, "note": None if best["skill"] else "the best round played no skill",
                 "episodes": [{"arm": x["setting"], "run_id": x["run_id"], "score": x["score"], "seed": x["seed"],
                               "recording": str(Path(x["path"]).resolve()),
-                              "in_dir": os.path.relpath(x["path"], self.out)} for x in rows],
+                              "in_dir": os.path.relpath(x["path"], self.out),
+                              "summary_sha256": pins[str(Path(x["path"]).resolve())]} for x in rows],
                 "cost_usd": sum(x.get("cost_usd") or 0.0 for x in rows)})
             C.save(self.out, curve)
         return 0
@@ -438,4 +553,4 @@ class _Lines:
         pass
 
 
-__all__ = ["Idc", "IdcConfig", "MAX_EPISODES", "MAX_ROUNDS"]
+__all__ = ["Idc", "IdcConfig", "MAX_CONCURRENCY", "MAX_EPISODES", "MAX_ROUNDS", "MAX_TOOL_CALLS"]

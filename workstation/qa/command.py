@@ -21,10 +21,10 @@ def register(sub: Any) -> None:
                         "the game's RAM, and write them as a new question set (status proposed, for `qa curate`).")
     g.add_argument("--recordings", nargs="+", required=True, metavar="DIR", help="recordings, or directories holding them")
     g.add_argument("--out", required=True, metavar="SET", help="new question-set directory")
-    g.add_argument("--per-game", type=int, default=12, metavar="N", help="questions per game (default 12)")
+    g.add_argument("--per-game", type=int, default=12, metavar="N", help="questions per game, 1..10000 (default 12)")
     g.add_argument("--categories", nargs="+", default=None,
                    help="categories (comma or space separated; perception, motion, decision name their pairs)")
-    g.add_argument("--seed", type=int, default=0)
+    g.add_argument("--seed", type=int, default=0, help="seed of the choice of questions, 0..4294967295 (default 0)")
     g.set_defaults(qa_func=_gen)
 
     c = qsub.add_parser("curate", help="look at each question's frames; accept, reject or edit it (TUI)",
@@ -59,13 +59,43 @@ def _curate(a: argparse.Namespace) -> int:
     return code
 
 
+MAX_PER_GAME = 10_000  # questions per game
+# what marks a directory as an artifact (a recording, anything sealed, an IDC, a batch, a set): a new set is never
+# written inside one
+ARTIFACT_MARKS = (("manifest.json",), ("seal.json",), ("curve.json",), ("placement.jsonl",), ("results.csv", "runs"),
+                  ("set.json", "questions.jsonl"))
+
+
+def _check_gen_out(out: Path, recordings: list[str]) -> None:
+    """A new set's directory is new (or empty), outside every --recordings input and every other artifact, at any
+    depth: one line before anything is read or written."""
+    target = out.expanduser().resolve()
+    for d in recordings:
+        root = Path(d).expanduser().resolve()
+        if target == root or root in target.parents:
+            raise UserError(f"--out {out} is inside --recordings {d}, an input; choose a directory outside it", "out")
+    for above in target.parents:
+        mark = next((" and ".join(m) for m in ARTIFACT_MARKS if all((above / n).exists() for n in m)), None)
+        if mark is not None:
+            raise UserError(f"--out {out} is inside {above} (it holds {mark}); a question set is never written "
+                            "inside another artifact: choose a directory outside it", "out")
+    if out.exists() and not out.is_dir():
+        raise UserError(f"--out {out} is a file; choose a new directory", "out")
+    if out.is_dir() and any(out.iterdir()):
+        raise UserError(f"--out {out} is not empty; a question set goes into a new or empty directory", "out")
+
+
 def _gen(a: argparse.Namespace) -> int:
     from workstation.qa.gen import generate, parse_categories, write
     from workstation.qa.qset import QUESTIONS, SetWriter
     from workstation.qa.scene import open_scenes
 
-    if a.per_game < 1:
-        raise UserError(f"--per-game must be at least 1 (got {a.per_game})")
+    from workstation.options import SEED_MAX
+
+    if not 1 <= a.per_game <= MAX_PER_GAME:
+        raise UserError(f"--per-game must be 1..{MAX_PER_GAME} (got {a.per_game})", "per_game")
+    if not 0 <= a.seed <= SEED_MAX:
+        raise UserError(f"--seed must be 0..{SEED_MAX} (got {a.seed})", "seed")
     cats = parse_categories(a.categories)
     from workstation.store.local_paths import refuse_uri
 
@@ -75,6 +105,7 @@ def _gen(a: argparse.Namespace) -> int:
     out = Path(a.out)
     if (out / QUESTIONS).exists():
         raise UserError(f"{out} already holds a question set; choose a new --out directory")
+    _check_gen_out(out, a.recordings)
     scenes, skipped = open_scenes(a.recordings)
     for note in skipped:
         sys.stderr.write(f"workstation: skipped {note}\n")

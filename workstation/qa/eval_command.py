@@ -18,7 +18,8 @@ def register(qsub: Any) -> None:
     e.add_argument("--agent", required=True, help="random | openai:M | compat:M | anthropic:M | gemini:M (not replay: or human)")
     e.add_argument("--repeats", type=int, default=5, help="times each question is asked (default 5, the paper)")
     e.add_argument("--concurrency", type=int, default=1, metavar="N", help="questions in flight at once (default 1)")
-    e.add_argument("--out", default=None, metavar="DIR", help="results directory (default SET/evals/<agent>)")
+    e.add_argument("--out", default=None, metavar="DIR", help="results directory, never inside SET (default <SET>-evals/<agent>, "
+                   "beside the set)")
     e.add_argument("--status", default="proposed,accepted,edited",
                    help="which questions to ask, by status (default proposed,accepted,edited)")
     e.add_argument("--prompts", default=None, metavar="DIR", help="prompt pack for the decision-long guides")
@@ -54,7 +55,7 @@ def _table(a: argparse.Namespace) -> int:
 
 def _eval(a: argparse.Namespace) -> int:
     from workstation.errors import UserError
-    from workstation.qa.evaluate import run_eval, table
+    from workstation.qa.evaluate import default_out, run_eval, table
     from workstation.qa.qset import STATUSES
     from workstation.runs.job_exit import job_exit
 
@@ -81,7 +82,12 @@ def _eval(a: argparse.Namespace) -> int:
     from workstation.options import provider_options_from_args
 
     options = provider_options_from_args(a)  # None for the built-in agents; a bad value names its flag
-    out = Path(a.out) if a.out else Path(a.set) / "evals" / re.sub(r"[^A-Za-z0-9._-]+", "-", a.agent)
+    out = Path(a.out) if a.out else default_out(Path(a.set), a.agent)
+    # the old default place, inside the set: an eval there is still read (qa table, report) but never written to
+    legacy = Path(a.set) / "evals" / re.sub(r"[^A-Za-z0-9._-]+", "-", a.agent)
+    if not a.out and (legacy / "eval.json").is_file():
+        raise UserError(f"{legacy} holds an eval of {a.agent} inside the set (the old default place); an eval is "
+                        f"no longer written inside its set: move it to {out} and run the same command to resume it")
     summary = run_eval(Path(a.set), a.agent, out, repeats=a.repeats, concurrency=a.concurrency, statuses=statuses,
                        provider_options=options, prompts=a.prompts, seed=a.seed,
                        max_cost=a.max_cost)

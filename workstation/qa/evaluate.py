@@ -134,6 +134,11 @@ class Answer:
         from workstation.store.records import check_fields
 
         d = check_fields(data, ANSWER_FIELDS, where)
+        unknown = sorted(k for k in d if k not in ANSWER_FIELDS and k not in CALL_KEYS)
+        if unknown:
+            from workstation.store.records import RecordFileError
+
+            raise RecordFileError(f"{where}: field {unknown[0]!r} is not a field of an answer")
         call = {k: v for k, v in d.items() if k in CALL_KEYS} or None
         return cls(d["id"], int(d["repeat"]), d["game"], d["category"], d["answer"], d["reply"] if "reply" in d else None,
                    d["parsed"] if "parsed" in d else None, d["correct"], call)
@@ -152,12 +157,106 @@ def answer_ledger(out: Path) -> Ledger[Answer]:
                   redo=lambda r: r.error is not None, what="QA answers")
 
 
-def check_eval(out: Path) -> None:
-    """An eval directory's seal holds (one written before seals passes; its lines are still checked)."""
-    from workstation.qa.qset import readable
+EVAL_FIELDS: dict[str, tuple[Any, ...]] = {
+    "format": ("str", False), "set": ("str", False), "set_digest": ("str", False), "agent": ("str", False),
+    "seed": ("int", False, 0, 2**32 - 1), "repeats": ("int", False, 1, 10**6), "statuses": ("list", False)}
 
+
+def check_eval(out: Path) -> None:
+    """An eval directory's seal holds (one written before seals passes), and, whatever the seal says, every
+    record has its type: eval.json an object with its fields, every line of answers.jsonl an answer. A
+    record that fails is damage (``DamagedArtifact``, exit 1): the eval is named and never counted."""
+    from workstation.errors import DamagedArtifact
+    from workstation.qa.qset import readable
+    from workstation.store.records import RecordFileError, check_fields, read_json
+
+    out = Path(out)
     readable(out)
     check_seal(out, EVAL_KIND, what="QA eval", missing_ok=True)
+    meta = out / EVAL_FILE
+    if meta.exists():
+        try:
+            with open(meta, "rb"):
+                pass
+        except OSError as e:  # a directory, no permission: not damage
+            raise UserError(f"{meta} cannot be read ({e.strerror or e}); give an eval directory whose {EVAL_FILE} "
+                            "is a readable file", file=meta) from None
+        try:
+            data = read_json(meta)
+            check_fields(data, EVAL_FIELDS, str(meta))
+            if data["format"] != FORMAT:
+                raise RecordFileError(f"{meta}: field 'format' is {data['format']!r}, not {FORMAT!r}")
+            if not all(isinstance(x, str) for x in data["statuses"]):
+                raise RecordFileError(f"{meta}: field 'statuses' holds something other than text")
+        except RecordFileError as e:
+            raise DamagedArtifact(f"QA eval {out} is damaged: {e}; it is left as it is and not counted",
+                                  file=meta) from None
+    answer_ledger(out)  # every line an answer (a line that is not is damage, named)
+
+
+def default_out(set_dir: Path, agent_spec: str) -> Path:
+    """Where an eval goes without --out: beside its set, ``<SET>-evals/<agent>`` (a set is an input, and an
+    eval is never written inside it; ``qa table SET-evals/*`` finds the evals of one set together)."""
+    import re
+
+    set_dir = Path(set_dir)
+    if set_dir.name in ("", ".", ".."):  # `qa eval .`: beside the directory it names
+        set_dir = set_dir.resolve()
+    return set_dir.parent / f"{set_dir.name or 'set'}-evals" / re.sub(r"[^A-Za-z0-9._-]+", "-", agent_spec.strip())
+
+
+def check_out_outside(out: Path, set_dir: Path, prompts: str | None = None) -> None:
+    """An eval's --out is neither its question set nor the prompt pack, nor anywhere inside one (an eval never
+    writes inside its inputs); checked before anything is asked or written."""
+    try:
+        target = Path(out).expanduser().resolve()
+    except (OSError, RuntimeError):
+        return
+    for flag, path in (("the question set", set_dir), ("--prompts", prompts)):
+        if path is None:
+            continue
+        root = Path(path).expanduser().resolve()
+        if target == root or root in target.parents:
+            raise UserError(f"--out {out} is inside {flag} {path}, an input; an eval is never written inside it: "
+                            f"choose a directory outside it (the default is {default_out(set_dir, 'AGENT')})",
+                            "out", file=out)
+
+
+def summary_problem(summary: EvalSummary, out: Path) -> str | None:
+    """What in an eval's summary its own answers contradict, or None. The summary's figures must add up
+    (each accuracy its correct over answers, each group the sum of its categories), and no category may
+    count more answers, or more correct ones, than answers.jsonl holds for the summary's questions and
+    repeats (it may count fewer: a summary from before a resume that was stopped)."""
+    ids = {q.id for q in summary.per_question}
+    repeats = summary.meta["repeats"] if isinstance(summary.meta.get("repeats"), int) else None
+    last = {r.key: r for r in answer_ledger(out).records}
+    held: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for (qid, rep), rec in last.items():
+        if qid in ids and (repeats is None or rep < repeats):
+            held[rec.category][0] += bool(rec.correct)
+            held[rec.category][1] += 1
+
+    def off(value: float | None, c: int, n: int) -> bool:
+        share = _share(c, n)
+        return (value is None) != (share is None) or (value is not None and share is not None
+                                                      and abs(value - share) > 1e-9)
+
+    cats = summary.accuracy.categories
+    for c, v in cats.items():
+        if v.correct > v.answers or off(v.accuracy, v.correct, v.answers):
+            return f"accuracy.{c} is not its correct over its answers"
+        if v.answers > held[c][1] or v.correct > held[c][0]:
+            return (f"accuracy.{c} counts {v.correct} correct of {v.answers}; answers.jsonl holds "
+                    f"{held[c][0]} of {held[c][1]}")
+    for g in GROUP_KEYS:
+        members = [c for c in CATEGORIES if c in cats and (g == "overall" or _group(c) == g)]
+        c_sum, n_sum = sum(cats[c].correct for c in members), sum(cats[c].answers for c in members)
+        if len(members) == sum(1 for c in CATEGORIES if g == "overall" or _group(c) == g):
+            if off(summary.accuracy.group(g), c_sum, n_sum):
+                return f"accuracy.{g} is not the share of its categories' correct answers"
+            if g in summary.counts and summary.counts[g] != n_sum:
+                return f"counts.{g} is {summary.counts[g]}, its categories hold {n_sum}"
+    return None
 
 
 def run_eval(set_dir: Path, agent_spec: str, out: Path, repeats: int = 5, concurrency: int = 1,
@@ -172,6 +271,7 @@ def run_eval(set_dir: Path, agent_spec: str, out: Path, repeats: int = 5, concur
 
     check_frames(set_dir, qs)  # a damaged frame is refused before anything is asked or written
     out = Path(out)
+    check_out_outside(out, set_dir, prompts)
     if out.exists() and not out.is_dir():
         raise UserError(f"--out {out} is a file; choose a directory", "out", file=out)
     if (out / EVAL_FILE).exists() and not (out / EVAL_FILE).is_file():

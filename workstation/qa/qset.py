@@ -120,7 +120,7 @@ def read_set(root: Path, check_files: bool = True) -> list[dict[str, Any]]:
 
 
 SET_KIND = "qa-set"
-SEAL_SKIP = ("evals",)  # `qa eval`'s default output lives inside the set, sealed on its own
+SEAL_SKIP = ("evals",)  # where earlier `qa eval`s wrote by default (inside the set), sealed on its own
 
 
 def readable(directory: Path) -> None:

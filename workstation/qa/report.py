@@ -36,7 +36,8 @@ def is_eval_dir(path: str | Path) -> bool:
 def load(dirs: list[str]) -> list[EvalSummary]:
     """The summaries of eval result directories, in order, checked (seal, then every field); one line naming the
     first bad one (exit 1 for a sealed eval edited by hand)."""
-    from workstation.qa.evaluate import check_eval
+    from workstation.errors import DamagedArtifact
+    from workstation.qa.evaluate import check_eval, summary_problem
     from workstation.store.records import read_json
 
     summaries = []
@@ -48,7 +49,12 @@ def load(dirs: list[str]) -> list[EvalSummary]:
         s = read_json(path)
         if "accuracy" not in s or not isinstance(s["accuracy"], dict) or "agent" not in s:
             raise UserError(f"{path}: not an eval summary (no accuracy); run `workstation qa eval` first")
-        summaries.append(EvalSummary.from_json(s, str(path), str(d)))  # the row's label names the directory
+        summary = EvalSummary.from_json(s, str(path), str(d))  # the row's label names the directory
+        why = summary_problem(summary, Path(d))
+        if why:
+            raise DamagedArtifact(f"QA eval {d} is damaged: {path} contradicts its answers ({why}); it is left as "
+                                  "it is and not counted", file=path)
+        summaries.append(summary)
     return summaries
 
 
@@ -104,8 +110,31 @@ def write(summaries: list[EvalSummary], json_path: str | None, md_path: str | No
         write_atomic(md_path, "# Diagnostic QA accuracy\n\n" + markdown(summaries))
         written.append(md_path)
     return written
+def check_outputs(dirs: list[str], paths: list[tuple[str, str | None]]) -> None:
+    """A report file is never written inside an eval it reads nor inside that eval's question set (the set it
+    names in eval.json), at any depth: one line, before anything is read or printed."""
+    inputs: list[tuple[str, Path]] = []
+    for d in dirs:
+        inputs.append((f"the eval {d}", Path(d)))
+        try:
+            meta = json.loads((Path(d) / "eval.json").read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError):
+            continue  # load() names what is wrong with it
+        if isinstance(meta, dict) and isinstance(meta.get("set"), str) and meta["set"]:
+            inputs.append((f"the question set {meta['set']} of the eval {d}", Path(meta["set"])))
+    for flag, path in paths:
+        if not path:
+            continue
+        target = Path(path).expanduser().resolve()
+        for what, root in inputs:
+            r = root.expanduser().resolve()
+            if r.is_dir() and (target == r or r in target.parents):
+                raise UserError(f"{flag} {path} is inside {what}, an input; write the report elsewhere", file=path)
+
+
 def report(dirs: list[str], json_path: str | None = None, md_path: str | None = None) -> int:
     """``workstation report EVAL_DIR...``: print the side-by-side table, write the files asked for."""
+    check_outputs(dirs, [("--json", json_path), ("--md", md_path)])
     summaries = load(dirs)
     note_mixed_sets(summaries)
     written = write(summaries, json_path, md_path)
