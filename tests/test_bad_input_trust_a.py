@@ -314,7 +314,7 @@ def test_a_qa_report_is_never_written_inside_an_eval_or_its_set(qaset, tmp_path,
     before = tree(tmp_path)
     r = in_process(capsys, ["report", str(ev), flag, str(tmp_path / where)])
     one_line(r, 2)
-    assert "an input" in r.stderr and tree(tmp_path) == before, r.stderr
+    assert "input" in r.stderr and tree(tmp_path) == before, r.stderr
 
 
 # -- qa gen --------------------------------------------------------------------------------------------------------
