@@ -21,7 +21,7 @@ sys.path.insert(0, str(ROOT / "docs"))
 
 from make_screenshots import SIZE, save, until  # noqa: E402
 
-from screens.app import Launch, make_app  # noqa: E402
+from screens.app import CompareLaunch, make_app  # noqa: E402
 from screens.views.compare import CompareScreen  # noqa: E402
 from workstation.game.protocol import Protocol, StartOption  # noqa: E402
 from workstation.runs.drive import drive  # noqa: E402
@@ -42,7 +42,7 @@ async def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         scratch = Path(tmp)
         runs = (record(scratch, 0), record(scratch, 1), record(scratch, 0, "noops:30"))
-        app = make_app(Launch("compare", recordings=tuple(map(str, runs))))
+        app = make_app(CompareLaunch(tuple(map(str, runs))))
         async with app.run_test(size=SIZE) as pilot:
             await until(pilot, lambda: isinstance(app.screen, CompareScreen), "the compare screen")
             await pilot.press("l")

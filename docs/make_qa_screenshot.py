@@ -23,7 +23,7 @@ from make_screenshots import SIZE, save  # noqa: E402
 
 from screens.app import make_app  # noqa: E402
 from workstation.cli import main as cli  # noqa: E402
-from workstation.launch import Launch  # noqa: E402
+from workstation.launch import QaCurateLaunch  # noqa: E402
 from workstation.qa.qset import read_set  # noqa: E402
 from workstation.runs.drive import drive  # noqa: E402
 from workstation.runs.start import RunSpec, start_run  # noqa: E402
@@ -38,7 +38,7 @@ async def main() -> None:
         finally:
             engine.close()
         cli(["qa", "gen", "--recordings", str(scratch / "recs"), "--out", str(scratch / "set"), "--per-game", "12"])
-        app = make_app(Launch("qa_curate", qa_set=scratch / "set"))
+        app = make_app(QaCurateLaunch(scratch / "set"))
         async with app.run_test(size=SIZE) as pilot:
             curator = app.screen
             curator.index = next(i for i, q in enumerate(read_set(scratch / "set")) if q["category"] == "motion-target")

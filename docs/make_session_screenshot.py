@@ -19,7 +19,7 @@ sys.path.insert(0, str(ROOT / "docs"))
 
 from make_screenshots import SIZE, save, until  # noqa: E402
 
-from screens.app import Launch, make_app  # noqa: E402
+from screens.app import SessionLaunch, make_app  # noqa: E402
 from screens.views.session import SessionScreen  # noqa: E402
 from workstation.session import Session, make_settings  # noqa: E402
 
@@ -28,7 +28,7 @@ async def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         scratch = Path(tmp)
         session = Session.open(scratch / "P01", make_settings("P01", "pacman,breakout", "0,1,2", practice=1))
-        app = make_app(Launch("session", session=session))
+        app = make_app(SessionLaunch(session))
         async with app.run_test(size=SIZE) as pilot:
             await until(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.stage == "instructions",
                         "the instructions")

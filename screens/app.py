@@ -3,7 +3,7 @@
 ``make_app(launch)`` is the only way in: ``run_app(Launch(...))`` is what ``workstation``
 (home), ``watch``, ``play``, ``open``, ``compare``, ``session``, ``batch --watch`` and
 ``qa curate`` call (through ``workstation.tui.open_tui``), and the tests build the same app.
-A ``Launch`` (``workstation.launch``) names the screen and carries the run spec
+A ``Launch`` (``workstation.launch``: one small type per screen) carries the run spec
 (``workstation.options.RunSpec``), the recording, the batch or the question set. ``make_app`` builds the app without running it; it checks the
 inputs first (spec, files, recording), so a bad one fails as a one-line user
 error before any screen is drawn. Nothing here imports ``workstation.cli``.
@@ -12,7 +12,7 @@ error before any screen is drawn. Nothing here imports ``workstation.cli``.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 from collections.abc import Callable
 
 from textual.app import App, ComposeResult
@@ -23,7 +23,21 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Markdown
 
 from workstation.errors import UserError
-from workstation.launch import Launch
+from workstation.launch import (
+    LAUNCHES,
+    SCREENS,
+    BatchLaunch,
+    CompareLaunch,
+    HomeLaunch,
+    IdcLaunch,
+    Launch,
+    MatchLaunch,
+    OpenLaunch,
+    PlayLaunch,
+    QaCurateLaunch,
+    SessionLaunch,
+    WatchLaunch,
+)
 from workstation.locations import RECORDINGS
 from workstation.options import RunSpec, preflight, spec_from_args
 
@@ -89,7 +103,7 @@ class WorkstationApp(App[int]):
     def __init__(self, first: Callable[[], Screen[Any]], launch: Launch | None = None) -> None:
         super().__init__()
         self._first = first
-        self.launch = launch or Launch("home")
+        self.launch = launch or HomeLaunch()
         self.out = Path(self.launch.out)
         self.speed = self.launch.speed
 
@@ -154,12 +168,32 @@ class WorkstationApp(App[int]):
 
 def launch_from_args(which: str, args: Any = None) -> Launch:
     """A ``Launch`` from an argparse namespace (or anything with those attributes)."""
-    spec = None
+    common = {"speed": getattr(args, "speed", None) or "paper", "out": getattr(args, "out", None) or RECORDINGS}
     if which in ("watch", "play"):
         spec = spec_from_args(args, agent="human" if which == "play" else None)
-    return Launch(which, spec=spec, recording=getattr(args, "recording", None),
-                  step=bool(getattr(args, "step", False)), window=bool(getattr(args, "window", False)),
-                  speed=getattr(args, "speed", None) or "paper", out=getattr(args, "out", None) or RECORDINGS)
+        if which == "watch":
+            return WatchLaunch(spec, step=bool(getattr(args, "step", False)), **common)
+        return PlayLaunch(spec, window=bool(getattr(args, "window", False)), **common)
+    if which == "home":
+        return HomeLaunch(**common)
+    if which == "open":
+        recording = getattr(args, "recording", None)
+        if recording is None:
+            raise UserError("open needs a recording: workstation open RECORDING")
+        return OpenLaunch(recording, **common)
+    if which == "compare":
+        return CompareLaunch((), **common)
+    if which in NEEDS:
+        raise UserError(NEEDS[which])
+    raise ValueError(f"unknown screen {which!r}: use {', '.join(SCREENS)}")
+
+
+# what a screen needs that a command line alone does not give
+NEEDS = {"session": "the session screen needs a session: workstation session --out DIR",
+         "batch": "the batch screen needs a prepared batch: workstation batch GRID --watch",
+         "qa_curate": "the curator needs a question set: workstation qa curate SET",
+         "match": "the match screen needs a match: workstation play --game G --vs SPEC",
+         "idc": "the IDC view needs a directory: workstation idc --view DIR"}
 
 
 def make_engine(spec: RunSpec) -> TurnEngine:
@@ -188,101 +222,133 @@ def make_app(launch: Launch | str = "home", args: Any = None) -> WorkstationApp:
     """The app for a ``Launch`` (or a screen name and an argparse namespace); bad inputs raise one-line errors.
 
     Everything is checked here, before any screen is drawn: the spec (``SpecError``), the
-    files it needs (``preflight``), the recording to open (``RecordingError``).
+    files it needs (``preflight``), the recording to open (``RecordingError``). The launch's
+    type picks the builder (``BUILDERS``).
     """
     if isinstance(launch, str):
-        launch = args if isinstance(args, Launch) and args.screen == launch else launch_from_args(launch, args)
-    which = launch.screen
-    if which in ("watch", "play"):
-        if launch.spec is None:
-            raise UserError(f"{which} needs a run spec (game, agent, seed, protocol)")
-        preflight(launch.spec)
-    if which == "home":
-        from screens.views.home import HomeScreen
+        launch = args if isinstance(args, LAUNCHES) and args.screen == launch else launch_from_args(launch, args)
+    return BUILDERS[type(launch)](launch)
 
-        return WorkstationApp(lambda: HomeScreen(launch.spec, out=launch.out), launch)
-    if which == "watch":
-        from screens.views.live import LiveScreen
 
-        engine = make_engine(_spec_of(launch))
-        return WorkstationApp(lambda: LiveScreen(engine, step_mode=launch.step, speed=launch.speed,
-                                                 can_go_back=False), launch)
-    if which == "open":
-        from workstation.store.recording import Recording
+def _home(launch: HomeLaunch) -> WorkstationApp:
+    from screens.views.home import HomeScreen
 
-        from screens.views.match_replay import replay_screen
+    return WorkstationApp(lambda: HomeScreen(None, out=launch.out), launch)
 
-        if launch.recording is None:
-            raise UserError("open needs a recording: workstation open RECORDING")
-        rec = Recording(Path(launch.recording))
-        _ = rec.turns, rec.frames  # read now: a damaged recording is a one-line RecordingError, not a traceback
-        return WorkstationApp(lambda: replay_screen(rec, can_go_back=False), launch)
 
-    if which == "compare":
-        from screens.views.compare import CompareScreen
+def _watch(launch: WatchLaunch) -> WorkstationApp:
+    from screens.views.live import LiveScreen
 
-        compare = CompareScreen.of(list(launch.recordings), can_go_back=False)  # bad input: UserError now
-        return WorkstationApp(lambda: compare, launch)
-    if which == "session":
-        from screens.views.session import SessionScreen
+    preflight(launch.spec)
+    engine = make_engine(launch.spec)
+    return WorkstationApp(lambda: LiveScreen(engine, step_mode=launch.step, speed=launch.speed,
+                                             can_go_back=False), launch)
 
-        return WorkstationApp(lambda: SessionScreen(launch.session, can_go_back=False), launch)
-    if which == "batch":
-        from screens.views.batch import BatchScreen
 
-        if launch.batch is None:
-            raise UserError("the batch screen needs a prepared batch: workstation batch GRID --watch")
-        batch_screen = BatchScreen(launch.batch, can_go_back=False)  # now: it starts the resource tracker
-        return WorkstationApp(lambda: batch_screen, launch)
-    if which == "qa_curate":
-        from screens.views.qa_curate import CurateScreen
-
-        if launch.qa_set is None:
-            raise UserError("the curator needs a question set: workstation qa curate SET")
-        curator = CurateScreen(launch.qa_set, can_go_back=False)  # an empty or malformed set: UserError now
-        return WorkstationApp(lambda: curator, launch)
-
-    if which == "match":
-        from screens.views.match import MatchScreen
-
-        if not launch.match:
-            raise UserError("the match screen needs a match: workstation play --game G --vs SPEC")
-        m = launch.match
-        if m["person"] == 0:  # two people on one keyboard
-            from screens.views.hotseat import HotseatScreen
-
-            return WorkstationApp(lambda: HotseatScreen(m["spec"], m["pace"], pacer=m.get("pacer"),
-                                                        can_go_back=False), launch)
-        return WorkstationApp(lambda: MatchScreen(m["spec"], m["person"], m["mode"], m["pace"],
-                                                  pacer=m.get("pacer"), can_go_back=False), launch)
-    if which == "idc":
-        from screens.views.idc import IdcScreen
-
-        if launch.idc_dir is None:
-            raise UserError("the IDC view needs a directory: workstation idc --view DIR")
-        idc_screen = IdcScreen.of_dir(launch.idc_dir, can_go_back=False)
-        return WorkstationApp(lambda: idc_screen, launch)
+def _play(launch: PlayLaunch) -> WorkstationApp:
+    preflight(launch.spec)
 
     def refuse(text: str) -> None:
         raise UserError(text)
 
-    screen = play_screen(_spec_of(launch), on_missing=refuse, can_go_back=False, window=launch.window)
+    screen = play_screen(launch.spec, on_missing=refuse, can_go_back=False, window=launch.window)
     if screen is None:  # refuse() has raised already; kept for the type checker
         raise UserError("human play is not available in this build")
     return WorkstationApp(lambda: screen, launch)
 
 
-def _spec_of(launch: Launch) -> RunSpec:
-    """The launch's run spec (``make_app`` has checked it is there for watch and play)."""
-    if launch.spec is None:
-        raise UserError(f"{launch.screen} needs a run spec (game, agent, seed, protocol)")
-    return launch.spec
+def _open(launch: OpenLaunch) -> WorkstationApp:
+    from workstation.store.recording import Recording
+
+    from screens.views.match_replay import replay_screen
+
+    rec = Recording(Path(launch.recording))
+    _ = rec.turns, rec.frames  # read now: a damaged recording is a one-line RecordingError, not a traceback
+    return WorkstationApp(lambda: replay_screen(rec, can_go_back=False), launch)
+
+
+def _compare(launch: CompareLaunch) -> WorkstationApp:
+    from screens.views.compare import CompareScreen
+
+    compare = CompareScreen.of(list(launch.recordings), can_go_back=False)  # bad input: UserError now
+    return WorkstationApp(lambda: compare, launch)
+
+
+def _session(launch: SessionLaunch) -> WorkstationApp:
+    from workstation.session import Session
+
+    from screens.views.session import SessionScreen
+
+    session = _checked(launch.session, Session)
+    return WorkstationApp(lambda: SessionScreen(session, can_go_back=False), launch)
+
+
+def _batch(launch: BatchLaunch) -> WorkstationApp:
+    from workstation.batch.runner import Batch
+
+    from screens.views.batch import BatchScreen
+
+    batch_screen = BatchScreen(_checked(launch.batch, Batch), can_go_back=False)  # now: it starts the resource tracker
+    return WorkstationApp(lambda: batch_screen, launch)
+
+
+def _qa_curate(launch: QaCurateLaunch) -> WorkstationApp:
+    from screens.views.qa_curate import CurateScreen
+
+    curator = CurateScreen(launch.qa_set, can_go_back=False)  # an empty or malformed set: UserError now
+    return WorkstationApp(lambda: curator, launch)
+
+
+def _match(launch: MatchLaunch) -> WorkstationApp:
+    from workstation.arena.start import MatchSpec
+
+    from screens.views.match import MatchScreen
+
+    spec = _checked(launch.spec, MatchSpec)
+    if launch.person == 0:  # two people on one keyboard
+        from screens.views.hotseat import HotseatScreen
+
+        return WorkstationApp(lambda: HotseatScreen(spec, launch.pace, pacer=launch.pacer, can_go_back=False), launch)
+    return WorkstationApp(lambda: MatchScreen(spec, launch.person, launch.mode, launch.pace, pacer=launch.pacer,
+                                              can_go_back=False), launch)
+
+
+def _idc(launch: IdcLaunch) -> WorkstationApp:
+    from screens.views.idc import IdcScreen
+
+    idc_screen = IdcScreen.of_dir(launch.idc_dir, can_go_back=False)
+    return WorkstationApp(lambda: idc_screen, launch)
+
+
+T = TypeVar("T")
+L = TypeVar("L", HomeLaunch, WatchLaunch, PlayLaunch, OpenLaunch, CompareLaunch, SessionLaunch, BatchLaunch,
+            QaCurateLaunch, MatchLaunch, IdcLaunch)
+
+
+def _checked(value: object, kind: type[T]) -> T:
+    """A launch's study object (typed by a protocol in ``workstation.launch``) as the class its screen takes."""
+    if not isinstance(value, kind):
+        raise TypeError(f"expected a {kind.__name__}, got {type(value).__name__}")
+    return value
+
+
+def _row(kind: type[L], build: Callable[[L], WorkstationApp]) -> tuple[type[Launch], Callable[[Launch], WorkstationApp]]:
+    """One row of ``BUILDERS``: the type checker holds ``kind`` and ``build`` to the same launch type."""
+    return kind, cast("Callable[[Launch], WorkstationApp]", build)
+
+
+# the launch's type -> the builder of its app: one row per screen
+BUILDERS: dict[type[Launch], Callable[[Launch], WorkstationApp]] = dict([
+    _row(HomeLaunch, _home), _row(WatchLaunch, _watch), _row(PlayLaunch, _play), _row(OpenLaunch, _open),
+    _row(CompareLaunch, _compare), _row(SessionLaunch, _session), _row(BatchLaunch, _batch),
+    _row(QaCurateLaunch, _qa_curate), _row(MatchLaunch, _match), _row(IdcLaunch, _idc),
+])
+assert set(BUILDERS) == set(LAUNCHES), "every launch type has its builder"
 
 
 def match_app(spec: Any, person: int, mode: str, pace: str, pacer: Any = None) -> WorkstationApp:
     """The app on a match screen (person 0: two people on one keyboard); leaving the screen ends it."""
-    return make_app(Launch("match", out=spec.out,
-                           match={"spec": spec, "person": person, "mode": mode, "pace": pace, "pacer": pacer}))
+    return make_app(MatchLaunch(spec, person, mode, pace, pacer=pacer, out=spec.out))
 
 
 def run_app(launch: Launch | str = "home", args: Any = None) -> int:

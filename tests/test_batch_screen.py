@@ -14,7 +14,7 @@ from screens.views.batch import BatchScreen
 from screens.views.replay_view import ReplayScreen
 from tests.tui_helpers import run_async, wait_until
 from textual.widgets import DataTable, Footer, Static
-from workstation.launch import Launch
+from workstation.launch import BatchLaunch, HomeLaunch
 from workstation.batch.grid import load_grid
 from workstation.batch.runner import Batch
 from workstation.store.recording import Recording
@@ -77,7 +77,7 @@ async def batch_screen(app, pilot) -> BatchScreen:
 @run_async
 async def test_the_screen_shows_a_batch_to_its_end_and_opens_a_run(tmp_path):
     batch = make(tmp_path)
-    app = make_app(Launch("batch", batch=batch))  # the front door, as `workstation batch GRID --watch` opens it
+    app = make_app(BatchLaunch(batch))  # the front door, as `workstation batch GRID --watch` opens it
     async with app.run_test(size=(140, 40)) as pilot:
         screen = await batch_screen(app, pilot)
         await wait_until(pilot, lambda: batch.state.finished and not screen.running, timeout=180, what="the batch")
@@ -106,7 +106,7 @@ async def test_the_screen_shows_a_batch_to_its_end_and_opens_a_run(tmp_path):
 @run_async
 async def test_x_stops_the_batch_cleanly_and_it_resumes(tmp_path):
     batch = make(tmp_path, frames=900)
-    app = make_app(Launch("batch", batch=batch))  # the front door, as `workstation batch GRID --watch` opens it
+    app = make_app(BatchLaunch(batch))  # the front door, as `workstation batch GRID --watch` opens it
     async with app.run_test(size=(140, 40)) as pilot:
         screen = await batch_screen(app, pilot)
         runs = batch.dir / "runs"
@@ -130,7 +130,7 @@ async def test_runs_done_in_an_earlier_pass_say_so_with_their_scores(tmp_path):
     first = make(tmp_path)
     assert first.run() == 0
     batch = make(tmp_path)  # the same grid again: everything is done before
-    app = make_app(Launch("batch", batch=batch))
+    app = make_app(BatchLaunch(batch))
     async with app.run_test(size=(140, 40)) as pilot:
         screen = await batch_screen(app, pilot)
         await wait_until(pilot, lambda: batch.state.finished and not screen.running, timeout=60, what="the batch")
@@ -165,7 +165,7 @@ async def test_home_palette_opens_a_finished_batch_and_shows_its_runs(tmp_path, 
     monkeypatch.chdir(tmp_path)
     finished_batch(tmp_path)
     tracker = fresh_tracker()
-    app = make_app(Launch("home", out=str(tmp_path / "recordings")))
+    app = make_app(HomeLaunch(out=str(tmp_path / "recordings")))
     async with app.run_test(size=(140, 40)) as pilot:
         await wait_until(pilot, lambda: app.screen.query("#recent"), what="the home screen")
         commands = {name: cb for name, _, cb in app.screen.palette_commands()}
@@ -186,7 +186,7 @@ async def test_home_palette_opens_a_finished_batch_and_shows_its_runs(tmp_path, 
 async def test_a_batch_that_cannot_be_read_is_a_notification_not_a_crash(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "batches" / "broken" / "grid.toml").mkdir(parents=True)  # a folder where the grid should be
-    app = make_app(Launch("home", out=str(tmp_path / "recordings")))
+    app = make_app(HomeLaunch(out=str(tmp_path / "recordings")))
     async with app.run_test(size=(140, 40)) as pilot:
         await wait_until(pilot, lambda: app.screen.query("#recent"), what="the home screen")
         commands = {name: cb for name, _, cb in app.screen.palette_commands()}
@@ -208,7 +208,7 @@ async def test_home_palette_opens_a_batch_on_disk_and_r_resumes_it(tmp_path, mon
     first.request_stop("test")  # nothing launches: every run is left
     assert first.run() == 1
     fresh_tracker()
-    app = make_app(Launch("home", out=str(tmp_path / "recordings")))
+    app = make_app(HomeLaunch(out=str(tmp_path / "recordings")))
     async with app.run_test(size=(140, 40)) as pilot:
         await wait_until(pilot, lambda: app.screen.query("#recent"), what="the home screen")
         commands = {name: cb for name, _, cb in app.screen.palette_commands()}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from screens.app import Launch, make_app
+from screens.app import CompareLaunch, HomeLaunch, make_app
 from screens.views.compare import CompareScreen
 from screens.widgets.frame_view import FrameView
 from workstation.analysis.compare import summary_cells
@@ -34,7 +34,7 @@ async def opened(pilot):
 @run_async
 async def test_scrub_jump_and_divergence(pair):
     a, b, _ = pair
-    app = make_app(Launch("compare", recordings=(str(a), str(b))))
+    app = make_app(CompareLaunch((str(a), str(b))))
     async with app.run_test(size=(200, 60)) as pilot:
         screen = await opened(pilot)
         c = screen.c
@@ -84,7 +84,7 @@ async def test_scrub_jump_and_divergence(pair):
 @run_async
 async def test_the_summary_table_shows_the_series_figures(pair):
     a, b, _ = pair
-    app = make_app(Launch("compare", recordings=(str(a), str(b))))
+    app = make_app(CompareLaunch((str(a), str(b))))
     async with app.run_test(size=(200, 60)) as pilot:
         screen = await opened(pilot)
         table = screen.query_one("#cmp-table")
@@ -100,13 +100,13 @@ async def test_the_summary_table_shows_the_series_figures(pair):
 def test_runs_of_different_games_are_refused_before_any_screen(pair):
     a, _, other = pair
     with pytest.raises(UserError, match="different games"):
-        make_app(Launch("compare", recordings=(str(a), str(other))))
+        make_app(CompareLaunch((str(a), str(other))))
 
 
 @run_async
 async def test_home_marks_recordings_and_opens_them_in_compare(tmp_path):
     a, b = make_run(tmp_path, seed=0, frames=60), make_run(tmp_path, seed=1, frames=60)
-    app = make_app(Launch("home", out=str(tmp_path)))
+    app = make_app(HomeLaunch(out=str(tmp_path)))
     async with app.run_test(size=(200, 60)) as pilot:
         from screens.views.home import HomeScreen
 
@@ -128,7 +128,7 @@ async def test_home_marks_recordings_and_opens_them_in_compare(tmp_path):
 @run_async
 async def test_a_click_on_the_scrubber_moves_the_cursor(pair):
     a, b, _ = pair
-    app = make_app(Launch("compare", recordings=(str(a), str(b))))
+    app = make_app(CompareLaunch((str(a), str(b))))
     async with app.run_test(size=(200, 60)) as pilot:
         screen = await opened(pilot)
         bar = screen.query_one("#cmp-scrub")
@@ -143,7 +143,7 @@ async def test_e_exports_the_runs_side_by_side(tmp_path):
 
     a = make_run(tmp_path, seed=0, frames=60)
     b = make_run(tmp_path, seed=1, frames=60)
-    app = make_app(Launch("compare", recordings=(str(a), str(b))))
+    app = make_app(CompareLaunch((str(a), str(b))))
     out = a.resolve().with_name(a.resolve().name + "-compare.mp4")
     async with app.run_test(size=(200, 60)) as pilot:
         await opened(pilot)

@@ -6,7 +6,7 @@ from workstation.runs.drive import drive
 
 import os
 
-from screens.app import Launch, WorkstationApp
+from screens.app import HomeLaunch, WorkstationApp
 from screens.views.idc import IdcScreen, bars, skill_diff
 from screens.views.replay_view import ReplayScreen
 from tests.tui_helpers import run_async, wait_until
@@ -44,7 +44,7 @@ def make_dir(tmp_path):
 async def test_the_screen_shows_the_curve_a_rounds_diff_and_opens_an_episode(tmp_path):
     out = make_dir(tmp_path)
     screen = IdcScreen.of_dir(out)
-    app = WorkstationApp(lambda: screen, Launch("home", out=str(out)))
+    app = WorkstationApp(lambda: screen, HomeLaunch(out=str(out)))
     async with app.run_test(size=(150, 44)) as pilot:
         await wait_until(pilot, lambda: screen.is_attached and screen.query_one("#rounds", DataTable).row_count == 3)
         head = str(screen.query_one("#idc-head", Static).render())

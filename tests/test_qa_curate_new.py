@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from screens.app import make_app
-from workstation.launch import Launch
+from workstation.launch import QaCurateLaunch
 from tests.tui_helpers import run_async
 from workstation.errors import UserError
 from workstation.qa import curate, templates
@@ -54,7 +54,7 @@ def test_add_on_frames_appends_a_human_question(root):
 async def test_write_a_new_question_from_a_template(root):
     qs = read_set(root)
     base = next(q for q in qs if q["game"] == "freeway" and q["category"] == "perception-spatial")
-    app = make_app(Launch("qa_curate", qa_set=root))
+    app = make_app(QaCurateLaunch(root))
     async with app.run_test(size=(220, 70)) as pilot:
         cur = app.screen  # the curator: a screen of the one app
         cur.index = qs.index(base)
@@ -99,7 +99,7 @@ async def test_curator_opens_at_the_first_proposed_question(root, tmp_path):
 
     rec = record(tmp_path / "recs", frames=30)
     q = propose_from_recording(root, rec.path, [3, 4, 5])
-    app = make_app(Launch("qa_curate", qa_set=root))
+    app = make_app(QaCurateLaunch(root))
     async with app.run_test(size=(220, 70)) as pilot:
         cur = app.screen  # the curator: a screen of the one app
         assert cur.question["id"] == q["id"] and cur.index == len(read_set(root)) - 1

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from screens.app import make_app
-from workstation.launch import Launch
+from workstation.launch import QaCurateLaunch
 from screens.widgets.frame_view import FrameView
 from tests.tui_helpers import run_async
 from workstation.runs.drive import drive
@@ -49,7 +49,7 @@ def _outlined(cells) -> bool:
 @run_async
 async def test_outlines_survive_a_small_terminal(made, tmp_path):
     root = _copy(made, tmp_path)
-    app = make_app(Launch("qa_curate", qa_set=root))
+    app = make_app(QaCurateLaunch(root))
     async with app.run_test(size=(70, 24)) as pilot:  # the frame is scaled well below 160 columns
         await pilot.pause()
         view = app.screen.query_one("#qa-frame", FrameView)
@@ -60,7 +60,7 @@ async def test_outlines_survive_a_small_terminal(made, tmp_path):
 async def test_accept_reject_and_outlines(made, tmp_path):
     root = _copy(made, tmp_path)
     ids = [q["id"] for q in read_set(root)]
-    app = make_app(Launch("qa_curate", qa_set=root))
+    app = make_app(QaCurateLaunch(root))
     async with app.run_test(size=(220, 70)) as pilot:
         cur = app.screen  # the curator: a screen of the one app
         await pilot.pause()
@@ -87,7 +87,7 @@ async def test_edit_fields_saved_on_enter(made, tmp_path):
     root = _copy(made, tmp_path)
     first = read_set(root)[0]
     other = next(c for c in first["choices"] if c != first["answer"])
-    app = make_app(Launch("qa_curate", qa_set=root))
+    app = make_app(QaCurateLaunch(root))
     async with app.run_test(size=(220, 70)) as pilot:
         cur = app.screen  # the curator: a screen of the one app
         await pilot.pause()

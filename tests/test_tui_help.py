@@ -101,20 +101,20 @@ async def test_f1_on_home_watch_open_and_compare_shows_each_screens_keys(tmp_pat
     app = make_app("open", Namespace(recording=str(a.path)))
     async with app.run_test(size=(120, 40)) as pilot:
         assert "Next judged failure" in await f1_shows(app, pilot, ReplayScreen)
-    from screens.app import Launch
+    from screens.app import CompareLaunch
 
-    app = make_app(Launch("compare", recordings=(str(a.path), str(b.path))))
+    app = make_app(CompareLaunch((str(a.path), str(b.path))))
     async with app.run_test(size=(160, 50)) as pilot:
         assert "Divergence" in await f1_shows(app, pilot, CompareScreen)
 
 
 @run_async
 async def test_f1_on_the_idc_view_is_not_the_home_help(tmp_path):
-    from screens.app import Launch
+    from screens.app import IdcLaunch
     from tests.test_idc_screen import make_dir
 
     out = make_dir(tmp_path)
-    app = make_app(Launch("idc", idc_dir=str(out)))
+    app = make_app(IdcLaunch(str(out)))
     async with app.run_test(size=(150, 44)) as pilot:
         text = await f1_shows(app, pilot, IdcScreen)
         assert "Open episode" in text and "## Home" not in text

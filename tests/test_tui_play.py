@@ -230,19 +230,19 @@ async def test_the_keys_panel_redraws_only_when_it_changes(tmp_path):
 
 
 def test_make_app_play_builds_a_screen_that_ends_the_app(tmp_path):
-    from screens.app import Launch, make_app
+    from screens.app import PlayLaunch, make_app
     from workstation.errors import UserError
     from workstation.options import RunSpec, SpecError
 
     spec = RunSpec("freeway", agent="human", mode="paused", out=str(tmp_path))
-    screen = make_app(Launch("play", spec=spec))._first()
+    screen = make_app(PlayLaunch(spec))._first()
     assert isinstance(screen, PlayScreen) and not screen.can_go_back
     assert (screen.game.key, screen.mode, screen.protocol.max_actions) == ("freeway", "paused", 10)
     with pytest.raises(SpecError, match="--mode must be realtime or paused") as e:
         RunSpec("freeway", agent="human", mode="turbo")  # past the CLI's own check: still one line, no screen
     assert e.value.field == "mode" and isinstance(e.value, UserError)
     with pytest.raises(SpecError, match="--prompts") as e:  # a missing pack is refused before any screen
-        make_app(Launch("play", spec=RunSpec("freeway", agent="human", prompts=str(tmp_path / "nope"), out=str(tmp_path))))
+        make_app(PlayLaunch(RunSpec("freeway", agent="human", prompts=str(tmp_path / "nope"), out=str(tmp_path))))
     assert e.value.field == "prompts" and not any(tmp_path.iterdir())
 
 

@@ -9,7 +9,7 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
-from screens.app import Launch
+from screens.app import WatchLaunch
 from workstation.runs.drive import drive
 from workstation.cli import build_parser
 from workstation.options import spec_from_args
@@ -44,7 +44,7 @@ def watch_args(out: str | Path, *extra: str):
     """
     args = build_parser().parse_args(["watch", "--game", "breakout", "--out", str(out), *extra])
     # tests never depend on wall-clock pacing
-    return Launch("watch", spec=spec_from_args(args), step=args.step, speed="instant")
+    return WatchLaunch(spec_from_args(args), step=args.step, speed="instant")
 
 
 def record(out: str | Path, frames: int = 60, edit: str | None = None) -> Recording:

@@ -19,7 +19,7 @@ from workstation.errors import DamagedArtifact, UserError
 from workstation.export import command as export_command
 from workstation.idc import command as idc_command
 from workstation.judge import command as judge_command
-from workstation.launch import Launch
+from workstation.launch import SCREENS, HomeLaunch, Launch, MatchLaunch, OpenLaunch, PlayLaunch, WatchLaunch
 from workstation.packs import command as packs_command
 from workstation.qa import command as qa_command
 from workstation.runs.importers import command as import_command
@@ -476,13 +476,18 @@ def _tui(which: list[str], a: argparse.Namespace) -> int:
     if screen == "play" and getattr(a, "vs", None):  # a person against a model: a two-player match
         from workstation.arena.command import play_vs
 
-        return int(a.open_tui(Launch("match", match=play_vs(a))))
-    spec = _spec(a, agent="human" if screen == "play" else None) if screen in ("watch", "play") else None
-    if screen == "open":
+        return int(a.open_tui(MatchLaunch(**play_vs(a))))
+    launch: Launch = HomeLaunch()
+    if screen == "watch":
+        launch = WatchLaunch(_spec(a), step=bool(getattr(a, "step", False)))
+    elif screen == "play":
+        launch = PlayLaunch(_spec(a, agent="human"), window=bool(getattr(a, "window", False)))
+    elif screen == "open":
         _open(a.recording)  # a missing or unreadable recording is one line before any screen
-    return int(a.open_tui(Launch(screen, spec=spec, recording=getattr(a, "recording", None),
-                                 step=bool(getattr(a, "step", False)),
-                                 window=bool(getattr(a, "window", False)))))
+        launch = OpenLaunch(a.recording)
+    elif screen != "home":
+        raise ValueError(f"unknown screen {screen!r}: use {', '.join(SCREENS)}")
+    return int(a.open_tui(launch))
 
 
 if __name__ == "__main__":

@@ -1,16 +1,22 @@
-"""``Launch``: what the TUI opens on, as plain data.
+"""``Launch``: what the TUI opens on, as plain data: one small frozen dataclass per screen.
 
-The CLI and the command modules (batch, compare, session, qa curate) build one and hand it
-to the door they were given (``args.open_tui``, set by ``workstation.cli``); the TUI reads
-it in ``screens.app.make_app``, the only way in. Nothing here imports the TUI.
+The CLI and the command modules (batch, compare, session, qa curate, idc, play --vs) build one and
+hand it to the door they were given (``args.open_tui``, set by ``workstation.cli``); the TUI reads
+it in ``screens.app.make_app``, the only way in, which picks the screen by the launch's type.
+Nothing here imports the TUI.
+
+The session, the batch and the match spec are studies' objects, a layer above this one: the
+fields that carry them are typed by the small protocols below (what this module reads of them),
+and ``screens.app`` checks the real class before it builds the screen.
 """
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from workstation.errors import UserError
 from workstation.locations import RECORDINGS
@@ -18,40 +24,152 @@ from workstation.locations import RECORDINGS
 if TYPE_CHECKING:
     from workstation.options import RunSpec
 
-# home | watch | play | open | compare | session | batch (a running batch) | qa_curate (a question set)
-# | match (a person against a model) | idc (improvement rounds)
-SCREENS = ("home", "watch", "play", "open", "compare", "session", "batch", "qa_curate", "match", "idc")
+
+class SessionLike(Protocol):
+    """A ``workstation.session.Session``: one participant's session in one directory."""
+
+    @property
+    def path(self) -> Path: ...
+
+
+class BatchLike(Protocol):
+    """A prepared ``workstation.batch.runner.Batch``; its runs land under ``dir / "runs"``."""
+
+    @property
+    def dir(self) -> Path: ...
+
+
+class MatchSpecLike(Protocol):
+    """A checked ``workstation.arena.start.MatchSpec``: the game, both sides and where the recording goes."""
+
+    @property
+    def game(self) -> str: ...
+
+    @property
+    def out(self) -> str: ...
+
+
+class Clock(Protocol):
+    """The clock a match screen paces turns by (``screens.drivers.play_driver.Pacer``)."""
+
+    def now(self) -> float: ...
+
+    def wait_until(self, t: float, cancelled: Callable[[], bool]) -> None: ...
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Screen:
+    """What every screen has: where recordings are listed and made, and the live view's pace."""
+
+    screen: ClassVar[str]  # the screen's name (``workstation.tui`` names the command from it)
+    out: str = RECORDINGS  # where recordings are listed and made
+    speed: str = "paper"  # live view pace: paper | fast | instant (tests)
+
+    def _out_from(self, out: str) -> None:
+        """An ``out`` left at its default takes the one the launch's spec or batch names."""
+        if self.out == RECORDINGS:
+            object.__setattr__(self, "out", out)
 
 
 @dataclass(frozen=True)
-class Launch:
-    """A screen, and what it shows: the run spec (watch, play), the recording (open), ...
+class HomeLaunch(_Screen):
+    """The home screen: the run form and the recordings under ``out``."""
 
-    The CLI builds one from its arguments (``workstation.options.spec_from_args``);
-    a batch or a test builds one from a ``RunSpec`` directly.
-    """
+    screen: ClassVar[str] = "home"
 
-    screen: str = "home"
-    spec: RunSpec | None = None
-    recording: str | Path | None = None
-    step: bool = False  # watch: start in step mode
-    window: bool = False  # play: in a pygame window
-    speed: str = "paper"  # live view pace: paper | fast | instant (tests)
-    out: str = RECORDINGS  # home: where recordings are listed and made
-    recordings: tuple[str, ...] = ()  # compare: the recordings side by side
-    session: Any = None  # session: a workstation.session.Session to run
-    batch: Any = None  # batch: a prepared workstation.batch.runner.Batch, run on the screen
-    qa_set: str | Path | None = None  # qa_curate: the question set's directory
-    match: Any = None  # match: {"spec": MatchSpec, "person": side, "mode": ..., "pace": ...}
-    idc_dir: str | Path | None = None  # idc: an improvement-rounds directory
+
+@dataclass(frozen=True)
+class WatchLaunch(_Screen):
+    """A model's run, watched live (``step``: start in step mode)."""
+
+    screen: ClassVar[str] = "watch"
+    spec: RunSpec
+    step: bool = False
 
     def __post_init__(self) -> None:
-        if self.screen not in SCREENS:
-            raise ValueError(f"unknown screen {self.screen!r}: use {', '.join(SCREENS)}")
-        if self.spec is not None and self.out == RECORDINGS:
-            object.__setattr__(self, "out", self.spec.out)
-        if self.batch is not None and self.out == RECORDINGS:
-            object.__setattr__(self, "out", str(Path(self.batch.dir) / "runs"))
+        self._out_from(self.spec.out)
+
+
+@dataclass(frozen=True)
+class PlayLaunch(_Screen):
+    """A person plays (``window``: in a pygame window)."""
+
+    screen: ClassVar[str] = "play"
+    spec: RunSpec
+    window: bool = False
+
+    def __post_init__(self) -> None:
+        self._out_from(self.spec.out)
+
+
+@dataclass(frozen=True)
+class OpenLaunch(_Screen):
+    """A recording, replayed."""
+
+    screen: ClassVar[str] = "open"
+    recording: str | Path
+
+
+@dataclass(frozen=True)
+class CompareLaunch(_Screen):
+    """Recordings side by side."""
+
+    screen: ClassVar[str] = "compare"
+    recordings: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class SessionLaunch(_Screen):
+    """A human session to run."""
+
+    screen: ClassVar[str] = "session"
+    session: SessionLike
+
+
+@dataclass(frozen=True)
+class BatchLaunch(_Screen):
+    """A prepared batch, run on the screen; its runs are listed under ``batch.dir / "runs"``."""
+
+    screen: ClassVar[str] = "batch"
+    batch: BatchLike
+
+    def __post_init__(self) -> None:
+        self._out_from(str(Path(self.batch.dir) / "runs"))
+
+
+@dataclass(frozen=True)
+class QaCurateLaunch(_Screen):
+    """A question set's directory, curated."""
+
+    screen: ClassVar[str] = "qa_curate"
+    qa_set: str | Path
+
+
+@dataclass(frozen=True)
+class MatchLaunch(_Screen):
+    """A person against a model, or two people on one keyboard (``person`` 0); ``pacer``: the clock (tests)."""
+
+    screen: ClassVar[str] = "match"
+    spec: MatchSpecLike
+    person: int
+    mode: str
+    pace: str
+    pacer: Clock | None = None
+
+
+@dataclass(frozen=True)
+class IdcLaunch(_Screen):
+    """An improvement-rounds directory."""
+
+    screen: ClassVar[str] = "idc"
+    idc_dir: str | Path
+
+
+Launch = (HomeLaunch | WatchLaunch | PlayLaunch | OpenLaunch | CompareLaunch | SessionLaunch | BatchLaunch
+          | QaCurateLaunch | MatchLaunch | IdcLaunch)
+LAUNCHES: tuple[type[Launch], ...] = (HomeLaunch, WatchLaunch, PlayLaunch, OpenLaunch, CompareLaunch, SessionLaunch,
+                                      BatchLaunch, QaCurateLaunch, MatchLaunch, IdcLaunch)
+SCREENS = tuple(kind.screen for kind in LAUNCHES)
 
 
 def require_terminal(what: str) -> None:
@@ -73,4 +191,6 @@ def require_terminal(what: str) -> None:
                         f"redirected{headless}")
 
 
-__all__ = ["SCREENS", "Launch", "require_terminal"]
+__all__ = ["LAUNCHES", "SCREENS", "BatchLaunch", "BatchLike", "Clock", "CompareLaunch", "HomeLaunch", "IdcLaunch",
+           "Launch", "MatchLaunch", "MatchSpecLike", "OpenLaunch", "PlayLaunch", "QaCurateLaunch", "SessionLaunch",
+           "SessionLike", "WatchLaunch", "require_terminal"]

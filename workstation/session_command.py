@@ -81,9 +81,9 @@ def run(args: argparse.Namespace) -> int:
     if session.complete:
         print(f"the session in {out} is already complete; results in {out / 'results.csv'}")
         return 0
-    from workstation.launch import Launch
+    from workstation.launch import SessionLaunch
 
-    code = args.open_tui(Launch("session", session=session))
+    code = args.open_tui(SessionLaunch(session))
     print(f"session {out}: {session.progress_text()}" + ("" if session.complete else
                                                           "; run the same command again to resume"))
     return int(code)

@@ -109,7 +109,7 @@ class OutlinedFrameView(FrameView):
 
 
 class CurateScreen(Screen[None]):
-    """A screen of the one app (``make_app(Launch("qa_curate", qa_set=SET))``): help, palette and theme shared."""
+    """A screen of the one app (``make_app(QaCurateLaunch(SET))``): help, palette and theme shared."""
 
     AUTO_FOCUS = ""  # no auto focus: keys drive the screen until tab reaches a field
     DEFAULT_CSS = """

@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
         print(c.table_text())
         return 0
     load_runs(args.recordings)  # bad input is one line before the TUI starts
-    from workstation.launch import Launch
+    from workstation.launch import CompareLaunch
 
-    code: int = args.open_tui(Launch("compare", recordings=tuple(args.recordings)))
+    code: int = args.open_tui(CompareLaunch(tuple(args.recordings)))
     return code

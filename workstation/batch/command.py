@@ -183,9 +183,9 @@ def _run(a: argparse.Namespace) -> int:
     try:
         if watch:
             from workstation.batch.progress import DONE, SKIPPED
-            from workstation.launch import Launch
+            from workstation.launch import BatchLaunch
 
-            code = a.open_tui(Launch("batch", batch=batch))  # the screen stops the batch cleanly when it closes
+            code = a.open_tui(BatchLaunch(batch))  # the screen stops the batch cleanly when it closes
             if code == 0 and any(r.status not in (DONE, SKIPPED) for r in batch.state.runs.values()):
                 code = 1  # left another way (ctrl+q) before every run was complete
         else:

@@ -116,12 +116,12 @@ def run(a: argparse.Namespace) -> int:
     from workstation.idc.rounds import Idc
 
     if a.view:
-        from workstation.launch import Launch
+        from workstation.launch import IdcLaunch
         from workstation.idc.curve import load
 
         if load(Path(a.view)) is None:
             raise UserError(f"--view {a.view}: no IDC there (curve.json); run `workstation idc ... --out DIR` first")
-        return int(a.open_tui(Launch("idc", idc_dir=a.view)))
+        return int(a.open_tui(IdcLaunch(a.view)))
     missing = [f"--{n}" for n in ("game", "player", "out") if not getattr(a, n)]
     if missing:
         raise UserError(f"idc needs {', '.join(missing)} (or --view DIR to look at one)")

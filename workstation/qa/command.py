@@ -53,9 +53,9 @@ def _curate(a: argparse.Namespace) -> int:
 
     refuse_uri(a.set, "", "qa curate reads a local question set")
     check_frames(Path(a.set), read_set(Path(a.set)))  # a malformed set or frame is one line before any screen
-    from workstation.launch import Launch
+    from workstation.launch import QaCurateLaunch
 
-    code: int = a.open_tui(Launch("qa_curate", qa_set=a.set))
+    code: int = a.open_tui(QaCurateLaunch(a.set))
     return code
 
 
