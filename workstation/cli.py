@@ -362,8 +362,13 @@ def _open(path: str) -> Recording:
 
 
 def _verify(a: argparse.Namespace) -> int:
+    from workstation.analysis.artifacts import is_artifact, verify_artifact
     from workstation.runs.verify import verify
 
+    if is_artifact(a.recording):  # a judge study, IDC rounds, a QA set or eval, a batch, a session ...
+        ok, line = verify_artifact(a.recording, quick=a.quick)
+        print(line)
+        return 0 if ok else 1
     rec = _open(a.recording)
     if rec.manifest_record.kind == "match":  # a two-player match has its own rule (workstation.arena.verify)
         from workstation.arena.verify import verify_match as verify
