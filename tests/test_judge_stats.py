@@ -225,3 +225,20 @@ def test_records_are_frozen_and_read_back_as_written():
     assert TruthCounts.read(Fields(t.to_json(), "s.json")) == t and t.agreement_rate == 0.75
     with pytest.raises(UserError, match="agreement_rate"):
         TruthCounts.read(Fields({**t.to_json(), "agreement_rate": 0.5}, "s.json"))
+
+
+def test_group_messages_name_the_first_shared_setting_and_the_settings_there_are():
+    from workstation.errors import UserError
+    from workstation.judge.overreliance import check_groups
+
+    with pytest.raises(UserError, match=": a is in both groups"):
+        parse_groups("c,b,a/a,b")  # both shared: the first in sorted order is named
+    with pytest.raises(UserError) as e:
+        parse_groups("z,y/y,z")
+    assert "y is in both groups" in str(e.value)
+    with pytest.raises(UserError) as e:
+        check_groups([], ["x"], ["y"])
+    assert str(e.value).endswith("the settings are none")
+    with pytest.raises(UserError) as e:
+        check_groups(["s2", "s1"], ["s1"], ["nobody"])
+    assert "no judged setting 'nobody'; the settings are s1, s2" in str(e.value)
