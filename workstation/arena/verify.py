@@ -15,9 +15,8 @@ from typing import Any
 from workstation.calls import Reply, TurnContext
 from workstation.arena.sides import load_match_text
 from workstation.arena.start import side_builders
-from workstation.game.protocol import Protocol
 from workstation.game.twoplayer import get_two_player_game
-from workstation.runs.verify import VerifyResult
+from workstation.runs.verify import VerifyResult, replay_basis
 from workstation.runs.frame_check import FrameCheck, Mismatch, same
 from workstation.store.recording import Recording
 from workstation.store.records import MatchTurn, RecordingError
@@ -55,11 +54,7 @@ class _Script:
 def verify_match(rec: Recording) -> VerifyResult:
     m = rec.manifest_record
     try:
-        if m.game is None or m.seed is None:
-            raise ValueError("no game" if m.game is None else "no seed")
-        tp = get_two_player_game(m.game)
-        protocol = Protocol.from_json(m.protocol)
-        seed = m.seed
+        tp, protocol, seed = replay_basis(m, get_two_player_game)
     except (KeyError, ValueError, TypeError) as e:
         raise RecordingError(f"{rec.path}: the manifest lacks what verify needs ({e})") from None
     frames = rec.frames

@@ -12,7 +12,8 @@ The first mismatch names the file and the item.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 
 from workstation.calls import Reply, TurnContext
@@ -21,9 +22,11 @@ from workstation.game.games import FPS_PAPER, get_game
 from workstation.game.protocol import Protocol
 from workstation.runs.frame_check import FrameCheck, Mismatch, same
 from workstation.store.recording import Recording
-from workstation.store.records import RecordingError, TurnRecord
+from workstation.store.records import Manifest, RecordingError, TurnRecord
 from workstation.turn.engine import Event, TurnEnded, TurnEngine
 from workstation.turn.promptpack import load_pack
+
+G = TypeVar("G")
 
 # per-turn fields re-execution must reproduce, and those only rule-2 recordings carry
 _TURN_KEYS = ("start_frame", "actions", "action_frames", "action_rewards", "action_life_lost", "reward",
@@ -77,14 +80,18 @@ def _num(value: Any) -> float:
     return float(value or 0)
 
 
+def replay_basis(m: Manifest, get: Callable[[str], G]) -> tuple[G, Protocol, int]:
+    """The game (through ``get``), protocol and seed a recording's manifest names to replay it; KeyError,
+    ValueError or TypeError when it lacks one."""
+    if m.game is None or m.seed is None:
+        raise ValueError("no game" if m.game is None else "no seed")
+    return get(m.game), Protocol.from_json(m.protocol), m.seed
+
+
 def verify(rec: Recording) -> VerifyResult:
     m = rec.manifest_record
     try:
-        if m.game is None or m.seed is None:
-            raise ValueError("no game" if m.game is None else "no seed")
-        game = get_game(m.game)
-        protocol = Protocol.from_json(m.protocol)
-        seed = m.seed
+        game, protocol, seed = replay_basis(m, get_game)
     except (KeyError, ValueError, TypeError) as e:
         raise RecordingError(f"{rec.path}: manifest lacks what verify needs ({e}); it cannot be re-executed") from e
     rules = m.rule_version  # recordings made before rule 2 carry no version
