@@ -91,6 +91,20 @@ def plan_control(key: str, character: str | None) -> tuple[str, str] | None:
     return None
 
 
+def play_key(key: str, character: str | None, finished: bool, realtime: bool) -> tuple[str, str] | None:
+    """What a key does on a play screen, as ``(what, button)``: ``("leave", "")`` stops a running game or
+    leaves a finished one; once it is over nothing else counts; in real time ``("hold", button)`` for a
+    game key; paused, :func:`plan_control`'s answer. None for any other key."""
+    if stops_or_leaves(key, finished):
+        return "leave", ""
+    if finished:
+        return None
+    if realtime:
+        button = button_for_key(key)
+        return None if button is None else ("hold", button)
+    return plan_control(key, character)
+
+
 def chord_name(buttons: list[str] | tuple[str, ...] | set[str]) -> str:
     """ALE-style name of a chord: vertical, horizontal, then fire (``upleftfire``); ``noop`` if empty."""
     b = set(buttons)
@@ -246,6 +260,11 @@ class PlanQueue:
         self.combining = False
         if self.items:
             self.items.pop()
+
+    def listing(self, label: str) -> str:
+        """``LABEL n/max: 1.a 2.b`` (``(empty)`` when nothing is queued), as the plan panels show it."""
+        items = " ".join(f"{i + 1}.{n}" for i, n in enumerate(self.names)) or "(empty)"
+        return f"{label} {len(self.items)}/{self.max_actions}: {items}"
 
     def take(self) -> list[str]:
         """The queued action names, emptying the queue."""

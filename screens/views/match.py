@@ -24,7 +24,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from screens.drivers.match_driver import MatchDriver, MatchUpdate
-from screens.input.keys import HeldKeys, PlanQueue, action_for, button_for_key, plan_control, stops_or_leaves
+from screens.input.keys import HeldKeys, PlanQueue, action_for, play_key
 from screens.drivers.play_driver import WallPacer, action_seconds
 from screens.widgets.frame_view import FrameView
 from screens.widgets.alive import unless_leaving
@@ -180,30 +180,22 @@ class MatchScreen(Screen[Any]):
         self.take_key(event)
 
     def take_key(self, event: Key) -> None:
-        key = event.key
         finished = self.summary is not None or self.error is not None
-        if stops_or_leaves(key, finished):
-            event.stop()
-            self.action_stop_or_leave()
-            return
-        if finished:
-            return
-        if self.mode == "realtime":
-            button = button_for_key(key)
-            if button is not None:
-                event.stop()
-                self._held.press(button, self.pacer.now())
-            return
-        found = plan_control(key, event.character)
+        found = play_key(event.key, event.character, finished, self.mode == "realtime")
         if found is None:
             return
-        what, button = found
-        if what == "commit":
-            self._commit()
-        elif not self.queue.edit(what, button):
-            self.notify(f"the plan holds at most {self.queue.max_actions} actions", severity="warning")
         event.stop()
-        self._show()
+        what, button = found
+        if what == "leave":
+            self.action_stop_or_leave()
+        elif what == "hold":
+            self._held.press(button, self.pacer.now())
+        else:
+            if what == "commit":
+                self._commit()
+            elif not self.queue.edit(what, button):
+                self.notify(f"the plan holds at most {self.queue.max_actions} actions", severity="warning")
+            self._show()
 
     def _commit(self) -> None:
         if not self.awaiting_plan or self.driver is None:
@@ -245,6 +237,5 @@ class MatchScreen(Screen[Any]):
         if self.mode == "realtime":
             q.display = False
             return
-        items = " ".join(f"{i + 1}.{n}" for i, n in enumerate(self.queue.names)) or "(empty)"
         state = "enter commits" if self.awaiting_plan else "waiting for the game"
-        q.update(f"your plan {len(self.queue.items)}/{self.queue.max_actions}: {items}\n{state}")
+        q.update(f"{self.queue.listing('your plan')}\n{state}")

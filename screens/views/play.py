@@ -39,7 +39,7 @@ from textual.widgets import Digits, Footer, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from screens.widgets.frame_view import FrameView
-from screens.input.keys import HeldKeys, PlanQueue, action_for, button_for_key, plan_control, stops_or_leaves
+from screens.input.keys import HeldKeys, PlanQueue, action_for, play_key
 from screens.messages import EngineFinished, EngineNotice, EngineProgress, BarStats
 from screens.input.play_window import PlayWindow, window_unavailable
 from screens.drivers.play_driver import (PACES, QUIT_REASON, Pacer, PlayDriver, PlaySettingsError, WallPacer,
@@ -355,37 +355,29 @@ class PlayScreen(Screen[Any]):
     def on_key(self, event: Key) -> None:
         key = event.key
         finished = self.summary is not None or self.error is not None
-        if stops_or_leaves(key, finished):
-            event.stop()
-            self.action_stop_or_leave()
-            return
-        if finished:
-            return
-        if key == "m" and self._window is not None:  # mute the window's sound
-            event.stop()
-            self._window.toggle_mute()
-            return
-        if self.mode == "realtime":
-            button = button_for_key(key)
-            if button is not None:
+        found = play_key(key, event.character, finished, self.mode == "realtime")
+        if found is None:  # m is no game or plan key
+            if key == "m" and self._window is not None and not finished:  # mute the window's sound
                 event.stop()
-                self._held.press(button, self.pacer.now())
-                self._show_keys()
+                self._window.toggle_mute()
             return
-        found = plan_control(key, event.character)
-        if found is None:
-            return
-        what, button = found
-        if what == "commit":
-            self._commit()
-        elif not self.queue.edit(what, button):
-            self.notify(f"the plan holds at most {self.queue.max_actions} actions: enter commits it, "
-                        "backspace removes the last", severity="warning")
-        elif what == "move" and not self.queue.combining and self.queue.names and self.queue.names[-1] == "noop":
-            self.notify(f"{self.game.ale_name} has no {button} action: {key} queued noop "
-                        f"(allowed: {', '.join(self.game.action_names)})", severity="warning")
         event.stop()
-        self._show_queue()
+        what, button = found
+        if what == "leave":
+            self.action_stop_or_leave()
+        elif what == "hold":
+            self._held.press(button, self.pacer.now())
+            self._show_keys()
+        else:
+            if what == "commit":
+                self._commit()
+            elif not self.queue.edit(what, button):
+                self.notify(f"the plan holds at most {self.queue.max_actions} actions: enter commits it, "
+                            "backspace removes the last", severity="warning")
+            elif what == "move" and not self.queue.combining and self.queue.names and self.queue.names[-1] == "noop":
+                self.notify(f"{self.game.ale_name} has no {button} action: {key} queued noop "
+                            f"(allowed: {', '.join(self.game.action_names)})", severity="warning")
+            self._show_queue()
 
     def action_stop_or_leave(self) -> None:
         """Stop a running game (the recording stays, marked incomplete); leave a finished one."""
@@ -446,7 +438,6 @@ class PlayScreen(Screen[Any]):
         if self.mode == "realtime":
             widget.display = False
             return
-        items = " ".join(f"{i + 1}.{name}" for i, name in enumerate(self.queue.names)) or "(empty)"
         join = "  [+ joins the next key]" if self.queue.combining else ""
         state = "enter commits" if self.awaiting_plan else "waiting for the game"
-        widget.update(f"plan {len(self.queue.items)}/{self.queue.max_actions}: {items}{join}\n{state}")
+        widget.update(f"{self.queue.listing('plan')}{join}\n{state}")
