@@ -17,7 +17,7 @@ from workstation.arena.sides import load_match_text
 from workstation.arena.start import side_builders
 from workstation.game.twoplayer import get_two_player_game
 from workstation.runs.verify import VerifyResult, replay_basis
-from workstation.runs.frame_check import FrameCheck, Mismatch, same
+from workstation.runs.frame_check import FrameCheck, Mismatch, check_fields, recorded_turn, same
 from workstation.store.recording import Recording
 from workstation.store.records import MatchTurn, RecordingError
 from workstation.turn.engine import Event
@@ -52,11 +52,7 @@ class _Script:
 
 
 def verify_match(rec: Recording) -> VerifyResult:
-    m = rec.manifest_record
-    try:
-        tp, protocol, seed = replay_basis(m, get_two_player_game)
-    except (KeyError, ValueError, TypeError) as e:
-        raise RecordingError(f"{rec.path}: the manifest lacks what verify needs ({e})") from None
+    tp, protocol, seed = replay_basis(rec, get_two_player_game, "the manifest lacks what verify needs ({e})")
     frames = rec.frames
     n = len(frames)
     if n == 0:
@@ -74,23 +70,14 @@ def verify_match(rec: Recording) -> VerifyResult:
             return
         got = ev.record
         k = got.turn
-        if k >= len(turns):
-            raise Mismatch(check.checked,
-                           f"turns.jsonl ends at turn {len(turns) - 1}, but re-execution plays turn {k}")
-        want = turns[k]
-        for key in TURN_KEYS:
-            if not same(getattr(want, key), getattr(got, key)):
-                raise Mismatch(got.start_frame, f"turns.jsonl turn {k} {key}: recorded {getattr(want, key)!r}, "
-                                                f"re-execution gives {getattr(got, key)!r}")
+        want = recorded_turn(turns, k, check.checked)
+        check_fields(want, got, TURN_KEYS, got.start_frame, f"turns.jsonl turn {k}")
         for side in (0, 1):
-            for key in SIDE_KEYS:
-                a, b = getattr(want.players[side], key), getattr(got.players[side], key)
-                if not same(a, b):
-                    raise Mismatch(got.start_frame, f"turns.jsonl turn {k} player {side + 1} {key}: "
-                                                    f"recorded {a!r}, re-execution gives {b!r}")
+            check_fields(want.players[side], got.players[side], SIDE_KEYS, got.start_frame,
+                         f"turns.jsonl turn {k} player {side + 1}")
         turns_checked += 1
 
-    pack_path = m.prompt_pack.get("path")
+    pack_path = rec.manifest_record.prompt_pack.get("path")
     pack = load_pack(pack_path if pack_path else None)
     builders = side_builders(tp, protocol, pack, load_match_text(pack, tp.key), None)
     engine = MatchEngine(tp, protocol, (_Script(turns, 1), _Script(turns, 2)), seed, builders,  # type: ignore[arg-type]

@@ -20,9 +20,9 @@ from workstation.calls import Reply, TurnContext
 from workstation.game.clock import RULES
 from workstation.game.games import FPS_PAPER, get_game
 from workstation.game.protocol import Protocol
-from workstation.runs.frame_check import FrameCheck, Mismatch, same
+from workstation.runs.frame_check import FrameCheck, Mismatch, check_fields, recorded_turn, same
 from workstation.store.recording import Recording
-from workstation.store.records import Manifest, RecordingError, TurnRecord
+from workstation.store.records import RecordingError, TurnRecord
 from workstation.turn.engine import Event, TurnEnded, TurnEngine
 from workstation.turn.promptpack import load_pack
 
@@ -80,20 +80,22 @@ def _num(value: Any) -> float:
     return float(value or 0)
 
 
-def replay_basis(m: Manifest, get: Callable[[str], G]) -> tuple[G, Protocol, int]:
-    """The game (through ``get``), protocol and seed a recording's manifest names to replay it; KeyError,
-    ValueError or TypeError when it lacks one."""
-    if m.game is None or m.seed is None:
-        raise ValueError("no game" if m.game is None else "no seed")
-    return get(m.game), Protocol.from_json(m.protocol), m.seed
+def replay_basis(rec: Recording, get: Callable[[str], G], lacks: str) -> tuple[G, Protocol, int]:
+    """The game (through ``get``), protocol and seed a recording's manifest names to replay it; a
+    RecordingError, ``lacks`` with ``{e}`` filled in, when it lacks one."""
+    m = rec.manifest_record
+    try:
+        if m.game is None or m.seed is None:
+            raise ValueError("no game" if m.game is None else "no seed")
+        return get(m.game), Protocol.from_json(m.protocol), m.seed
+    except (KeyError, ValueError, TypeError) as e:
+        raise RecordingError(f"{rec.path}: " + lacks.format(e=e)) from e
 
 
 def verify(rec: Recording) -> VerifyResult:
+    game, protocol, seed = replay_basis(rec, get_game, "manifest lacks what verify needs ({e}); it cannot be "
+                                        "re-executed")
     m = rec.manifest_record
-    try:
-        game, protocol, seed = replay_basis(m, get_game)
-    except (KeyError, ValueError, TypeError) as e:
-        raise RecordingError(f"{rec.path}: manifest lacks what verify needs ({e}); it cannot be re-executed") from e
     rules = m.rule_version  # recordings made before rule 2 carry no version
     if rules not in (1, 2):
         raise RecordingError(f"{rec.path}: made under game-over rule {rules!r}, which this version "
@@ -118,15 +120,9 @@ def verify(rec: Recording) -> VerifyResult:
         k = got.turn
         if ending and k >= len(turns):  # a killed run: its last turn never got recorded
             return
-        want = turns[k] if k < len(turns) else None
-        if want is None:
-            raise Mismatch(check.checked,
-                           f"turns.jsonl ends at turn {len(turns) - 1}, but re-execution plays turn {k}")
-        for key in _TURN_KEYS + (_RULE2_KEYS if rules >= 2 else ()):
-            recorded, replayed = getattr(want, key), getattr(got, key)
-            if not same(recorded, replayed):
-                raise Mismatch(got.start_frame, f"turns.jsonl turn {k} {key}: recorded {recorded!r}, "
-                                                f"re-execution gives {replayed!r}")
+        want = recorded_turn(turns, k, check.checked)
+        check_fields(want, got, _TURN_KEYS + (_RULE2_KEYS if rules >= 2 else ()), got.start_frame,
+                     f"turns.jsonl turn {k}")
         turns_checked += 1
 
     engine = TurnEngine(game, protocol, _ScriptAgent(turns), seed, load_pack(None), writer=None,
