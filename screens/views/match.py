@@ -18,7 +18,6 @@ from rich.markup import escape
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
 from textual.events import Key
 from textual.screen import Screen
 from textual.widgets import Footer, Static
@@ -26,7 +25,7 @@ from textual.widgets import Footer, Static
 from screens.drivers.match_driver import MatchDriver, MatchUpdate
 from screens.input.keys import HeldKeys, PlanQueue, action_for, play_key
 from screens.drivers.play_driver import WallPacer, action_seconds
-from screens.widgets.frame_view import FrameView
+from screens.widgets.frame_view import FrameView, frame_beside
 from screens.widgets.alive import unless_leaving
 from workstation.arena.start import MatchSpec
 from workstation.game.vocabulary import normal_name
@@ -69,15 +68,10 @@ class MatchScreen(Screen[Any]):
     # -- layout ------------------------------------------------------------
     def compose(self) -> ComposeResult:
         yield Footer()
-        with Horizontal(id="match-body"):
-            yield FrameView(id="match-frame")
-            with Vertical(id="match-side"):
-                yield Static(self._title(), id="match-title")
-                yield Static("starting the match...", id="match-banner")
-                yield Static("", id="match-scores")
-                yield Static("", id="match-plans")
-                yield Static("", id="match-queue")
-                yield Static(self._help(), id="match-help")
+        yield frame_beside("match", Static(self._title(), id="match-title"),
+                           Static("starting the match...", id="match-banner"),
+                           *(Static("", id=f"match-{name}") for name in ("scores", "plans", "queue")),
+                           Static(self._help(), id="match-help"))
 
     def _who(self, side: int) -> str:
         return "you" if side == self.person else self.model

@@ -30,7 +30,6 @@ from typing import Any
 
 from textual import work
 from textual.app import ComposeResult
-from textual.containers import Horizontal, Vertical
 from textual.events import Key
 from textual.message import Message
 from textual.screen import Screen
@@ -38,7 +37,7 @@ from textual.binding import Binding
 from textual.widgets import Digits, Footer, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from screens.widgets.frame_view import FrameView
+from screens.widgets.frame_view import FrameView, frame_beside
 from screens.input.keys import HeldKeys, PlanQueue, action_for, play_key
 from screens.messages import EngineFinished, EngineNotice, EngineProgress, BarStats
 from screens.input.play_window import PlayWindow, window_unavailable
@@ -153,16 +152,9 @@ class PlayScreen(Screen[Any]):
 
     def compose(self) -> ComposeResult:
         yield Footer()
-        with Horizontal(id="play-body"):
-            yield FrameView(id="play-frame")
-            with Vertical(id="play-side"):
-                yield Static(self._title(), id="play-title")
-                yield Digits("", id="play-count")
-                yield Static("", id="play-banner")
-                yield Static("", id="play-stats")
-                yield Static("", id="play-keys")
-                yield Static("", id="play-queue")
-                yield Static(self._help(), id="play-help")
+        yield frame_beside("play", Static(self._title(), id="play-title"), Digits("", id="play-count"),
+                           *(Static("", id=f"play-{name}") for name in ("banner", "stats", "keys", "queue")),
+                           Static(self._help(), id="play-help"))
 
     def _title(self) -> str:
         fps = PACES[self.pace]
