@@ -31,6 +31,7 @@ No Textual here: times are explicit arguments, so tests need no wall clock.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import combinations
 
@@ -103,6 +104,24 @@ def play_key(key: str, character: str | None, finished: bool, realtime: bool) ->
         button = button_for_key(key)
         return None if button is None else ("hold", button)
     return plan_control(key, character)
+
+
+def take_play_key(key: str, character: str | None, finished: bool, realtime: bool, *, stop: Callable[[], object],
+                  leave: Callable[[], None], hold: Callable[[str], None], plan: Callable[[str, str], None]) -> bool:
+    """A play screen's key through :func:`play_key`: ``stop`` (the event's), then ``leave()``, ``hold(button)``
+    or ``plan(what, button)``. False when the key is none of these (nothing called)."""
+    found = play_key(key, character, finished, realtime)
+    if found is None:
+        return False
+    stop()
+    what, button = found
+    if what == "leave":
+        leave()
+    elif what == "hold":
+        hold(button)
+    else:
+        plan(what, button)
+    return True
 
 
 def chord_name(buttons: list[str] | tuple[str, ...] | set[str]) -> str:

@@ -23,7 +23,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from screens.drivers.match_driver import MatchDriver, MatchUpdate
-from screens.input.keys import HeldKeys, PlanQueue, action_for, play_key
+from screens.input.keys import HeldKeys, PlanQueue, action_for, take_play_key
 from screens.drivers.play_driver import WallPacer, action_seconds
 from screens.widgets.frame_view import FrameView, frame_beside
 from screens.widgets.alive import unless_leaving
@@ -174,22 +174,16 @@ class MatchScreen(Screen[Any]):
         self.take_key(event)
 
     def take_key(self, event: Key) -> None:
-        finished = self.summary is not None or self.error is not None
-        found = play_key(event.key, event.character, finished, self.mode == "realtime")
-        if found is None:
-            return
-        event.stop()
-        what, button = found
-        if what == "leave":
-            self.action_stop_or_leave()
-        elif what == "hold":
-            self._held.press(button, self.pacer.now())
-        else:
-            if what == "commit":
-                self._commit()
-            elif not self.queue.edit(what, button):
-                self.notify(f"the plan holds at most {self.queue.max_actions} actions", severity="warning")
-            self._show()
+        take_play_key(event.key, event.character, self.summary is not None or self.error is not None,
+                      self.mode == "realtime", stop=event.stop, leave=self.action_stop_or_leave,
+                      hold=lambda button: self._held.press(button, self.pacer.now()), plan=self._edit_plan)
+
+    def _edit_plan(self, what: str, button: str) -> None:
+        if what == "commit":
+            self._commit()
+        elif not self.queue.edit(what, button):
+            self.notify(f"the plan holds at most {self.queue.max_actions} actions", severity="warning")
+        self._show()
 
     def _commit(self) -> None:
         if not self.awaiting_plan or self.driver is None:

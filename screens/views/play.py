@@ -38,7 +38,7 @@ from textual.widgets import Digits, Footer, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from screens.widgets.frame_view import FrameView, frame_beside
-from screens.input.keys import HeldKeys, PlanQueue, action_for, play_key
+from screens.input.keys import HeldKeys, PlanQueue, action_for, take_play_key
 from screens.messages import EngineFinished, EngineNotice, EngineProgress, BarStats
 from screens.input.play_window import PlayWindow, window_unavailable
 from screens.drivers.play_driver import (PACES, QUIT_REASON, Pacer, PlayDriver, PlaySettingsError, WallPacer,
@@ -347,29 +347,27 @@ class PlayScreen(Screen[Any]):
     def on_key(self, event: Key) -> None:
         key = event.key
         finished = self.summary is not None or self.error is not None
-        found = play_key(key, event.character, finished, self.mode == "realtime")
-        if found is None:  # m is no game or plan key
-            if key == "m" and self._window is not None and not finished:  # mute the window's sound
-                event.stop()
-                self._window.toggle_mute()
-            return
-        event.stop()
-        what, button = found
-        if what == "leave":
-            self.action_stop_or_leave()
-        elif what == "hold":
-            self._held.press(button, self.pacer.now())
-            self._show_keys()
-        else:
-            if what == "commit":
-                self._commit()
-            elif not self.queue.edit(what, button):
-                self.notify(f"the plan holds at most {self.queue.max_actions} actions: enter commits it, "
-                            "backspace removes the last", severity="warning")
-            elif what == "move" and not self.queue.combining and self.queue.names and self.queue.names[-1] == "noop":
-                self.notify(f"{self.game.ale_name} has no {button} action: {key} queued noop "
-                            f"(allowed: {', '.join(self.game.action_names)})", severity="warning")
-            self._show_queue()
+        taken = take_play_key(key, event.character, finished, self.mode == "realtime", stop=event.stop,
+                              leave=self.action_stop_or_leave, hold=self._hold,
+                              plan=lambda what, button: self._edit_plan(what, button, key))
+        if not taken and key == "m" and self._window is not None and not finished:  # mute the window's sound
+            event.stop()
+            self._window.toggle_mute()
+
+    def _hold(self, button: str) -> None:
+        self._held.press(button, self.pacer.now())
+        self._show_keys()
+
+    def _edit_plan(self, what: str, button: str, key: str) -> None:
+        if what == "commit":
+            self._commit()
+        elif not self.queue.edit(what, button):
+            self.notify(f"the plan holds at most {self.queue.max_actions} actions: enter commits it, "
+                        "backspace removes the last", severity="warning")
+        elif what == "move" and not self.queue.combining and self.queue.names and self.queue.names[-1] == "noop":
+            self.notify(f"{self.game.ale_name} has no {button} action: {key} queued noop "
+                        f"(allowed: {', '.join(self.game.action_names)})", severity="warning")
+        self._show_queue()
 
     def action_stop_or_leave(self) -> None:
         """Stop a running game (the recording stays, marked incomplete); leave a finished one."""
