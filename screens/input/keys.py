@@ -124,6 +124,16 @@ def take_play_key(key: str, character: str | None, finished: bool, realtime: boo
     return True
 
 
+def commit_refusal(ready: bool, queue: PlanQueue, busy: str) -> str | None:
+    """Why a plan cannot be committed now (``busy`` while the game is not waiting for one, or an empty
+    queue), or None when it can."""
+    if not ready:
+        return busy
+    if not queue.items:
+        return "queue at least one action first (n queues a noop)"
+    return None
+
+
 def chord_name(buttons: list[str] | tuple[str, ...] | set[str]) -> str:
     """ALE-style name of a chord: vertical, horizontal, then fire (``upleftfire``); ``noop`` if empty."""
     b = set(buttons)

@@ -23,7 +23,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from screens.drivers.match_driver import MatchDriver, MatchUpdate
-from screens.input.keys import HeldKeys, PlanQueue, action_for, take_play_key
+from screens.input.keys import HeldKeys, PlanQueue, action_for, commit_refusal, take_play_key
 from screens.drivers.play_driver import WallPacer, action_seconds
 from screens.widgets.frame_view import FrameView, frame_beside
 from screens.widgets.alive import unless_leaving
@@ -186,12 +186,12 @@ class MatchScreen(Screen[Any]):
         self._show()
 
     def _commit(self) -> None:
-        if not self.awaiting_plan or self.driver is None:
-            self.notify("the plans are still playing; commit when the game waits", severity="warning")
+        why = commit_refusal(self.awaiting_plan and self.driver is not None, self.queue,
+                             "the plans are still playing; commit when the game waits")
+        if why is not None:
+            self.notify(why, severity="warning")
             return
-        if not self.queue.items:
-            self.notify("queue at least one action first (n queues a noop)", severity="warning")
-            return
+        assert self.driver is not None  # ready means a driver is playing
         self.awaiting_plan = False
         self.driver.plans.put(self.queue.take())
         self._banner(f"waiting for {self.model}...")

@@ -38,7 +38,7 @@ from textual.widgets import Digits, Footer, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from screens.widgets.frame_view import FrameView, frame_beside
-from screens.input.keys import HeldKeys, PlanQueue, action_for, take_play_key
+from screens.input.keys import HeldKeys, PlanQueue, action_for, commit_refusal, take_play_key
 from screens.messages import EngineFinished, EngineNotice, EngineProgress, BarStats
 from screens.input.play_window import PlayWindow, window_unavailable
 from screens.drivers.play_driver import (PACES, QUIT_REASON, Pacer, PlayDriver, PlaySettingsError, WallPacer,
@@ -385,11 +385,9 @@ class PlayScreen(Screen[Any]):
             self.app.exit()
 
     def _commit(self) -> None:
-        if not self.awaiting_plan:
-            self.notify("the last plan is still running; commit when the game waits", severity="warning")
-            return
-        if not self.queue.items:
-            self.notify("queue at least one action first (n queues a noop)", severity="warning")
+        why = commit_refusal(self.awaiting_plan, self.queue, "the last plan is still running; commit when the game waits")
+        if why is not None:
+            self.notify(why, severity="warning")
             return
         self.awaiting_plan = False
         self._plans.put(self.queue.take())
