@@ -17,7 +17,7 @@ from workstation.arena.sides import load_match_text
 from workstation.arena.start import side_builders
 from workstation.game.twoplayer import get_two_player_game
 from workstation.runs.verify import VerifyResult, replay_basis
-from workstation.runs.frame_check import FrameCheck, Mismatch, check_fields, recorded_turn, same
+from workstation.runs.frame_check import FrameCheck, Mismatch, TurnCheck, check_fields, same
 from workstation.store.recording import Recording
 from workstation.store.records import MatchTurn, RecordingError
 from workstation.turn.engine import Event
@@ -62,20 +62,18 @@ def verify_match(rec: Recording) -> VerifyResult:
     except RecordingError as e:
         return VerifyResult(0, 0, str(e))
     check = FrameCheck(frames)
-    turns_checked = 0
 
-    def on_event(ev: Event) -> None:
-        nonlocal turns_checked
-        if not isinstance(ev, MatchTurnEnded):
-            return
-        got = ev.record
-        k = got.turn
-        want = recorded_turn(turns, k, check.checked)
-        check_fields(want, got, TURN_KEYS, got.start_frame, f"turns.jsonl turn {k}")
+    def compare(want: MatchTurn, got: MatchTurn, where: str) -> None:
+        check_fields(want, got, TURN_KEYS, got.start_frame, where)
         for side in (0, 1):
             check_fields(want.players[side], got.players[side], SIDE_KEYS, got.start_frame,
-                         f"turns.jsonl turn {k} player {side + 1}")
-        turns_checked += 1
+                         f"{where} player {side + 1}")
+
+    replayed = TurnCheck(turns, check, compare)
+
+    def on_event(ev: Event) -> None:
+        if isinstance(ev, MatchTurnEnded):
+            replayed.see(ev.record)
 
     pack_path = rec.manifest_record.prompt_pack.get("path")
     pack = load_pack(pack_path if pack_path else None)
@@ -89,7 +87,7 @@ def verify_match(rec: Recording) -> VerifyResult:
                 break
             engine.play_turn()
     except Mismatch as e:
-        return VerifyResult(check.checked, e.frame, e.detail, turns_checked)
+        return VerifyResult(check.checked, e.frame, e.detail, replayed.checked)
     finally:
         engine.close()
     checked = check.checked
@@ -98,12 +96,12 @@ def verify_match(rec: Recording) -> VerifyResult:
     stopped = not (s is not None and s.complete)
     if trailing > 0 and stopped and trailing <= protocol.max_actions * protocol.repeat + 1:
         # interrupted mid-turn (Ctrl-C): that turn's frames were stored, its record never written
-        return VerifyResult(checked, turns_checked=turns_checked, unchecked_frames=trailing)
+        return VerifyResult(checked, turns_checked=replayed.checked, unchecked_frames=trailing)
     if checked < n:
         return VerifyResult(checked, checked, f"frames.idx holds {n} frames but the recorded actions reproduce "
                                               f"only {checked}")
-    if turns_checked < len(turns):
-        return VerifyResult(checked, checked, f"turns.jsonl has {len(turns)} turns; re-execution plays {turns_checked}")
+    if replayed.checked < len(turns):
+        return VerifyResult(checked, checked, f"turns.jsonl has {len(turns)} turns; re-execution plays {replayed.checked}")
     if s is not None:
         for side, p in enumerate(s.players if isinstance(s.players, list) else []):
             score = p.get("score") if isinstance(p, dict) else None
@@ -113,4 +111,4 @@ def verify_match(rec: Recording) -> VerifyResult:
         if not same(s.frames, engine.clock.frame):
             return VerifyResult(checked, checked, f"summary.json frames: recorded {s.frames!r}, "
                                                   f"re-execution gives {engine.clock.frame}")
-    return VerifyResult(checked, turns_checked=turns_checked)
+    return VerifyResult(checked, turns_checked=replayed.checked)

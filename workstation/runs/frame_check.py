@@ -6,8 +6,8 @@ with a ``FrameCheck`` as the emulator's frame sink; the first frame that differs
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from typing import Any, TypeVar
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 
@@ -46,6 +46,20 @@ def check_fields(want: Any, got: Any, keys: Iterable[str], frame: int, where: st
         recorded, replayed = getattr(want, key), getattr(got, key)
         if not same(recorded, replayed):
             raise Mismatch(frame, f"{where} {key}: recorded {recorded!r}, re-execution gives {replayed!r}")
+
+
+class TurnCheck(Generic[T]):
+    """Re-executed turns against the recorded ``turns``: ``see(got)`` finds recorded turn ``got.turn`` (a
+    Mismatch past the last) and hands both to ``compare(want, got, where)``; ``checked`` counts the turns seen."""
+
+    def __init__(self, turns: Sequence[T], frames: FrameCheck, compare: Callable[[T, Any, str], None]) -> None:
+        self.turns, self.frames, self.compare = turns, frames, compare
+        self.checked = 0
+
+    def see(self, got: Any) -> None:
+        k = got.turn
+        self.compare(recorded_turn(self.turns, k, self.frames.checked), got, f"turns.jsonl turn {k}")
+        self.checked += 1
 
 
 class FrameCheck:
