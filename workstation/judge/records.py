@@ -25,7 +25,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 from workstation.errors import DamagedArtifact, UserError
 from workstation.store.seal import check_seal
@@ -195,6 +195,18 @@ def check_study(study: Path) -> None:
     check_seal(study, KIND, what="judge study", missing_ok=True)
 
 
+class _JsonLine:
+    """A record that is one line of a JSONL file: ``from_json`` checks it field by field."""
+
+    @classmethod
+    def read(cls, f: Fields) -> Self:
+        raise NotImplementedError
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any], where: str) -> Self:
+        return cls.read(Fields(data, where))
+
+
 # -- one answer of the judge -----------------------------------------------------------
 @dataclass(frozen=True)
 class JudgeAnswer:
@@ -250,7 +262,7 @@ class JudgeAnswer:
 
 # -- a judged turn -------------------------------------------------------------------------
 @dataclass(frozen=True)
-class VerdictLine:
+class VerdictLine(_JsonLine):
     """One line of verdicts.jsonl: the turn, the judge's answer, and what the RAM says of its evidence."""
 
     run_id: str
@@ -290,10 +302,6 @@ class VerdictLine:
         return cls(f.text("run_id"), f.text("setting"), f.text("game"), f.whole("seed"), f.whole("turn"),
                    JudgeAnswer.read(f), agrees, claims, f.text_or_none("prompt_digest"),
                    f.text_or_none("request_digest"))
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any], where: str) -> VerdictLine:
-        return cls.read(Fields(data, where))
 
 
 # -- judge.json ------------------------------------------------------------------------------
@@ -543,7 +551,7 @@ CONDITIONS = ("full", "current")
 
 
 @dataclass(frozen=True)
-class RequeryLine:
+class RequeryLine(_JsonLine):
     """One line of requery.jsonl: a judged failure asked again under one condition, and the judge's answer."""
 
     run_id: str
@@ -575,10 +583,6 @@ class RequeryLine:
             raise f._bad("condition", f"is {cond!r}, not one of {', '.join(CONDITIONS)}")
         return cls(f.text("run_id"), f.text("setting"), f.text("game"), f.whole("turn"), cond,
                    f.text_or_none("first_category"), PlayerAnswer.read(f), JudgeAnswer.read(f))
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any], where: str) -> RequeryLine:
-        return cls.read(Fields(data, where))
 
 
 @dataclass(frozen=True)
