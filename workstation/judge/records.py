@@ -65,17 +65,23 @@ class Fields:
             raise self._bad(key, "is missing")
         return self.data[key]
 
-    def text(self, key: str) -> str:
+    def _of(self, key: str, kind: type[T], what: str) -> T:
         v = self._take(key, False)
-        if not isinstance(v, str):
-            raise self._bad(key, f"is {_kind(v)}, not text")
+        if not isinstance(v, kind):
+            raise self._bad(key, f"is {_kind(v)}, not {what}")
         return v
 
-    def text_or_none(self, key: str) -> str | None:
+    def _of_or_none(self, key: str, kind: type[T], what: str) -> T | None:
         v = self._take(key, True)
-        if v is not None and not isinstance(v, str):
-            raise self._bad(key, f"is {_kind(v)}, not text or null")
+        if v is not None and not isinstance(v, kind):
+            raise self._bad(key, f"is {_kind(v)}, not {what} or null")
         return v
+
+    def text(self, key: str) -> str:
+        return self._of(key, str, "text")
+
+    def text_or_none(self, key: str) -> str | None:
+        return self._of_or_none(key, str, "text")
 
     def whole(self, key: str, lo: int = 0, hi: int | None = None) -> int:
         v = self._take(key, False)
@@ -104,34 +110,19 @@ class Fields:
         return v
 
     def boolean(self, key: str) -> bool:
-        v = self._take(key, False)
-        if not isinstance(v, bool):
-            raise self._bad(key, f"is {_kind(v)}, not true/false")
-        return v
+        return self._of(key, bool, "true/false")
 
     def bool_or_none(self, key: str) -> bool | None:
-        v = self._take(key, True)
-        if v is not None and not isinstance(v, bool):
-            raise self._bad(key, f"is {_kind(v)}, not true/false or null")
-        return v
+        return self._of_or_none(key, bool, "true/false")
 
     def obj(self, key: str) -> dict[str, Any]:
-        v = self._take(key, False)
-        if not isinstance(v, dict):
-            raise self._bad(key, f"is {_kind(v)}, not an object")
-        return v
+        return self._of(key, dict, "an object")
 
     def obj_or_none(self, key: str) -> dict[str, Any] | None:
-        v = self._take(key, True)
-        if v is not None and not isinstance(v, dict):
-            raise self._bad(key, f"is {_kind(v)}, not an object or null")
-        return v
+        return self._of_or_none(key, dict, "an object")
 
     def items(self, key: str) -> list[Any]:
-        v = self._take(key, False)
-        if not isinstance(v, list):
-            raise self._bad(key, f"is {_kind(v)}, not a list")
-        return v
+        return self._of(key, list, "a list")
 
     def format(self, want: str) -> None:
         if self.text("format") != want:
