@@ -10,7 +10,7 @@ file, without anyone reading the message text or the class name:
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 
 class UserError(Exception):
@@ -23,6 +23,18 @@ class UserError(Exception):
 
     def __reduce__(self) -> tuple[Any, ...]:  # survives pickling (process and Ray executors) whatever the __init__
         return (_rebuild, (type(self), self.args, dict(self.__dict__)))
+
+
+_ITS_OWN = "\0its own"  # FieldedError's default: the class's FIELD (None stays None when given)
+
+
+class FieldedError(UserError):
+    """A UserError whose ``field``, unless given, is the class's own ``FIELD``."""
+
+    FIELD: ClassVar[str | None] = None
+
+    def __init__(self, message: str, field: str | None = _ITS_OWN, *, file: str | Path | None = None) -> None:
+        super().__init__(message, self.FIELD if field == _ITS_OWN else field, file=file)
 
 
 def _rebuild(cls: type[UserError], args: tuple[Any, ...], state: dict[str, Any]) -> UserError:

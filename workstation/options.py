@@ -24,6 +24,7 @@ import hashlib
 import json
 import os
 import tempfile
+from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -113,12 +114,19 @@ class Generation:
     def __post_init__(self) -> None:
         if isinstance(self.effort, str):
             object.__setattr__(self, "effort", self.effort.strip().lower())
-        if isinstance(self.temperature, int) and not isinstance(self.temperature, bool):
-            object.__setattr__(self, "temperature", float(self.temperature))
-        for name in GENERATION_KEYS:
-            why = RUN_SETTING[name].problem(getattr(self, name))
-            if why:
-                raise SpecError(name, why)
+        _floats_checked(self, "temperature", GENERATION_KEYS)
+
+
+def _floats_checked(options: object, number: str, keys: Iterable[str]) -> None:
+    """A frozen options object's ``number`` field as a float when given as an int, then each of ``keys``
+    checked against its setting (SpecError naming the first that is wrong)."""
+    value = getattr(options, number)
+    if isinstance(value, int) and not isinstance(value, bool):
+        object.__setattr__(options, number, float(value))
+    for name in keys:
+        why = RUN_SETTING[name].problem(getattr(options, name))
+        if why:
+            raise SpecError(name, why)
 
 
 @dataclass(frozen=True)
@@ -129,12 +137,7 @@ class Transport:
     timeout: float | None = None  # None: the provider default (60 s)
 
     def __post_init__(self) -> None:
-        if isinstance(self.timeout, int) and not isinstance(self.timeout, bool):
-            object.__setattr__(self, "timeout", float(self.timeout))
-        for name in TRANSPORT_KEYS:
-            why = RUN_SETTING[name].problem(getattr(self, name))
-            if why:
-                raise SpecError(name, why)
+        _floats_checked(self, "timeout", TRANSPORT_KEYS)
         if self.timeout is not None and not self.timeout > 0:
             raise SpecError("timeout", f"--timeout must be more than 0 seconds (got {self.timeout:g})")
         if self.base_url is not None and not self.base_url.strip():

@@ -33,7 +33,8 @@ import re
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from workstation.errors import UserError
 from workstation.game.games import FPS_NATIVE, FPS_PAPER, GAMES, MODES, PACES, get_game
@@ -41,6 +42,8 @@ from workstation.game.protocol import Protocol
 from workstation.store.atomic import move_into, write_atomic
 from workstation.store.records import Manifest, RecordError, Summary, read_json
 from workstation.store.seal import check_seal, seal
+
+T = TypeVar("T")
 
 FORMAT = "atari-workstation-session/1"
 SESSION_FILE = "session.json"
@@ -90,36 +93,42 @@ class Settings:
         return f"human:{self.participant}"
 
 
-def parse_games(text: str) -> tuple[str, ...]:
-    keys = [k.strip() for k in (text or "").split(",") if k.strip()]
-    if not keys:
-        raise UserError("--games is empty; give game keys separated by commas, e.g. --games breakout,pacman")
-    out = []
-    for k in keys:
-        try:
-            out.append(get_game(k).key)
-        except (KeyError, ValueError):
-            examples = ", ".join(list(GAMES)[:3])
-            raise UserError(f"unknown game {k!r} in --games; see `workstation games` (e.g. {examples})") from None
+def _comma_list(text: str, flag: str, what: tuple[str, str, str], parse: Callable[[str], T]) -> tuple[T, ...]:
+    """``text`` split at commas, each part through ``parse``; an empty list or one naming a value twice is a
+    UserError. ``what``: the values in the plural, an example, one value in the singular."""
+    plural, example, one = what
+    parts = [p.strip() for p in (text or "").split(",") if p.strip()]
+    if not parts:
+        raise UserError(f"{flag} is empty; give {plural} separated by commas, e.g. {flag} {example}")
+    out = tuple(parse(p) for p in parts)
     if len(set(out)) != len(out):
-        raise UserError(f"--games names a game twice ({text}); list each game once")
-    return tuple(out)
+        raise UserError(f"{flag} names a {one} twice ({text}); list each {one} once")
+    return out
+
+
+def _game_key(k: str) -> str:
+    try:
+        return get_game(k).key
+    except (KeyError, ValueError):
+        examples = ", ".join(list(GAMES)[:3])
+        raise UserError(f"unknown game {k!r} in --games; see `workstation games` (e.g. {examples})") from None
+
+
+def _seed(p: str) -> int:
+    if not re.fullmatch(r"\d+", p):
+        raise UserError(f"seed {p!r} in --seeds is not a whole number 0 or more; e.g. --seeds 0,1,2")
+    return int(p)
+
+
+def parse_games(text: str) -> tuple[str, ...]:
+    return _comma_list(text, "--games", ("game keys", "breakout,pacman", "game"), _game_key)
 
 
 def parse_seeds(text: str) -> tuple[int, ...]:
-    parts = [p.strip() for p in (text or "").split(",") if p.strip()]
-    if not parts:
-        raise UserError("--seeds is empty; give seeds separated by commas, e.g. --seeds 0,1,2")
-    seeds = []
-    for p in parts:
-        if not re.fullmatch(r"\d+", p):
-            raise UserError(f"seed {p!r} in --seeds is not a whole number 0 or more; e.g. --seeds 0,1,2")
-        seeds.append(int(p))
-    if len(set(seeds)) != len(seeds):
-        raise UserError(f"--seeds names a seed twice ({text}); list each seed once")
+    seeds = _comma_list(text, "--seeds", ("seeds", "0,1,2", "seed"), _seed)
     if any(s >= PRACTICE_SEED for s in seeds):
         raise UserError(f"seeds of {PRACTICE_SEED} or more are kept for practice runs; use smaller seeds")
-    return tuple(seeds)
+    return seeds
 
 
 MAX_PARTICIPANT = 64  # characters of a participant id (it names the session directory)

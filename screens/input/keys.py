@@ -31,6 +31,7 @@ No Textual here: times are explicit arguments, so tests need no wall clock.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import combinations
 
@@ -88,6 +89,48 @@ def plan_control(key: str, character: str | None) -> tuple[str, str] | None:
         return "remove", ""
     if key == "enter":
         return "commit", ""
+    return None
+
+
+def play_key(key: str, character: str | None, finished: bool, realtime: bool) -> tuple[str, str] | None:
+    """What a key does on a play screen, as ``(what, button)``: ``("leave", "")`` stops a running game or
+    leaves a finished one; once it is over nothing else counts; in real time ``("hold", button)`` for a
+    game key; paused, :func:`plan_control`'s answer. None for any other key."""
+    if stops_or_leaves(key, finished):
+        return "leave", ""
+    if finished:
+        return None
+    if realtime:
+        button = button_for_key(key)
+        return None if button is None else ("hold", button)
+    return plan_control(key, character)
+
+
+def take_play_key(key: str, character: str | None, finished: bool, realtime: bool, *, stop: Callable[[], object],
+                  leave: Callable[[], None], hold: Callable[[str], None], plan: Callable[[str, str], None]) -> bool:
+    """A play screen's key through :func:`play_key`: ``stop`` (the event's), then ``leave()``, ``hold(button)``
+    or ``plan(what, button)``. False when the key is none of these (nothing called)."""
+    found = play_key(key, character, finished, realtime)
+    if found is None:
+        return False
+    stop()
+    what, button = found
+    if what == "leave":
+        leave()
+    elif what == "hold":
+        hold(button)
+    else:
+        plan(what, button)
+    return True
+
+
+def commit_refusal(ready: bool, queue: PlanQueue, busy: str) -> str | None:
+    """Why a plan cannot be committed now (``busy`` while the game is not waiting for one, or an empty
+    queue), or None when it can."""
+    if not ready:
+        return busy
+    if not queue.items:
+        return "queue at least one action first (n queues a noop)"
     return None
 
 
@@ -246,6 +289,11 @@ class PlanQueue:
         self.combining = False
         if self.items:
             self.items.pop()
+
+    def listing(self, label: str) -> str:
+        """``LABEL n/max: 1.a 2.b`` (``(empty)`` when nothing is queued), as the plan panels show it."""
+        items = " ".join(f"{i + 1}.{n}" for i, n in enumerate(self.names)) or "(empty)"
+        return f"{label} {len(self.items)}/{self.max_actions}: {items}"
 
     def take(self) -> list[str]:
         """The queued action names, emptying the queue."""

@@ -127,8 +127,7 @@ class HotseatScreen(MatchScreen):
             q = self.queues[side] if hasattr(self, "queues") else None
             if q is None:
                 continue
-            items = " ".join(f"{i + 1}.{n}" for i, n in enumerate(q.names)) or "(empty)"
             state = "commit when ready" if self.waiting[side] else "in" if self.awaiting_plan else "waiting for the game"
-            lines.append(f"side {side} plan {len(q.items)}/{q.max_actions}: {items}  ({state})")
+            lines.append(f"{q.listing(f'side {side} plan')}  ({state})")
         if lines:
             self.query_one("#match-queue", Static).update("\n".join(lines))

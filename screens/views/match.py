@@ -18,15 +18,14 @@ from rich.markup import escape
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
 from textual.events import Key
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from screens.drivers.match_driver import MatchDriver, MatchUpdate
-from screens.input.keys import HeldKeys, PlanQueue, action_for, button_for_key, plan_control, stops_or_leaves
+from screens.input.keys import HeldKeys, PlanQueue, action_for, commit_refusal, take_play_key
 from screens.drivers.play_driver import WallPacer, action_seconds
-from screens.widgets.frame_view import FrameView
+from screens.widgets.frame_view import FrameView, frame_beside
 from screens.widgets.alive import unless_leaving
 from workstation.arena.start import MatchSpec
 from workstation.game.vocabulary import normal_name
@@ -69,15 +68,10 @@ class MatchScreen(Screen[Any]):
     # -- layout ------------------------------------------------------------
     def compose(self) -> ComposeResult:
         yield Footer()
-        with Horizontal(id="match-body"):
-            yield FrameView(id="match-frame")
-            with Vertical(id="match-side"):
-                yield Static(self._title(), id="match-title")
-                yield Static("starting the match...", id="match-banner")
-                yield Static("", id="match-scores")
-                yield Static("", id="match-plans")
-                yield Static("", id="match-queue")
-                yield Static(self._help(), id="match-help")
+        yield frame_beside("match", Static(self._title(), id="match-title"),
+                           Static("starting the match...", id="match-banner"),
+                           *(Static("", id=f"match-{name}") for name in ("scores", "plans", "queue")),
+                           Static(self._help(), id="match-help"))
 
     def _who(self, side: int) -> str:
         return "you" if side == self.person else self.model
@@ -180,38 +174,24 @@ class MatchScreen(Screen[Any]):
         self.take_key(event)
 
     def take_key(self, event: Key) -> None:
-        key = event.key
-        finished = self.summary is not None or self.error is not None
-        if stops_or_leaves(key, finished):
-            event.stop()
-            self.action_stop_or_leave()
-            return
-        if finished:
-            return
-        if self.mode == "realtime":
-            button = button_for_key(key)
-            if button is not None:
-                event.stop()
-                self._held.press(button, self.pacer.now())
-            return
-        found = plan_control(key, event.character)
-        if found is None:
-            return
-        what, button = found
+        take_play_key(event.key, event.character, self.summary is not None or self.error is not None,
+                      self.mode == "realtime", stop=event.stop, leave=self.action_stop_or_leave,
+                      hold=lambda button: self._held.press(button, self.pacer.now()), plan=self._edit_plan)
+
+    def _edit_plan(self, what: str, button: str) -> None:
         if what == "commit":
             self._commit()
         elif not self.queue.edit(what, button):
             self.notify(f"the plan holds at most {self.queue.max_actions} actions", severity="warning")
-        event.stop()
         self._show()
 
     def _commit(self) -> None:
-        if not self.awaiting_plan or self.driver is None:
-            self.notify("the plans are still playing; commit when the game waits", severity="warning")
+        why = commit_refusal(self.awaiting_plan and self.driver is not None, self.queue,
+                             "the plans are still playing; commit when the game waits")
+        if why is not None:
+            self.notify(why, severity="warning")
             return
-        if not self.queue.items:
-            self.notify("queue at least one action first (n queues a noop)", severity="warning")
-            return
+        assert self.driver is not None  # ready means a driver is playing
         self.awaiting_plan = False
         self.driver.plans.put(self.queue.take())
         self._banner(f"waiting for {self.model}...")
@@ -245,6 +225,5 @@ class MatchScreen(Screen[Any]):
         if self.mode == "realtime":
             q.display = False
             return
-        items = " ".join(f"{i + 1}.{n}" for i, n in enumerate(self.queue.names)) or "(empty)"
         state = "enter commits" if self.awaiting_plan else "waiting for the game"
-        q.update(f"your plan {len(self.queue.items)}/{self.queue.max_actions}: {items}\n{state}")
+        q.update(f"{self.queue.listing('your plan')}\n{state}")

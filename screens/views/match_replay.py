@@ -16,14 +16,13 @@ from typing import Any, ClassVar
 from rich.markup import escape
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Static
 
 from screens.views.run_layout import turn_label
 from screens.views.frame_playback import END_BINDINGS, STEP_BINDINGS, FramePlaybackScreen
-from screens.widgets.frame_view import FrameView
+from screens.widgets.frame_view import FrameView, frame_beside
 from workstation.store.framestore import FrameStoreError
 from workstation.store.recording import Recording
 from workstation.store.records import RecordingError
@@ -83,13 +82,8 @@ class MatchReplayScreen(FramePlaybackScreen):
     # -- layout ------------------------------------------------------------
     def compose(self) -> ComposeResult:
         yield Footer()
-        with Horizontal(id="mr-body"):
-            yield FrameView(id="mr-frame")
-            with Vertical(id="mr-side"):
-                yield Static(escape(self._title()), id="mr-title")
-                yield Static("", id="mr-scores")
-                yield Static("", id="mr-side1")
-                yield Static("", id="mr-side2")
+        yield frame_beside("mr", Static(escape(self._title()), id="mr-title"),
+                           *(Static("", id=f"mr-{name}") for name in ("scores", "side1", "side2")))
         yield Static("", id="mr-status")
 
     def agent_of(self, side: int) -> str:

@@ -30,7 +30,6 @@ from typing import Any
 
 from textual import work
 from textual.app import ComposeResult
-from textual.containers import Horizontal, Vertical
 from textual.events import Key
 from textual.message import Message
 from textual.screen import Screen
@@ -38,8 +37,8 @@ from textual.binding import Binding
 from textual.widgets import Digits, Footer, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from screens.widgets.frame_view import FrameView
-from screens.input.keys import HeldKeys, PlanQueue, action_for, button_for_key, plan_control, stops_or_leaves
+from screens.widgets.frame_view import FrameView, frame_beside
+from screens.input.keys import HeldKeys, PlanQueue, action_for, commit_refusal, take_play_key
 from screens.messages import EngineFinished, EngineNotice, EngineProgress, BarStats
 from screens.input.play_window import PlayWindow, window_unavailable
 from screens.drivers.play_driver import (PACES, QUIT_REASON, Pacer, PlayDriver, PlaySettingsError, WallPacer,
@@ -153,16 +152,9 @@ class PlayScreen(Screen[Any]):
 
     def compose(self) -> ComposeResult:
         yield Footer()
-        with Horizontal(id="play-body"):
-            yield FrameView(id="play-frame")
-            with Vertical(id="play-side"):
-                yield Static(self._title(), id="play-title")
-                yield Digits("", id="play-count")
-                yield Static("", id="play-banner")
-                yield Static("", id="play-stats")
-                yield Static("", id="play-keys")
-                yield Static("", id="play-queue")
-                yield Static(self._help(), id="play-help")
+        yield frame_beside("play", Static(self._title(), id="play-title"), Digits("", id="play-count"),
+                           *(Static("", id=f"play-{name}") for name in ("banner", "stats", "keys", "queue")),
+                           Static(self._help(), id="play-help"))
 
     def _title(self) -> str:
         fps = PACES[self.pace]
@@ -355,27 +347,18 @@ class PlayScreen(Screen[Any]):
     def on_key(self, event: Key) -> None:
         key = event.key
         finished = self.summary is not None or self.error is not None
-        if stops_or_leaves(key, finished):
-            event.stop()
-            self.action_stop_or_leave()
-            return
-        if finished:
-            return
-        if key == "m" and self._window is not None:  # mute the window's sound
+        taken = take_play_key(key, event.character, finished, self.mode == "realtime", stop=event.stop,
+                              leave=self.action_stop_or_leave, hold=self._hold,
+                              plan=lambda what, button: self._edit_plan(what, button, key))
+        if not taken and key == "m" and self._window is not None and not finished:  # mute the window's sound
             event.stop()
             self._window.toggle_mute()
-            return
-        if self.mode == "realtime":
-            button = button_for_key(key)
-            if button is not None:
-                event.stop()
-                self._held.press(button, self.pacer.now())
-                self._show_keys()
-            return
-        found = plan_control(key, event.character)
-        if found is None:
-            return
-        what, button = found
+
+    def _hold(self, button: str) -> None:
+        self._held.press(button, self.pacer.now())
+        self._show_keys()
+
+    def _edit_plan(self, what: str, button: str, key: str) -> None:
         if what == "commit":
             self._commit()
         elif not self.queue.edit(what, button):
@@ -384,7 +367,6 @@ class PlayScreen(Screen[Any]):
         elif what == "move" and not self.queue.combining and self.queue.names and self.queue.names[-1] == "noop":
             self.notify(f"{self.game.ale_name} has no {button} action: {key} queued noop "
                         f"(allowed: {', '.join(self.game.action_names)})", severity="warning")
-        event.stop()
         self._show_queue()
 
     def action_stop_or_leave(self) -> None:
@@ -403,11 +385,9 @@ class PlayScreen(Screen[Any]):
             self.app.exit()
 
     def _commit(self) -> None:
-        if not self.awaiting_plan:
-            self.notify("the last plan is still running; commit when the game waits", severity="warning")
-            return
-        if not self.queue.items:
-            self.notify("queue at least one action first (n queues a noop)", severity="warning")
+        why = commit_refusal(self.awaiting_plan, self.queue, "the last plan is still running; commit when the game waits")
+        if why is not None:
+            self.notify(why, severity="warning")
             return
         self.awaiting_plan = False
         self._plans.put(self.queue.take())
@@ -446,7 +426,6 @@ class PlayScreen(Screen[Any]):
         if self.mode == "realtime":
             widget.display = False
             return
-        items = " ".join(f"{i + 1}.{name}" for i, name in enumerate(self.queue.names)) or "(empty)"
         join = "  [+ joins the next key]" if self.queue.combining else ""
         state = "enter commits" if self.awaiting_plan else "waiting for the game"
-        widget.update(f"plan {len(self.queue.items)}/{self.queue.max_actions}: {items}{join}\n{state}")
+        widget.update(f"{self.queue.listing('plan')}{join}\n{state}")

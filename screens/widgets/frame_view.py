@@ -33,6 +33,7 @@ from PIL import Image
 from rich.color import Color
 from rich.segment import Segment
 from rich.style import Style
+from textual.containers import Horizontal, Vertical
 from textual.geometry import Region
 from textual.message import Message
 from textual.strip import Strip
@@ -361,3 +362,9 @@ class FrameView(Widget):
             self._resize_renderer(width, height)  # resized: Textual repaints every row
         strips = self._renderer.strips
         return strips[y] if y < len(strips) else Strip.blank(width, _PAD_STYLE)
+
+
+def frame_beside(prefix: str, *side: Widget) -> Widget:
+    """The play screens' body: the frame with a column of panels beside it (ids PREFIX-body, PREFIX-frame
+    and PREFIX-side; the panels keep their own)."""
+    return Horizontal(FrameView(id=f"{prefix}-frame"), Vertical(*side, id=f"{prefix}-side"), id=f"{prefix}-body")

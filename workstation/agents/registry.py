@@ -11,14 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from workstation.errors import UserError
+from workstation.errors import FieldedError
 
 
-class AgentSpecError(UserError, ValueError):
+class AgentSpecError(FieldedError, ValueError):
     """An agent spec the workstation cannot make an agent from (``field`` is ``"agent"``)."""
 
-    def __init__(self, message: str, field: str | None = "agent", *, file: str | None = None) -> None:
-        super().__init__(message, field, file=file)
+    FIELD = "agent"
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 from workstation.agents import PROVIDER_KINDS
@@ -11,11 +10,11 @@ from workstation.arena.sides import SidePromptBuilder, load_match_text, side_pac
 from workstation.errors import UserError
 from workstation.game.protocol import Protocol
 from workstation.game.twoplayer import get_two_player_game
+from workstation.runs.request import recorded_pack
 from workstation.store.recording import Recording
 from workstation.store.records import MatchTurn, RecordingError
 from workstation.turn.memory import Clip, Step
 from workstation.turn.prompt import Prompt
-from workstation.turn.promptpack import PromptPackError, load_pack
 
 
 def side_clips(turns: list[MatchTurn], side: int) -> list[Clip]:
@@ -41,11 +40,7 @@ def rebuild_side_prompt(rec: Recording, turn: int, side: int) -> Prompt:
     m = rec.manifest_record
     tp = get_two_player_game(str(m.game))
     protocol = Protocol.from_json(m.protocol)
-    path = m.prompt_pack.get("path")
-    try:
-        pack = load_pack(path if path and Path(path).is_dir() else None)
-    except PromptPackError:
-        pack = load_pack(None)
+    pack = recorded_pack(m)
     text = load_match_text(pack, tp.key)
     builder = SidePromptBuilder(tp.game, protocol, side_pack(pack, text, side), text, side, tp.team, rec.frames)
     before = turns[turn - 1].players if turn else None

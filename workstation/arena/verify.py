@@ -15,10 +15,9 @@ from typing import Any
 from workstation.calls import Reply, TurnContext
 from workstation.arena.sides import load_match_text
 from workstation.arena.start import side_builders
-from workstation.game.protocol import Protocol
 from workstation.game.twoplayer import get_two_player_game
-from workstation.runs.verify import VerifyResult
-from workstation.runs.frame_check import FrameCheck, Mismatch, same
+from workstation.runs.verify import VerifyResult, replay_basis
+from workstation.runs.frame_check import FrameCheck, Mismatch, TurnCheck, check_fields, same
 from workstation.store.recording import Recording
 from workstation.store.records import MatchTurn, RecordingError
 from workstation.turn.engine import Event
@@ -53,15 +52,7 @@ class _Script:
 
 
 def verify_match(rec: Recording) -> VerifyResult:
-    m = rec.manifest_record
-    try:
-        if m.game is None or m.seed is None:
-            raise ValueError("no game" if m.game is None else "no seed")
-        tp = get_two_player_game(m.game)
-        protocol = Protocol.from_json(m.protocol)
-        seed = m.seed
-    except (KeyError, ValueError, TypeError) as e:
-        raise RecordingError(f"{rec.path}: the manifest lacks what verify needs ({e})") from None
+    tp, protocol, seed = replay_basis(rec, get_two_player_game, "the manifest lacks what verify needs ({e})")
     frames = rec.frames
     n = len(frames)
     if n == 0:
@@ -71,31 +62,20 @@ def verify_match(rec: Recording) -> VerifyResult:
     except RecordingError as e:
         return VerifyResult(0, 0, str(e))
     check = FrameCheck(frames)
-    turns_checked = 0
+
+    def compare(want: MatchTurn, got: MatchTurn, where: str) -> None:
+        check_fields(want, got, TURN_KEYS, got.start_frame, where)
+        for side in (0, 1):
+            check_fields(want.players[side], got.players[side], SIDE_KEYS, got.start_frame,
+                         f"{where} player {side + 1}")
+
+    replayed = TurnCheck(turns, check, compare)
 
     def on_event(ev: Event) -> None:
-        nonlocal turns_checked
-        if not isinstance(ev, MatchTurnEnded):
-            return
-        got = ev.record
-        k = got.turn
-        if k >= len(turns):
-            raise Mismatch(check.checked,
-                           f"turns.jsonl ends at turn {len(turns) - 1}, but re-execution plays turn {k}")
-        want = turns[k]
-        for key in TURN_KEYS:
-            if not same(getattr(want, key), getattr(got, key)):
-                raise Mismatch(got.start_frame, f"turns.jsonl turn {k} {key}: recorded {getattr(want, key)!r}, "
-                                                f"re-execution gives {getattr(got, key)!r}")
-        for side in (0, 1):
-            for key in SIDE_KEYS:
-                a, b = getattr(want.players[side], key), getattr(got.players[side], key)
-                if not same(a, b):
-                    raise Mismatch(got.start_frame, f"turns.jsonl turn {k} player {side + 1} {key}: "
-                                                    f"recorded {a!r}, re-execution gives {b!r}")
-        turns_checked += 1
+        if isinstance(ev, MatchTurnEnded):
+            replayed.see(ev.record)
 
-    pack_path = m.prompt_pack.get("path")
+    pack_path = rec.manifest_record.prompt_pack.get("path")
     pack = load_pack(pack_path if pack_path else None)
     builders = side_builders(tp, protocol, pack, load_match_text(pack, tp.key), None)
     engine = MatchEngine(tp, protocol, (_Script(turns, 1), _Script(turns, 2)), seed, builders,  # type: ignore[arg-type]
@@ -107,7 +87,7 @@ def verify_match(rec: Recording) -> VerifyResult:
                 break
             engine.play_turn()
     except Mismatch as e:
-        return VerifyResult(check.checked, e.frame, e.detail, turns_checked)
+        return VerifyResult(check.checked, e.frame, e.detail, replayed.checked)
     finally:
         engine.close()
     checked = check.checked
@@ -116,12 +96,12 @@ def verify_match(rec: Recording) -> VerifyResult:
     stopped = not (s is not None and s.complete)
     if trailing > 0 and stopped and trailing <= protocol.max_actions * protocol.repeat + 1:
         # interrupted mid-turn (Ctrl-C): that turn's frames were stored, its record never written
-        return VerifyResult(checked, turns_checked=turns_checked, unchecked_frames=trailing)
+        return VerifyResult(checked, turns_checked=replayed.checked, unchecked_frames=trailing)
     if checked < n:
         return VerifyResult(checked, checked, f"frames.idx holds {n} frames but the recorded actions reproduce "
                                               f"only {checked}")
-    if turns_checked < len(turns):
-        return VerifyResult(checked, checked, f"turns.jsonl has {len(turns)} turns; re-execution plays {turns_checked}")
+    if replayed.checked < len(turns):
+        return VerifyResult(checked, checked, f"turns.jsonl has {len(turns)} turns; re-execution plays {replayed.checked}")
     if s is not None:
         for side, p in enumerate(s.players if isinstance(s.players, list) else []):
             score = p.get("score") if isinstance(p, dict) else None
@@ -131,4 +111,4 @@ def verify_match(rec: Recording) -> VerifyResult:
         if not same(s.frames, engine.clock.frame):
             return VerifyResult(checked, checked, f"summary.json frames: recorded {s.frames!r}, "
                                                   f"re-execution gives {engine.clock.frame}")
-    return VerifyResult(checked, turns_checked=turns_checked)
+    return VerifyResult(checked, turns_checked=replayed.checked)

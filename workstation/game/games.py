@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 
 from workstation.game.vocabulary import GameWords, Vocabulary, builtin_text, harness_key, normal_name, parse_vocabulary
 
-from workstation.errors import UserError
+from workstation.errors import FieldedError
 
 # ALE meaning of each index of every game's minimal action set (ale-py 0.12.1).
 _ALL18 = (
@@ -28,11 +28,10 @@ PACES: dict[str, int] = {"paper": FPS_PAPER, "native": FPS_NATIVE}
 MODES = ("realtime", "paused")  # human play: the game never waits, or it waits for each plan
 
 
-class UnknownGame(UserError, ValueError):
+class UnknownGame(FieldedError, ValueError):
     """A game name that is not in the registry (``field`` is ``"game"``)."""
 
-    def __init__(self, message: str, field: str | None = "game", *, file: str | None = None) -> None:
-        super().__init__(message, field, file=file)
+    FIELD = "game"
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 from workstation.errors import DamagedArtifact, UserError
 from workstation.store.seal import check_seal
@@ -65,17 +65,23 @@ class Fields:
             raise self._bad(key, "is missing")
         return self.data[key]
 
-    def text(self, key: str) -> str:
+    def _of(self, key: str, kind: type[T], what: str) -> T:
         v = self._take(key, False)
-        if not isinstance(v, str):
-            raise self._bad(key, f"is {_kind(v)}, not text")
+        if not isinstance(v, kind):
+            raise self._bad(key, f"is {_kind(v)}, not {what}")
         return v
 
-    def text_or_none(self, key: str) -> str | None:
+    def _of_or_none(self, key: str, kind: type[T], what: str) -> T | None:
         v = self._take(key, True)
-        if v is not None and not isinstance(v, str):
-            raise self._bad(key, f"is {_kind(v)}, not text or null")
+        if v is not None and not isinstance(v, kind):
+            raise self._bad(key, f"is {_kind(v)}, not {what} or null")
         return v
+
+    def text(self, key: str) -> str:
+        return self._of(key, str, "text")
+
+    def text_or_none(self, key: str) -> str | None:
+        return self._of_or_none(key, str, "text")
 
     def whole(self, key: str, lo: int = 0, hi: int | None = None) -> int:
         v = self._take(key, False)
@@ -104,34 +110,19 @@ class Fields:
         return v
 
     def boolean(self, key: str) -> bool:
-        v = self._take(key, False)
-        if not isinstance(v, bool):
-            raise self._bad(key, f"is {_kind(v)}, not true/false")
-        return v
+        return self._of(key, bool, "true/false")
 
     def bool_or_none(self, key: str) -> bool | None:
-        v = self._take(key, True)
-        if v is not None and not isinstance(v, bool):
-            raise self._bad(key, f"is {_kind(v)}, not true/false or null")
-        return v
+        return self._of_or_none(key, bool, "true/false")
 
     def obj(self, key: str) -> dict[str, Any]:
-        v = self._take(key, False)
-        if not isinstance(v, dict):
-            raise self._bad(key, f"is {_kind(v)}, not an object")
-        return v
+        return self._of(key, dict, "an object")
 
     def obj_or_none(self, key: str) -> dict[str, Any] | None:
-        v = self._take(key, True)
-        if v is not None and not isinstance(v, dict):
-            raise self._bad(key, f"is {_kind(v)}, not an object or null")
-        return v
+        return self._of_or_none(key, dict, "an object")
 
     def items(self, key: str) -> list[Any]:
-        v = self._take(key, False)
-        if not isinstance(v, list):
-            raise self._bad(key, f"is {_kind(v)}, not a list")
-        return v
+        return self._of(key, list, "a list")
 
     def format(self, want: str) -> None:
         if self.text("format") != want:
@@ -195,6 +186,18 @@ def check_study(study: Path) -> None:
     check_seal(study, KIND, what="judge study", missing_ok=True)
 
 
+class _JsonLine:
+    """A record that is one line of a JSONL file: ``from_json`` checks it field by field."""
+
+    @classmethod
+    def read(cls, f: Fields) -> Self:
+        raise NotImplementedError
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any], where: str) -> Self:
+        return cls.read(Fields(data, where))
+
+
 # -- one answer of the judge -----------------------------------------------------------
 @dataclass(frozen=True)
 class JudgeAnswer:
@@ -250,7 +253,7 @@ class JudgeAnswer:
 
 # -- a judged turn -------------------------------------------------------------------------
 @dataclass(frozen=True)
-class VerdictLine:
+class VerdictLine(_JsonLine):
     """One line of verdicts.jsonl: the turn, the judge's answer, and what the RAM says of its evidence."""
 
     run_id: str
@@ -290,10 +293,6 @@ class VerdictLine:
         return cls(f.text("run_id"), f.text("setting"), f.text("game"), f.whole("seed"), f.whole("turn"),
                    JudgeAnswer.read(f), agrees, claims, f.text_or_none("prompt_digest"),
                    f.text_or_none("request_digest"))
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any], where: str) -> VerdictLine:
-        return cls.read(Fields(data, where))
 
 
 # -- judge.json ------------------------------------------------------------------------------
@@ -543,7 +542,7 @@ CONDITIONS = ("full", "current")
 
 
 @dataclass(frozen=True)
-class RequeryLine:
+class RequeryLine(_JsonLine):
     """One line of requery.jsonl: a judged failure asked again under one condition, and the judge's answer."""
 
     run_id: str
@@ -575,10 +574,6 @@ class RequeryLine:
             raise f._bad("condition", f"is {cond!r}, not one of {', '.join(CONDITIONS)}")
         return cls(f.text("run_id"), f.text("setting"), f.text("game"), f.whole("turn"), cond,
                    f.text_or_none("first_category"), PlayerAnswer.read(f), JudgeAnswer.read(f))
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any], where: str) -> RequeryLine:
-        return cls.read(Fields(data, where))
 
 
 @dataclass(frozen=True)

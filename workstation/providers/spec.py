@@ -13,7 +13,7 @@ import os
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
-from workstation.errors import UserError
+from workstation.errors import FieldedError
 
 # provider -> what it speaks
 PROVIDERS = {
@@ -37,15 +37,14 @@ KEY_VARS = {
 COMPAT_DUMMY_KEY = "not-needed"  # local servers ignore the key, the SDK wants one
 
 
-class ProviderConfigError(UserError, ValueError):
+class ProviderConfigError(FieldedError, ValueError):
     """A bad spec, option or missing key: one line saying what to fix.
 
     ``field`` names the run setting at fault (``"effort"``, ``"base_url"``; ``"agent"`` for the spec
     or its key), so forms and specs mark it without reading the message.
     """
 
-    def __init__(self, message: str, field: str | None = "agent", *, file: str | None = None) -> None:
-        super().__init__(message, field, file=file)
+    FIELD = "agent"
 
 
 def base_url_problem(url: str | None) -> str | None:

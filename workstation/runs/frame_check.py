@@ -6,11 +6,14 @@ with a ``FrameCheck`` as the emulator's frame sink; the first frame that differs
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 
 from workstation.store.framestore import FrameStoreError
+
+T = TypeVar("T")
 
 
 class Mismatch(Exception):
@@ -28,6 +31,35 @@ def same(a: Any, b: Any) -> bool:
     if isinstance(a, (int, float, bool)) and isinstance(b, (int, float, bool)):
         return float(a) == float(b)
     return bool(a == b)
+
+
+def recorded_turn(turns: Sequence[T], k: int, checked: int) -> T:
+    """Recorded turn ``k``; a Mismatch at frame ``checked`` when re-execution plays past the last one."""
+    if k >= len(turns):
+        raise Mismatch(checked, f"turns.jsonl ends at turn {len(turns) - 1}, but re-execution plays turn {k}")
+    return turns[k]
+
+
+def check_fields(want: Any, got: Any, keys: Iterable[str], frame: int, where: str) -> None:
+    """A Mismatch at ``frame`` for the first of ``keys`` whose recorded and re-executed values differ."""
+    for key in keys:
+        recorded, replayed = getattr(want, key), getattr(got, key)
+        if not same(recorded, replayed):
+            raise Mismatch(frame, f"{where} {key}: recorded {recorded!r}, re-execution gives {replayed!r}")
+
+
+class TurnCheck(Generic[T]):
+    """Re-executed turns against the recorded ``turns``: ``see(got)`` finds recorded turn ``got.turn`` (a
+    Mismatch past the last) and hands both to ``compare(want, got, where)``; ``checked`` counts the turns seen."""
+
+    def __init__(self, turns: Sequence[T], frames: FrameCheck, compare: Callable[[T, Any, str], None]) -> None:
+        self.turns, self.frames, self.compare = turns, frames, compare
+        self.checked = 0
+
+    def see(self, got: Any) -> None:
+        k = got.turn
+        self.compare(recorded_turn(self.turns, k, self.frames.checked), got, f"turns.jsonl turn {k}")
+        self.checked += 1
 
 
 class FrameCheck:

@@ -11,10 +11,10 @@ from workstation.game.games import get_game
 from workstation.turn.memory import clips_from_turns
 from workstation.turn.prompt import ImagePart, Prompt
 from workstation.turn.prompt_builder import PromptBuilder
-from workstation.turn.promptpack import PromptPackError, load_pack
+from workstation.turn.promptpack import PromptPack, PromptPackError, load_pack
 from workstation.game.protocol import Protocol
 from workstation.store.recording import Recording
-from workstation.store.records import RecordingError
+from workstation.store.records import Manifest, RecordingError
 
 
 def rebuild_prompt(rec: Recording, turn: int) -> Prompt:
@@ -51,6 +51,15 @@ def rebuild_prompt(rec: Recording, turn: int) -> Prompt:
     return prompt
 
 
+def recorded_pack(m: Manifest) -> PromptPack:
+    """The prompt pack a recording was made with while its directory is still there, else the built-in one."""
+    path = m.prompt_pack.get("path")
+    try:
+        return load_pack(path if path and Path(path).is_dir() else None)
+    except PromptPackError:
+        return load_pack(None)
+
+
 def prompt_builder(rec: Recording) -> PromptBuilder:
     """The builder that made the recording's prompts: its game, protocol and prompt pack, over its frames."""
     m = rec.manifest_record
@@ -58,11 +67,7 @@ def prompt_builder(rec: Recording) -> PromptBuilder:
         raise RecordingError(f"{rec.path}: the manifest names no game or protocol; the prompt cannot be rebuilt")
     game = get_game(m.game)
     protocol = Protocol.from_json(m.protocol)
-    pack_path = m.prompt_pack.get("path")
-    try:
-        pack = load_pack(pack_path if pack_path and Path(pack_path).is_dir() else None)
-    except PromptPackError:
-        pack = load_pack(None)
+    pack = recorded_pack(m)
     skill = (m.skill or {}).get("text")
     if skill:  # the slot the run was made with, as recorded
         from dataclasses import replace

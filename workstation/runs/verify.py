@@ -12,18 +12,21 @@ The first mismatch names the file and the item.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 
 from workstation.calls import Reply, TurnContext
 from workstation.game.clock import RULES
 from workstation.game.games import FPS_PAPER, get_game
 from workstation.game.protocol import Protocol
-from workstation.runs.frame_check import FrameCheck, Mismatch, same
+from workstation.runs.frame_check import FrameCheck, Mismatch, TurnCheck, check_fields, same
 from workstation.store.recording import Recording
 from workstation.store.records import RecordingError, TurnRecord
 from workstation.turn.engine import Event, TurnEnded, TurnEngine
 from workstation.turn.promptpack import load_pack
+
+G = TypeVar("G")
 
 # per-turn fields re-execution must reproduce, and those only rule-2 recordings carry
 _TURN_KEYS = ("start_frame", "actions", "action_frames", "action_rewards", "action_life_lost", "reward",
@@ -77,16 +80,22 @@ def _num(value: Any) -> float:
     return float(value or 0)
 
 
-def verify(rec: Recording) -> VerifyResult:
+def replay_basis(rec: Recording, get: Callable[[str], G], lacks: str) -> tuple[G, Protocol, int]:
+    """The game (through ``get``), protocol and seed a recording's manifest names to replay it; a
+    RecordingError, ``lacks`` with ``{e}`` filled in, when it lacks one."""
     m = rec.manifest_record
     try:
         if m.game is None or m.seed is None:
             raise ValueError("no game" if m.game is None else "no seed")
-        game = get_game(m.game)
-        protocol = Protocol.from_json(m.protocol)
-        seed = m.seed
+        return get(m.game), Protocol.from_json(m.protocol), m.seed
     except (KeyError, ValueError, TypeError) as e:
-        raise RecordingError(f"{rec.path}: manifest lacks what verify needs ({e}); it cannot be re-executed") from e
+        raise RecordingError(f"{rec.path}: " + lacks.format(e=e)) from e
+
+
+def verify(rec: Recording) -> VerifyResult:
+    game, protocol, seed = replay_basis(rec, get_game, "manifest lacks what verify needs ({e}); it cannot be "
+                                        "re-executed")
+    m = rec.manifest_record
     rules = m.rule_version  # recordings made before rule 2 carry no version
     if rules not in (1, 2):
         raise RecordingError(f"{rec.path}: made under game-over rule {rules!r}, which this version "
@@ -100,27 +109,14 @@ def verify(rec: Recording) -> VerifyResult:
         return VerifyResult(0, 0, f"{rec.path / 'turns.jsonl'}: no turns, but {n} frames; the turns are missing")
 
     check = FrameCheck(frames)
-    turns_checked = 0
+    keys = _TURN_KEYS + (_RULE2_KEYS if rules >= 2 else ())
+    replayed = TurnCheck(turns, check, lambda want, got, where: check_fields(want, got, keys, got.start_frame, where))
     ending = False
 
     def on_event(ev: Event) -> None:
-        nonlocal turns_checked
-        if not isinstance(ev, TurnEnded):
-            return
-        got = ev.record
-        k = got.turn
-        if ending and k >= len(turns):  # a killed run: its last turn never got recorded
-            return
-        want = turns[k] if k < len(turns) else None
-        if want is None:
-            raise Mismatch(check.checked,
-                           f"turns.jsonl ends at turn {len(turns) - 1}, but re-execution plays turn {k}")
-        for key in _TURN_KEYS + (_RULE2_KEYS if rules >= 2 else ()):
-            recorded, replayed = getattr(want, key), getattr(got, key)
-            if not same(recorded, replayed):
-                raise Mismatch(got.start_frame, f"turns.jsonl turn {k} {key}: recorded {recorded!r}, "
-                                                f"re-execution gives {replayed!r}")
-        turns_checked += 1
+        # a killed run: its last turn never got recorded
+        if isinstance(ev, TurnEnded) and not (ending and ev.record.turn >= len(turns)):
+            replayed.see(ev.record)
 
     engine = TurnEngine(game, protocol, _ScriptAgent(turns), seed, load_pack(None), writer=None,
                         observers=[on_event], rewindable=False, rules=rules, sink=check)
@@ -135,34 +131,34 @@ def verify(rec: Recording) -> VerifyResult:
                     break
                 engine.step_frame()
         except Mismatch as e:
-            return VerifyResult(check.checked, e.frame, e.detail, turns_checked)
+            return VerifyResult(check.checked, e.frame, e.detail, replayed.checked)
         except _EndOfTurns:
             checked = check.checked
             if rec.summary_record is not None:
                 return VerifyResult(checked, checked, f"turns.jsonl ends after turn {len(turns) - 1}, but the "
-                                                      f"budget goes on at frame {checked}", turns_checked)
+                                                      f"budget goes on at frame {checked}", replayed.checked)
             trailing = n - checked  # killed mid-turn: those frames have no recorded actions
             one_turn = protocol.max_actions * protocol.repeat + 1  # a whole plan and a reset frame
             if protocol.clock == "paused" and trailing > one_turn:
                 return VerifyResult(checked, checked, f"turns.jsonl ends after turn {len(turns) - 1} but "
                                                       f"{trailing} frames follow, more than one turn can make "
-                                                      f"({one_turn}): turns are missing", turns_checked)
+                                                      f"({one_turn}): turns are missing", replayed.checked)
     finally:
         engine.close()
     checked = check.checked
     if trailing:
-        return VerifyResult(checked, turns_checked=turns_checked, unchecked_frames=trailing)
+        return VerifyResult(checked, turns_checked=replayed.checked, unchecked_frames=trailing)
     if checked < n:
         return VerifyResult(checked, checked, f"frames.idx holds {n} frames but the recorded actions reproduce "
                                               f"only {checked}")
-    if turns_checked < len(turns):
+    if replayed.checked < len(turns):
         return VerifyResult(checked, checked, f"turns.jsonl has {len(turns)} turns but re-execution plays only "
-                                              f"{turns_checked}")
+                                              f"{replayed.checked}")
     from workstation.turn.experience import read_updates, recording_problems
 
     problem = recording_problems(rec.manifest, read_updates(rec.path), len(turns))
     if problem:  # the library's updates, replayed from their recorded replies (no model)
-        return VerifyResult(checked, checked, problem, turns_checked)
+        return VerifyResult(checked, checked, problem, replayed.checked)
     stored, s = rec.summary_record, engine.summary
     if stored is not None and s is not None:
         keys = _SUMMARY_KEYS + (("games_ended",) if rules >= 2 and stored.games_ended is not None else ())
@@ -173,4 +169,4 @@ def verify(rec: Recording) -> VerifyResult:
                                                       f"re-execution gives {value!r}")
         if stored.complete and not s.complete and engine.stopped:
             return VerifyResult(checked, checked, "summary.json says complete, but the recorded turns end early")
-    return VerifyResult(checked, turns_checked=turns_checked)
+    return VerifyResult(checked, turns_checked=replayed.checked)

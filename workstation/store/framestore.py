@@ -62,9 +62,11 @@ class _FrameStore:
 
     height: int
     width: int
+    path: Path
 
     def __init__(self, cache_frames: int, cache_pngs: int) -> None:
         self._lock = threading.RLock()
+        self._reader: io.BufferedReader | None = None  # frames.bin opened for reading on the first read
         self._kinds: list[int] = []
         self._spans: list[tuple[int, int]] = []  # (offset, length) per frame
         self._lut = np.zeros((256, 3), np.uint8)  # palette value -> RGB
@@ -91,7 +93,10 @@ class _FrameStore:
                 self._pngs.popitem(last=False)
 
     def _read_block(self, offset: int, length: int) -> bytes:
-        raise NotImplementedError
+        if self._reader is None:
+            self._reader = open(self.path / DATA_FILE, "rb")
+        self._reader.seek(offset)
+        return self._reader.read(length)
 
     def _check(self, index: int) -> int:
         n = len(self)
@@ -224,7 +229,6 @@ class FrameWriter(_FrameStore):
         self._ramfile = open(self.path / RAM_FILE, "wb")
         self._index.write(_HEADER.pack(_MAGIC, _VERSION, height, width))
         self._index.flush()
-        self._reader: io.BufferedReader | None = None  # opened on the first read-back
         self._offset = 0  # bytes written to frames.bin
         self._flushed = 0  # bytes of frames.bin the OS has
         self._prev: np.ndarray | None = None  # previous frame as 8-byte words
@@ -320,10 +324,7 @@ class FrameWriter(_FrameStore):
         if offset + length > self._flushed:
             self._data.flush()
             self._flushed = self._offset
-        if self._reader is None:
-            self._reader = open(self.path / DATA_FILE, "rb")
-        self._reader.seek(offset)
-        return self._reader.read(length)
+        return super()._read_block(offset, length)
 
     def flush(self) -> None:
         """Push every buffered byte to the OS: data and RAM before the index."""
@@ -364,7 +365,6 @@ class FrameReader(_FrameStore):
         if not self.path.is_dir():
             raise FrameStoreError(f"no frame store at {self.path}: the directory does not exist")
         self.height = self.width = 0
-        self._data: io.BufferedReader | None = None  # opened on the first read
         self.refresh()
 
     def refresh(self) -> int:
@@ -399,18 +399,12 @@ class FrameReader(_FrameStore):
         self._known[entries[:, 0]] = True
         return n
 
-    def _read_block(self, offset: int, length: int) -> bytes:
-        if self._data is None:
-            self._data = open(self.path / DATA_FILE, "rb")
-        self._data.seek(offset)
-        return self._data.read(length)
-
     def close(self) -> None:
         """Release the data file handle; a later read opens it again."""
         with self._lock:
-            if self._data is not None:
-                self._data.close()
-                self._data = None
+            if self._reader is not None:
+                self._reader.close()
+                self._reader = None
 
     def __enter__(self) -> FrameReader:
         return self

@@ -24,7 +24,7 @@ import re
 from dataclasses import replace
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from collections.abc import Callable
 
 import numpy as np
@@ -42,6 +42,7 @@ _HAND_MARK = re.compile(rb'"(?:overridden|human_plan|current_only)"\s*:\s*true|"
 MANIFEST = "manifest.json"
 TURNS = "turns.jsonl"
 SUMMARY = "summary.json"
+T = TypeVar("T")
 UNFINISHED = "unfinished: no summary.json (the run was killed, or is still running)"
 
 
@@ -388,21 +389,19 @@ class Recording:
     @cached_property
     def turn_records(self) -> list[TurnRecord]:
         """The turn records, typed; a record with a field of the wrong type is a one-line error."""
-        out = []
-        for number, t in enumerate(self.turns, 1):
-            try:
-                out.append(TurnRecord.from_json(t))
-            except RecordError as e:
-                raise RecordingError(f"damaged recording: {self.path / TURNS} turn record {number}: {e}") from None
-        return out
+        return self._typed_turns(TurnRecord.from_json)
 
     @cached_property
     def match_turns(self) -> list[MatchTurn]:
         """A two-player match's turn records, typed (both sides); a malformed one is a one-line error."""
+        return self._typed_turns(MatchTurn.from_json)
+
+    def _typed_turns(self, parse: Callable[[dict[str, Any]], T]) -> list[T]:
+        """Each turn record through ``parse``; a malformed one is a one-line error naming its number."""
         out = []
         for number, t in enumerate(self.turns, 1):
             try:
-                out.append(MatchTurn.from_json(t))
+                out.append(parse(t))
             except RecordError as e:
                 raise RecordingError(f"damaged recording: {self.path / TURNS} turn record {number}: {e}") from None
         return out
