@@ -209,8 +209,8 @@ def model_level(port: int, c: int, latency: float, calls: int, tmp: Path) -> dic
 # -- random agents vs raw stepping -------------------------------------------------------------
 def raw_run(args: tuple[str, int, int, bool]) -> tuple[int, float]:
     """One bare run: (make the env +) reset + ``frames`` random steps; returns (frames, seconds stepping)."""
-    import gymnasium as gym
     import ale_py
+    import gymnasium as gym
 
     gym.register_envs(ale_py)
     env_id, frames, seed, _ = args

@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-import batch_throughput as bt  # noqa: E402 - the slow server, here at latency 0
+import batch_throughput as bt  # the slow server, here at latency 0
 
 # stage -> (file suffix, function name) whose cumulative time is the stage's
 STAGES = [

@@ -19,11 +19,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.fake_provider import KEYS, SPECS, AleFrames, FakeProvider, Step, closed_port  # noqa: E402
-from workstation.calls import CancelToken, FatalAgentError, TurnContext  # noqa: E402
-from workstation.game.games import get_game  # noqa: E402
-from workstation.providers import ProviderOptions, make_provider_agent  # noqa: E402
-from workstation.turn.prompt import ImagePart, Message, Prompt, TextPart  # noqa: E402
+from tests.fake_provider import KEYS, SPECS, AleFrames, FakeProvider, Step, closed_port
+from workstation.calls import CancelToken, FatalAgentError, TurnContext
+from workstation.game.games import get_game
+from workstation.providers import ProviderOptions, make_provider_agent
+from workstation.turn.prompt import ImagePart, Message, Prompt, TextPart
 
 REPEATS = 5
 CTX = TurnContext(get_game("breakout"), 0, 10, 0)

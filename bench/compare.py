@@ -21,12 +21,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from screens.widgets.frame_view import FrameRenderer  # noqa: E402
-from screens.widgets.score_plot import render_plot  # noqa: E402
+from screens.widgets.frame_view import FrameRenderer
+from screens.widgets.score_plot import render_plot
+from workstation.analysis.compare import Comparison
 from workstation.runs.drive import drive
-from workstation.analysis.compare import Comparison  # noqa: E402
-from workstation.runs.start import RunSpec, start_run  # noqa: E402
-from workstation.store.recording import Recording  # noqa: E402
+from workstation.runs.start import RunSpec, start_run
+from workstation.store.recording import Recording
 
 
 def record(out: Path, seed: int) -> Path:

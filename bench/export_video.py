@@ -29,10 +29,10 @@ from PIL import Image, ImageDraw
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from workstation.export import panel as P  # noqa: E402
-from workstation.export.timeline import build_timeline  # noqa: E402
-from workstation.export.video import VideoJob, export_video  # noqa: E402
-from workstation.store.recording import Recording  # noqa: E402
+from workstation.export import panel as P
+from workstation.export.timeline import build_timeline
+from workstation.export.video import VideoJob, export_video
+from workstation.store.recording import Recording
 
 SAMPLE = ROOT / "recordings" / "sample" / "breakout-random-s0"
 

@@ -21,7 +21,7 @@ import gymnasium
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from workstation.store.framestore import (  # noqa: E402
+from workstation.store.framestore import (
     DATA_FILE,
     INDEX_FILE,
     PALETTE_FILE,

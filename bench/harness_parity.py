@@ -46,9 +46,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.fake_provider import FakeProvider, Step  # noqa: E402
-from workstation.game.games import get_game  # noqa: E402
-from workstation.store.recording import Recording  # noqa: E402
+from tests.fake_provider import FakeProvider, Step
+from workstation.game.games import get_game
+from workstation.store.recording import Recording
 
 WORKSTATION = [sys.executable, "-m", "workstation"]
 PROMPT_TURNS = (0, 1, 2, 7, 20)

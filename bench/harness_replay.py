@@ -30,11 +30,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.fake_provider import FakeProvider, FakeUsage, Step  # noqa: E402
-from workstation.game.games import get_game  # noqa: E402
-from workstation.runs.importers.atari_bench import first_difference, protocol_of  # noqa: E402
-from workstation.runs.importers.harness_run import game_key_of, read_run  # noqa: E402
-from workstation.store.recording import Recording  # noqa: E402
+from tests.fake_provider import FakeProvider, FakeUsage, Step
+from workstation.game.games import get_game
+from workstation.runs.importers.atari_bench import first_difference, protocol_of
+from workstation.runs.importers.harness_run import game_key_of, read_run
+from workstation.store.recording import Recording
 
 WORKSTATION = [sys.executable, "-m", "workstation"]
 

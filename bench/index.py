@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from workstation.runs.drive import drive
-from workstation.store.index import INDEX_FILE, Index  # noqa: E402
+from workstation.store.index import INDEX_FILE, Index
 
 
 def make_corpus(root: Path, n: int) -> list[str]:

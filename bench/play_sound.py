@@ -18,10 +18,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from screens.input.sound import FrameAudio  # noqa: E402
-from workstation.game.clock import GameClock  # noqa: E402
-from workstation.game.games import FPS_NATIVE, FPS_PAPER, get_game  # noqa: E402
-from workstation.game.protocol import Protocol  # noqa: E402
+from screens.input.sound import FrameAudio
+from workstation.game.clock import GameClock
+from workstation.game.games import FPS_NATIVE, FPS_PAPER, get_game
+from workstation.game.protocol import Protocol
 
 FRAMES = 900
 

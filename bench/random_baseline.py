@@ -15,8 +15,8 @@ import statistics
 import tempfile
 import time
 
-from workstation.runs.drive import drive
 from workstation.game.games import GAMES
+from workstation.runs.drive import drive
 from workstation.runs.start import RunSpec, start_run
 
 

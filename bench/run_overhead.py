@@ -22,11 +22,11 @@ import time
 
 import numpy as np
 
-from workstation.runs.drive import drive
 from workstation.game.clock import make_env
 from workstation.game.games import get_game
-from workstation.store.recording import Recording
+from workstation.runs.drive import drive
 from workstation.runs.start import RunSpec, start_run
+from workstation.store.recording import Recording
 
 
 def bare(game_key: str, frames: int = 900) -> tuple[float, float]:

@@ -19,13 +19,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "docs"))
 
-from make_screenshots import SIZE, save, until  # noqa: E402
+from make_screenshots import SIZE, save, until
 
-from screens.app import CompareLaunch, make_app  # noqa: E402
-from screens.views.compare import CompareScreen  # noqa: E402
-from workstation.game.protocol import Protocol, StartOption  # noqa: E402
-from workstation.runs.drive import drive  # noqa: E402
-from workstation.runs.start import RunSpec, start_run  # noqa: E402
+from screens.app import CompareLaunch, make_app
+from screens.views.compare import CompareScreen
+from workstation.game.protocol import Protocol, StartOption
+from workstation.runs.drive import drive
+from workstation.runs.start import RunSpec, start_run
 
 
 def record(out: Path, seed: int, start: str = "fixed") -> Path:

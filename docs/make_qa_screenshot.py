@@ -19,14 +19,14 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "docs"))
 
-from make_screenshots import SIZE, save  # noqa: E402
+from make_screenshots import SIZE, save
 
-from screens.app import make_app  # noqa: E402
-from workstation.cli import main as cli  # noqa: E402
-from workstation.launch import QaCurateLaunch  # noqa: E402
-from workstation.qa.qset import read_set  # noqa: E402
-from workstation.runs.drive import drive  # noqa: E402
-from workstation.runs.start import RunSpec, start_run  # noqa: E402
+from screens.app import make_app
+from workstation.cli import main as cli
+from workstation.launch import QaCurateLaunch
+from workstation.qa.qset import read_set
+from workstation.runs.drive import drive
+from workstation.runs.start import RunSpec, start_run
 
 
 async def main() -> None:

@@ -24,20 +24,20 @@ import tempfile
 import threading
 import time
 from argparse import Namespace
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from textual.widgets import Input  # noqa: E402
+from textual.widgets import Input
 
-from screens.app import make_app  # noqa: E402
-from screens.widgets.frame_view import FrameView  # noqa: E402
-from workstation.cli import build_parser  # noqa: E402
-from workstation.store.recording import Recording  # noqa: E402
+from screens.app import make_app
+from screens.widgets.frame_view import FrameView
+from workstation.cli import build_parser
+from workstation.store.recording import Recording
 
 DOCS = ROOT / "docs"
 SIZE = (200, 60)

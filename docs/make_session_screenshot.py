@@ -17,11 +17,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "docs"))
 
-from make_screenshots import SIZE, save, until  # noqa: E402
+from make_screenshots import SIZE, save, until
 
-from screens.app import SessionLaunch, make_app  # noqa: E402
-from screens.views.session import SessionScreen  # noqa: E402
-from workstation.session import Session, make_settings  # noqa: E402
+from screens.app import SessionLaunch, make_app
+from screens.views.session import SessionScreen
+from workstation.session import Session, make_settings
 
 
 async def main() -> None:

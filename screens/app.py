@@ -11,9 +11,9 @@ error before any screen is drawn. Nothing here imports ``workstation.cli``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
-from collections.abc import Callable
 
 from textual.app import App, ComposeResult
 from textual.binding import Binding
@@ -22,6 +22,8 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Markdown
 
+from screens.help_keys import EVERYWHERE, all_notes, help_markdown
+from screens.messages import OpenRecording, PaletteCommand, StartRun
 from workstation.errors import UserError
 from workstation.launch import (
     LAUNCHES,
@@ -40,9 +42,6 @@ from workstation.launch import (
 )
 from workstation.locations import RECORDINGS
 from workstation.options import RunSpec, preflight, spec_from_args
-
-from screens.help_keys import EVERYWHERE, all_notes, help_markdown
-from screens.messages import OpenRecording, StartRun, PaletteCommand
 
 if TYPE_CHECKING:
     from workstation.turn.engine import TurnEngine
@@ -146,10 +145,9 @@ class WorkstationApp(App[int]):
         self.push_screen(LiveScreen(engine, step_mode=m.kind == "step", speed=self.speed))
 
     def on_open_recording(self, m: OpenRecording) -> None:
+        from screens.views.match_replay import replay_screen
         from workstation.store.recording import Recording
         from workstation.store.records import RecordingError
-
-        from screens.views.match_replay import replay_screen
 
         try:
             self.push_screen(replay_screen(Recording(m.path)))
@@ -258,9 +256,8 @@ def _play(launch: PlayLaunch) -> WorkstationApp:
 
 
 def _open(launch: OpenLaunch) -> WorkstationApp:
-    from workstation.store.recording import Recording
-
     from screens.views.match_replay import replay_screen
+    from workstation.store.recording import Recording
 
     rec = Recording(Path(launch.recording))
     _ = rec.turns, rec.frames  # read now: a damaged recording is a one-line RecordingError, not a traceback
@@ -275,18 +272,16 @@ def _compare(launch: CompareLaunch) -> WorkstationApp:
 
 
 def _session(launch: SessionLaunch) -> WorkstationApp:
-    from workstation.session import Session
-
     from screens.views.session import SessionScreen
+    from workstation.session import Session
 
     session = _checked(launch.session, Session)
     return WorkstationApp(lambda: SessionScreen(session, can_go_back=False), launch)
 
 
 def _batch(launch: BatchLaunch) -> WorkstationApp:
-    from workstation.batch.runner import Batch
-
     from screens.views.batch import BatchScreen
+    from workstation.batch.runner import Batch
 
     batch_screen = BatchScreen(_checked(launch.batch, Batch), can_go_back=False)  # now: it starts the resource tracker
     return WorkstationApp(lambda: batch_screen, launch)
@@ -300,9 +295,8 @@ def _qa_curate(launch: QaCurateLaunch) -> WorkstationApp:
 
 
 def _match(launch: MatchLaunch) -> WorkstationApp:
-    from workstation.arena.start import MatchSpec
-
     from screens.views.match import MatchScreen
+    from workstation.arena.start import MatchSpec
 
     spec = _checked(launch.spec, MatchSpec)
     if launch.person == 0:  # two people on one keyboard

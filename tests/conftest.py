@@ -7,8 +7,8 @@ each SDK's wire format), ``tests/tui_helpers.py`` (Pilot helpers, recorded runs)
 
 import pytest
 
-from tests.fake_provider import agent_cache, agents, fake, fake_server, frames, keys
 from tests.cpu_load import cpu_load  # TUI_LOAD=N: N busy loops for the session (tests/cpu_load.py)
+from tests.fake_provider import agent_cache, agents, fake, fake_server, frames, keys
 
 __all__ = ["agent_cache", "agents", "fake", "fake_server", "frames", "keys"]
 __all__ += ["cpu_load"]

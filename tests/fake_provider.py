@@ -24,10 +24,10 @@ import json
 import socket
 import threading
 from collections import deque
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from collections.abc import Iterator
 
 import numpy as np
 import pytest

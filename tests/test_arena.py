@@ -416,8 +416,8 @@ def test_a_stopped_match_is_not_called_a_draw():
 
 # -- pinned numbers: each rule stated so a one-line change fails (issue 26) -----------------------------------------
 
-from workstation.arena import ratings as R  # noqa: E402
-from workstation.arena import report as RP  # noqa: E402
+from workstation.arena import ratings as R
+from workstation.arena import report as RP
 
 
 def test_wins_matrix_counts_each_share_both_ways():

@@ -215,7 +215,7 @@ base_url = "{url}"
 
 
 @pytest.fixture
-def provider(fake_server, monkeypatch):  # noqa: F811
+def provider(fake_server, monkeypatch):
     for name, value in KEYS.items():
         monkeypatch.setenv(name, value)
     monkeypatch.delenv("WORKSTATION_PRICES", raising=False)

@@ -90,7 +90,7 @@ def test_sticky_or_latency_runs_keep_an_emulator_of_their_own():
         clock.close()
 
 
-def test_a_model_batch_on_shared_emulators_verifies_frame_for_frame(tmp_path, fake_server, monkeypatch):  # noqa: F811
+def test_a_model_batch_on_shared_emulators_verifies_frame_for_frame(tmp_path, fake_server, monkeypatch):
     import itertools
 
     from tests.fake_provider import KEYS, Step

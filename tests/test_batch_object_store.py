@@ -25,8 +25,8 @@ import pytest
 moto_server = pytest.importorskip("moto.server", reason="moto is not installed (the test extra: pip install -e '.[test]')")
 s3fs = pytest.importorskip("s3fs", reason="s3fs is not installed (the object-store extra: pip install -e '.[object-store]')")
 
-from workstation.store.integrity import quick_verdict  # noqa: E402
-from workstation.store.recording import Recording  # noqa: E402
+from workstation.store.integrity import quick_verdict
+from workstation.store.recording import Recording
 
 ROOT = Path(__file__).resolve().parent.parent
 SECRET = "s3cr3t-not-to-be-shown-4711"

@@ -12,13 +12,13 @@ import pytest
 
 ray = pytest.importorskip("ray", reason="Ray is not installed (the optional extra: pip install -e '.[ray]')")
 
-from tests.fake_provider import KEYS  # noqa: E402
-from workstation.batch.estimate import Estimate  # noqa: E402
-from workstation.batch.grid import load_grid  # noqa: E402
-from workstation.batch.progress import DONE, LEFT, STOPPED  # noqa: E402
-from workstation.batch.ray_executor import Coordinator  # noqa: E402
-from workstation.batch.runner import Batch  # noqa: E402
-from workstation.store.recording import Recording  # noqa: E402
+from tests.fake_provider import KEYS
+from workstation.batch.estimate import Estimate
+from workstation.batch.grid import load_grid
+from workstation.batch.progress import DONE, LEFT, STOPPED
+from workstation.batch.ray_executor import Coordinator
+from workstation.batch.runner import Batch
+from workstation.store.recording import Recording
 
 
 @pytest.fixture(scope="module")
@@ -80,7 +80,7 @@ def test_the_actor_grants_slots_and_halves_on_a_rate_limit():
     assert c.caps["k"] == 2  # grown back after clean calls
 
 
-def test_cost_guard_across_ray_workers(tmp_path, local_ray, fake_server, monkeypatch):  # noqa: F811
+def test_cost_guard_across_ray_workers(tmp_path, local_ray, fake_server, monkeypatch):
     for name, value in KEYS.items():
         monkeypatch.setenv(name, value)
     monkeypatch.delenv("WORKSTATION_PRICES", raising=False)

@@ -26,8 +26,8 @@ import pytest
 
 pytest.importorskip("ray", reason="Ray is not installed (the optional extra: pip install -e '.[ray]')")
 
-from workstation.store.integrity import quick_verdict  # noqa: E402
-from workstation.store.recording import Recording  # noqa: E402
+from workstation.store.integrity import quick_verdict
+from workstation.store.recording import Recording
 
 ROOT = Path(__file__).resolve().parent.parent
 RAY = Path(sys.executable).with_name("ray")

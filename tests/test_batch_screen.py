@@ -8,15 +8,15 @@ from multiprocessing import resource_tracker
 from pathlib import Path
 
 import pytest
+from textual.widgets import DataTable, Footer, Static
 
 from screens.app import make_app
 from screens.views.batch import BatchScreen
 from screens.views.replay_view import ReplayScreen
 from tests.tui_helpers import run_async, wait_until
-from textual.widgets import DataTable, Footer, Static
-from workstation.launch import BatchLaunch, HomeLaunch
 from workstation.batch.grid import load_grid
 from workstation.batch.runner import Batch
+from workstation.launch import BatchLaunch, HomeLaunch
 from workstation.store.recording import Recording
 
 GRID = """\

@@ -7,8 +7,17 @@ import threading
 
 import pytest
 
-from workstation.calls import (CallCancelled, CancelToken, Deadline, DeadlinePassed, Reply, TurnContext,
-                               call_agent, pause, takes_cancel)
+from workstation.calls import (
+    CallCancelled,
+    CancelToken,
+    Deadline,
+    DeadlinePassed,
+    Reply,
+    TurnContext,
+    call_agent,
+    pause,
+    takes_cancel,
+)
 from workstation.game.games import get_game
 
 CTX = TurnContext(get_game("breakout"), 0, 10, 0)

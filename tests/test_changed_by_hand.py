@@ -3,8 +3,6 @@ through ls / info / report and a batch resume (the real emulator, the real CLI).
 
 from __future__ import annotations
 
-from workstation.runs.drive import drive
-
 import csv
 import json
 import re
@@ -18,6 +16,7 @@ import pytest
 
 from workstation.game.protocol import Protocol
 from workstation.options import RunSpec
+from workstation.runs.drive import drive
 from workstation.runs.start import branch_run, start_run
 from workstation.store.changes import changed_run_id, counts, mark
 from workstation.store.index import Index

@@ -8,11 +8,21 @@ import sys
 import numpy as np
 import pytest
 
-from workstation.runs.drive import drive
-from workstation.analysis.compare import (Comparison, first_divergent_frame, first_plan_divergence,
-                                          inputs_per_second, load_run, load_runs, next_event, run_at, start_text, summary_row)
+from workstation.analysis.compare import (
+    Comparison,
+    first_divergent_frame,
+    first_plan_divergence,
+    inputs_per_second,
+    load_run,
+    load_runs,
+    next_event,
+    run_at,
+    start_text,
+    summary_row,
+)
 from workstation.errors import UserError
 from workstation.game.protocol import Protocol, StartOption
+from workstation.runs.drive import drive
 from workstation.runs.start import RunSpec, start_run
 from workstation.store.records import TurnRecord
 

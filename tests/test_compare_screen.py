@@ -8,11 +8,10 @@ import pytest
 from screens.app import CompareLaunch, HomeLaunch, make_app
 from screens.views.compare import CompareScreen
 from screens.widgets.frame_view import FrameView
-from workstation.analysis.compare import summary_cells
-from workstation.errors import UserError
-
 from tests.test_compare import make_run
 from tests.tui_helpers import run_async, wait_until
+from workstation.analysis.compare import summary_cells
+from workstation.errors import UserError
 
 
 @pytest.fixture(scope="module")

@@ -8,13 +8,13 @@ import numpy as np
 import pytest
 
 from tests.agents_for_tests import FatalAgentError, ScriptedAgent
-from workstation.runs.drive import drive
 from workstation.calls import Reply
-from workstation.turn.engine import Phase, PlanParsed, PromptReady, ReplyReceived, TextDelta, TurnEnded
 from workstation.game.protocol import Protocol
-from workstation.store.recording import Recording
+from workstation.runs.drive import drive
 from workstation.runs.start import RunSpec, branch_run, start_run
 from workstation.runs.verify import verify
+from workstation.store.recording import Recording
+from workstation.turn.engine import Phase, PlanParsed, PromptReady, ReplyReceived, TextDelta, TurnEnded
 
 
 def turns_of(path) -> list[dict]:

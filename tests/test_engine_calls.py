@@ -8,11 +8,10 @@ from __future__ import annotations
 import threading
 import time
 
-
 from tests.fake_provider import Step, closed_port, wait_until
-from workstation.runs.drive import drive
 from workstation.calls import Attempt, CancelToken, FatalAgentError, Reply, Usage
 from workstation.game.protocol import Protocol
+from workstation.runs.drive import drive
 from workstation.runs.start import RunSpec, start_run
 from workstation.runs.verify import verify
 from workstation.store.recording import Recording

@@ -22,8 +22,18 @@ from workstation.runs.request import rebuild_prompt
 from workstation.runs.start import start_run
 from workstation.runs.verify import verify
 from workstation.store.recording import Recording
-from workstation.turn.experience import (MAX_EDITS, MAX_RULE_CHARS, MAX_RULES, UPDATES, apply_edits, digest,
-                                         library_dir, parse_edits, read_library, write_library)
+from workstation.turn.experience import (
+    MAX_EDITS,
+    MAX_RULE_CHARS,
+    MAX_RULES,
+    UPDATES,
+    apply_edits,
+    digest,
+    library_dir,
+    parse_edits,
+    read_library,
+    write_library,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 RULE = "Serve with fire as soon as the ball is gone."

@@ -8,7 +8,6 @@ import av
 
 from screens.app import make_app
 from screens.views.replay_view import ReplayScreen
-
 from tests.tui_helpers import record, run_async, wait_until
 
 

@@ -13,9 +13,9 @@ import json
 import pytest
 
 from tests.agents_for_tests import ScriptedAgent
-from workstation.runs.drive import drive
 from workstation.agents.human_agent import HumanAgent
 from workstation.game.protocol import Protocol
+from workstation.runs.drive import drive
 from workstation.runs.start import RunSpec, start_run
 from workstation.runs.verify import verify
 from workstation.store.recording import Recording
@@ -62,7 +62,7 @@ def test_the_next_prompt_carries_the_reset_notice(tmp_path):
     agent = ScriptedAgent([REPLY])
     run(tmp_path, agent=agent)
     notice = "the game ended and restarted"
-    text = lambda p: " ".join(part.text for m in p.messages for part in m.parts if hasattr(part, "text"))  # noqa: E731
+    text = lambda p: " ".join(part.text for m in p.messages for part in m.parts if hasattr(part, "text"))
     assert notice not in text(agent.prompts[OVER_TURN])
     assert notice in text(agent.prompts[OVER_TURN + 1]), "the turn after the game over says the game restarted"
 

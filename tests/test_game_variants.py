@@ -9,9 +9,9 @@ import sys
 import numpy as np
 import pytest
 
-from workstation.runs.drive import drive
 from workstation.game.protocol import Protocol
 from workstation.options import RunSpec
+from workstation.runs.drive import drive
 from workstation.runs.start import start_run
 from workstation.runs.verify import verify
 from workstation.store.recording import Recording

@@ -19,7 +19,7 @@ from workstation.game.games import get_game
 
 pygame = pytest.importorskip("pygame")
 
-from screens.input.play_window import WindowLoop  # noqa: E402
+from screens.input.play_window import WindowLoop
 
 
 @pytest.fixture(autouse=True)

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from workstation.runs.drive import drive
-
 import os
+
+from textual.widgets import DataTable, Static
 
 from screens.app import HomeLaunch, WorkstationApp
 from screens.views.idc import IdcScreen, bars, skill_diff
 from screens.views.replay_view import ReplayScreen
 from tests.tui_helpers import run_async, wait_until
-from textual.widgets import DataTable, Static
 from workstation.idc import curve as C
+from workstation.runs.drive import drive
 
 
 def make_dir(tmp_path):
@@ -54,7 +54,7 @@ async def test_the_screen_shows_the_curve_a_rounds_diff_and_opens_an_episode(tmp
         # round 1's reflection gave no skill: the note is on round 2's row, the round that kept the skill
         assert "kept skill (no_skill after round 1)" in str(rounds.get_row_at(2)[-1])
         assert "kept skill" not in str(rounds.get_row_at(1)[-1])
-        detail = lambda: str(screen.query_one("#detail", Static).render())  # noqa: E731
+        detail = lambda: str(screen.query_one("#detail", Static).render())
         assert "lane 3 is fast" in detail() and "slow at lane 3" in detail()
         await pilot.press("down", "down")
         await wait_until(pilot, lambda: "Round 2" in detail())

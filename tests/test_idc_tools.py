@@ -2,25 +2,23 @@
 
 from __future__ import annotations
 
-from workstation.runs.drive import drive
-
 import os
 from pathlib import Path
 
 import pytest
 
-from tests.fake_provider import Step, tool_step
-from tests.fake_provider import agent_cache, agents, fake, fake_server, frames, keys  # noqa: F401
+from tests.fake_provider import Step, agent_cache, agents, fake, fake_server, frames, keys, tool_step  # noqa: F401
 from workstation.calls import ToolCall
 from workstation.idc.reflector import reflect
 from workstation.idc.tools import NOTEBOOK_MAX_CHARS, Workbench
+from workstation.runs.drive import drive
 
 
 @pytest.fixture(scope="module")
 def round_root(tmp_path_factory) -> Path:
     """A round's root holding one real recording (random agent, 30 frames)."""
-    from workstation.options import RunSpec
     from workstation.game.protocol import Protocol
+    from workstation.options import RunSpec
     from workstation.runs.start import start_run
 
     root = tmp_path_factory.mktemp("round") / "runs"

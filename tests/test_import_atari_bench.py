@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from workstation.runs.drive import drive
 from workstation.cli import main
 from workstation.game.games import get_game
+from workstation.runs.drive import drive
 from workstation.runs.start import RunSpec, start_run
 from workstation.runs.verify import verify
 from workstation.store.recording import Recording

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from workstation.runs.drive import drive
 from workstation.game.protocol import Protocol
+from workstation.runs.drive import drive
 from workstation.runs.start import RunSpec, start_run
 from workstation.store.index import INDEX_FILE, Index, select
 from workstation.store.recording import RecordingError

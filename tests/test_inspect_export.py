@@ -391,7 +391,7 @@ def test_a_damaged_run_in_a_batch_stops_the_export_naming_it(tmp_path, batch):
     assert not (tmp_path / "logs").exists()
 
 
-def _experience_run(fake: FakeProvider, out: Path, lib: Path, agent: str | None = None) -> Path:  # noqa: F811
+def _experience_run(fake: FakeProvider, out: Path, lib: Path, agent: str | None = None) -> Path:
     spec = RunSpec(game="breakout", agent=agent or SPECS["openai"], out=str(out), protocol=Protocol(frames=150),
                    experience=str(lib), reflect_every=2)
     if agent is None:
@@ -404,7 +404,7 @@ def _experience_run(fake: FakeProvider, out: Path, lib: Path, agent: str | None 
     return Path(e.writer.path)
 
 
-def test_runs_with_an_experience_library_export_each_turn_with_the_library_it_carried(fake, keys, tmp_path):  # noqa: F811
+def test_runs_with_an_experience_library_export_each_turn_with_the_library_it_carried(fake, keys, tmp_path):
     """An empty library at the start, a rule added after turn 2: each turn's prompt is rebuilt with the library
     it carried (as ``workstation request`` does), for the model's run and for a replay of it."""
     from tests.fake_provider import Step

@@ -12,12 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from workstation.runs.drive import drive
+from tests.tui_helpers import run_async
 from workstation.game.protocol import Protocol
+from workstation.runs.drive import drive
 from workstation.runs.start import RunSpec, start_run
 from workstation.store.recording import Recording, RecordingError
-
-from tests.tui_helpers import run_async
 
 ENV = {**os.environ, "PYTHONUNBUFFERED": "1"}
 
@@ -146,8 +145,9 @@ def test_verify_of_a_file_says_it_is_a_file(good):
 
 @run_async
 async def test_open_flags_a_damaged_recording_in_its_title_and_status(good, tmp_path):
-    from screens.app import make_app
     from textual.widgets import Static
+
+    from screens.app import make_app
 
     path = _damaged(good, tmp_path, "turns truncated")
     app = make_app("open", Namespace(recording=str(path)))
@@ -161,8 +161,9 @@ async def test_open_flags_a_damaged_recording_in_its_title_and_status(good, tmp_
 
 @run_async
 async def test_open_of_a_recording_with_no_turns_says_so(good, tmp_path):
-    from screens.app import make_app
     from textual.widgets import Static
+
+    from screens.app import make_app
 
     path = _damaged(good, tmp_path, "turns emptied")
     app = make_app("open", Namespace(recording=str(path)))

@@ -7,8 +7,6 @@ the judge is a real provider agent talking to the same fake, which serves script
 
 from __future__ import annotations
 
-from workstation.runs.drive import drive
-
 import json
 import random
 import subprocess
@@ -23,6 +21,7 @@ from tests.judge_helpers import JUDGE, MODELS, VERDICTS, ScriptedJudge, make_bat
 from workstation.cli import main
 from workstation.judge.sample import choose, read_sources, spaced_turns
 from workstation.judge.verdict import CATEGORIES, VerdictError, parse_verdict
+from workstation.runs.drive import drive
 from workstation.store.recording import Recording
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -187,7 +186,7 @@ def test_sampling_picks_the_run_closest_to_the_median_and_skips_changed_runs(bat
     import shutil
 
     every = read_sources([str(batch_dir)])
-    key = lambda refs: sorted((r.run_id, r.setting, str(r.path)) for r in refs)  # noqa: E731
+    key = lambda refs: sorted((r.run_id, r.setting, str(r.path)) for r in refs)
     assert key(read_sources([str(batch_dir / "results.csv")])) == key(every)  # a results CSV finds the same runs
     bare = read_sources([str(p) for p in (batch_dir / "runs").iterdir() if p.is_dir()])
     assert {r.run_id for r in bare} == {r.run_id for r in every}

@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-from workstation.runs.drive import drive
-
 import json
 from pathlib import Path
 
 import pytest
 
-from tests.fake_provider import fake_server  # noqa: F401
-
 from tests.agents_for_tests import ScriptedAgent
+from tests.fake_provider import fake_server  # noqa: F401
 from workstation.cli import main
 from workstation.game.protocol import Protocol
 from workstation.judge.stuck import report, stalled_turns, stretches
+from workstation.runs.drive import drive
 from workstation.runs.start import RunSpec, start_run
 from workstation.store.recording import Recording
 

@@ -14,8 +14,19 @@ from workstation.agents.registry import KINDS, PROVIDER_KINDS, AgentSpecError, p
 from workstation.errors import UserError
 from workstation.game.games import get_game
 from workstation.game.protocol import SETTINGS, Protocol, ProtocolError, StartOption
-from workstation.options import (ALL_SETTINGS, EFFORTS, Generation, RunSpec, SpecError, Transport, flag,
-                                 flat_values, preflight, run_identity, spec_from_values)
+from workstation.options import (
+    ALL_SETTINGS,
+    EFFORTS,
+    Generation,
+    RunSpec,
+    SpecError,
+    Transport,
+    flag,
+    flat_values,
+    preflight,
+    run_identity,
+    spec_from_values,
+)
 from workstation.turn.promptpack import load_pack
 
 SAMPLE = Path(__file__).resolve().parents[1] / "recordings" / "sample" / "breakout-random-s0"

@@ -12,9 +12,9 @@ from tests.fake_provider import Step, fake, fake_server  # noqa: F401  (fixtures
 from tests.harness_shape import COMMON, SPECIAL, TERMINATION, guide_text, make_harness
 from workstation.cli import main
 from workstation.game.games import GAMES, get_game
+from workstation.game.vocabulary import default_pack_dir
 from workstation.packs.from_atari_bench import literals, read_harness
 from workstation.turn.parser import parse_reply
-from workstation.game.vocabulary import default_pack_dir
 from workstation.turn.promptpack import load_pack
 
 

@@ -7,8 +7,8 @@ import io
 import subprocess
 import sys
 
-from workstation.runs.drive import drive
 from workstation.game.protocol import Protocol
+from workstation.runs.drive import drive
 from workstation.runs.progress import RunProgress
 from workstation.runs.start import RunSpec, start_run
 

@@ -34,7 +34,7 @@ def cli(args: list[str], env: dict[str, str], own_process: bool, capsys, monkeyp
 
 
 @pytest.mark.parametrize("provider", ["openai", "compat", "anthropic", "gemini"])
-def test_cli_run_completes_through_a_429(provider, fake_server: FakeProvider, tmp_path, capsys, monkeypatch):  # noqa: F811
+def test_cli_run_completes_through_a_429(provider, fake_server: FakeProvider, tmp_path, capsys, monkeypatch):
     fake_server.reset()
     fake_server.push(Step(kind="status", status=429, headers={"retry-after": "1"},
                           error={"error": {"message": "slow down", "type": "rate_limit_error"}}))
@@ -70,7 +70,7 @@ def test_cli_missing_key_is_one_line_exit_2(tmp_path):
     assert not any(tmp_path.iterdir()), "nothing is written for a run that cannot start"
 
 
-def test_cli_fatal_error_stops_with_one_line_and_incomplete_recording(fake_server: FakeProvider, tmp_path):  # noqa: F811
+def test_cli_fatal_error_stops_with_one_line_and_incomplete_recording(fake_server: FakeProvider, tmp_path):
     fake_server.reset()
     fake_server.push(Step(), Step(kind="status", status=401, error={"error": {"message": "invalid api key sk-test-SECRET-openai-0123456789"}}))
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}

@@ -20,10 +20,10 @@ import pytest
 
 from tests.fake_provider import KEYS, SPECS, Step, closed_port, wait_until
 from workstation.calls import FatalAgentError, TurnContext
+from workstation.cli import main
 from workstation.game.games import get_game
 from workstation.providers import ProviderOptions, make_provider_agent
 from workstation.providers.retry import classify
-from workstation.cli import main
 from workstation.store.recording import Recording
 from workstation.turn.prompt import ImagePart, Message, Prompt, TextPart
 

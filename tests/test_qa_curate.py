@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from workstation.runs.drive import drive
 from workstation.cli import main
 from workstation.errors import UserError
 from workstation.game.protocol import Protocol
 from workstation.qa.curate import add_by_hand, contradiction, edit, set_status
 from workstation.qa.qset import QUESTIONS, read_set
+from workstation.runs.drive import drive
 from workstation.runs.start import RunSpec, start_run
 
 

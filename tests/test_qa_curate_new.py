@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from screens.app import make_app
-from workstation.launch import QaCurateLaunch
 from tests.tui_helpers import run_async
 from workstation.errors import UserError
+from workstation.launch import QaCurateLaunch
 from workstation.qa import curate, templates
 from workstation.qa.qset import CATEGORIES, QUESTIONS, read_set
 

@@ -7,13 +7,13 @@ import json
 import pytest
 
 from screens.app import make_app
-from workstation.launch import QaCurateLaunch
 from screens.widgets.frame_view import FrameView
 from tests.tui_helpers import run_async
-from workstation.runs.drive import drive
 from workstation.cli import main
 from workstation.game.protocol import Protocol
+from workstation.launch import QaCurateLaunch
 from workstation.qa.qset import QUESTIONS, read_set
+from workstation.runs.drive import drive
 from workstation.runs.start import RunSpec, start_run
 
 

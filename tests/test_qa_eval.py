@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from tests.fake_provider import SPECS, FakeProvider, Seen, Step, sent_messages
-from workstation.runs.drive import drive
 from workstation.cli import main
 from workstation.game.protocol import Protocol
 from workstation.qa.qset import CATEGORIES, read_set
+from workstation.runs.drive import drive
 from workstation.runs.start import RunSpec, start_run
 
 STYLES = ("{a}", "Answer: {a}", "**{a}**", "Looking at the frames, I think the answer is {a}.", "({letter})",
@@ -79,7 +79,7 @@ def _eval(qset: Path, fake: FakeProvider, out: Path, *extra: str) -> int:
                  "--out", str(out), *extra])
 
 
-def test_a_correct_model_scores_100_in_every_category(qset, tmp_path, keys):  # noqa: F811
+def test_a_correct_model_scores_100_in_every_category(qset, tmp_path, keys):
     fake = Oracle(_key(qset))
     try:
         assert _eval(qset, fake, tmp_path / "e", "--repeats", "2", "--concurrency", "3") == 0
@@ -99,7 +99,7 @@ def test_a_correct_model_scores_100_in_every_category(qset, tmp_path, keys):  # 
     assert len(lines) == 2 * len(qs) and all(json.loads(l)["correct"] for l in lines)
 
 
-def test_the_request_is_the_question_then_timestamped_frames(qset, tmp_path, keys):  # noqa: F811
+def test_the_request_is_the_question_then_timestamped_frames(qset, tmp_path, keys):
     fake = Oracle(_key(qset))
     try:
         assert _eval(qset, fake, tmp_path / "e", "--repeats", "1") == 0
@@ -126,7 +126,7 @@ def test_the_request_is_the_question_then_timestamped_frames(qset, tmp_path, key
     assert long_seen == sum(q["category"] == "decision-long" for q in qs.values()) >= 1
 
 
-def test_a_model_always_saying_left_scores_the_share_of_left(qset, tmp_path, keys):  # noqa: F811
+def test_a_model_always_saying_left_scores_the_share_of_left(qset, tmp_path, keys):
     fake = Oracle({}, constant="left")
     try:
         assert _eval(qset, fake, tmp_path / "e", "--repeats", "1") == 0
@@ -138,7 +138,7 @@ def test_a_model_always_saying_left_scores_the_share_of_left(qset, tmp_path, key
     assert share > 0 and s["accuracy"]["overall"] == pytest.approx(share)
 
 
-def test_eval_resumes_where_it_stopped(qset, tmp_path, keys):  # noqa: F811
+def test_eval_resumes_where_it_stopped(qset, tmp_path, keys):
     fake = Oracle(_key(qset))
     try:
         assert _eval(qset, fake, tmp_path / "e", "--repeats", "2") == 0
@@ -159,7 +159,7 @@ def test_eval_resumes_where_it_stopped(qset, tmp_path, keys):  # noqa: F811
         fake.close()
 
 
-def test_a_model_always_saying_a_scores_the_share_of_first_choices(qset, tmp_path, keys):  # noqa: F811
+def test_a_model_always_saying_a_scores_the_share_of_first_choices(qset, tmp_path, keys):
     fake = Oracle({}, constant="A")
     try:
         assert _eval(qset, fake, tmp_path / "e", "--repeats", "1") == 0
@@ -192,7 +192,7 @@ def test_random_agent_and_bad_input(qset, tmp_path, capsys):
     assert len(err.strip().splitlines()) == 1 and "line 1" in err
 
 
-def test_failed_calls_are_kept_and_retried(qset, tmp_path, keys):  # noqa: F811
+def test_failed_calls_are_kept_and_retried(qset, tmp_path, keys):
     from tests.fake_provider import Step as S
     from workstation.providers import ProviderOptions
     from workstation.qa.evaluate import run_eval
@@ -213,7 +213,7 @@ def test_failed_calls_are_kept_and_retried(qset, tmp_path, keys):  # noqa: F811
         fake.close()
 
 
-def test_cost_cap_stops_cleanly_and_resumes(qset, tmp_path, keys):  # noqa: F811
+def test_cost_cap_stops_cleanly_and_resumes(qset, tmp_path, keys):
     fake = Oracle(_key(qset))
     args = ["qa", "eval", str(qset), "--agent", SPECS["openai"], "--base-url", fake.url("openai"),
             "--out", str(tmp_path / "e"), "--repeats", "1"]

@@ -14,11 +14,11 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from workstation.runs.drive import drive
 from workstation.cli import main
 from workstation.errors import UserError
 from workstation.game.protocol import Protocol
 from workstation.qa.qset import CATEGORIES, FORMAT, paper_time, read_set
+from workstation.runs.drive import drive
 from workstation.runs.start import RunSpec, start_run
 
 GAMES = ("breakout", "freeway", "boxing", "gopher")

@@ -17,14 +17,21 @@ import dataclasses
 import numpy as np
 import pytest
 
+from workstation.errors import UserError
 from workstation.game.clock import GameClock
 from workstation.game.games import get_game
 from workstation.game.protocol import Protocol
 from workstation.qa.pixels import aligned
 from workstation.qa.truth import (
-    DIRECTIONS, STILL, Obj, clear_direction, direction, load_map, parse_map, supported_games,
+    DIRECTIONS,
+    STILL,
+    Obj,
+    clear_direction,
+    direction,
+    load_map,
+    parse_map,
+    supported_games,
 )
-from workstation.errors import UserError
 
 QA_GAMES = ["assault", "boxing", "breakout", "fishing_derby", "freeway", "gopher", "name_this_game",
             "pacman", "qbert", "riverraid"]

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from tests.fake_provider import Step, vllm_like
-from workstation.game.protocol import Protocol
 from workstation.cli import main
+from workstation.game.protocol import Protocol
 from workstation.options import RunSpec, Transport
 from workstation.providers.reasoning import fold, rule_for
 from workstation.store.recording import Recording

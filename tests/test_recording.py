@@ -14,13 +14,13 @@ import numpy as np
 import pytest
 
 from workstation.store.framestore import DATA_FILE
+from workstation.store.index import find_recordings
 from workstation.store.recording import (
     UNFINISHED,
     Recording,
     RecordingError,
     RecordingWriter,
 )
-from workstation.store.index import find_recordings
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -13,13 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from workstation.runs.drive import drive
+from tests.agents_for_tests import ScriptedAgent
 from workstation.game.protocol import Protocol
+from workstation.runs.drive import drive
 from workstation.runs.start import RunSpec, start_run
 from workstation.store.recording import Recording, RecordingError
 from workstation.store.records import Manifest, Summary, TurnRecord
-
-from tests.agents_for_tests import ScriptedAgent
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = Path(__file__).resolve().parent / "data" / "rule1-breakout-random-s0"  # made before game-over rule 2

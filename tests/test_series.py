@@ -7,13 +7,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from workstation.runs.drive import drive
+from tests.agents_for_tests import ScriptedAgent
 from workstation.game.protocol import Protocol
+from workstation.runs.drive import drive
 from workstation.runs.start import RunSpec, start_run
 from workstation.store.recording import Recording
 from workstation.store.series import FrameSeries, RunSeries, buckets, summary_line
-
-from tests.agents_for_tests import ScriptedAgent
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "recordings" / "sample" / "breakout-random-s0"

@@ -15,13 +15,12 @@ from textual.app import App
 
 from screens.views.play import PlayScreen
 from screens.views.session import SessionScreen
-from workstation.runs.drive import drive
+from tests.tui_helpers import run_async, wait_until
 from workstation.analysis.compare import load_runs, summary_row
 from workstation.game.protocol import Protocol
+from workstation.runs.drive import drive
 from workstation.session import Session, Settings, make_settings, plan_steps
 from workstation.store.recording import Recording
-
-from tests.tui_helpers import run_async, wait_until
 
 
 class HandClock:

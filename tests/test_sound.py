@@ -16,20 +16,27 @@ os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
 import numpy as np
 import pytest
 
-from screens.input.sound import (MAX_LAG_S, SAMPLES_PER_FRAME, FrameAudio, SampleFifo, SoundUnavailable,
-                                 native_rate, open_output_stream)
+from screens.input.sound import (
+    MAX_LAG_S,
+    SAMPLES_PER_FRAME,
+    FrameAudio,
+    SampleFifo,
+    SoundUnavailable,
+    native_rate,
+    open_output_stream,
+)
 from workstation.game.clock import GameClock
 from workstation.game.games import FPS_NATIVE, FPS_PAPER, get_game
 from workstation.game.protocol import Protocol
 
 pygame = pytest.importorskip("pygame")
 
-from screens.input.play_window import MUTE, PlayWindow, WindowLoop  # noqa: E402
-from screens.views.play import PlayScreen  # noqa: E402
-from tests.test_tui_play import ManualPacer, PlayApp, actions_of  # noqa: E402
-from tests.tui_helpers import run_async, wait_until  # noqa: E402
-from workstation.runs.verify import verify  # noqa: E402
-from workstation.store.recording import Recording  # noqa: E402
+from screens.input.play_window import MUTE, PlayWindow, WindowLoop
+from screens.views.play import PlayScreen
+from tests.test_tui_play import ManualPacer, PlayApp, actions_of
+from tests.tui_helpers import run_async, wait_until
+from workstation.runs.verify import verify
+from workstation.store.recording import Recording
 
 
 @pytest.fixture(autouse=True)

@@ -5,7 +5,6 @@ from __future__ import annotations
 from textual.widgets import Footer
 
 from screens.app import make_app
-
 from tests.tui_helpers import run_async, wait_until, watch_args
 
 

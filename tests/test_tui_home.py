@@ -6,17 +6,15 @@ from argparse import Namespace
 
 from textual.widgets import DataTable, Input
 
-from workstation.runs.drive import drive
-from workstation.game.games import GAMES
-from workstation.store.index import find_recordings
-from workstation.store.recording import Recording
-
 from screens.app import HelpScreen, make_app
-from screens.widgets.frame_view import FrameView
 from screens.views.home import HomeScreen
 from screens.views.live import LiveScreen
-
+from screens.widgets.frame_view import FrameView
 from tests.tui_helpers import run_async, wait_until
+from workstation.game.games import GAMES
+from workstation.runs.drive import drive
+from workstation.store.index import find_recordings
+from workstation.store.recording import Recording
 
 
 def home_app(out):
@@ -111,7 +109,7 @@ def _palette_has_hits(app) -> bool:
 
     try:
         return app.screen.query_one(CommandList).option_count > 0
-    except Exception:  # noqa: BLE001 - not mounted yet
+    except Exception:  # not mounted yet
         return False
 
 

@@ -7,19 +7,16 @@ from argparse import Namespace
 from pathlib import Path
 
 import pytest
-
 from textual.widgets import Input, Select
 
-from workstation.store.recording import Recording
-
 from screens.app import make_app
-from screens.widgets.frame_view import FrameView
 from screens.views.live import LiveScreen
+from screens.widgets.frame_view import FrameView
 from screens.widgets.plan_view import PlanView
 from screens.widgets.prompt_view import PromptView
 from screens.widgets.reply_view import ReplyView
-
 from tests.tui_helpers import run_async, wait_until, watch_args
+from workstation.store.recording import Recording
 
 
 def turns_of(path: Path) -> list[dict]:
@@ -171,10 +168,9 @@ class _BrokenAgent:
 
 @run_async
 async def test_an_engine_crash_is_a_notice_and_the_recording_is_kept(tmp_path):
+    from screens.app import WorkstationApp
     from workstation.game.protocol import Protocol
     from workstation.runs.start import RunSpec, start_run
-
-    from screens.app import WorkstationApp
 
     engine = start_run(RunSpec("breakout", protocol=Protocol(frames=30), out=str(tmp_path)), agent=_BrokenAgent())
     app = WorkstationApp(lambda: LiveScreen(engine, speed="instant"))
@@ -201,10 +197,9 @@ def test_paper_pace_holds_each_action_a_tenth_of_a_second(tmp_path):
     """
     import queue
 
+    from screens.drivers.engine_driver import EngineDriver
     from workstation.game.protocol import Protocol
     from workstation.runs.start import RunSpec, start_run
-
-    from screens.drivers.engine_driver import EngineDriver
 
     now = [0.0]
 

@@ -5,14 +5,13 @@ from __future__ import annotations
 from argparse import Namespace
 
 from screens.app import make_app
-from workstation.runs.drive import drive
+from screens.views.replay_view import ReplayScreen
 from screens.widgets.frame_view import FrameView
 from screens.widgets.plan_view import PlanView
 from screens.widgets.prompt_view import PromptView
-from screens.views.replay_view import ReplayScreen
 from screens.widgets.reply_view import ReplyView
-
 from tests.tui_helpers import record, run_async, wait_until
+from workstation.runs.drive import drive
 
 
 @run_async
@@ -126,9 +125,9 @@ async def test_escape_leaves_a_focused_field_before_the_screen(tmp_path):
 
 @run_async
 async def test_open_shows_the_game_over_and_the_dropped_plan(tmp_path):
+    from screens.widgets.timeline import Timeline
     from tests.agents_for_tests import ScriptedAgent
     from tests.test_game_over import OVER_FRAME, OVER_TURN, REPLY
-    from screens.widgets.timeline import Timeline
     from workstation.game.protocol import Protocol
     from workstation.runs.start import RunSpec, start_run
 
@@ -185,10 +184,9 @@ def test_the_default_hand_set_is_under_the_qa_root():
 
 @run_async
 async def test_open_jumps_to_the_next_life_loss_and_back(tmp_path):
+    from tests.tui_helpers import record
     from workstation.analysis.compare import event_frames
     from workstation.store.series import RunSeries
-
-    from tests.tui_helpers import record
 
     rec = record(tmp_path, frames=600)
     series = RunSeries.from_turns(rec.turn_records, rec.manifest_record, len(rec.frames))

@@ -12,10 +12,9 @@ from textual.app import App
 
 from screens.drivers.play_driver import PlaySettingsError, WallPacer, action_seconds
 from screens.views.play import PlayScreen
+from tests.tui_helpers import run_async, wait_until
 from workstation.game.protocol import Protocol
 from workstation.store.recording import Recording
-
-from tests.tui_helpers import run_async, wait_until
 
 
 class ManualPacer:

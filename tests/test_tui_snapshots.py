@@ -16,7 +16,6 @@ import pytest
 from pytest_textual_snapshot import SVGImageExtension
 
 from screens.app import make_app
-
 from tests.tui_helpers import record, wait_until, watch_args
 
 STAND_IN = Path("recordings/breakout-random-s0")

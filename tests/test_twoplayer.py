@@ -13,11 +13,10 @@ import numpy as np
 import pytest
 
 from tests.fake_provider import KEYS, SPECS, FakeProvider, fake_server  # noqa: F401
-from workstation.calls import Reply
-from workstation.turn.match_engine import MatchAction, MatchEngine, MatchTurnEnded
 from workstation.arena.sides import load_match_text
 from workstation.arena.start import MatchSpec, side_builders, start_match
 from workstation.arena.verify import verify_match
+from workstation.calls import Reply
 from workstation.cli import main
 from workstation.game.protocol import Protocol
 from workstation.game.twoplayer import (
@@ -27,6 +26,7 @@ from workstation.game.twoplayer import (
     get_two_player_game,
 )
 from workstation.store.recording import Recording
+from workstation.turn.match_engine import MatchAction, MatchEngine, MatchTurnEnded
 from workstation.turn.promptpack import load_pack
 
 ROOT = Path(__file__).resolve().parents[1]

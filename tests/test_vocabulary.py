@@ -85,8 +85,9 @@ def test_every_word_of_a_game_resolves_however_it_is_cased_and_separated(game, d
 @settings(max_examples=100, deadline=None)
 @given(parts=_PARTS)
 def test_harness_rule_reorders_compounds_with_their_suffix_last(parts):
-    from workstation.game.games import Game
     from dataclasses import replace
+
+    from workstation.game.games import Game
 
     words = [p for p in parts if p]
     if len(words) < 2:

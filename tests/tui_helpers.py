@@ -10,12 +10,12 @@ from pathlib import Path
 from typing import Any
 
 from screens.app import WatchLaunch
-from workstation.runs.drive import drive
 from workstation.cli import build_parser
-from workstation.options import spec_from_args
 from workstation.game.protocol import Protocol
-from workstation.store.recording import Recording
+from workstation.options import spec_from_args
+from workstation.runs.drive import drive
 from workstation.runs.start import RunSpec, start_run
+from workstation.store.recording import Recording
 
 
 def run_async(test: Callable[..., Coroutine[Any, Any, None]]) -> Callable[..., None]:

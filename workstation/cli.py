@@ -22,8 +22,8 @@ from workstation.judge import command as judge_command
 from workstation.launch import SCREENS, HomeLaunch, Launch, MatchLaunch, OpenLaunch, PlayLaunch, WatchLaunch
 from workstation.packs import command as packs_command
 from workstation.qa import command as qa_command
-from workstation.runs.importers import command as import_command
 from workstation.runs import ls_command
+from workstation.runs.importers import command as import_command
 from workstation.store.framestore import FrameStoreError
 from workstation.store.recording import DamagedRecording, RecordingWriteError
 from workstation.tui import open_tui
@@ -124,8 +124,12 @@ def _version_text() -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from workstation.options import (add_experience_arguments, add_model_arguments, add_play_arguments,
-                                      add_protocol_arguments)
+    from workstation.options import (
+        add_experience_arguments,
+        add_model_arguments,
+        add_play_arguments,
+        add_protocol_arguments,
+    )
 
     p = _Parser(prog="workstation", description="Atari VLM workstation (AtariBench protocol). "
                 "`workstation` alone opens the TUI's home screen; the commands below do one thing each.")
@@ -224,7 +228,7 @@ def _main(args: argparse.Namespace) -> int:
         return 130
     except BrokenPipeError:  # `workstation ls | head`: the reader left; say nothing more
         try:
-            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - so the interpreter's final flush stays quiet
+            sys.stdout = open(os.devnull, "w")  # so the interpreter's final flush stays quiet
         except OSError:
             pass
         return 0
@@ -287,7 +291,6 @@ def _games(variants: bool = False) -> int:
 
     if variants:
         from workstation.game.clock import game_variants
-
         from workstation.text_table import text_table
 
         table: list[tuple[str, str, str]] = [("key", "modes", "difficulties")]

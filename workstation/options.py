@@ -34,9 +34,9 @@ if TYPE_CHECKING:
     from workstation.providers import ProviderOptions
 
 from workstation.agents.registry import SPEC_HELP, AgentSpecError, parse_agent
+from workstation.errors import UserError
 from workstation.game.games import GAMES, MODES, PACES, UnknownGame, get_game
 from workstation.game.protocol import SETTING, SETTINGS, Protocol, ProtocolError, Setting
-from workstation.errors import UserError
 from workstation.locations import RECORDINGS
 
 SEED_MAX = 2**32 - 1  # the emulator's seed is a 32-bit unsigned integer

@@ -31,9 +31,9 @@ import os
 import random
 import re
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from collections.abc import Callable
 from typing import Any, TypeVar
 
 from workstation.errors import UserError
@@ -398,7 +398,7 @@ class Session:
 
         try:
             pack = load_pack(self.settings.prompts)
-        except Exception:  # noqa: BLE001 - the label only; the pack was checked when the session started
+        except Exception:  # the label only; the pack was checked when the session started
             return str(self.settings.prompts or "?")
         return f"{pack.name}@{str(pack.digest)[:8]}"
 

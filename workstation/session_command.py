@@ -13,8 +13,8 @@ if TYPE_CHECKING:
 
 
 def register(sub: Any) -> None:
-    from workstation.options import add_protocol_arguments
     from workstation.game.games import MODES, PACES
+    from workstation.options import add_protocol_arguments
     from workstation.session import ORDERS, SESSIONS
 
     p = sub.add_parser("session", help="run a human baseline session: instructions, practice, runs per game (TUI)",

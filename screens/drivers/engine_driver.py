@@ -12,28 +12,46 @@ from __future__ import annotations
 
 import queue
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-from collections.abc import Callable
 
 import numpy as np
 from textual.message import Message
 
-from workstation.turn.engine import (
-    ActionExecuted, Event, FrameStepped, Phase, PlanParsed, PromptReady, ReplyReceived, RunEnded, TextDelta,
-    TurnEnded, TurnEngine,
-)
-from workstation.calls import CancelToken
-from workstation.runs.drive import drive
-from workstation.store.records import RecordingError
-from workstation.runs.start import branch_run
-from workstation.turn.prompt import edit_problem
-
 from screens.messages import (
-    EngineAction, EngineBranched, EngineFinished, EngineNotice, EnginePlan, EngineProgress, EnginePrompt,
-    EngineReply, EngineText, EngineTurn, EngineWaiting, BarStats,
+    BarStats,
+    EngineAction,
+    EngineBranched,
+    EngineFinished,
+    EngineNotice,
+    EnginePlan,
+    EngineProgress,
+    EnginePrompt,
+    EngineReply,
+    EngineText,
+    EngineTurn,
+    EngineWaiting,
 )
 from screens.widgets.frame_view import sent_image
+from workstation.calls import CancelToken
+from workstation.runs.drive import drive
+from workstation.runs.start import branch_run
+from workstation.store.records import RecordingError
+from workstation.turn.engine import (
+    ActionExecuted,
+    Event,
+    FrameStepped,
+    Phase,
+    PlanParsed,
+    PromptReady,
+    ReplyReceived,
+    RunEnded,
+    TextDelta,
+    TurnEnded,
+    TurnEngine,
+)
+from workstation.turn.prompt import edit_problem
 
 SPEEDS = {"paper": 0.1, "fast": 0.02, "instant": 0.0}  # seconds per action (paper pace: 0.1 s)
 SPEED_ORDER = ("paper", "fast", "instant")
@@ -327,7 +345,7 @@ class EngineDriver:
             if part.frame not in cache:
                 try:
                     cache[part.frame] = sent_image(frames.png(part.frame)) if frames is not None else None
-                except Exception:  # noqa: BLE001 - a missing frame only costs its preview
+                except Exception:  # a missing frame only costs its preview
                     cache[part.frame] = None
             out.append((part, cache[part.frame]))
         return out

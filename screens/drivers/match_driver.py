@@ -19,9 +19,9 @@ from typing import Any
 
 from textual.message import Message
 
-from workstation.turn.match_engine import MatchAction, MatchEngine, MatchPlans, MatchPrompts, MatchTurnEnded
-from workstation.turn.engine import Event
 from workstation.arena.start import MatchSpec, start_match
+from workstation.turn.engine import Event
+from workstation.turn.match_engine import MatchAction, MatchEngine, MatchPlans, MatchPrompts, MatchTurnEnded
 
 QUIT = "play was cancelled"
 

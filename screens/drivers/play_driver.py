@@ -14,14 +14,13 @@ import time
 from collections.abc import Callable
 from typing import Protocol as _Interface
 
+from screens.input.keys import action_for
 from workstation.calls import CancelToken
 from workstation.errors import UserError
 from workstation.game.games import PACES as GAME_PACES
 from workstation.game.games import Game
 from workstation.runs.drive import drive
 from workstation.turn.engine import Phase, TurnEngine
-
-from screens.input.keys import action_for
 
 PACES: dict[str, int | None] = {**GAME_PACES, "instant": None}  # instant: no waiting (tests)
 QUIT_REASON = "play was cancelled"  # the human agent's own words when a wait for a plan is cut short

@@ -15,10 +15,6 @@ sound the window says so once and plays silent.
 
 from __future__ import annotations
 
-from typing import Any
-
-from textual.notifications import SeverityLevel
-
 import importlib.util
 import multiprocessing as mp
 import os
@@ -26,8 +22,10 @@ import queue
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import numpy as np
+from textual.notifications import SeverityLevel
 
 SCALE = 3  # window pixels per Atari pixel (both ways; the TV's wider pixels are not imitated)
 MUTE = "mute"  # on the sound queue: toggle mute

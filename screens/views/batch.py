@@ -29,10 +29,9 @@ from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Static
 from textual.worker import Worker
 
-from workstation.batch.progress import DONE, FAILED, LEFT, RUNNING, SKIPPED, STOPPED, duration, money
-
 from screens.messages import OpenRecording, PaletteCommand
 from screens.widgets.alive import unless_leaving
+from workstation.batch.progress import DONE, FAILED, LEFT, RUNNING, SKIPPED, STOPPED, duration, money
 
 ORDER = {RUNNING: 0, FAILED: 1, STOPPED: 2, LEFT: 3, DONE: 4, SKIPPED: 5}
 LABELS = {SKIPPED: "done before"}  # complete in an earlier pass: not run again, not "skipped" over
@@ -120,7 +119,7 @@ class BatchScreen(Screen[None]):
     def _run(self) -> None:
         try:
             self.code = self.job.run()
-        except Exception as e:  # noqa: BLE001 - shown, not raised into the event loop
+        except Exception as e:  # shown, not raised into the event loop
             self.error, self.code = f"{type(e).__name__}: {e}", 1
         finally:
             self._idle.set()
@@ -196,7 +195,7 @@ class BatchScreen(Screen[None]):
             return None
         try:
             return runs.coordinate_to_cell_key(runs.cursor_coordinate).row_key.value
-        except Exception:  # noqa: BLE001 - no row under the cursor
+        except Exception:  # no row under the cursor
             return None
 
     # -- actions ------------------------------------------------------------------
@@ -281,7 +280,7 @@ def batch_commands(app: App[Any], root: str | Path | None = None) -> list[Palett
             except UserError as e:
                 app.notify(str(e), title="cannot open the batch", severity="error")
                 return
-            except Exception as e:  # noqa: BLE001 - a TUI never closes on a batch it cannot read
+            except Exception as e:  # a TUI never closes on a batch it cannot read
                 app.notify(f"{type(e).__name__}: {e}", title=f"cannot open the batch in {directory}",
                            severity="error")
                 return

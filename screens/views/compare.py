@@ -16,28 +16,26 @@ from pathlib import Path
 from typing import Any
 
 from rich.text import Text
-from textual.app import App
-from textual.events import Click
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.events import Click
 from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import DataTable, Footer, Static
 
+from screens.messages import PaletteCommand
+from screens.views.event_keys import EVENT_BINDINGS
+from screens.views.export_key import export_in_background
+from screens.views.frame_playback import END_BINDINGS, FramePlaybackScreen
+from screens.views.run_layout import turn_label
+from screens.widgets.frame_view import FrameView
+from screens.widgets.score_plot import COLOURS, ScorePlot
 from workstation.analysis.compare import SUMMARY_COLUMNS, Comparison, Run, next_event, run_at, summary_cells
 from workstation.errors import UserError
 from workstation.game.games import FPS_PAPER
 from workstation.store.framestore import FrameStoreError
 from workstation.store.records import RecordingError
-
-from screens.views.run_layout import turn_label
-from screens.widgets.frame_view import FrameView
-from screens.widgets.score_plot import COLOURS, ScorePlot
-from screens.views.event_keys import EVENT_BINDINGS
-from screens.views.frame_playback import END_BINDINGS, FramePlaybackScreen
-from screens.views.export_key import export_in_background
-from screens.messages import PaletteCommand
 
 EVENT_NAMES = {"reward": "reward", "life_lost": "life loss", "game_over": "game over"}
 

@@ -19,7 +19,7 @@ def export_in_background(screen: Screen[Any], paths: list[Path], out: Path) -> N
 
         try:
             n, _, _ = export(list(paths), out)
-        except Exception as e:  # noqa: BLE001 - any failure is a notice, never a crash of the view
+        except Exception as e:  # any failure is a notice, never a crash of the view
             screen.app.call_from_thread(screen.notify, f"export failed: {e}", severity="error")
             return
         of = f" of {len(paths)} runs" if len(paths) > 1 else ""

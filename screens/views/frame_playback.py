@@ -12,6 +12,7 @@ from typing import Any
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.timer import Timer
+
 from screens.widgets.alive import unless_leaving
 
 PLAY_FRAMES = 3  # frames per playback tick: one action

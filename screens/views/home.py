@@ -19,27 +19,26 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.screen import Screen
 from textual.suggester import SuggestFromList
-from textual.widgets import Button, Checkbox, DataTable, Footer, Input, Label, OptionList, Select, Static
 from textual.widget import Widget
+from textual.widgets import Button, Checkbox, DataTable, Footer, Input, Label, OptionList, Select, Static
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
-from workstation.store.changes import mark
-from workstation.store.series import plural
+from screens.messages import OpenRecording, PaletteCommand, StartRun
+from screens.views.match_form import home_base_url, match_commands, open_match_form
+from screens.widgets.alive import SafeSelect, unless_leaving
+from screens.widgets.frame_view import FrameView
 from workstation.game.clock import GameClock
 from workstation.game.games import GAMES
 from workstation.game.protocol import SETTINGS, Protocol, ProtocolError, StartOption
 from workstation.locations import RECORDINGS
 from workstation.options import MODEL_CLI, RUN_SETTING, RunSpec, SpecError, flat_values, preflight, spec_from_values
 from workstation.store import integrity
+from workstation.store.changes import mark
 from workstation.store.index import find_recordings
 from workstation.store.recording import Recording
 from workstation.store.records import RecordingError
-
-from screens.widgets.frame_view import FrameView
-from screens.messages import OpenRecording, StartRun, PaletteCommand
-from screens.views.match_form import home_base_url, match_commands, open_match_form
-from screens.widgets.alive import SafeSelect, unless_leaving
+from workstation.store.series import plural
 
 MAX_RECENT = 20
 PROVIDER_EXAMPLES = ["openai:gpt-5.1", "anthropic:claude-sonnet-4-5", "gemini:gemini-2.5-flash", "compat:MODEL"]

@@ -10,10 +10,9 @@ Nothing here plays or reflects: ``workstation.idc.rounds`` does.
 
 from __future__ import annotations
 
-from typing import Any
-
 import difflib
 from pathlib import Path
+from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -168,10 +167,9 @@ class IdcScreen(Screen[None]):
 
     # -- actions -----------------------------------------------------------------
     def action_open_episode(self, row: int | None = None) -> None:
+        from screens.views.replay_view import ReplayScreen
         from workstation.store.recording import Recording
         from workstation.store.records import RecordingError
-
-        from screens.views.replay_view import ReplayScreen
 
         table = self.query_one("#episodes", DataTable)
         r = self.selected()

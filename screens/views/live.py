@@ -12,34 +12,44 @@ from collections.abc import Callable
 from typing import Any
 
 from rich.text import Text
-from textual.app import ComposeResult
 from textual import work
+from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Button, Input, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
+from screens.drivers.engine_driver import SPEED_ORDER, SPEEDS, EngineDriver
+from screens.messages import (
+    BarStats,
+    EngineAction,
+    EngineBranched,
+    EngineFinished,
+    EngineNotice,
+    EnginePlan,
+    EngineProgress,
+    EnginePrompt,
+    EngineReply,
+    EngineText,
+    EngineTurn,
+    EngineWaiting,
+    PaletteCommand,
+)
+from screens.views.run_layout import blur_or_leave, compose_run, protocol_label, titled
+from screens.widgets.alive import unless_leaving
+from screens.widgets.confirm import ConfirmScreen
+from screens.widgets.frame_view import FrameView
+from screens.widgets.plan_view import PlanView, end_note
+from screens.widgets.prompt_view import PromptView
+from screens.widgets.reply_view import BY_HAND, NOT_SENT, ReplyView
+from screens.widgets.stats_bar import StatsBar
+from screens.widgets.step_panel import StepPanel
+from screens.widgets.timeline import Timeline
 from workstation.agents.registry import is_model
 from workstation.store.changes import counts, mark
 from workstation.store.series import FrameSeries, result_text
 from workstation.turn.engine import TurnEngine
 from workstation.turn.prompt import Prompt, edit_problem
-
-from screens.drivers.engine_driver import SPEED_ORDER, SPEEDS, EngineDriver
-from screens.widgets.confirm import ConfirmScreen
-from screens.widgets.frame_view import FrameView
-from screens.messages import (
-    EngineAction, EngineBranched, EngineFinished, EngineNotice, EnginePlan, EngineProgress, EnginePrompt,
-    EngineReply, EngineText, EngineTurn, EngineWaiting, BarStats, PaletteCommand,
-)
-from screens.widgets.plan_view import PlanView, end_note
-from screens.widgets.prompt_view import PromptView
-from screens.widgets.reply_view import BY_HAND, NOT_SENT, ReplyView
-from screens.views.run_layout import blur_or_leave, compose_run, protocol_label, titled
-from screens.widgets.stats_bar import StatsBar
-from screens.widgets.step_panel import StepPanel
-from screens.widgets.timeline import Timeline
-from screens.widgets.alive import unless_leaving
 
 STEP_ACTIONS = {"apply_edit", "send", "current_only", "resend", "override", "one_action", "one_frame",
                 "finish_turn", "branch", "edit_prompt"}

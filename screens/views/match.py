@@ -23,13 +23,13 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from screens.drivers.match_driver import MatchDriver, MatchUpdate
-from screens.input.keys import HeldKeys, PlanQueue, action_for, commit_refusal, take_play_key
 from screens.drivers.play_driver import WallPacer, action_seconds
-from screens.widgets.frame_view import FrameView, frame_beside
+from screens.input.keys import HeldKeys, PlanQueue, action_for, commit_refusal, take_play_key
 from screens.widgets.alive import unless_leaving
+from screens.widgets.frame_view import FrameView, frame_beside
 from workstation.arena.start import MatchSpec
-from workstation.game.vocabulary import normal_name
 from workstation.game.twoplayer import get_two_player_game
+from workstation.game.vocabulary import normal_name
 
 
 class MatchScreen(Screen[Any]):

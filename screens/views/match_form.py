@@ -23,9 +23,9 @@ from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select, Static
+
 from screens.messages import PaletteCommand
 from screens.widgets.alive import SafeSelect
-
 from workstation.errors import UserError
 from workstation.game.twoplayer import TWO_PLAYER_GAMES
 
@@ -115,12 +115,11 @@ class MatchForm(ModalScreen[Any]):
 
     def check(self) -> dict[str, Any]:
         """The match the form describes, checked as `play --vs` checks it (UserError: one line)."""
-        from workstation.arena.command import play_vs
         import argparse
 
-        from workstation.options import add_play_arguments
-
         from workstation.agents.registry import is_model
+        from workstation.arena.command import play_vs
+        from workstation.options import add_play_arguments
 
         v = self.values()
         for name in ("seed", "frames"):

@@ -20,8 +20,8 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Static
 
-from screens.views.run_layout import turn_label
 from screens.views.frame_playback import END_BINDINGS, STEP_BINDINGS, FramePlaybackScreen
+from screens.views.run_layout import turn_label
 from screens.widgets.frame_view import FrameView, frame_beside
 from workstation.store.framestore import FrameStoreError
 from workstation.store.recording import Recording

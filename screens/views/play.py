@@ -30,27 +30,35 @@ from typing import Any
 
 from textual import work
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.events import Key
 from textual.message import Message
 from textual.screen import Screen
-from textual.binding import Binding
 from textual.widgets import Digits, Footer, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from screens.widgets.frame_view import FrameView, frame_beside
+from screens.drivers.play_driver import (
+    PACES,
+    QUIT_REASON,
+    Pacer,
+    PlayDriver,
+    PlaySettingsError,
+    WallPacer,
+    action_seconds,
+)
 from screens.input.keys import HeldKeys, PlanQueue, action_for, commit_refusal, take_play_key
-from screens.messages import EngineFinished, EngineNotice, EngineProgress, BarStats
 from screens.input.play_window import PlayWindow, window_unavailable
-from screens.drivers.play_driver import (PACES, QUIT_REASON, Pacer, PlayDriver, PlaySettingsError, WallPacer,
-                                         action_seconds)
+from screens.messages import BarStats, EngineFinished, EngineNotice, EngineProgress
 from screens.widgets.alive import unless_leaving
+from screens.widgets.frame_view import FrameView, frame_beside
 from workstation.agents.human_agent import HumanAgent
-from workstation.store.series import result_text
-from workstation.turn.engine import Event, FrameStepped, TurnEngine
 from workstation.game.games import FPS_NATIVE, FPS_PAPER, MODES, get_game
 from workstation.game.protocol import Protocol
 from workstation.options import RunSpec
 from workstation.runs.start import start_run
+from workstation.store.series import result_text
+from workstation.turn.engine import Event, FrameStepped, TurnEngine
+
 
 class PlayScreen(Screen[Any]):
     """Play a game with the keyboard; the run is recorded with agent ``human``."""

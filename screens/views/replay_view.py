@@ -24,29 +24,26 @@ from textual.binding import Binding
 from textual.timer import Timer
 from textual.widgets import Static
 
-from workstation.analysis.compare import event_frames, next_event_frame
-from workstation.store.changes import KINDS, mark, of_turn
-from workstation.store.series import plural
-from workstation.store.framestore import FrameStoreError
-from workstation.turn.parser import ParseResult
-from workstation.turn.prompt import ImagePart
-from workstation.game.protocol import Protocol
-from workstation.store.recording import Recording
-from workstation.store.records import RecordingError
-from workstation.store.records import TurnRecord
-from workstation.store.series import RunSeries
-
-from screens.views.frame_playback import END_BINDINGS, STEP_BINDINGS, FramePlaybackScreen
-from screens.widgets.frame_view import FrameView, sent_image
 from screens.messages import BarStats, PaletteCommand
 from screens.views.event_keys import EVENT_BINDINGS
 from screens.views.export_key import export_in_background
+from screens.views.frame_playback import END_BINDINGS, STEP_BINDINGS, FramePlaybackScreen
+from screens.views.run_layout import blur_or_leave, compose_run, protocol_label, turn_label
+from screens.widgets.frame_view import FrameView, sent_image
 from screens.widgets.plan_view import PlanView, end_note
 from screens.widgets.prompt_view import PromptView
 from screens.widgets.reply_view import ReplyView
-from screens.views.run_layout import blur_or_leave, compose_run, protocol_label, turn_label
 from screens.widgets.stats_bar import StatsBar
 from screens.widgets.timeline import Timeline
+from workstation.analysis.compare import event_frames, next_event_frame
+from workstation.game.protocol import Protocol
+from workstation.store.changes import KINDS, mark, of_turn
+from workstation.store.framestore import FrameStoreError
+from workstation.store.recording import Recording
+from workstation.store.records import RecordingError, TurnRecord
+from workstation.store.series import RunSeries, plural
+from workstation.turn.parser import ParseResult
+from workstation.turn.prompt import ImagePart
 
 
 def _verdicts(rec: Recording) -> dict[int, dict[str, Any]]:

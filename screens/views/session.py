@@ -28,13 +28,12 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Digits, Footer, Static
 
-from workstation.game.games import get_game
-from workstation.session import Session, Step
-from workstation.turn.promptpack import display_title
-
 from screens.drivers.play_driver import Pacer, WallPacer
 from screens.views.play import PlayScreen
 from screens.widgets.alive import unless_leaving
+from workstation.game.games import get_game
+from workstation.session import Session, Step
+from workstation.turn.promptpack import display_title
 
 STAGES = ("instructions", "countdown", "run", "result", "finished")
 

@@ -12,10 +12,9 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
-from workstation.turn.prompt import ImagePart
-
-from screens.widgets.frame_view import FrameView
 from screens.widgets.alive import unless_leaving
+from screens.widgets.frame_view import FrameView
+from workstation.turn.prompt import ImagePart
 
 
 class PromptEditor(TextArea):

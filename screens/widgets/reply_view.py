@@ -9,7 +9,6 @@ from textual.widgets import Static
 
 from workstation.turn.parser import ParseResult
 
-
 WAITING = "waiting for the reply…"
 NOT_SENT = "not sent yet: g sends the prompt (tab into it to edit it first; o overrides with your own plan)"
 BY_HAND = "no reply: the plan was set by hand before the prompt was sent; the agent was not asked"

@@ -5,10 +5,9 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
+from screens.messages import BarStats
 from workstation.game.games import FPS_PAPER
 from workstation.store.series import cost_text, tokens_text
-
-from screens.messages import BarStats
 
 
 def stats_text(s: BarStats) -> Text:

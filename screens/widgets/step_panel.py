@@ -11,6 +11,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.events import DescendantBlur, DescendantFocus
 from textual.widgets import Button, Input, Select, Static
+
 from screens.widgets.alive import SafeSelect
 
 HOLD_HINTS = {

@@ -13,7 +13,7 @@ from rich.text import Text
 from textual.widget import Widget
 
 from workstation.game.games import FPS_PAPER
-from workstation.store.series import FrameSeries, buckets  # noqa: F401 - buckets: importable here as before
+from workstation.store.series import FrameSeries, buckets  # buckets: importable here as before
 
 BARS = "▁▂▃▄▅▆▇█"
 GUTTER = 7  # width of the row labels

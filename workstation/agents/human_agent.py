@@ -8,10 +8,9 @@ It returns None when play was cancelled.
 
 from __future__ import annotations
 
-from typing import Any
-
 import time
 from collections.abc import Callable
+from typing import Any
 
 from workstation.calls import CancelToken, Deadline, FatalAgentError, OnText, Reply, TurnContext
 from workstation.turn.prompt import Prompt

@@ -8,9 +8,8 @@ pack's parser plays, as the harness's random client's replies are.
 
 from __future__ import annotations
 
-from typing import Any
-
 import random
+from typing import Any
 
 from workstation.calls import CancelToken, Deadline, OnText, Reply, TurnContext
 from workstation.game.games import Game

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from pathlib import Path
+from typing import Any
 
 from workstation.calls import CancelToken, Deadline, OnText, Reply, TurnContext
 from workstation.game.games import Game
-from workstation.turn.prompt import Prompt
 from workstation.store.recording import Recording
 from workstation.store.records import RecordingError
+from workstation.turn.prompt import Prompt
 
 
 class ReplayAgent:

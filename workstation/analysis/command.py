@@ -41,7 +41,8 @@ def run(args: argparse.Namespace) -> int:
 
         print(paper(args.results, args.md, args.plots, args.baseline, args.bootstrap_seed), end="")
         return 0
-    from workstation.idc.report import is_idc_dir, report as idc_report
+    from workstation.idc.report import is_idc_dir
+    from workstation.idc.report import report as idc_report
 
     if len(args.results) == 1 and is_idc_dir(args.results[0]):  # an IDC directory: its curve and transfer
         return idc_report(args.results[0], args.json, args.md)
@@ -57,7 +58,6 @@ def run(args: argparse.Namespace) -> int:
     import sys
 
     from workstation.analysis.table import load_many, mixed_conditions
-
     from workstation.batch.out_uri import fetch_results, is_remote
 
     sources = [fetch_results(p) if is_remote(p) else p for p in args.results]  # a batch's URI: its results.csv

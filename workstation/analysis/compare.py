@@ -16,9 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from workstation.store.changes import mark
 from workstation.errors import UserError
 from workstation.game.games import FPS_PAPER
+from workstation.store.changes import mark
 from workstation.store.recording import Recording
 from workstation.store.records import Manifest, RecordingError, TurnRecord
 from workstation.store.series import RunSeries

@@ -9,11 +9,11 @@ import textwrap
 from dataclasses import dataclass
 from typing import Any
 
-from workstation.store.series import plural
 from workstation.analysis import ablation, behaviour, footprint, levels, stats
 from workstation.analysis.table import Results
 from workstation.errors import UserError
 from workstation.store.atomic import write_atomic
+from workstation.store.series import plural
 from workstation.text_table import text_table
 
 

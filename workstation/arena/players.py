@@ -8,11 +8,11 @@ from typing import Any
 
 from workstation.agents import AgentSpecError, make_agent, parse_agent
 from workstation.calls import OnText, Reply, TurnContext
-from workstation.turn.agent import Agent
 from workstation.errors import UserError
 from workstation.game.twoplayer import SIDES, TwoPlayerGame
 from workstation.store.recording import Recording
 from workstation.store.records import RecordingError
+from workstation.turn.agent import Agent
 from workstation.turn.prompt import Prompt
 
 

@@ -20,9 +20,9 @@ from typing import Any
 
 from workstation.game.games import Game
 from workstation.game.protocol import Protocol
+from workstation.locations import default_pack_dir
 from workstation.turn.prompt import FrameSource, TextPart
 from workstation.turn.prompt_builder import PromptBuilder
-from workstation.locations import default_pack_dir
 from workstation.turn.promptpack import PromptPack, PromptPackError
 
 SECTIONS = ("guide", "short", "side 1", "side 2")

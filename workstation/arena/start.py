@@ -10,16 +10,16 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from workstation.turn.agent import Agent
 from workstation.arena.players import check_players, make_side_agent, side_seed
 from workstation.arena.sides import MatchText, SidePromptBuilder, load_match_text, side_pack
 from workstation.game.clock import RULES
 from workstation.game.protocol import Protocol
 from workstation.game.twoplayer import SIDES, get_two_player_game
+from workstation.locations import default_pack_dir
 from workstation.options import GENERATION_KEYS
 from workstation.runs.start import FORMAT, new_run_dir, versions
 from workstation.store.recording import RecordingWriter
-from workstation.locations import default_pack_dir
+from workstation.turn.agent import Agent
 from workstation.turn.match_engine import MatchEngine, MatchObserver
 from workstation.turn.prompt import FrameSource
 from workstation.turn.promptpack import PromptPack, load_pack

@@ -11,13 +11,12 @@ from __future__ import annotations
 
 from typing import Any
 
-
-from workstation.calls import Reply, TurnContext
 from workstation.arena.sides import load_match_text
 from workstation.arena.start import side_builders
+from workstation.calls import Reply, TurnContext
 from workstation.game.twoplayer import get_two_player_game
-from workstation.runs.verify import VerifyResult, replay_basis
 from workstation.runs.frame_check import FrameCheck, Mismatch, TurnCheck, check_fields, same
+from workstation.runs.verify import VerifyResult, replay_basis
 from workstation.store.recording import Recording
 from workstation.store.records import MatchTurn, RecordingError
 from workstation.turn.engine import Event

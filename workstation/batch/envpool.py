@@ -128,7 +128,7 @@ class EnvPool:
         for env in envs:
             try:
                 env.close()
-            except Exception:  # noqa: BLE001 - closing is best effort
+            except Exception:  # closing is best effort
                 pass
 
 

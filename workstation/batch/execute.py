@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from workstation.calls import CancelToken
@@ -89,7 +89,7 @@ class SharedClients:
         for c in clients:
             try:
                 c.close()
-            except Exception:  # noqa: BLE001 - closing is best effort
+            except Exception:  # closing is best effort
                 pass
 
 
@@ -211,7 +211,7 @@ def execute(spec_json: dict[str, Any], run_id: str, hooks: Hooks | None = None) 
             result.complete, result.stopped = summary.complete, summary.stopped
             result.calls, result.cost_usd = summary.calls, float(summary.cost_usd or 0.0)
             result.score, result.turns = summary.total_reward, summary.turns
-    except Exception as e:  # noqa: BLE001 - one failed run must not end the batch; the error is its account
+    except Exception as e:  # one failed run must not end the batch; the error is its account
         result.error = (str(e).splitlines() or [type(e).__name__])[0] or type(e).__name__
         if engine is not None and engine.summary is not None:
             result.stopped = engine.summary.stopped
@@ -223,7 +223,7 @@ def execute(spec_json: dict[str, Any], run_id: str, hooks: Hooks | None = None) 
         if engine is not None:
             try:
                 engine.close()
-            except Exception:  # noqa: BLE001
+            except Exception:
                 pass
     if result.complete and result.path:
         result.verdict = verdict(result.path)

@@ -20,13 +20,13 @@ import multiprocessing as mp
 import os
 import signal
 import threading
+from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from typing import Any
-from collections.abc import Callable
 
 from workstation.batch.envpool import EnvPool
-from workstation.batch.executor_base import CPU_STOP_REASON, Executor, cores, limiter_key
 from workstation.batch.execute import Hooks, RunResult, SharedClients, execute
+from workstation.batch.executor_base import CPU_STOP_REASON, Executor, cores, limiter_key
 from workstation.batch.jobs import Job as Cell
 from workstation.batch.model_procs import ModelProcesses, fewer_malloc_arenas, shares, warm
 from workstation.calls import CancelToken
@@ -79,13 +79,13 @@ def preimport() -> None:
     try:
         from PIL import Image
 
-        import workstation.providers.agent  # noqa: F401
-        import workstation.runs.drive  # noqa: F401
-        import workstation.runs.start  # noqa: F401
+        import workstation.providers.agent
+        import workstation.runs.drive
+        import workstation.runs.start
         import workstation.store.integrity  # noqa: F401
 
         Image.init()
-        import openai  # noqa: F401
+        import openai
         import openai.types.chat  # noqa: F401
     except ImportError:
         pass

@@ -23,9 +23,9 @@ import itertools
 import queue
 import signal
 import threading
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
-from collections.abc import Callable
 
 from workstation.batch.envpool import EnvPool
 from workstation.batch.execute import Hooks, Progress, SharedClients, execute
@@ -55,7 +55,7 @@ def warm(spec_json: dict[str, Any], limiter: Any, clients: SharedClients, envs: 
     try:
         from PIL import Image
 
-        import workstation.runs.drive  # noqa: F401 - the engine, recorder, prompt builder
+        import workstation.runs.drive  # the engine, recorder, prompt builder
         import workstation.runs.start  # noqa: F401
         from workstation.batch.execute import make_agent_with
         from workstation.game.games import get_game
@@ -70,7 +70,7 @@ def warm(spec_json: dict[str, Any], limiter: Any, clients: SharedClients, envs: 
             obj = client
             for name in path.split("."):
                 obj = getattr(obj, name, None)
-    except Exception:  # noqa: BLE001 - only a head start; the run itself reports what is wrong
+    except Exception:  # only a head start; the run itself reports what is wrong
         pass
 
 

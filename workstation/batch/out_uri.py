@@ -111,7 +111,7 @@ def open_fs(uri: str, scheme: str) -> tuple[Any, str]:
     try:
         fs, root = fsspec.core.url_to_fs(uri, **kwargs)
         return fs, str(root)
-    except Exception as e:  # noqa: BLE001 - any backend's own way to refuse a URI
+    except Exception as e:  # any backend's own way to refuse a URI
         raise UserError(f"--out {uri}: cannot open it ({why(e)})") from None
 
 
@@ -127,7 +127,7 @@ def fetch_results(uri: str) -> Path:
     except FileNotFoundError:
         raise UserError(f"{uri}: no results.csv there (no bucket {bucket!r}, or no batch under that prefix yet); "
                         "give the URI a batch was run into with --out") from None
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         raise unreachable(uri, e) from None
     view = stage_of(uri).with_name(stage_of(uri).name + "-view")
     view.mkdir(parents=True, exist_ok=True)

@@ -26,7 +26,7 @@ def here() -> dict[str, Any]:
     try:
         if ray is not None and ray.is_initialized():
             node_id = ray.get_runtime_context().get_node_id() or ""
-    except Exception:  # noqa: BLE001 - not in a worker: no node id
+    except Exception:  # not in a worker: no node id
         node_id = ""
     return {"node_id": node_id, "node_host": socket.gethostname()}
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TextIO
-from collections.abc import Callable
 
 from workstation.batch.jobs import Job as Cell
 from workstation.text_table import text_table

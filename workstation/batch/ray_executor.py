@@ -23,10 +23,10 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterator
 from concurrent.futures import Future
 from contextlib import contextmanager
 from typing import Any, cast
-from collections.abc import Iterator
 
 from workstation.batch import placement, shipping
 from workstation.batch.execute import Hooks, Progress, RunResult, execute
@@ -230,7 +230,7 @@ class RayExecutor(Executor):
         def arrived(inner: Future[Any]) -> None:
             try:
                 out.set_result(home(inner.result(), runs_dir))
-            except BaseException as e:  # noqa: BLE001 - the task failed, its node died, or unpacking did
+            except BaseException as e:  # the task failed, its node died, or unpacking did
                 out.set_exception(e)
 
         ref.future().add_done_callback(arrived)
@@ -239,7 +239,7 @@ class RayExecutor(Executor):
     def progress(self) -> dict[str, Progress]:
         try:
             live = self._ray.get(self.actor.progress.remote(), timeout=5)
-        except Exception:  # noqa: BLE001 - progress is best effort
+        except Exception:  # progress is best effort
             return {}
         return {k: Progress(**{f: v for f, v in p.items() if f in Progress.__dataclass_fields__})
                 for k, p in live.items() if p}

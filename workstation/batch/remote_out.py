@@ -37,8 +37,18 @@ from queue import Empty, Queue
 from typing import Any
 
 from workstation.batch import placement, results
-from workstation.batch.out_uri import BUCKETED, STAGE_ENV, check_uri, is_remote, local_out, open_fs, scheme_of, \
-    stage_of, unreachable, why
+from workstation.batch.out_uri import (
+    BUCKETED,
+    STAGE_ENV,
+    check_uri,
+    is_remote,
+    local_out,
+    open_fs,
+    scheme_of,
+    stage_of,
+    unreachable,
+    why,
+)
 from workstation.errors import UserError
 
 MARKERS = "uploaded"  # URI/uploaded/NAME.json: written last, once every file of URI/runs/NAME/ is up
@@ -91,7 +101,7 @@ class RemoteOut:
         except PermissionError as e:
             raise UserError(f"--out {self.uri}: access denied ({why(e)}); check the credentials in the "
                             "environment") from None
-        except Exception as e:  # noqa: BLE001 - unreachable endpoint, bad credentials, any backend's error
+        except Exception as e:  # unreachable endpoint, bad credentials, any backend's error
             raise unreachable(f"--out {self.uri}", e) from None
 
     def _lock(self) -> None:
@@ -141,7 +151,7 @@ class RemoteOut:
             data = self.fs.cat_file(self.remote("grid.toml"))
         except FileNotFoundError:
             return
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:
             raise UserError(f"--out {self.uri}: cannot read its grid.toml ({why(e)})") from None
         (self.stage / "grid.toml").write_bytes(data)
 
@@ -181,7 +191,7 @@ class RemoteOut:
                 return n
             finally:
                 shutil.rmtree(tmp, ignore_errors=True)
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:
             raise UserError(f"--out {self.uri}: cannot bring its recordings down to {self.stage} ({why(e)}); "
                             "run the command again") from None
 
@@ -197,7 +207,7 @@ class RemoteOut:
         self.leftovers.add(name)
         try:
             self.fs.rm_file(self.remote(MARKERS, f"{name}.json"))
-        except Exception:  # noqa: BLE001,S110 - replaced when the run is uploaded again
+        except Exception:  # replaced when the run is uploaded again
             pass
 
     @staticmethod
@@ -255,7 +265,7 @@ class RemoteOut:
             markers = {p.name: {"folder": p.name, "files": files[p.name], "uploaded": now} for p in todo}
             self.fs.pipe({self.remote(MARKERS, f"{name}.json"): json.dumps(m, sort_keys=True).encode()
                           for name, m in markers.items()})
-        except Exception as e:  # noqa: BLE001 - the batch goes on; the end of the batch tries again
+        except Exception as e:  # the batch goes on; the end of the batch tries again
             with self._mutex:
                 for p in todo:
                     self.failed[p.name] = why(e)
@@ -326,7 +336,7 @@ class RemoteOut:
                 problems.append(f"runs/{name}{more}: {reason}")
         try:
             self.push_results(results.collect(self.stage, cells))
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:
             problems.append(f"the results table: {why(e)}")
         return n, "; ".join(problems) or None
 
@@ -380,7 +390,7 @@ class Uploads:
                 last, fresh = self.clock(), False
                 try:
                     self.out.push_results(results.collect(self.out.stage, self.cells))
-                except Exception:  # noqa: BLE001,S110 - tried again at the next interval and at the end
+                except Exception:  # tried again at the next interval and at the end
                     pass
 
     def finish(self) -> tuple[int, str | None]:

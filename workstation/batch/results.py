@@ -18,8 +18,8 @@ from typing import Any
 from workstation.batch import placement
 from workstation.batch.jobs import Job as Cell
 from workstation.game.protocol import SETTINGS
-from workstation.store.changes import mark
 from workstation.store.atomic import write_atomic
+from workstation.store.changes import mark
 from workstation.store.index import Entry, Index
 from workstation.store.recording import Recording
 from workstation.store.records import RecordingError, Summary

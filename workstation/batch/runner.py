@@ -36,7 +36,8 @@ from workstation.batch import placement, results
 from workstation.batch.estimate import Estimate, estimates
 from workstation.batch.executors import Executor, cores, limiter_key, make_executor
 from workstation.batch.grid import Grid
-from workstation.batch.jobs import CPU, Job as Cell, jobs_of
+from workstation.batch.jobs import CPU, jobs_of
+from workstation.batch.jobs import Job as Cell
 from workstation.batch.progress import DONE, FAILED, LEFT, RUNNING, SKIPPED, STOPPED, BatchState, RunState
 from workstation.errors import UserError
 from workstation.runs.hand_check import counts_as_plain
@@ -349,7 +350,7 @@ class Batch:
         self._executor().forget(cell.run_id)
         try:
             res = fut.result()
-        except BaseException as e:  # noqa: BLE001 - a worker that died (BrokenProcessPool...)
+        except BaseException as e:  # a worker that died (BrokenProcessPool...)
             r.status, r.last_error = FAILED, f"{type(e).__name__}: {e}"
             return
         r.calls, r.cost_usd = res.calls, res.cost_usd

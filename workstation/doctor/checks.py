@@ -189,7 +189,7 @@ class Server:
         root = self.base_url[:-3] if self.base_url.endswith("/v1") else self.base_url
         try:
             props = self.client.get(root + "/props", cast_to=object)
-        except Exception:  # noqa: BLE001 - not llama.cpp, or an older one
+        except Exception:  # not llama.cpp, or an older one
             return None
         for where in (_get(props, "default_generation_settings"), props):
             n_ctx = _get(where, "n_ctx")
@@ -298,7 +298,7 @@ def _run(server: Server, model: str | None, needs: Needs, protocol: Protocol, ma
     listing: Any = None
     try:
         listing = server.models()
-    except Exception as exc:  # noqa: BLE001 - every failure becomes a line
+    except Exception as exc:  # every failure becomes a line
         status, message, unreachable = server.failure(exc)
         if unreachable is not None or status is None:
             what = {"connection refused": "nothing answers at", "unknown host": "unknown host in",
@@ -348,7 +348,7 @@ def _run(server: Server, model: str | None, needs: Needs, protocol: Protocol, ma
     # one image
     try:
         one = server.whole(user(1))
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         status, message, unreachable = server.failure(exc)
         fix = ("serve a vision model: llama.cpp needs --mmproj with the GGUF, vLLM a VL model, Ollama a vision tag"
                if IMAGE_ERROR.search(message) else "check the server's log")
@@ -363,7 +363,7 @@ def _run(server: Server, model: str | None, needs: Needs, protocol: Protocol, ma
     if with_image is not None:  # what one frame costs: the prompt tokens of one frame minus those of none
         try:
             bare = _prompt_tokens(server.whole({**user(), "max_tokens": 1}))
-        except Exception:  # noqa: BLE001 - only a measurement
+        except Exception:  # only a measurement
             bare = None
         if bare is not None and with_image > bare:
             seen.per_image = with_image - bare
@@ -386,7 +386,7 @@ def _run(server: Server, model: str | None, needs: Needs, protocol: Protocol, ma
                  f"or {fewer}")
     try:
         longest = server.whole(body)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         status, message, _ = server.failure(exc)
         limit = VLLM_IMAGE_LIMIT.search(message)
         if limit:
@@ -432,7 +432,7 @@ def _run(server: Server, model: str | None, needs: Needs, protocol: Protocol, ma
     # streaming, usage, reasoning, timings
     try:
         chunks = list(server.stream(user(1)))
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         _, message, _ = server.failure(exc)
         put(Check("streaming", "FAIL", f"a streamed request failed: {message}", "check the server's log"))
         chunks = []

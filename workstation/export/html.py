@@ -34,7 +34,7 @@ def _prompt(rec: Recording, turn: int, texts: dict[str, int]) -> dict[str, Any]:
 
     try:
         prompt = rebuild_prompt(rec, turn)
-    except Exception as e:  # noqa: BLE001 - a prompt that cannot be rebuilt is said on the page, not fatal
+    except Exception as e:  # a prompt that cannot be rebuilt is said on the page, not fatal
         return {"error": f"the prompt cannot be rebuilt: {e}"}
     out = []
     for m in prompt.messages:

@@ -8,9 +8,9 @@ is, with one global palette.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from collections.abc import Callable
 from typing import Any, cast
 
 import numpy as np
@@ -19,7 +19,6 @@ from workstation.export import panel as P
 from workstation.export.layout import OVERLAYS, Box, build_tiles
 from workstation.game.games import PACES
 from workstation.store.recording import Recording
-
 
 
 @dataclass
@@ -162,8 +161,9 @@ def export_video(job: VideoJob, progress: Callable[[int, int], None] | None = No
 
 
 def _mp4(job: VideoJob, canvas: Canvas, lut: np.ndarray, progress: Callable[[int, int], None] | None) -> int:
-    import av
     from fractions import Fraction
+
+    import av
 
     conv = YUV420(lut, canvas.h, canvas.w)
     fps = PACES[job.pace]

@@ -18,13 +18,12 @@ game's first frame.
 
 from __future__ import annotations
 
-from typing import Any
-
 import re
+from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import cache
-from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 

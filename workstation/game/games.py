@@ -11,9 +11,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
-from workstation.game.vocabulary import GameWords, Vocabulary, builtin_text, harness_key, normal_name, parse_vocabulary
-
 from workstation.errors import FieldedError
+from workstation.game.vocabulary import GameWords, Vocabulary, builtin_text, harness_key, normal_name, parse_vocabulary
 
 # ALE meaning of each index of every game's minimal action set (ale-py 0.12.1).
 _ALL18 = (

@@ -116,8 +116,8 @@ def run(a: argparse.Namespace) -> int:
     from workstation.idc.rounds import Idc
 
     if a.view:
-        from workstation.launch import IdcLaunch
         from workstation.idc.curve import load
+        from workstation.launch import IdcLaunch
 
         if load(Path(a.view)) is None:
             raise UserError(f"--view {a.view}: no IDC there (curve.json); run `workstation idc ... --out DIR` first")

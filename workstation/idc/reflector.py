@@ -12,8 +12,8 @@ from __future__ import annotations
 import io
 import re
 import time
-from dataclasses import dataclass, field
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from workstation.calls import CancelToken, FatalAgentError, Usage

@@ -16,10 +16,10 @@ import fcntl
 import json
 import math
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, cast
-from collections.abc import Callable
 
 from workstation.calls import CancelToken
 from workstation.errors import UserError
@@ -482,9 +482,7 @@ class Idc:
         C.write_file(self.out, "notebook.md", "\n".join(parts))
 
     def _brief(self, curve: dict[str, Any], entry: dict[str, Any], current: str | None, notebook: str) -> str:
-        from workstation.turn.promptpack import display_title
-
-        from workstation.turn.promptpack import load_pack
+        from workstation.turn.promptpack import display_title, load_pack
 
         r = entry["round"]
         guide = load_pack(self.cfg.base.prompts).guide(self.cfg.base.game, self.cfg.base.protocol.guide)

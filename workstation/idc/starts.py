@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from workstation.runs.drive import drive
-
 from typing import Any
 
 import numpy as np
 
 from workstation.options import RunSpec
+from workstation.runs.drive import drive
 
 DISTINCT_TRIES = 10_000  # seeds tried to give every episode its own start
 

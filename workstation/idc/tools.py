@@ -9,9 +9,9 @@ the round driver, never by the tools themselves into a place a player reads.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from collections.abc import Callable
 from typing import Any
 
 from workstation.calls import ToolCall, ToolResult, ToolSpec

@@ -129,7 +129,7 @@ async def answer(bridge: Bridge, model: Any, req: Request) -> None:
     start = time.monotonic()
     try:
         output = await model.generate(chat_messages(req.prompt))
-    except Exception as e:  # noqa: BLE001 - any failure Inspect did not retry away stops the run, in one line
+    except Exception as e:  # any failure Inspect did not retry away stops the run, in one line
         line = str(e).splitlines()[0] if str(e) else type(e).__name__
         req.done.set_exception(FatalAgentError(f"the Inspect model {model} failed: {line}"))
         return

@@ -8,7 +8,6 @@ anything else is unreadable (None) and the word rule decides.
 from __future__ import annotations
 
 import re
-
 from typing import TYPE_CHECKING
 
 from workstation.judge.evidence import Blinder

@@ -23,10 +23,9 @@ no object named, the object off screen).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from workstation.store.recording import Recording
 

@@ -16,8 +16,6 @@ user asks, from the checkout they have.
 
 from __future__ import annotations
 
-from typing import Any
-
 import ast
 import json
 import re
@@ -25,6 +23,7 @@ import string
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from workstation.errors import UserError
 from workstation.game.games import GAMES

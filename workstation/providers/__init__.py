@@ -12,8 +12,14 @@ from __future__ import annotations
 from workstation.providers.agent import ProviderAgent, make_provider_agent
 from workstation.providers.payload import describe_request
 from workstation.providers.pricing import PriceTable, cost_usd, default_prices, load_prices
-from workstation.providers.spec import (EFFORTS, PROVIDERS, ProviderConfigError, ProviderOptions,
-                                        options_from_description, parse_spec)
+from workstation.providers.spec import (
+                                        EFFORTS,
+                                        PROVIDERS,
+                                        ProviderConfigError,
+                                        ProviderOptions,
+                                        options_from_description,
+                                        parse_spec,
+)
 
 __all__ = [
     "EFFORTS", "PROVIDERS", "PriceTable", "ProviderAgent", "ProviderConfigError", "ProviderOptions",

@@ -13,13 +13,13 @@ from __future__ import annotations
 import base64
 import hashlib
 import inspect
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
-from collections.abc import Callable, Iterator
 
 from workstation.calls import OnText, ToolCall, Usage
-from workstation.turn.prompt import ImagePart, Message, Prompt, TextPart
 from workstation.providers.spec import ProviderOptions
+from workstation.turn.prompt import ImagePart, Message, Prompt, TextPart
 
 ImageEncoder = Callable[[bytes], Any]  # PNG bytes -> what the request carries for it
 

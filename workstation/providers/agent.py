@@ -24,9 +24,19 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from workstation.calls import (Attempt, CallCancelled, CallStopped, CancelToken, Deadline, FatalAgentError, OnText,
-                               Reply, TurnContext, Usage)
-from workstation.turn.prompt import Prompt
+from workstation.calls import (
+    Attempt,
+    CallCancelled,
+    CallStopped,
+    CancelToken,
+    Deadline,
+    FatalAgentError,
+    OnText,
+    Reply,
+    TurnContext,
+    Usage,
+)
+from workstation.providers import reasoning
 from workstation.providers.adapter import Adapter, Completion
 from workstation.providers.anthropic_messages import AnthropicMessages
 from workstation.providers.gemini import Gemini
@@ -35,10 +45,10 @@ from workstation.providers.limiter import POLL_S, AdaptiveLimiter, limiter_for
 from workstation.providers.openai_chat import OpenAIChat
 from workstation.providers.openai_responses import OpenAIResponses
 from workstation.providers.pricing import PriceTable, default_prices
-from workstation.providers import reasoning
 from workstation.providers.redact import one_line, scrub
 from workstation.providers.retry import ProviderError, classify, with_retries
 from workstation.providers.spec import PROVIDERS, ProviderOptions, api_key, key_var, parse_spec
+from workstation.turn.prompt import Prompt
 
 ADAPTERS: dict[str, Callable[[str, ProviderOptions], Adapter]] = {"openai": OpenAIResponses, "compat": OpenAIChat, "anthropic": AnthropicMessages, "gemini": Gemini}
 SDKS = {"openai": "openai", "compat": "openai", "anthropic": "anthropic", "gemini": "google-genai"}
@@ -194,7 +204,7 @@ class ProviderAgent:
         def work() -> None:
             try:
                 box.put(("done", self.adapter.complete(body, (lambda d: box.put(("text", d))) if on_text else None)))
-            except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
+            except BaseException as exc:  # handed to the waiting thread
                 box.put(("error", exc))
 
         HELPERS.submit(work)

@@ -18,17 +18,24 @@ back in the next user turn as ``tool_result`` blocks (text and images).
 
 from __future__ import annotations
 
-from typing import Any
-
 import base64
 import re
+from typing import Any
 
 from workstation.calls import OnText, ToolCall, Usage, parse_arguments
-from workstation.turn.prompt import Prompt
-from workstation.providers.adapter import (Completion, ImageEncoder, conversation, is_tool_result, judge, parts,
-                                           split_kwargs, system_text)
+from workstation.providers.adapter import (
+    Completion,
+    ImageEncoder,
+    conversation,
+    is_tool_result,
+    judge,
+    parts,
+    split_kwargs,
+    system_text,
+)
 from workstation.providers.retry import ProviderError, stream_failure
 from workstation.providers.spec import ProviderConfigError, ProviderOptions
+from workstation.turn.prompt import Prompt
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 DEFAULT_MAX_TOKENS = 8192  # room for a short reply plus adaptive thinking

@@ -15,16 +15,23 @@ images as ``inline_data`` parts after it.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-import re
-
 from workstation.calls import OnText, ToolCall, Usage
-from workstation.turn.prompt import Prompt
-from workstation.providers.adapter import (Completion, ImageEncoder, conversation, is_tool_result, judge, parts, system_text,
-                                           tool_call_id)
+from workstation.providers.adapter import (
+    Completion,
+    ImageEncoder,
+    conversation,
+    is_tool_result,
+    judge,
+    parts,
+    system_text,
+    tool_call_id,
+)
 from workstation.providers.retry import ProviderError
 from workstation.providers.spec import ProviderConfigError, ProviderOptions
+from workstation.turn.prompt import Prompt
 
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com"
 LEVELS = {"minimal": "MINIMAL", "low": "LOW", "medium": "MEDIUM", "high": "HIGH", "xhigh": "XHIGH"}

@@ -50,7 +50,7 @@ class HelperThreads:
                 continue  # a job was promised to a waiting thread: stay for it
             try:
                 job()
-            except BaseException:  # noqa: BLE001 - a job reports its own errors; the thread lives on
+            except BaseException:  # a job reports its own errors; the thread lives on
                 pass
             job = None  # type: ignore[assignment]  # nothing of the call outlives it while this thread waits
             with self._lock:

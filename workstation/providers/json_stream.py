@@ -36,7 +36,7 @@ class _DrainAfterDone:
                 try:
                     for _ in zip(range(self.MAX_PIECES), raw):
                         pass
-                except Exception:  # noqa: BLE001 - the reply is whole; the SDK closes the response
+                except Exception:  # the reply is whole; the SDK closes the response
                     pass
             yield sse
 

@@ -10,8 +10,8 @@ for a slot gives up when its cancel token is cancelled or its deadline passes.
 from __future__ import annotations
 
 import threading
-from contextlib import contextmanager
 from collections.abc import Iterator
+from contextlib import contextmanager
 
 from workstation.calls import CancelToken, Deadline
 

@@ -24,14 +24,24 @@ import json
 from typing import Any
 
 from workstation.calls import OnText, ToolCall, Usage, parse_arguments
-from workstation.turn.prompt import Prompt
-from workstation.providers.adapter import (Completion, ImageEncoder, conversation, is_tool_result, judge, parts,
-                                           png_data_url, system_text)
-from workstation.providers.json_stream import get as _get, json_stream
+from workstation.providers.adapter import (
+    Completion,
+    ImageEncoder,
+    conversation,
+    is_tool_result,
+    judge,
+    parts,
+    png_data_url,
+    system_text,
+)
+from workstation.providers.json_stream import get as _get
+from workstation.providers.json_stream import json_stream
 from workstation.providers.openai_responses import openai_usage
-from workstation.providers.reasoning import FIELDS as REASONING_FIELDS, fold, rule_for
+from workstation.providers.reasoning import FIELDS as REASONING_FIELDS
+from workstation.providers.reasoning import fold, rule_for
 from workstation.providers.retry import ProviderError
 from workstation.providers.spec import ProviderConfigError, ProviderOptions
+from workstation.turn.prompt import Prompt
 
 
 def post_stream(client: Any, body: dict[str, Any]) -> Any:

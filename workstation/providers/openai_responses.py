@@ -13,18 +13,25 @@ followed by its ``function_call_output`` (text, or text and images as input item
 
 from __future__ import annotations
 
-from typing import Any
-
 import json
 import re
+from typing import Any
 
 from workstation.calls import OnText, ToolCall, Usage, parse_arguments
-from workstation.turn.prompt import Prompt
-from workstation.providers.adapter import (Completion, ImageEncoder, conversation, is_tool_result, judge, parts,
-                                           png_data_url, system_text)
+from workstation.providers.adapter import (
+    Completion,
+    ImageEncoder,
+    conversation,
+    is_tool_result,
+    judge,
+    parts,
+    png_data_url,
+    system_text,
+)
 from workstation.providers.json_stream import get, json_stream
 from workstation.providers.retry import ProviderError, stream_failure
 from workstation.providers.spec import ProviderConfigError, ProviderOptions
+from workstation.turn.prompt import Prompt
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from workstation.turn.prompt import Prompt
 from workstation.providers.adapter import redacted_image
 from workstation.providers.agent import make_adapter
 from workstation.providers.redact import redact_headers
 from workstation.providers.spec import ProviderOptions
+from workstation.turn.prompt import Prompt
 
 
 def describe_request(prompt: Prompt, spec: str, options: ProviderOptions | None = None) -> dict[str, Any]:

@@ -8,8 +8,6 @@ no cost (None), never an error; ``price_note`` says why.
 
 from __future__ import annotations
 
-from typing import Any
-
 import os
 import re
 import tomllib
@@ -17,6 +15,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from workstation.calls import Usage
 from workstation.providers.spec import ProviderConfigError

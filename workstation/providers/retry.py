@@ -24,9 +24,9 @@ import re
 import socket
 import ssl
 import time
+from collections.abc import Callable, Iterable, Mapping
 from email.utils import parsedate_to_datetime
 from typing import Any, TypeVar
-from collections.abc import Callable, Iterable, Mapping
 
 import tenacity
 

@@ -106,5 +106,5 @@ def parse_choice(reply: object, choices: list[str]) -> str | None:
                 return choices[k]
         k = _one(text, choices, first=False)
         return None if k is None else choices[k]
-    except Exception:  # noqa: BLE001 - a reply must never stop an evaluation
+    except Exception:  # a reply must never stop an evaluation
         return None

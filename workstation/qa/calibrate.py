@@ -11,9 +11,8 @@ when an address is not linear, as Assault's coarse/fine bytes are not).
 
 from __future__ import annotations
 
-from typing import Any
-
 import argparse
+from typing import Any
 
 import numpy as np
 

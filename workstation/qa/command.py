@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import argparse
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 from workstation.errors import UserError
 
@@ -46,9 +45,7 @@ def _no_subcommand(qsub: Any) -> int:
 
 
 def _curate(a: argparse.Namespace) -> int:
-    from workstation.qa.qset import read_set
-
-    from workstation.qa.qset import check_frames
+    from workstation.qa.qset import check_frames, read_set
     from workstation.store.local_paths import refuse_uri
 
     refuse_uri(a.set, "", "qa curate reads a local question set")
@@ -86,11 +83,10 @@ def _check_gen_out(out: Path, recordings: list[str]) -> None:
 
 
 def _gen(a: argparse.Namespace) -> int:
+    from workstation.options import SEED_MAX
     from workstation.qa.gen import generate, parse_categories, write
     from workstation.qa.qset import QUESTIONS, SetWriter
     from workstation.qa.scene import open_scenes
-
-    from workstation.options import SEED_MAX
 
     if not 1 <= a.per_game <= MAX_PER_GAME:
         raise UserError(f"--per-game must be 1..{MAX_PER_GAME} (got {a.per_game})", "per_game")

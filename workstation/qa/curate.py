@@ -8,10 +8,9 @@ being made.
 
 from __future__ import annotations
 
-from typing import Any
-
 import json
 from pathlib import Path
+from typing import Any
 
 from workstation.errors import UserError
 from workstation.qa.qset import QUESTIONS, SetWriter, check_question, read_set

@@ -43,9 +43,9 @@ EVAL_KIND = "qa-eval"
 
 if TYPE_CHECKING:
     from workstation.calls import Reply
-    from workstation.turn.agent import Agent
     from workstation.game.games import Game
     from workstation.providers import ProviderOptions
+    from workstation.turn.agent import Agent
 
 
 class SetFrames:
@@ -281,9 +281,8 @@ def run_eval(set_dir: Path, agent_spec: str, out: Path, repeats: int = 5, concur
     meta_path = out / EVAL_FILE
     old: dict[str, Any] | None = None
     if meta_path.is_file():
-        from workstation.store.records import read_json
-
         from workstation.store.ledger import identity_problem
+        from workstation.store.records import read_json
 
         check_eval(out)
         old = read_json(meta_path)
@@ -410,7 +409,7 @@ def _model_asker(set_dir: Path, spec: str, options: ProviderOptions | None, guid
         for a in made:
             try:
                 a.close()
-            except Exception:  # noqa: BLE001 - closing is best effort
+            except Exception:  # closing is best effort
                 pass
 
     return ask, [close_all]

@@ -11,10 +11,9 @@ one generator seeded by ``--seed``: the same recordings and seed give the same s
 
 from __future__ import annotations
 
-from typing import Any
-
 from collections import defaultdict
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 

@@ -23,10 +23,9 @@ earlier one (that is how curation records an edit without rewriting the file).
 
 from __future__ import annotations
 
-from typing import Any
-
 import json
 from pathlib import Path
+from typing import Any
 
 from workstation.errors import UserError
 from workstation.store.atomic import write_atomic

@@ -8,11 +8,10 @@ Markdown files ``workstation report --json/--md`` ask for.
 
 from __future__ import annotations
 
-from typing import Any
-
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from workstation.errors import UserError
 from workstation.qa.evaluate import GROUP_KEYS, SUMMARY, EvalSummary, table

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
-from pathlib import Path
-
+from workstation.errors import UserError
 from workstation.qa.pixels import aligned, blob_centre
 from workstation.qa.truth import Obj, ObjectSpec, RamMap, load_map
 from workstation.store.index import find_recordings
 from workstation.store.recording import Recording
 from workstation.store.records import RecordingError
-from workstation.errors import UserError
 
 _ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth")
 

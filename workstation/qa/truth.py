@@ -22,14 +22,13 @@ how its top-left screen pixel follows from the 128 bytes of RAM:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, TypeAlias
-
 import math
 import tomllib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from workstation.errors import UserError
 

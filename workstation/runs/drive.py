@@ -55,7 +55,7 @@ def drive(engine: TurnEngine, cancel: CancelToken | None = None, gate: Gate | No
         if not engine.done:
             try:
                 engine.stop(_reason(e))
-            except Exception:  # noqa: BLE001 - the original error is the one to report
+            except Exception:  # the original error is the one to report
                 pass
         raise
     return engine.summary

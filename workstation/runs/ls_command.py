@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 from typing import Any
+
 from workstation.errors import UserError
 from workstation.locations import RECORDINGS
 from workstation.text_table import text_table

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import TextIO
 from collections.abc import Callable
+from typing import TextIO
 
 from workstation.turn.engine import Event, RunEnded, TurnEnded, TurnEngine
 

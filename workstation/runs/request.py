@@ -8,13 +8,13 @@ from typing import Any
 
 from workstation.agents import PROVIDER_KINDS
 from workstation.game.games import get_game
+from workstation.game.protocol import Protocol
+from workstation.store.recording import Recording
+from workstation.store.records import Manifest, RecordingError
 from workstation.turn.memory import clips_from_turns
 from workstation.turn.prompt import ImagePart, Prompt
 from workstation.turn.prompt_builder import PromptBuilder
 from workstation.turn.promptpack import PromptPack, PromptPackError, load_pack
-from workstation.game.protocol import Protocol
-from workstation.store.recording import Recording
-from workstation.store.records import Manifest, RecordingError
 
 
 def rebuild_prompt(rec: Recording, turn: int) -> Prompt:

@@ -11,15 +11,15 @@ from typing import Any
 
 from workstation.agents import make_agent
 from workstation.game.clock import RULES
-from workstation.turn.engine import Observer, TurnEngine
 from workstation.game.games import Game, get_game
-from workstation.locations import default_pack_dir
-from workstation.turn.agent import Agent
-from workstation.turn.promptpack import PromptPack, load_pack
 from workstation.game.protocol import Protocol
+from workstation.locations import default_pack_dir
 from workstation.options import GENERATION_KEYS, RunSpec, run_identity  # noqa: F401 - RunSpec: importable here too
 from workstation.store import changes, run_dirs
 from workstation.store.recording import Recording, RecordingWriter
+from workstation.turn.agent import Agent
+from workstation.turn.engine import Observer, TurnEngine
+from workstation.turn.promptpack import PromptPack, load_pack
 
 FORMAT = "atari-workstation/1"
 

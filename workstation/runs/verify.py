@@ -11,10 +11,9 @@ The first mismatch names the file and the item.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, TypeVar
-
 
 from workstation.calls import Reply, TurnContext
 from workstation.game.clock import RULES

@@ -25,8 +25,8 @@ import struct
 import threading
 import zlib
 from collections import OrderedDict
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 from PIL import Image

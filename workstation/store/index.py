@@ -12,14 +12,13 @@ is listed all the same (nothing is cached).
 
 from __future__ import annotations
 
-from typing import Any
-
 import gc
 import json
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field, fields
 from pathlib import Path
+from typing import Any
 
 from workstation.store.atomic import write_atomic
 from workstation.store.recording import MANIFEST, SUMMARY, TURNS, Recording

@@ -21,11 +21,11 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Callable
 from dataclasses import replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any, TypeVar
-from collections.abc import Callable
 
 import numpy as np
 
@@ -33,8 +33,15 @@ from workstation.store import changes as hand_changes
 from workstation.store import integrity
 from workstation.store.atomic import write_atomic
 from workstation.store.framestore import FrameReader, FrameStoreError, FrameWriter
-from workstation.store.records import (Manifest, MatchTurn, RecordError, RecordingError, Summary, TurnRecord,
-                                       rebuild_summary)
+from workstation.store.records import (
+    Manifest,
+    MatchTurn,
+    RecordError,
+    RecordingError,
+    Summary,
+    TurnRecord,
+    rebuild_summary,
+)
 
 # what a turn record changed by hand carries (workstation.store.changes.of_turn), in any JSON spacing
 _HAND_MARK = re.compile(rb'"(?:overridden|human_plan|current_only)"\s*:\s*true|"variant"\s*:\s*"(?:edited|current_only)"'

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import os
 import re
 import time
 from pathlib import Path
+from typing import Any
 
 
 def slug(text: str) -> str:

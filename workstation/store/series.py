@@ -12,10 +12,9 @@ a summary the CLI prints. Headless: numpy only, no Textual.
 
 from __future__ import annotations
 
-from typing import Any
-
 import bisect
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -156,7 +155,7 @@ class RunSeries:
         n_frames = None
         try:
             n_frames = len(rec.frames)
-        except Exception:  # noqa: BLE001 - a damaged frame store only costs the frame count
+        except Exception:  # a damaged frame store only costs the frame count
             pass
         return cls.from_turns(rec.turn_records, rec.manifest_record, n_frames)
 

@@ -10,9 +10,8 @@ that lost a life, each oldest first.
 
 from __future__ import annotations
 
-from typing import Any
-
 import re
+from typing import Any
 
 from workstation.game.games import FPS_PAPER, Game
 from workstation.game.protocol import Protocol

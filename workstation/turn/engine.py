@@ -18,26 +18,26 @@ budget frame of its own and the next turn starts there, with a fresh prompt.
 from __future__ import annotations
 
 import time
-from pathlib import Path
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from enum import Enum
+from pathlib import Path
 from typing import Any
-from collections.abc import Callable
 
 from workstation.calls import CancelToken, FatalAgentError, Reply, TurnContext, call_agent
-from workstation.turn.accounting import Accounting, cost_cap_reason
-from workstation.turn.agent import Agent
 from workstation.game.clock import RULES, ClockState, FrameSink, GameClock
 from workstation.game.games import FPS_PAPER, Game
+from workstation.game.protocol import Protocol
+from workstation.store import changes as hand_changes
+from workstation.store.recording import RecordingWriter
+from workstation.store.records import Summary, TurnRecord
+from workstation.turn.accounting import Accounting, cost_cap_reason
+from workstation.turn.agent import Agent
 from workstation.turn.memory import Clip, Step
 from workstation.turn.parser import ParseResult, parse_reply
 from workstation.turn.prompt import Prompt
 from workstation.turn.prompt_builder import PromptBuilder
 from workstation.turn.promptpack import PromptPack
-from workstation.game.protocol import Protocol
-from workstation.store import changes as hand_changes
-from workstation.store.recording import RecordingWriter
-from workstation.store.records import Summary, TurnRecord
 
 
 class Phase(str, Enum):

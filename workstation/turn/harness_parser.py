@@ -21,9 +21,8 @@ would, including the replies it refuses. Its rules (restated from the protocol,
 
 from __future__ import annotations
 
-from typing import Any
-
 import re
+from typing import Any
 
 from workstation.game.games import Game
 from workstation.game.vocabulary import harness_form

@@ -22,15 +22,14 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from workstation.calls import FatalAgentError, Reply, TurnContext, Usage
-from workstation.turn.accounting import Accounting, cost_cap_reason
-from workstation.turn.agent import Agent
-from workstation.turn.engine import Event
-from workstation.calls import CancelToken, call_agent
+from workstation.calls import CancelToken, FatalAgentError, Reply, TurnContext, Usage, call_agent
 from workstation.game.protocol import Protocol as GameProtocol
 from workstation.game.twoplayer import SIDES, FrameSink, TwoPlayerClock, TwoPlayerGame
 from workstation.store.recording import RecordingWriter
 from workstation.store.records import MatchTurn, SideTurn
+from workstation.turn.accounting import Accounting, cost_cap_reason
+from workstation.turn.agent import Agent
+from workstation.turn.engine import Event
 from workstation.turn.memory import Clip, Step
 from workstation.turn.parser import ParseResult, parse_reply
 from workstation.turn.prompt import Prompt

@@ -9,10 +9,9 @@ history"); a turn may appear in both. ``append_only`` keeps the whole chat.
 
 from __future__ import annotations
 
-from typing import Any
-
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any
 
 
 @dataclass

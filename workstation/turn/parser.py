@@ -62,16 +62,14 @@ Decisions, in the order they apply:
 
 from __future__ import annotations
 
-from typing import Any
-
 import functools
 import json
 import re
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 from workstation.game.games import Game
-from workstation.game.vocabulary import normal_name
-from workstation.game.vocabulary import GameWords
+from workstation.game.vocabulary import GameWords, normal_name
 
 FALLBACK_THOUGHT_CHARS = 500  # cap on a thought taken from unlabelled text
 LABELLED_THOUGHT_CHARS = 4000  # cap on a labelled thought

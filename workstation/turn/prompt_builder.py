@@ -9,11 +9,10 @@ from __future__ import annotations
 from typing import Any, cast
 
 from workstation.game.games import FPS_PAPER, Game
-from workstation.turn.memory import Clip, select_structured
-from workstation.turn.prompt import (FrameSource, ImagePart, Message, Part, Prompt, TextPart, merge_parts,
-                                     timestamp)
-from workstation.turn.promptpack import PromptPack, display_title
 from workstation.game.protocol import Protocol
+from workstation.turn.memory import Clip, select_structured
+from workstation.turn.prompt import FrameSource, ImagePart, Message, Part, Prompt, TextPart, merge_parts, timestamp
+from workstation.turn.promptpack import PromptPack, display_title
 
 
 def _fmt_reward(r: float) -> str:

@@ -26,23 +26,20 @@ adding it changed no run id; it counts in the run id of a run that has a skill
 
 from __future__ import annotations
 
-from typing import Any
-
 import hashlib
 import os
 import re
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-
-from dataclasses import replace
+from typing import Any
 
 from workstation.errors import UserError
 from workstation.game.games import GAMES, MINIMAL_SETS, Game, get_game
-from workstation.locations import default_pack_dir
 from workstation.game.vocabulary import Vocabulary, VocabularyError, builtin_text, parse_vocabulary
+from workstation.locations import default_pack_dir
 from workstation.turn.document_pack import check_document
-from workstation.turn.template_strings import template_string, placeholder_list, placeholders
+from workstation.turn.template_strings import placeholder_list, placeholders, template_string
 
 VARIANTS = ("full", "short")
 # Instruction levels (issue 30, after PokeGym): ``visual`` = goal, how to play and what things look like

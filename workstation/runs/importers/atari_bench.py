@@ -17,14 +17,12 @@ The first difference, or "identical", is one line.
 
 from __future__ import annotations
 
-from typing import Any
-
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from workstation.store.series import plural
 from workstation.calls import CancelToken, Deadline, OnText, Reply, TurnContext, Usage
 from workstation.errors import UserError
 from workstation.game.games import Game, UnknownGame, get_game
@@ -33,6 +31,7 @@ from workstation.runs.importers.harness_run import HarnessRun, HarnessTurn, game
 from workstation.runs.start import manifest_for, new_run_dir
 from workstation.store.recording import RecordingWriter
 from workstation.store.records import Summary
+from workstation.store.series import plural
 from workstation.turn.engine import Phase, TurnEngine
 from workstation.turn.prompt import Prompt
 from workstation.turn.promptpack import load_pack

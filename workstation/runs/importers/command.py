@@ -6,10 +6,9 @@ Exit 0 when every run is identical, 1 when any differs, 2 on bad input.
 
 from __future__ import annotations
 
-from typing import Any
-
 import argparse
 from pathlib import Path
+from typing import Any
 
 from workstation.errors import UserError
 from workstation.locations import RECORDINGS
@@ -30,9 +29,8 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from workstation.runs.importers.atari_bench import check_run, import_run
-
     from workstation.options import check_out
+    from workstation.runs.importers.atari_bench import check_run, import_run
     from workstation.store.local_paths import refuse_uri
 
     for d in args.run_dirs:

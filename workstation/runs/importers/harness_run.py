@@ -15,11 +15,10 @@ numbered by budget frame.
 
 from __future__ import annotations
 
-from typing import Any
-
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from workstation.errors import UserError
 from workstation.options import SEED_MAX
