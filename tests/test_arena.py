@@ -9,14 +9,7 @@ import numpy as np
 import pytest
 
 from workstation.arena.arena import pairings
-from workstation.arena.ratings import (
-    Result,
-    bootstrap,
-    bradley_terry,
-    non_transitive,
-    win_rates,
-    wins_matrix,
-)
+from workstation.arena.ratings import Result, bootstrap, bradley_terry, non_transitive, win_rates, wins_matrix
 from workstation.arena.start import MatchSpec, start_match
 from workstation.cli import main
 from workstation.game.protocol import Protocol

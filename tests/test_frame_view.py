@@ -13,14 +13,7 @@ from textual.app import App, ComposeResult
 from textual.pilot import Pilot
 
 from bench.random_frames import random_frames
-from screens.widgets.frame_view import (
-    HALF_BLOCK,
-    TV_PIXEL_ASPECT,
-    FrameShapeError,
-    FrameView,
-    fit_grid,
-    pool_blocks,
-)
+from screens.widgets.frame_view import HALF_BLOCK, TV_PIXEL_ASPECT, FrameShapeError, FrameView, fit_grid, pool_blocks
 
 
 @pytest.fixture(scope="module")

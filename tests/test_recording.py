@@ -15,12 +15,7 @@ import pytest
 
 from workstation.store.framestore import DATA_FILE
 from workstation.store.index import find_recordings
-from workstation.store.recording import (
-    UNFINISHED,
-    Recording,
-    RecordingError,
-    RecordingWriter,
-)
+from workstation.store.recording import UNFINISHED, Recording, RecordingError, RecordingWriter
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -19,12 +19,7 @@ from workstation.arena.verify import verify_match
 from workstation.calls import Reply
 from workstation.cli import main
 from workstation.game.protocol import Protocol
-from workstation.game.twoplayer import (
-    TWO_PLAYER_GAMES,
-    TwoPlayerClock,
-    emulator_seed,
-    get_two_player_game,
-)
+from workstation.game.twoplayer import TWO_PLAYER_GAMES, TwoPlayerClock, emulator_seed, get_two_player_game
 from workstation.store.recording import Recording
 from workstation.turn.match_engine import MatchAction, MatchEngine, MatchTurnEnded
 from workstation.turn.promptpack import load_pack

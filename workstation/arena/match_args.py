@@ -68,11 +68,7 @@ def check_out_not_inside_inputs(out: str, specs: tuple[str, str], prompts: str |
 
 def match_spec(a: argparse.Namespace, p1: str, p2: str, seed: int) -> Any:
     from workstation.arena.start import MatchSpec
-    from workstation.game.twoplayer import (
-        TwoPlayerGameError,
-        get_two_player_game,
-        variant_problem,
-    )
+    from workstation.game.twoplayer import TwoPlayerGameError, get_two_player_game, variant_problem
     from workstation.options import check_out
 
     try:

@@ -13,14 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from workstation.arena.ratings import (
-    Result,
-    bootstrap,
-    bradley_terry,
-    non_transitive,
-    win_rates,
-    wins_matrix,
-)
+from workstation.arena.ratings import Result, bootstrap, bradley_terry, non_transitive, win_rates, wins_matrix
 from workstation.errors import DamagedArtifact, UserError
 from workstation.store.index import find_recordings
 from workstation.store.recording import Recording

@@ -17,15 +17,7 @@ from dataclasses import dataclass
 from workstation.errors import UserError
 from workstation.judge.verdict import JudgePrompt
 from workstation.store.recording import Recording
-from workstation.turn.prompt import (
-    ImagePart,
-    Message,
-    Part,
-    Prompt,
-    TextPart,
-    merge_parts,
-    timestamp,
-)
+from workstation.turn.prompt import ImagePart, Message, Part, Prompt, TextPart, merge_parts, timestamp
 
 NEUTRAL = "[name withheld]"
 

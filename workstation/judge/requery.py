@@ -19,22 +19,8 @@ from typing import TYPE_CHECKING
 
 from workstation.errors import UserError
 from workstation.judge.evidence import Blinder, judge_request
-from workstation.judge.records import (
-    CONDITIONS,
-    PlayerAnswer,
-    RequeryLine,
-    RequeryResult,
-    StudyMeta,
-    read_file,
-)
-from workstation.judge.run import (
-    REQUERY_LINES,
-    ask,
-    make_judge_agent,
-    read_study,
-    seal_study,
-    verdict_ledger,
-)
+from workstation.judge.records import CONDITIONS, PlayerAnswer, RequeryLine, RequeryResult, StudyMeta, read_file
+from workstation.judge.run import REQUERY_LINES, ask, make_judge_agent, read_study, seal_study, verdict_ledger
 from workstation.judge.stats import mcnemar_exact
 from workstation.judge.verdict import load_judge_prompt
 from workstation.store.ledger import Ledger, write_json
@@ -51,11 +37,7 @@ Players = Callable[[Recording, "str | None"], "ProviderAgent"]
 
 
 def _players() -> tuple[Players, dict[tuple[str, ProviderOptions], ProviderAgent]]:
-    from workstation.providers import (
-        ProviderConfigError,
-        make_provider_agent,
-        options_from_description,
-    )
+    from workstation.providers import ProviderConfigError, make_provider_agent, options_from_description
 
     made: dict[tuple[str, ProviderOptions], ProviderAgent] = {}
 

@@ -34,12 +34,7 @@ from workstation.judge.records import (
     read_file,
 )
 from workstation.judge.sample import Sample, choose, read_sources
-from workstation.judge.verdict import (
-    CATEGORIES,
-    JudgePrompt,
-    VerdictError,
-    parse_verdict,
-)
+from workstation.judge.verdict import CATEGORIES, JudgePrompt, VerdictError, parse_verdict
 from workstation.store.ledger import Ledger, write_json
 from workstation.store.recording import Recording
 from workstation.store.records import add_usage
@@ -106,11 +101,7 @@ def read_study(out: Path) -> tuple[StudyMeta, JudgeSummary]:
 def make_judge_agent(spec: str, options: ProviderOptions | None) -> ProviderAgent:
     """The judge as a provider agent; UserError for a spec that is no model or cannot be made."""
     from workstation.agents import AgentSpecError, parse_agent
-    from workstation.providers import (
-        ProviderConfigError,
-        ProviderOptions,
-        make_provider_agent,
-    )
+    from workstation.providers import ProviderConfigError, ProviderOptions, make_provider_agent
 
     try:
         ref = parse_agent(spec)

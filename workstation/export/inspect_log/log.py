@@ -19,15 +19,7 @@ from dataclasses import dataclass
 from importlib import metadata as importlib_metadata
 from typing import Any
 
-from workstation.export.inspect_log.sample import (
-    JSON,
-    SCORERS,
-    SampleOut,
-    add_model_usage,
-    iso,
-    model_usage,
-    short_id,
-)
+from workstation.export.inspect_log.sample import JSON, SCORERS, SampleOut, add_model_usage, iso, model_usage, short_id
 
 TASK = "atari_workstation/atari"
 FORMATS = ("eval", "json")
