@@ -36,7 +36,7 @@ def build_timeline(rec: Recording) -> Timeline:
     n = len(rec.frames)
     turns = rec.turns
     series = RunSeries.from_recording(rec)
-    budget = int((rec.manifest.get("protocol") or {}).get("frames") or series.budget)
+    budget = int((rec.manifest_record.protocol or {}).get("frames") or series.budget)
     score = np.zeros(n, np.float64)
     lives = np.full(n, -1, np.int16)
     m = min(n, len(series.score))

@@ -128,7 +128,7 @@ def find(sources: list[str], include_changed: bool = False) -> Found:
                 continue
             seen.add(key)
             rec = Recording(path).require_sound()  # a damaged recording: named, exit 1, nothing written
-            if rec.manifest.get("kind") == "match":
+            if rec.manifest_record.kind == "match":
                 raise UserError(f"{path} is a two-player match: matches are not exported as Inspect logs (one log "
                                 "names one model; docs/inspect.md); pass one-player recordings, batches or sessions")
             if rec.interventions and not include_changed:
