@@ -219,7 +219,7 @@ def test_run_and_watch_take_the_flags_and_a_grid_setting_takes_the_keys(tmp_path
         a = build_parser().parse_args([cmd, "--game", "breakout", "--agent", SPECS["compat"], "--experience",
                                        str(tmp_path / "lib"), "--reflect-every", "7"])
         assert (a.experience, a.reflect_every) == (str(tmp_path / "lib"), 7)
-    grid = parse_grid(f'''
+    grid = f'''
 name = "exp"
 games = ["breakout"]
 seeds = [0]
@@ -229,15 +229,17 @@ spec = "{SPECS['compat']}"
 base_url = "http://127.0.0.1:9/v1"
 experience = "{tmp_path / 'lib'}"
 reflect_every = 3
-[[settings]]
-label = "plain"
-spec = "{SPECS['compat']}"
-base_url = "http://127.0.0.1:9/v1"
-''', out=str(tmp_path / "batch"))
-    lib, plain = (c.spec for c in grid.cells)
-    assert (lib.experience, lib.reflect_every, plain.experience) == (str(tmp_path / "lib"), 3, None)
-    assert lib.identity() != plain.identity()
-    assert RunSpec.from_json(lib.to_json()) == lib and "experience" not in plain.to_json()
+'''
+    from workstation.batch.grid import GridError
+
+    with pytest.raises(GridError) as e:  # refused in a batch, naming the key: its run ids cannot be planned
+        parse_grid(grid, out=str(tmp_path / "batch"))
+    assert "experience library is not played in a batch yet" in str(e.value) and "experience" in str(e.value)
+    assert not (tmp_path / "batch").exists()
+    spec = RunSpec(game="breakout", agent=SPECS["openai"], experience=str(tmp_path / "lib"), reflect_every=3)
+    plain = RunSpec(game="breakout", agent=SPECS["openai"])
+    assert spec.identity() != plain.identity()
+    assert RunSpec.from_json(spec.to_json()) == spec and "experience" not in plain.to_json()
 
 
 def test_a_failed_update_is_recorded_and_the_run_goes_on(fake: FakeProvider, keys, tmp_path):  # noqa: F811

@@ -254,6 +254,12 @@ def _settings(value: Any, w: _Where) -> list[Setting]:
             raise w.error(("settings", i, "label"), f"{label!r}: '|' and '=' are kept for the varying fields in expanded labels")
         if any(o.label == label for o in out):
             raise w.error(("settings", i, "label"), f"{label!r} is used by another setting; labels must differ")
+        for key in ("experience", "reflect_every"):
+            if key in s:  # each run's id names the library it starts from, which the cells before it change
+                raise w.error(("settings", i, key), "an experience library is not played in a batch yet: a cell's "
+                              "run id is fixed when the grid is planned, but the library it starts from is changed "
+                              "by the cells before it; play such runs with `workstation run --experience DIR` "
+                              "(docs/experience.md)")
         out.append(Setting(label, s["spec"].strip(), {k: s[k] for k in OPTION_KEYS if k in s}))
     return out
 
