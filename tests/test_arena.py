@@ -586,3 +586,16 @@ def test_a_report_of_only_damaged_matches_is_a_damaged_artifact(tmp_path, monkey
     monkeypatch.setattr(RP, "scan_matches", lambda out, game=None: ([], bad[:1]))
     with pytest.raises(DamagedArtifact, match=r"1 damaged, left out: /one: edited$"):
         RP.arena_report(tmp_path, "pong", 0)
+
+
+def test_team_means_are_the_sum_of_both_scores_over_matches_to_four_places():
+    from workstation.arena.report import FinishedMatch, MatchSide, _team
+
+    def m(a: str, b: str, sa: float, sb: float, team: float | None = None) -> FinishedMatch:
+        return FinishedMatch("p", "r", "mario_bros", (MatchSide(a, sa), MatchSide(b, sb)), team)
+
+    got = _team([m("x", "y", 1, 0), m("y", "x", 0, 0), m("x", "y", 0, 0, team=None), m("x", "x", 2, 0)],
+                ["x", "y"], {"x": 0, "y": 1})
+    assert got["teams"] == [{"players": ["x", "y"], "mean_team_score": 0.3333, "matches": 3},
+                            {"players": ["x", "x"], "mean_team_score": 2.0, "matches": 1}]
+    assert got["player_team_score"] == [{"agent": "x", "mean_team_score": 0.75}, {"agent": "y", "mean_team_score": 0.3333}]
