@@ -515,3 +515,17 @@ def test_a_report_is_never_written_inside_the_idc(tmp_path, capsys):
         r = in_process(capsys, ["report", str(out), flag, str(target)])
         assert r.returncode == 2 and "inside the report's input" in r.stderr, r.stderr
     assert _tree(out) == before
+
+
+def test_mean_se_is_the_sample_sd_over_root_n_and_best_vs_final_needs_a_best_round():
+    import math as _math
+
+    from workstation.idc.curve import best_vs_final, mean_se
+
+    m, se = mean_se([1.0, 2.0, 3.0])  # sample variance 1 (n - 1 = 2), SE sqrt(1 / 3)
+    assert m == 2.0 and se is not None and _math.isclose(se, _math.sqrt(1 / 3))
+    assert mean_se([4.0]) == (4.0, 0.0) and mean_se([]) == (None, None)
+    played = {"rounds": [{"round": 0, "score_mean": 1.0, "normalised": 1.0}], "best_round": None}
+    assert best_vs_final(played) is None  # rounds but no best round: no gap to tell
+    assert best_vs_final({"rounds": [], "best_round": 0}) is None  # a best round but nothing played
+    assert best_vs_final({**played, "best_round": 0}) is not None
