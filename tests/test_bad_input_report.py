@@ -225,3 +225,20 @@ def test_a_session_is_never_written_inside_its_prompt_pack(tmp_path):
                         "--out", str(pack / "s")])
     assert code == 2 and "inside the session's input" in err, err
     assert snapshot(tmp_path) == before
+
+
+def test_an_output_inside_the_sealed_artifact_that_holds_an_input_is_refused(tmp_path):
+    """`report IDC/round_0 --json IDC/reflections/x.json`: the round is the input, the IDC that holds it is sealed,
+    and writing anywhere in it would change what its seal covers."""
+    from workstation.store.local_paths import LocalPathError, refuse_inside_inputs
+    from workstation.store.seal import seal
+
+    idc = tmp_path / "idc"
+    (idc / "round_0").mkdir(parents=True)
+    (idc / "reflections").mkdir()
+    (idc / "round_0" / "results.csv").write_text("x\n")
+    seal(idc, "idc")
+    with pytest.raises(LocalPathError, match="the sealed artifact that holds"):
+        refuse_inside_inputs(idc / "reflections" / "round_0.json", [idc / "round_0"], "--json", "report")
+    refuse_inside_inputs(idc, [idc / "round_0" / "results.csv"], "--out", "batch")  # a resume into itself
+    refuse_inside_inputs(tmp_path / "elsewhere.json", [idc / "round_0"], "--json", "report")

@@ -325,3 +325,23 @@ def test_both_random_boxers_can_land_punches_with_the_one_player_baseline_s_draw
         rec = Recording(_match(tmp_path / str(seed), "boxing", seed=seed))
         landed[seed] = [sum(1 for t in rec.turns for r in t["players"][k]["action_rewards"] if r > 0) for k in (0, 1)]
     assert landed[2][0] > 0 and landed[3][1] > 0
+
+
+def test_a_match_whose_summary_seats_another_agent_is_damaged(tmp_path):
+    import json as _json
+    import shutil as _shutil
+
+    from workstation.cli import main as _main
+    from workstation.store.integrity import match_problems
+    from workstation.store.recording import Recording
+
+    assert _main(["match", "--game", "boxing", "--p1", "random", "--p2", "random", "--seed", "0", "--frames", "30",
+                  "--out", str(tmp_path / "m")]) == 0
+    (rec,) = [p for p in (tmp_path / "m").iterdir() if p.is_dir()]
+    assert match_problems(Recording(rec)) == []
+    forged = tmp_path / "forged"
+    _shutil.copytree(rec, forged)
+    s = _json.loads((forged / "summary.json").read_text())
+    s["players"][0]["agent"] = "openai:x"
+    (forged / "summary.json").write_text(_json.dumps(s))
+    assert match_problems(Recording(forged)) == ["the summary's side 1 agent 'openai:x' is not the manifest's 'random'"]

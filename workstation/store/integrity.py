@@ -186,6 +186,11 @@ def match_problems(rec: Any) -> list[str]:
     if why:
         return [why]
     found = []
+    for k in (0, 1):  # each side of the summary is the side the manifest seated
+        seated = m.players[k]["agent"].get("spec")
+        if s.players[k].get("agent") != seated:
+            found.append(f"the summary's side {k + 1} agent {s.players[k].get('agent')!r} is not the manifest's "
+                         f"{seated!r}")
     scores = [float(p["score"]) for p in s.players]
     if turns and interrupted_tail(rec) == 0:
         for k in (0, 1):

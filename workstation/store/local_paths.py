@@ -111,6 +111,10 @@ def refuse_inside_inputs(out: str | Path, inputs: Iterable[str | Path], flag: st
                 roots = [real]
         except OSError:  # an unreadable input is its reader's to report
             continue
+        for around in _enclosing_artifacts(real):  # strictly inside one (a resume writes into its own directory)
+            if target != around and target.is_relative_to(around):
+                raise LocalPathError(f"{shown} is inside {around}, the sealed artifact that holds {command}'s input "
+                                     f"{given}; write outside it", file=out)
         for root in roots:
             if target == root:
                 raise LocalPathError(f"{shown} is one of {command}'s inputs ({given}); choose another place",
@@ -118,6 +122,12 @@ def refuse_inside_inputs(out: str | Path, inputs: Iterable[str | Path], flag: st
             if target.is_relative_to(root) and root.is_dir():
                 raise LocalPathError(f"{shown} is inside {command}'s input {given}; write outside its inputs",
                                      file=out)
+
+
+def _enclosing_artifacts(path: Path) -> list[Path]:
+    """The sealed artifacts an input stands inside (an IDC round inside its IDC, a batch's recording inside its
+    batch): writing anywhere in them would change what their seal covers, so they count as inputs too."""
+    return [p for p in path.parents if (p / "seal.json").is_file()]
 
 
 def _link_targets(root: Path) -> list[Path]:
