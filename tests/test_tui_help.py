@@ -76,7 +76,7 @@ async def f1_shows(app, pilot, screen_class) -> str:
 
 @run_async
 async def test_f1_on_the_match_screen_shows_the_match_keys(tmp_path):
-    from workstation.arena.command import play_vs
+    from workstation.arena.play_vs import play_vs
     from workstation.cli import build_parser
 
     args = build_parser().parse_args(["play", "--game", "boxing", "--vs", "random", "--mode", "paused",

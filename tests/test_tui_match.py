@@ -111,7 +111,7 @@ def test_bad_play_vs_is_one_line_exit_2(argv, needle, tmp_path, capsys):
 @run_async
 async def test_play_vs_command_line_opens_the_match_app(tmp_path):
     from screens.app import match_app
-    from workstation.arena.command import play_vs
+    from workstation.arena.play_vs import play_vs
     from workstation.cli import build_parser
 
     args = build_parser().parse_args(["play", "--game", "pong", "--vs", "random", "--side", "2", "--mode", "paused",
@@ -137,7 +137,7 @@ async def test_play_vs_command_line_opens_the_match_app(tmp_path):
 @run_async
 async def test_a_stopped_match_is_no_result_not_a_draw(tmp_path):
     from screens.app import match_app
-    from workstation.arena.command import play_vs
+    from workstation.arena.play_vs import play_vs
     from workstation.cli import build_parser
 
     args = build_parser().parse_args(["play", "--game", "boxing", "--vs", "random", "--mode", "paused",

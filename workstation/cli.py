@@ -482,7 +482,7 @@ def _request(a: argparse.Namespace) -> int:
 def _tui(which: list[str], a: argparse.Namespace) -> int:
     screen = which[0]
     if screen == "play" and getattr(a, "vs", None):  # a person against a model: a two-player match
-        from workstation.arena.command import play_vs
+        from workstation.arena.play_vs import play_vs
 
         return int(a.open_tui(MatchLaunch(**play_vs(a))))
     launch: Launch = HomeLaunch()

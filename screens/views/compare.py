@@ -317,7 +317,7 @@ class CompareScreen(FramePlaybackScreen):
 
     def action_export(self) -> None:
         """Export the runs side by side as one MP4 beside the first recording, in a thread."""
-        from workstation.export.command import beside
+        from workstation.export.files import beside
 
         export_in_background(self, [r.path for r in self.runs], beside(self.runs[0].path, "-compare.mp4"))
 

@@ -118,7 +118,7 @@ class MatchForm(ModalScreen[Any]):
         import argparse
 
         from workstation.agents.registry import is_model
-        from workstation.arena.command import play_vs
+        from workstation.arena.play_vs import play_vs
         from workstation.options import add_play_arguments
 
         v = self.values()

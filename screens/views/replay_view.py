@@ -364,6 +364,6 @@ class ReplayScreen(FramePlaybackScreen):
 
     def action_export(self) -> None:
         """Export the recording as an MP4 beside its directory, in a thread; a notice says where."""
-        from workstation.export.command import beside
+        from workstation.export.files import beside
 
         export_in_background(self, [self.rec.path], beside(self.rec.path))
