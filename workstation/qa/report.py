@@ -15,7 +15,7 @@ from typing import Any
 
 from workstation.errors import UserError
 from workstation.qa.evaluate import GROUP_KEYS, SUMMARY, EvalSummary, table
-from workstation.qa.qset import CATEGORIES
+from workstation.qa.qset import QA_CATEGORIES
 
 GROUPS = GROUP_KEYS
 
@@ -86,13 +86,13 @@ def markdown(summaries: list[EvalSummary]) -> str:
         cells = [f"{pct(s.accuracy.group(g))} ({s.counts[g] if g in s.counts else '-'})" for g in GROUPS]
         ag = s.agreement
         lines.append("| " + " | ".join([s.agent, *cells, "-" if ag is None else f"{100 * ag:.0f}%"]) + " |")
-    lines += ["", "| model | " + " | ".join(CATEGORIES) + " |", "|" + "---|" * (len(CATEGORIES) + 1)]
+    lines += ["", "| model | " + " | ".join(QA_CATEGORIES) + " |", "|" + "---|" * (len(QA_CATEGORIES) + 1)]
     for s in summaries:
         cats = s.accuracy.categories
-        missing = [c for c in CATEGORIES if c not in cats]
+        missing = [c for c in QA_CATEGORIES if c not in cats]
         if missing:
             raise UserError(f"{s.dir}: its summary has no accuracy for {missing[0]}; run `workstation qa eval` again")
-        cells = [f"{pct(cats[c].accuracy)} ({cats[c].answers})" for c in CATEGORIES]
+        cells = [f"{pct(cats[c].accuracy)} ({cats[c].answers})" for c in QA_CATEGORIES]
         lines.append("| " + " | ".join([s.agent, *cells]) + " |")
     return "\n".join(lines) + "\n"
 

@@ -42,13 +42,13 @@ class RecordingError(UserError):
 
 
 # -- field checks -----------------------------------------------------------------
-KINDS = {"str": "text", "int": "an integer", "float": "a number", "bool": "true/false", "list": "a list",
+TYPE_WORDS = {"str": "text", "int": "an integer", "float": "a number", "bool": "true/false", "list": "a list",
          "dict": "an object", "NoneType": "null"}
 
 
 def _kind(value: Any) -> str:
     name = type(value).__name__
-    return KINDS.get(name, name)
+    return TYPE_WORDS.get(name, name)
 
 
 Check = Callable[..., Any]  # (name, value, *, optional=False) -> the value, or RecordError
@@ -558,7 +558,7 @@ def read_json(path: Path | str, kind: type = dict) -> Any:
     except json.JSONDecodeError as e:
         raise RecordFileError(f"{path} is not valid JSON ({e.msg} at line {e.lineno})") from None
     if not isinstance(data, kind):
-        raise RecordFileError(f"{path} holds {_kind(data)}, not {KINDS.get(kind.__name__, kind.__name__)}")
+        raise RecordFileError(f"{path} holds {_kind(data)}, not {TYPE_WORDS.get(kind.__name__, kind.__name__)}")
     return data
 
 
