@@ -92,7 +92,7 @@ def _any(name: str, value: Any, *, optional: bool = False) -> Any:
     return value
 
 
-CHECKS = {"num": _number, "int": _int, "str": _str, "bool": _bool, "dict": _dict, "list": _list, "any": _any}
+FIELD_CHECKS = {"num": _number, "int": _int, "str": _str, "bool": _bool, "dict": _dict, "list": _list, "any": _any}
 
 
 class _Record:
@@ -117,7 +117,7 @@ class _Record:
             if check == "list":
                 value = _list(key, value, cls.ITEMS.get(key), optional=optional)
             else:
-                value = CHECKS[check](key, value, optional=optional)
+                value = FIELD_CHECKS[check](key, value, optional=optional)
             values[key] = value
         spec = cls.SPEC
         extra = {k: v for k, v in data.items() if k not in spec}
@@ -594,7 +594,7 @@ def check_fields(data: dict[str, Any], fields: dict[str, tuple[Any, ...]], where
             continue
         value = data[key]
         try:
-            CHECKS[check](key, value, optional=optional)
+            FIELD_CHECKS[check](key, value, optional=optional)
         except RecordError as e:
             raise RecordFileError(f"{where}: {e}") from None
         if value is None or check not in ("num", "int"):
