@@ -72,17 +72,18 @@ def test_a_replay_under_another_start_warns_and_records_it(tmp_path, capsys):
 
 def test_an_os_error_about_a_path_is_one_line_and_others_keep_their_traceback(monkeypatch, capsys):
     import workstation.cli as cli
+    from workstation.runs import run_command
 
     def boom(a):
         raise NotADirectoryError(20, "Not a directory", "/some/file/inside")
 
-    monkeypatch.setattr(cli, "_games", lambda variants=False: boom(None))
+    monkeypatch.setattr(run_command, "_games", lambda a: boom(a))
     assert cli.main(["games"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "/some/file/inside" in err and "Not a directory" in err
-    monkeypatch.setattr(cli, "_games", lambda variants=False: (_ for _ in ()).throw(OSError("no path")))
+    monkeypatch.setattr(run_command, "_games", lambda a: (_ for _ in ()).throw(OSError("no path")))
     with pytest.raises(OSError):
         cli.main(["games"])
-    monkeypatch.setattr(cli, "_games", lambda variants=False: (_ for _ in ()).throw(KeyError("bug")))
+    monkeypatch.setattr(run_command, "_games", lambda a: (_ for _ in ()).throw(KeyError("bug")))
     with pytest.raises(KeyError):
         cli.main(["games"])

@@ -155,7 +155,7 @@ def test_recordings_made_under_rule_1_still_verify(tmp_path):
     manifest["rules"] = 2  # claiming the new rule for an old recording is caught
     (path / "manifest.json").write_text(json.dumps(manifest))
     assert not verify(Recording(path)).ok
-    assert start.RULES == 2
+    assert start.GAME_OVER_RULE == 2
 
 
 def test_an_unknown_rule_is_one_line(tmp_path):

@@ -70,7 +70,7 @@ def test_the_open_screen_marks_stuck_stretches_on_the_timeline(runs):
     from argparse import Namespace
 
     from screens.app import make_app
-    from screens.widgets.timeline import Timeline
+    from screens.widgets.timeline import TimelineBar
     from tests.tui_helpers import run_async
 
     @run_async
@@ -78,7 +78,7 @@ def test_the_open_screen_marks_stuck_stretches_on_the_timeline(runs):
         app = make_app("open", Namespace(recording=str(path)))
         async with app.run_test(size=(120, 40)) as pilot:
             await pilot.press("end")
-            timeline = app.screen.query_one(Timeline)
+            timeline = app.screen.query_one(TimelineBar)
             assert int(timeline.stuck.sum()) == stuck_frames
             lives_row = timeline.render().plain.split("\n")[1]
             assert ("≈" in lives_row) == (stuck_frames > 0)

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from workstation.game.games import GAMES, get_game
-from workstation.turn.parser import RULES, ParseResult, parse_reply
+from workstation.turn.parser import PARSE_RULES, ParseResult, parse_reply
 
 CORPUS = [json.loads(line) for line in (Path(__file__).parent / "data" / "parser_corpus.jsonl").open()]
 
@@ -25,7 +25,7 @@ def check_invariants(result: ParseResult, game, max_actions: int) -> None:
     if result.valid:
         assert result.errors == []
     else:
-        assert result.rule in RULES
+        assert result.rule in PARSE_RULES
         assert result.actions == [0] and result.names == ["noop"]
         assert result.errors and all(e and "\n" not in e for e in result.errors)
 
@@ -36,7 +36,7 @@ def check_invariants(result: ParseResult, game, max_actions: int) -> None:
 def test_corpus_is_broad():
     assert len(CORPUS) >= 60
     assert len({c["game"] for c in CORPUS}) >= 6
-    assert {c["rule"] for c in CORPUS} == {None, *RULES} - {"no_thought_line"}  # that one: harness packs only
+    assert {c["rule"] for c in CORPUS} == {None, *PARSE_RULES} - {"no_thought_line"}  # that one: harness packs only
 
 
 @pytest.mark.parametrize("case", CORPUS, ids=[c["note"] for c in CORPUS])

@@ -12,7 +12,7 @@ from tests.tui_helpers import run_async
 from workstation.errors import UserError
 from workstation.launch import QaCurateLaunch
 from workstation.qa import curate, templates
-from workstation.qa.qset import CATEGORIES, QUESTIONS, read_set
+from workstation.qa.qset import QA_CATEGORIES, QUESTIONS, read_set
 
 SAMPLE = Path(__file__).resolve().parents[1] / "recordings" / "qa-sample"
 
@@ -31,7 +31,7 @@ def test_templates_name_the_game_and_its_objects():
     q = templates.fill("breakout", "perception-spatial", "ball", "paddle")
     assert q["question"] == "In Breakout, is the ball to the left or to the right of the paddle?"
     assert q["choices"] == ["left", "right"]
-    for cat in CATEGORIES:
+    for cat in QA_CATEGORIES:
         for game in ("breakout", "pacman", "fishing_derby"):
             t = templates.fill(game, cat, *templates.default_objects(game, cat))
             assert t["question"].startswith("In ") and len(set(t["choices"])) == len(t["choices"]) >= 2

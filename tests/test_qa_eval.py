@@ -16,7 +16,7 @@ import pytest
 from tests.fake_provider import SPECS, FakeProvider, Seen, Step, sent_messages
 from workstation.cli import main
 from workstation.game.protocol import Protocol
-from workstation.qa.qset import CATEGORIES, read_set
+from workstation.qa.qset import QA_CATEGORIES, read_set
 from workstation.runs.drive import drive
 from workstation.runs.start import RunSpec, start_run
 
@@ -91,7 +91,7 @@ def test_a_correct_model_scores_100_in_every_category(qset, tmp_path, keys):
     for key in ("perception", "motion", "decision", "overall"):
         assert s["accuracy"][key] == 1.0
     present = Counter(q["category"] for q in qs)
-    for cat in CATEGORIES:
+    for cat in QA_CATEGORIES:
         assert s["accuracy"][cat]["answers"] == 2 * present[cat]
         assert s["accuracy"][cat]["accuracy"] == (1.0 if present[cat] else None)
     assert s["agreement"] == 1.0

@@ -17,7 +17,7 @@ from PIL import Image
 from workstation.cli import main
 from workstation.errors import UserError
 from workstation.game.protocol import Protocol
-from workstation.qa.qset import CATEGORIES, FORMAT, paper_time, read_set
+from workstation.qa.qset import FORMAT, QA_CATEGORIES, paper_time, read_set
 from workstation.runs.drive import drive
 from workstation.runs.start import RunSpec, start_run
 
@@ -163,7 +163,7 @@ def test_categories_option_and_bad_input(recordings, tmp_path):
     assert gen(recordings, tmp_path / "s") == 2  # the set exists: refuse, one line
     assert gen(recordings, tmp_path / "t", "--categories", "vibes") == 2
     assert main(["qa", "gen", "--recordings", str(tmp_path / "nothing"), "--out", str(tmp_path / "u")]) == 2
-    assert len(CATEGORIES) == 6
+    assert len(QA_CATEGORIES) == 6
 
 
 def test_malformed_set_is_one_line(set3, tmp_path):

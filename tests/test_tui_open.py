@@ -125,7 +125,7 @@ async def test_escape_leaves_a_focused_field_before_the_screen(tmp_path):
 
 @run_async
 async def test_open_shows_the_game_over_and_the_dropped_plan(tmp_path):
-    from screens.widgets.timeline import Timeline
+    from screens.widgets.timeline import TimelineBar
     from tests.agents_for_tests import ScriptedAgent
     from tests.test_game_over import OVER_FRAME, OVER_TURN, REPLY
     from workstation.game.protocol import Protocol
@@ -144,7 +144,7 @@ async def test_open_shows_the_game_over_and_the_dropped_plan(tmp_path):
         plan = screen.query_one(PlanView)
         assert plan.dropped == 7 and f"GAME OVER on frame {OVER_FRAME}" in plan.note
         assert f"new game from frame {OVER_FRAME + 1}" in plan.note
-        timeline = screen.query_one(Timeline)
+        timeline = screen.query_one(TimelineBar)
         assert timeline.resets[OVER_FRAME] and "■" in timeline.render().plain
 
 

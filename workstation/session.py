@@ -177,7 +177,7 @@ STEP_FIELDS = {"index": ("int", False, 0, 10**6), "game": ("str", False), "seed"
 
 # -- steps -----------------------------------------------------------------------------
 @dataclass
-class Step:
+class SessionStep:
     index: int
     game: str
     seed: int
@@ -199,21 +199,21 @@ class Step:
         return self.state == "done"
 
 
-def plan_steps(s: Settings) -> list[Step]:
+def plan_steps(s: Settings) -> list[SessionStep]:
     """The session's steps in order: per game, its practice runs then one scored run per seed."""
     games, seeds = list(s.games), list(s.seeds)
     rng = random.Random(int(hashlib.sha256(s.participant.encode("utf-8")).hexdigest()[:16], 16))
     if s.order == "shuffled":  # seeded by the participant id: the same person gets the same order on resume
         rng.shuffle(games)
-    steps: list[Step] = []
+    steps: list[SessionStep] = []
     for g in games:
         for p in range(s.practice):
-            steps.append(Step(len(steps), g, PRACTICE_SEED + p, True))
+            steps.append(SessionStep(len(steps), g, PRACTICE_SEED + p, True))
         order = list(seeds)
         if s.order == "shuffled":
             rng.shuffle(order)
         for seed in order:
-            steps.append(Step(len(steps), g, seed, False))
+            steps.append(SessionStep(len(steps), g, seed, False))
     return steps
 
 
@@ -221,7 +221,7 @@ def plan_steps(s: Settings) -> list[Step]:
 class Session:
     """One participant's session in one directory."""
 
-    def __init__(self, path: Path, settings: Settings, steps: list[Step], created: str, events: list[dict[str, Any]],
+    def __init__(self, path: Path, settings: Settings, steps: list[SessionStep], created: str, events: list[dict[str, Any]],
                  resumed: bool = False, countdown: int = 3) -> None:
         self.path = Path(path)
         self.settings = settings
@@ -266,7 +266,7 @@ class Session:
             for i, st in enumerate(data["steps"]):
                 if not isinstance(st, dict):
                     raise ValueError(f"step {i} is not an object")
-                steps.append(Step(**check_fields(st, STEP_FIELDS, f"{f} step {i}")))
+                steps.append(SessionStep(**check_fields(st, STEP_FIELDS, f"{f} step {i}")))
         except (UserError, ValueError, KeyError, TypeError) as e:
             raise UserError(f"{f} cannot be read as a session ({e}); give --out another directory") from None
         stored: dict[str, Any] = data["settings"]
@@ -317,7 +317,7 @@ class Session:
     def next_index(self) -> int | None:
         return next((st.index for st in self.steps if not st.done), None)
 
-    def next_step(self) -> Step | None:
+    def next_step(self) -> SessionStep | None:
         i = self.next_index()
         return None if i is None else self.steps[i]
 
@@ -325,19 +325,19 @@ class Session:
     def complete(self) -> bool:
         return self.next_index() is None
 
-    def runs_dir(self, step: Step) -> Path:
+    def runs_dir(self, step: SessionStep) -> Path:
         return self.path / (PRACTICE if step.practice else RUNS)
 
     def event(self, what: str, **data: Any) -> None:
         self.events.append({"time": _now(), "event": what, **data})
         self.save()
 
-    def begin(self, step: Step) -> None:
+    def begin(self, step: SessionStep) -> None:
         step.state = "running"
         step.started = _now()
         self.event("run started", step=step.index, game=step.game, seed=step.seed, practice=step.practice)
 
-    def finish(self, step: Step, recording: str | Path | None, summary: Summary | dict[str, Any] | None,
+    def finish(self, step: SessionStep, recording: str | Path | None, summary: Summary | dict[str, Any] | None,
                event: str = "run ended") -> bool:
         """Record a run's end; True when it completed (the step is done), else it is set aside to play again."""
         typed = _typed_summary(summary)

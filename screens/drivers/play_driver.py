@@ -17,12 +17,11 @@ from typing import Protocol as _Interface
 from screens.input.keys import action_for
 from workstation.calls import CancelToken
 from workstation.errors import UserError
-from workstation.game.games import PACES as GAME_PACES
-from workstation.game.games import Game
+from workstation.game.games import PACES, Game
 from workstation.runs.drive import drive
 from workstation.turn.engine import Phase, TurnEngine
 
-PACES: dict[str, int | None] = {**GAME_PACES, "instant": None}  # instant: no waiting (tests)
+PLAY_PACES: dict[str, int | None] = {**PACES, "instant": None}  # instant: no waiting (tests)
 QUIT_REASON = "play was cancelled"  # the human agent's own words when a wait for a plan is cut short
 
 
@@ -58,10 +57,10 @@ class WallPacer:
 
 def action_seconds(pace: str, repeat: int) -> float:
     """Wall-clock seconds per action at a pace (0 for ``instant``)."""
-    if pace not in PACES:
+    if pace not in PLAY_PACES:
         raise PlaySettingsError(f"unknown pace {pace!r}: use paper (30 fps, as the paper counts) or native (60 fps)",
                                 "pace")
-    fps = PACES[pace]
+    fps = PLAY_PACES[pace]
     return repeat / fps if fps else 0.0
 
 
@@ -136,4 +135,4 @@ class PlayDriver:
         drive(engine, cancel=token, gate=gate, after_step=after_step)
 
 
-__all__ = ["PACES", "QUIT_REASON", "Pacer", "PlayDriver", "PlaySettingsError", "WallPacer", "action_seconds"]
+__all__ = ["PLAY_PACES", "QUIT_REASON", "Pacer", "PlayDriver", "PlaySettingsError", "WallPacer", "action_seconds"]

@@ -44,7 +44,7 @@ from screens.widgets.prompt_view import PromptView
 from screens.widgets.reply_view import BY_HAND, NOT_SENT, ReplyView
 from screens.widgets.stats_bar import StatsBar
 from screens.widgets.step_panel import StepPanel
-from screens.widgets.timeline import Timeline
+from screens.widgets.timeline import TimelineBar
 from workstation.agents.registry import is_model
 from workstation.store.changes import counts, mark
 from workstation.store.series import FrameSeries, result_text
@@ -203,7 +203,7 @@ class LiveScreen(Screen[Any]):
     def on_engine_progress(self, m: EngineProgress) -> None:
         self.stats = m.stats
         self.query_one(StatsBar).show_stats(m.stats)
-        self.query_one(Timeline).show_series(self.series, m.stats.frame)
+        self.query_one(TimelineBar).show_series(self.series, m.stats.frame)
         if m.stats.phase != self.phase:
             self.phase = m.stats.phase
             if self.phase == "asking":

@@ -38,7 +38,7 @@ from textual.widgets import Digits, Footer, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from screens.drivers.play_driver import (
-    PACES,
+    PLAY_PACES,
     QUIT_REASON,
     Pacer,
     PlayDriver,
@@ -165,7 +165,7 @@ class PlayScreen(Screen[Any]):
                            Static(self._help(), id="play-help"))
 
     def _title(self) -> str:
-        fps = PACES[self.pace]
+        fps = PLAY_PACES[self.pace]
         pace = f"{self.pace} pace ({fps} fps, {self.period:g} s per action)" if fps else "instant pace (no waiting)"
         mode = "real time" if self.mode == "realtime" else f"paused, 1..{self.protocol.max_actions} actions a turn"
         return f"{self.game.ale_name}  seed {self.seed}\n{mode}\n{pace}"
@@ -283,7 +283,7 @@ class PlayScreen(Screen[Any]):
         if reason is None:
             try:
                 self._window = PlayWindow(f"{self.game.ale_name} (workstation play)", self.game.height,
-                                          fps=PACES[self.pace])  # the sound's pace (none at instant)
+                                          fps=PLAY_PACES[self.pace])  # the sound's pace (none at instant)
                 return
             except (OSError, ValueError) as e:
                 reason = f"no play window: it could not start ({e}); playing in the terminal"

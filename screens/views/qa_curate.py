@@ -33,7 +33,7 @@ from textual.widgets import Footer, Input, Static
 from screens.widgets.frame_view import FRAME_WIDTH, FrameRenderer, FrameView, fit_grid, pool_blocks
 from workstation.errors import UserError
 from workstation.qa import curate, templates
-from workstation.qa.qset import CATEGORIES, read_set
+from workstation.qa.qset import QA_CATEGORIES, read_set
 
 OUTLINE = np.array([255, 0, 255], np.uint8)
 
@@ -270,7 +270,7 @@ class CurateScreen(Screen[None]):
     def action_draft_category(self) -> None:
         if self.draft is None:
             return
-        cat = CATEGORIES[(CATEGORIES.index(self.draft["category"]) + 1) % len(CATEGORIES)]
+        cat = QA_CATEGORIES[(QA_CATEGORIES.index(self.draft["category"]) + 1) % len(QA_CATEGORIES)]
         self._set_draft(cat, *templates.default_objects(self.question["game"], cat))
 
     def action_draft_object(self, which: int) -> None:

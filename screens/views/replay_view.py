@@ -34,10 +34,10 @@ from screens.widgets.plan_view import PlanView, end_note
 from screens.widgets.prompt_view import PromptView
 from screens.widgets.reply_view import ReplyView
 from screens.widgets.stats_bar import StatsBar
-from screens.widgets.timeline import Timeline
+from screens.widgets.timeline import TimelineBar
 from workstation.analysis.compare import event_frames, next_event_frame
 from workstation.game.protocol import Protocol
-from workstation.store.changes import KINDS, mark, of_turn
+from workstation.store.changes import CHANGE_KINDS, mark, of_turn
 from workstation.store.framestore import FrameStoreError
 from workstation.store.recording import Recording
 from workstation.store.records import RecordingError, TurnRecord
@@ -181,7 +181,7 @@ class ReplayScreen(FramePlaybackScreen):
             self._show_turn(turn)
         if turn >= 0:
             self.query_one(PlanView).mark(self.series.actions_done(turn, self.frame))
-        timeline = self.query_one(Timeline)
+        timeline = self.query_one(TimelineBar)
         if timeline.stuck is None:
             timeline.stuck = _stuck_mask(self.rec, len(self.series.frames.rewards))
         timeline.show_series(self.series.frames, self.frame, known=self.n_frames - 1)
@@ -258,7 +258,7 @@ class ReplayScreen(FramePlaybackScreen):
         if parent:
             t.append(f"  branch of turn {parent.get('turn')} of {parent.get('path')}", style="yellow")
         if self.turn >= 0:  # what a person changed in the turn on show
-            here = [KINDS[c["kind"]][1] for c in of_turn(self.rec.turn_records[self.turn])]
+            here = [CHANGE_KINDS[c["kind"]][1] for c in of_turn(self.rec.turn_records[self.turn])]
             if here:
                 t.append(f"  by hand: {', '.join(here)}", style="bold yellow")
         self.query_one("#status", Static).update(t)

@@ -21,7 +21,7 @@ from screens.widgets.plan_view import PlanView
 from screens.widgets.prompt_view import PromptView
 from screens.widgets.reply_view import ReplyView
 from screens.widgets.stats_bar import StatsBar
-from screens.widgets.timeline import Timeline
+from screens.widgets.timeline import TimelineBar
 
 W = TypeVar("W", bound=Widget)
 
@@ -65,7 +65,7 @@ def compose_run(title: str, frame_view: FrameView, *below_plan: Widget) -> Compo
     with Horizontal(id="body"):
         with titled(Vertical(id="left"), "frame"):
             yield frame_view
-            yield Timeline(id="timeline")
+            yield TimelineBar(id="timeline")
         yield titled(PromptView(id="prompt"), "prompt as sent")
         with Vertical(id="right"):
             yield titled(ReplyView(id="reply"), "thought and reply")

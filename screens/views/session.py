@@ -32,7 +32,7 @@ from screens.drivers.play_driver import Pacer, WallPacer
 from screens.views.play import PlayScreen
 from screens.widgets.alive import unless_leaving
 from workstation.game.games import get_game
-from workstation.session import Session, Step
+from workstation.session import Session, SessionStep
 from workstation.turn.promptpack import display_title
 
 STAGES = ("instructions", "countdown", "run", "result", "finished")
@@ -67,9 +67,9 @@ class SessionScreen(Screen[Any]):
         self.can_go_back = can_go_back
         self.tick_s = tick_s
         self.stage = "instructions"
-        self.step: Step | None = None
+        self.step: SessionStep | None = None
         self.shown_game: str | None = None  # the game whose instructions were shown in this sitting
-        self.last_result: tuple[Step, bool, dict[str, Any]] | None = None
+        self.last_result: tuple[SessionStep, bool, dict[str, Any]] | None = None
         self.play: PlayScreen | None = None
         self._count_end = 0.0
         self._timer: Timer | None = None
@@ -181,13 +181,13 @@ class SessionScreen(Screen[Any]):
         self.play = None
         self._result(step, complete, summary)
 
-    def _current(self) -> Step:
+    def _current(self) -> SessionStep:
         """The step under way (the screen only counts down, runs and shows results while there is one)."""
         if self.step is None:
             raise RuntimeError("the session has no step under way")
         return self.step
 
-    def _result(self, step: Step, complete: bool, summary: dict[str, Any]) -> None:
+    def _result(self, step: SessionStep, complete: bool, summary: dict[str, Any]) -> None:
         body = Text()
         kind = "practice run" if step.practice else "scored run"
         budget = self.session.settings.protocol.frames

@@ -19,11 +19,11 @@ BARS = "▁▂▃▄▅▆▇█"
 GUTTER = 7  # width of the row labels
 
 
-class Timeline(Widget):
+class TimelineBar(Widget):
     """Per-bucket rewards and life losses up to the current frame."""
 
     DEFAULT_CSS = """
-    Timeline { height: 3; }
+    TimelineBar { height: 3; }
     """
 
     def __init__(self, *, id: str | None = None) -> None:

@@ -37,7 +37,7 @@ KINDS: tuple[Kind, ...] = (
     Kind("anthropic", "MODEL", "Anthropic Messages API (ANTHROPIC_API_KEY)", model=True),
     Kind("gemini", "MODEL", "Google Gemini API (GEMINI_API_KEY)", model=True),
 )
-KIND = {k.name: k for k in KINDS}
+KIND_BY_NAME = {k.name: k for k in KINDS}
 PROVIDER_KINDS: tuple[str, ...] = tuple(k.name for k in KINDS if k.model)
 SPEC_HELP = " | ".join(k.name if k.arg is None else f"{k.name}:{k.arg}" for k in KINDS)
 
@@ -52,7 +52,7 @@ class AgentRef:
 
     @property
     def is_model(self) -> bool:
-        return KIND[self.kind].model
+        return KIND_BY_NAME[self.kind].model
 
     @property
     def canonical(self) -> str:
@@ -70,7 +70,7 @@ def parse_agent(text: str) -> AgentRef:
         raise AgentSpecError(f"the agent must be a spec string such as random (got {text!r})")
     head, sep, rest = text.partition(":")
     kind = head.strip().lower()
-    k = KIND.get(kind)
+    k = KIND_BY_NAME.get(kind)
     if k is None or (k.arg is None and rest):
         raise AgentSpecError(f"unknown agent {text!r}: use random, replay:PATH, human, "
                              f"or {'/'.join(f'{p}:' for p in PROVIDER_KINDS)}MODEL")

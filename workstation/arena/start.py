@@ -12,7 +12,7 @@ from typing import Any
 
 from workstation.arena.players import check_players, make_side_agent, side_seed
 from workstation.arena.sides import MatchText, SidePromptBuilder, load_match_text, side_pack
-from workstation.game.clock import RULES
+from workstation.game.clock import GAME_OVER_RULE
 from workstation.game.protocol import Protocol
 from workstation.game.twoplayer import SIDES, get_two_player_game
 from workstation.locations import default_pack_dir
@@ -110,7 +110,7 @@ def start_match(spec: MatchSpec, observers: list[MatchObserver] | None = None, p
     tp, pack, text, agents, run_id = p.tp, p.pack, p.text, p.agents, p.run_id
     descs = [a.describe() for a in agents]
     manifest = {
-        "format": FORMAT, "kind": KIND, "rules": RULES, "run_id": run_id, "game": tp.key,
+        "format": FORMAT, "kind": KIND, "rules": GAME_OVER_RULE, "run_id": run_id, "game": tp.key,
         "env_id": f"multi-agent-ale/{tp.rom}", "in_paper": False, "seed": spec.seed,
         "protocol": spec.protocol.to_json(),
         "agent": {"kind": KIND, "spec": f"{agents[0].spec} vs {agents[1].spec}"},

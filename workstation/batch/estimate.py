@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from workstation.batch.jobs import Job as Cell
+from workstation.batch.jobs import Job
 
 PAPER_CALLS, PAPER_RUNS, PAPER_FRAMES = 27_938, 200, 900
 PAPER_INPUT_PER_CALL = 140.8e6 / PAPER_CALLS  # ~5.0k
@@ -38,7 +38,7 @@ class Estimate:
         return self.cost_usd / self.calls
 
 
-def paper_estimate(cell: Cell) -> Estimate:
+def paper_estimate(cell: Job) -> Estimate:
     if not cell.is_model:
         return Estimate()
     from workstation.calls import Usage
@@ -68,7 +68,7 @@ def from_rows(rows: list[dict[str, Any]]) -> Estimate | None:
                     sum(r["output_tokens"] or 0 for r in done) / n, cost, f"{n} earlier run{'s' * (n != 1)}")
 
 
-def estimates(cells: list[Cell], rows: list[dict[str, Any]]) -> dict[str, Estimate]:
+def estimates(cells: list[Job], rows: list[dict[str, Any]]) -> dict[str, Estimate]:
     """Per expanded setting label: from its earlier runs in ``rows`` if any, else the paper's figures."""
     by_label: dict[str, list[dict[str, Any]]] = {}
     for r in rows:

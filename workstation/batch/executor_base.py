@@ -13,7 +13,7 @@ from concurrent.futures import Future
 from typing import Any
 
 from workstation.batch.execute import Progress
-from workstation.batch.jobs import Job as Cell
+from workstation.batch.jobs import Job
 
 CPU_STOP_REASON = "the batch stopped (interrupted); resume re-runs it"
 
@@ -48,7 +48,7 @@ class Executor:
         with self._lock:
             self._progress.pop(run_id, None)
 
-    def submit(self, cell: Cell) -> Future[Any]:  # pragma: no cover - interface
+    def submit(self, cell: Job) -> Future[Any]:  # pragma: no cover - interface
         raise NotImplementedError
 
     def launched(self) -> None:
@@ -58,7 +58,7 @@ class Executor:
         pass
 
 
-def limiter_key(cell: Cell) -> tuple[str, str, str]:
+def limiter_key(cell: Job) -> tuple[str, str, str]:
     from workstation.providers.spec import parse_spec
 
     provider, model = parse_spec(cell.spec.agent)

@@ -27,7 +27,7 @@ from typing import Any
 from workstation.batch.envpool import EnvPool
 from workstation.batch.execute import Hooks, RunResult, SharedClients, execute
 from workstation.batch.executor_base import CPU_STOP_REASON, Executor, cores, limiter_key
-from workstation.batch.jobs import Job as Cell
+from workstation.batch.jobs import Job
 from workstation.batch.model_procs import ModelProcesses, fewer_malloc_arenas, shares, warm
 from workstation.calls import CancelToken
 from workstation.errors import UserError
@@ -162,7 +162,7 @@ class LocalExecutor(Executor):
             self._why.value = (self._stop_reason or reason).encode("utf-8")[:399]
             self._stop_event.set()
 
-    def submit(self, cell: Cell) -> Future[Any]:
+    def submit(self, cell: Job) -> Future[Any]:
         spec = cell.spec.to_json()
         if not cell.is_model:
             if self._procs is None:
@@ -210,7 +210,7 @@ class LocalExecutor(Executor):
         with self._lock:
             self._local_load -= 1
 
-    def _warm(self, cell: Cell) -> None:
+    def _warm(self, cell: Job) -> None:
         kind = limiter_key(cell)
         if kind not in self._warmed:
             self._warmed.add(kind)

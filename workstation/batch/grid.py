@@ -64,14 +64,14 @@ class GridError(UserError):
 
 
 @dataclass(frozen=True)
-class Setting:
+class GridSetting:
     label: str
     spec: str
     options: dict[str, Any]
 
 
 @dataclass(frozen=True)
-class Cell:
+class GridCell:
     """One run of the batch."""
 
     setting: str  # expanded label: base|key=value for each protocol key that varies
@@ -91,10 +91,10 @@ class Grid:
     name: str
     games: list[str]
     seeds: list[int]
-    settings: list[Setting]
+    settings: list[GridSetting]
     axes: dict[str, list[Any]]  # protocol key -> its values (one value = fixed)
     limits: dict[str, int]
-    cells: list[Cell] = field(default_factory=list)
+    cells: list[GridCell] = field(default_factory=list)
     source: str = "<grid>"
 
     @property
@@ -235,10 +235,10 @@ def _seeds(value: Any, w: _Where) -> list[int]:
     return list(seeds)
 
 
-def _settings(value: Any, w: _Where) -> list[Setting]:
+def _settings(value: Any, w: _Where) -> list[GridSetting]:
     if not isinstance(value, list) or not value or not all(isinstance(s, dict) for s in value):
         raise w.error(("settings",), "must be one or more [[settings]] tables, each with a label and a spec")
-    out: list[Setting] = []
+    out: list[GridSetting] = []
     for i, s in enumerate(value):
         for key in s:
             if key not in SETTING_KEYS:
@@ -260,7 +260,7 @@ def _settings(value: Any, w: _Where) -> list[Setting]:
                               "run id is fixed when the grid is planned, but the library it starts from is changed "
                               "by the cells before it; play such runs with `workstation run --experience DIR` "
                               "(docs/experience.md)")
-        out.append(Setting(label, s["spec"].strip(), {k: s[k] for k in OPTION_KEYS if k in s}))
+        out.append(GridSetting(label, s["spec"].strip(), {k: s[k] for k in OPTION_KEYS if k in s}))
     return out
 
 
@@ -324,7 +324,7 @@ def ale_variants(game: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
     return game_variants(game)
 
 
-def _expand(grid: Grid, w: _Where, out: str | None) -> list[Cell]:
+def _expand(grid: Grid, w: _Where, out: str | None) -> list[GridCell]:
     from workstation.game.protocol import SETTING
     from workstation.options import SpecError, spec_from_values
 
@@ -339,7 +339,7 @@ def _expand(grid: Grid, w: _Where, out: str | None) -> list[Cell]:
     keys = list(grid.axes)
     combos = [dict(zip(keys, c)) for c in itertools.product(*(grid.axes[k] for k in keys))]
     varied = grid.varied
-    cells: list[Cell] = []
+    cells: list[GridCell] = []
     for i, setting in enumerate(grid.settings):
         for combo in combos:
             proto = {ALE_FIELDS.get(k, k): v for k, v in combo.items() if ALE_FIELDS.get(k, k) in SETTING}
@@ -361,7 +361,7 @@ def _expand(grid: Grid, w: _Where, out: str | None) -> list[Cell]:
             for game in grid.games:
                 for seed in grid.seeds:
                     spec = replace(base_spec, game=game, seed=seed)
-                    cells.append(Cell(label, setting.label, game, seed, setting.spec, dict(setting.options),
+                    cells.append(GridCell(label, setting.label, game, seed, setting.spec, dict(setting.options),
                                       dict(combo), {k: combo[k] for k in varied},
                                       {k: combo[k] for k in ALE_KEYS if k in combo and k not in SETTING}, spec))
     return cells

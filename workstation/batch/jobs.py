@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from workstation.batch.grid import Cell, Grid, GridError, key_lines
+from workstation.batch.grid import Grid, GridCell, GridError, key_lines
 from workstation.options import RunSpec
 
 CPU = "cpu"  # the concurrency class of runs that need no provider (random, replay)
@@ -20,7 +20,7 @@ CPU = "cpu"  # the concurrency class of runs that need no provider (random, repl
 
 @dataclass(frozen=True)
 class Job:
-    cell: Cell
+    cell: GridCell
     run_id: str
     provider: str  # "openai", "compat", ... or "cpu"
 

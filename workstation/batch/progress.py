@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TextIO
 
-from workstation.batch.jobs import Job as Cell
+from workstation.batch.jobs import Job
 from workstation.text_table import text_table
 
 LEFT, RUNNING, DONE, FAILED, STOPPED, SKIPPED = "left", "running", "done", "failed", "stopped", "skipped"
@@ -21,7 +21,7 @@ LEFT, RUNNING, DONE, FAILED, STOPPED, SKIPPED = "left", "running", "done", "fail
 
 @dataclass
 class RunState:
-    cell: Cell
+    cell: Job
     status: str = LEFT  # left | running | done (complete) | failed | stopped | skipped (complete before)
     calls: int = 0
     cost_usd: float = 0.0
@@ -46,7 +46,7 @@ class BatchState:
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @classmethod
-    def of(cls, name: str, cells: list[Cell], max_cost: float | None = None,
+    def of(cls, name: str, cells: list[Job], max_cost: float | None = None,
            clock: Callable[[], float] = time.monotonic) -> BatchState:
         return cls(name, {c.run_id: RunState(c) for c in cells}, max_cost, clock, clock())
 

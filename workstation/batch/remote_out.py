@@ -51,7 +51,7 @@ from workstation.batch.out_uri import (
 )
 from workstation.errors import UserError
 
-MARKERS = "uploaded"  # URI/uploaded/NAME.json: written last, once every file of URI/runs/NAME/ is up
+MARKER_DIR = "uploaded"  # URI/uploaded/NAME.json: written last, once every file of URI/runs/NAME/ is up
 RESULTS_EVERY_S = 60.0  # the results table goes up this often while the batch runs (when something new is up)
 LOCK = ".remote.lock"
 BULK = 64  # recordings uploaded in one bulk put (their markers in one bulk pipe after)
@@ -126,7 +126,7 @@ class RemoteOut:
             self._lock_fd = None
 
     def _markers(self) -> dict[str, dict[str, Any]]:
-        found = self.fs.find(self.remote(MARKERS), maxdepth=1)
+        found = self.fs.find(self.remote(MARKER_DIR), maxdepth=1)
         names = [p for p in found if p.endswith(".json")]
         out: dict[str, dict[str, Any]] = {}
         if names:
@@ -206,7 +206,7 @@ class RemoteOut:
         self.marked.pop(name, None)
         self.leftovers.add(name)
         try:
-            self.fs.rm_file(self.remote(MARKERS, f"{name}.json"))
+            self.fs.rm_file(self.remote(MARKER_DIR, f"{name}.json"))
         except Exception:  # replaced when the run is uploaded again
             pass
 
@@ -259,11 +259,11 @@ class RemoteOut:
                         self.fs.rm(stale)
             lpaths = [str(p / rel) for p in todo for rel in sorted(files[p.name])]
             rpaths = [self.remote("runs", p.name, rel) for p in todo for rel in sorted(files[p.name])]
-            self._folders(rpaths + [self.remote(MARKERS, "x")])
+            self._folders(rpaths + [self.remote(MARKER_DIR, "x")])
             self.fs.put(lpaths, rpaths)
             now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
             markers = {p.name: {"folder": p.name, "files": files[p.name], "uploaded": now} for p in todo}
-            self.fs.pipe({self.remote(MARKERS, f"{name}.json"): json.dumps(m, sort_keys=True).encode()
+            self.fs.pipe({self.remote(MARKER_DIR, f"{name}.json"): json.dumps(m, sort_keys=True).encode()
                           for name, m in markers.items()})
         except Exception as e:  # the batch goes on; the end of the batch tries again
             with self._mutex:
@@ -417,4 +417,4 @@ def out_dir(out: str | None, default: Path) -> tuple[Path, RemoteOut | None]:
     return remote.stage, remote
 
 
-__all__ = ["LOCK", "MARKERS", "RESULTS_EVERY_S", "RemoteOut", "Uploads", "out_dir"]
+__all__ = ["LOCK", "MARKER_DIR", "RESULTS_EVERY_S", "RemoteOut", "Uploads", "out_dir"]

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from workstation.batch import placement
-from workstation.batch.jobs import Job as Cell
+from workstation.batch.jobs import Job
 from workstation.game.protocol import SETTINGS
 from workstation.store.atomic import write_atomic
 from workstation.store.changes import mark
@@ -55,7 +55,7 @@ def recordings_by_id(batch_dir: str | Path) -> dict[str, list[Entry]]:
     return out
 
 
-def row(cell: Cell, path: Path, where: dict[str, Any] | None = None) -> dict[str, Any]:
+def row(cell: Job, path: Path, where: dict[str, Any] | None = None) -> dict[str, Any]:
     """The results row of one run, from its recording (and where it ran, from the placement ledger)."""
     rec = Recording(path)
     s = rec.outcome()
@@ -97,14 +97,14 @@ def _failed(s: Summary, rec: Recording) -> int:
     return int(n)
 
 
-def rebuild(batch_dir: str | Path, cells: list[Cell]) -> list[dict[str, Any]]:
+def rebuild(batch_dir: str | Path, cells: list[Job]) -> list[dict[str, Any]]:
     """Rewrite DIR/results.csv and DIR/results.jsonl from the recordings; returns the rows."""
     rows = collect(batch_dir, cells)
     write(batch_dir, rows)
     return rows
 
 
-def collect(batch_dir: str | Path, cells: list[Cell]) -> list[dict[str, Any]]:
+def collect(batch_dir: str | Path, cells: list[Job]) -> list[dict[str, Any]]:
     """The rows of the grid's runs that have a recording, in grid order (nothing written)."""
     found = recordings_by_id(batch_dir)
     root = runs_dir(batch_dir)

@@ -36,8 +36,7 @@ from workstation.batch import placement, results
 from workstation.batch.estimate import Estimate, estimates
 from workstation.batch.executors import Executor, cores, limiter_key, make_executor
 from workstation.batch.grid import Grid
-from workstation.batch.jobs import CPU, jobs_of
-from workstation.batch.jobs import Job as Cell
+from workstation.batch.jobs import CPU, Job, jobs_of
 from workstation.batch.progress import DONE, FAILED, LEFT, RUNNING, SKIPPED, STOPPED, BatchState, RunState
 from workstation.errors import UserError
 from workstation.runs.hand_check import counts_as_plain
@@ -177,11 +176,11 @@ class Batch:
         self.set_aside.append((str(path), str(target)))
 
     # -- the cost guard -----------------------------------------------------------------
-    def _estimate(self, cell: Cell) -> float:
+    def _estimate(self, cell: Job) -> float:
         e = self.estimates.get(cell.label)
         return (e.cost_usd or 0.0) if e is not None else 0.0
 
-    def _per_call(self, cell: Cell) -> float:
+    def _per_call(self, cell: Job) -> float:
         e = self.estimates.get(cell.label)
         return (e.cost_per_call or 0.0) if e is not None else 0.0
 
@@ -190,7 +189,7 @@ class Batch:
         return sum(max(0.0, self._estimate(r.cell) - (r.cost_usd or 0.0))
                    for r in self.state.runs.values() if r.status == RUNNING)
 
-    def _fits(self, cell: Cell) -> bool:
+    def _fits(self, cell: Job) -> bool:
         if self.max_cost is None:
             return True
         return self.state.spent + self.in_flight() + self._estimate(cell) <= self.max_cost
@@ -236,7 +235,7 @@ class Batch:
     def run(self, tick: Callable[[BatchState], None] | None = None) -> int:
         """Launch every run left; returns 0 when every run of the grid is complete, else 1."""
         todo = [c for c in self.cells if self.state.runs[c.run_id].status == LEFT]
-        queues: dict[str, deque[Cell]] = {}
+        queues: dict[str, deque[Job]] = {}
         for c in todo:
             queues.setdefault(c.provider, deque()).append(c)
         model_threads = min(self.concurrency, sum(len(q) for p, q in queues.items() if p != CPU) or 1)
@@ -246,7 +245,7 @@ class Batch:
         self.executor.guard = self.guard
         if self.state.stopping:  # a signal came before the executor existed
             self.executor.stop(f"the batch stopped ({self.state.stopping}); resume re-runs it")
-        running: dict[Future[Any], Cell] = {}
+        running: dict[Future[Any], Job] = {}
         per: dict[str, int] = {}
         self.state.started = self.clock()
         try:
@@ -280,7 +279,7 @@ class Batch:
             self.unlock()
         return 0 if all(r.status in (DONE, SKIPPED) for r in self.state.runs.values()) else 1
 
-    def _launch(self, queues: dict[str, deque[Cell]], running: dict[Future[Any], Cell], per: dict[str, int]) -> None:
+    def _launch(self, queues: dict[str, deque[Job]], running: dict[Future[Any], Job], per: dict[str, int]) -> None:
         progress = True
         while progress and len(running) < self.concurrency:
             progress = False
@@ -345,7 +344,7 @@ class Batch:
             if not entries or not entries[0].complete:
                 r.status, r.last_error = FAILED, f"no complete recording in {results.runs_dir(self.dir)}"
 
-    def _settle(self, cell: Cell, fut: Future[Any]) -> None:
+    def _settle(self, cell: Job, fut: Future[Any]) -> None:
         r = self.state.runs[cell.run_id]
         self._executor().forget(cell.run_id)
         try:

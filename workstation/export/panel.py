@@ -25,7 +25,7 @@ CLASSES = {  # colour class -> text colour
     "accent": (110, 178, 255),
 }
 CLASS_INDEX = {name: i for i, name in enumerate(CLASSES)}
-LEVELS = 16
+INK_LEVELS = 16  # shades of each text colour over the background (anti-aliased glyphs)
 BACKGROUND = 1  # palette value of the panel background
 
 _FONT_FILES = (
@@ -40,9 +40,9 @@ def panel_palette() -> np.ndarray:
     lut = np.zeros((256, 3), np.uint8)
     bg = np.array(BG, np.float64)
     for c, fg in enumerate(CLASSES.values()):
-        for level in range(LEVELS):
+        for level in range(INK_LEVELS):
             j = 16 * c + level
-            lut[1 + 2 * j] = np.round(bg + (np.array(fg) - bg) * level / (LEVELS - 1))
+            lut[1 + 2 * j] = np.round(bg + (np.array(fg) - bg) * level / (INK_LEVELS - 1))
     return lut
 
 

@@ -4,7 +4,7 @@ Budget frame 0 is the observation after reset and warm-up; every budget step
 adds one frame. Warm-up NOOPs (and ``noops:N`` start frames) run outside the
 budget.
 
-Game over follows the public AtariBench harness (rule 2, ``RULES``): the frame on
+Game over follows the public AtariBench harness (rule 2, ``GAME_OVER_RULE``): the frame on
 which the game ends (terminated or truncated) is recorded as it is, the life
 lost on it counts, and the clock then waits in ``game_over``. The engine ends
 the turn there (cutting the action in progress and dropping the rest of the
@@ -86,7 +86,7 @@ def variant_problem(key: str, mode: int | None, difficulty: int | None) -> str |
     return None
 
 
-RULES = 2  # the game-over rule new runs are made under (recorded in the manifest)
+GAME_OVER_RULE = 2  # the game-over rule new runs are made under (recorded in the manifest)
 
 
 @dataclass
@@ -124,7 +124,7 @@ class _Detached:
 
 class GameClock:
     def __init__(self, game: Game, protocol: Protocol, seed: int, sink: FrameSink | None = None,
-                 rules: int = RULES, sound: bool = False):
+                 rules: int = GAME_OVER_RULE, sound: bool = False):
         if rules not in (1, 2):
             raise ValueError(f"unknown game-over rule {rules!r}: this version knows rules 1 and 2")
         self.rules = rules

@@ -343,7 +343,7 @@ class Idc:
     def _batch(self, name: str, arms: list[tuple[str, RunSpec, list[int]]]) -> list[dict[str, Any]] | None:
         """Play ``arms`` (label, spec, seeds) as one batch in DIR/name; the rows, or None if it did not finish."""
         from workstation.batch import results
-        from workstation.batch.grid import Cell, Grid, Setting
+        from workstation.batch.grid import Grid, GridCell, GridSetting
         from workstation.batch.progress import PlainLog
         from workstation.batch.runner import Batch
 
@@ -358,10 +358,10 @@ class Idc:
         for label, spec, seeds in arms:
             for s in seeds:
                 ep = replace(spec, seed=s, out=str(results.runs_dir(root)))
-                cells.append(Cell(label, label, ep.game, s, ep.agent, {}, {}, {}, {}, ep))
+                cells.append(GridCell(label, label, ep.game, s, ep.agent, {}, {}, {}, {}, ep))
         all_seeds = sorted({c.seed for c in cells})
         grid = Grid(name.replace("/", "-"), [self.cfg.base.game], all_seeds,
-                    [Setting(label, spec.agent, {}) for label, spec, _ in arms], {}, {}, cells,
+                    [GridSetting(label, spec.agent, {}) for label, spec, _ in arms], {}, {}, cells,
                     source=str(root / "idc"))
         cap = None if self.cfg.max_cost is None else self.cfg.max_cost - spent
         batch = Batch(grid, root, concurrency=self.cfg.concurrency, max_cost=cap)

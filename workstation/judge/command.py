@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from workstation.judge.records import JudgeSummary
     from workstation.providers import ProviderOptions
 
-MODES = ("requery", "overreliance", "stuck")
+STUDIES = ("requery", "overreliance", "stuck")  # the judge studies (`judge requery ...`)
 TRANSPORT = ("base_url", "effort", "temperature", "max_output_tokens", "timeout")
 # each mode's own help (`judge stuck --help`): its line and the options it reads
 MODE_HELP = {
@@ -167,7 +167,7 @@ def _inside(out: Path, sources: list[str]) -> str | None:
 
 def run(a: argparse.Namespace) -> int:
     _check_counts(a)
-    mode = a.source[0] if a.source[0] in MODES else None
+    mode = a.source[0] if a.source[0] in STUDIES else None
     if mode == "stuck":
         return _stuck(a, a.source[1:])
     if mode in ("requery", "overreliance"):

@@ -337,7 +337,7 @@ class StudyMeta:
 
 
 # -- summary.json ------------------------------------------------------------------------------
-SETTING_KEYS = ("turns_judged", "failures", "unparsed", "text_cue_asked", "text_cue_followed")
+COUNT_KEYS = ("turns_judged", "failures", "unparsed", "text_cue_asked", "text_cue_followed")
 
 
 @dataclass(frozen=True)
@@ -349,11 +349,11 @@ class SettingCounts:
     text_cue_followed: int = 0
 
     def to_json(self) -> dict[str, int]:
-        return {k: getattr(self, k) for k in SETTING_KEYS}
+        return {k: getattr(self, k) for k in COUNT_KEYS}
 
     @classmethod
     def read(cls, f: Fields) -> SettingCounts:
-        c = cls(*(f.whole(k) for k in SETTING_KEYS))
+        c = cls(*(f.whole(k) for k in COUNT_KEYS))
         if c.text_cue_followed > c.text_cue_asked:
             raise f._bad("text_cue_followed", f"is {c.text_cue_followed}, more than text_cue_asked")
         return c
@@ -538,7 +538,7 @@ class PlayerAnswer:
                    f.text_or_none("thought") or "", plan, f.boolean("valid"))
 
 
-CONDITIONS = ("full", "current")
+REQUERY_CONDITIONS = ("full", "current")
 
 
 @dataclass(frozen=True)
@@ -570,8 +570,8 @@ class RequeryLine(_JsonLine):
     @classmethod
     def read(cls, f: Fields) -> RequeryLine:
         cond = f.text("condition")
-        if cond not in CONDITIONS:
-            raise f._bad("condition", f"is {cond!r}, not one of {', '.join(CONDITIONS)}")
+        if cond not in REQUERY_CONDITIONS:
+            raise f._bad("condition", f"is {cond!r}, not one of {', '.join(REQUERY_CONDITIONS)}")
         return cls(f.text("run_id"), f.text("setting"), f.text("game"), f.whole("turn"), cond,
                    f.text_or_none("first_category"), PlayerAnswer.read(f), JudgeAnswer.read(f))
 
@@ -628,6 +628,6 @@ class RequeryResult:
         return r
 
 
-__all__ = ["CATEGORIES", "CONDITIONS", "FORMAT", "KIND", "Fields", "FieldError", "Fisher", "GroupCounts",
+__all__ = ["CATEGORIES", "REQUERY_CONDITIONS", "FORMAT", "KIND", "Fields", "FieldError", "Fisher", "GroupCounts",
            "JudgeAnswer", "JudgeSummary", "McNemar", "Overreliance", "PlayerAnswer", "RequeryLine", "RequeryResult",
            "SampleRef", "SettingCounts", "StudyMeta", "TruthCounts", "VerdictLine", "check_study", "read_file"]

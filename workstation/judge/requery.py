@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from workstation.errors import UserError
 from workstation.judge.evidence import Blinder, judge_request
-from workstation.judge.records import CONDITIONS, PlayerAnswer, RequeryLine, RequeryResult, StudyMeta, read_file
+from workstation.judge.records import REQUERY_CONDITIONS, PlayerAnswer, RequeryLine, RequeryResult, StudyMeta, read_file
 from workstation.judge.run import REQUERY_LINES, ask, make_judge_agent, read_study, seal_study, verdict_ledger
 from workstation.judge.stats import mcnemar_exact
 from workstation.judge.verdict import load_judge_prompt
@@ -110,7 +110,7 @@ def run_requery(d: Path, judge: str | None = None, options: ProviderOptions | No
     failures = [v for v in verdict_ledger(d).done.values()
                 if v.answer.parsed and v.answer.failure and v.run_id in samples]
     ledger = requery_ledger(d)
-    todo = [(v, c) for v in failures for c in CONDITIONS if not ledger.is_done((v.run_id, v.turn, c))]
+    todo = [(v, c) for v in failures for c in REQUERY_CONDITIONS if not ledger.is_done((v.run_id, v.turn, c))]
     old = read_result(d) if (d / RESULT).is_file() else None
     if old is not None and old.judge != judge:
         raise UserError(f"{d} was re-queried with the judge {old.judge}; a different --judge needs another judge "

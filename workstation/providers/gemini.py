@@ -34,7 +34,7 @@ from workstation.providers.spec import ProviderConfigError, ProviderOptions
 from workstation.turn.prompt import Prompt
 
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com"
-LEVELS = {"minimal": "MINIMAL", "low": "LOW", "medium": "MEDIUM", "high": "HIGH", "xhigh": "XHIGH"}
+THINKING_LEVELS = {"minimal": "MINIMAL", "low": "LOW", "medium": "MEDIUM", "high": "HIGH", "xhigh": "XHIGH"}
 BUDGETS_25 = {"none": 0, "minimal": 512, "low": 2048, "medium": 8192, "high": 24576}
 BLOCKED = {"SAFETY", "PROHIBITED_CONTENT", "BLOCKLIST", "SPII", "RECITATION", "IMAGE_SAFETY",
            "IMAGE_PROHIBITED_CONTENT", "IMAGE_RECITATION"}
@@ -47,10 +47,10 @@ def thinking_config(model: str, effort: str | None) -> dict[str, Any] | None:
     m = re.match(r"(?:models/)?gemini-(\d+)(?:\.(\d+))?", model)
     version = (int(m.group(1)), int(m.group(2) or 0)) if m else None
     if version is None or version >= (3, 0):
-        if effort not in LEVELS:
+        if effort not in THINKING_LEVELS:
             raise ProviderConfigError(
-                f"gemini:{model} thinks by level and cannot take effort {effort!r}; use one of {', '.join(LEVELS)}", "effort")
-        return {"thinking_level": LEVELS[effort]}
+                f"gemini:{model} thinks by level and cannot take effort {effort!r}; use one of {', '.join(THINKING_LEVELS)}", "effort")
+        return {"thinking_level": THINKING_LEVELS[effort]}
     if version >= (2, 5):
         if effort not in BUDGETS_25:
             raise ProviderConfigError(

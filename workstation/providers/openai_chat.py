@@ -37,8 +37,7 @@ from workstation.providers.adapter import (
 from workstation.providers.json_stream import get as _get
 from workstation.providers.json_stream import json_stream
 from workstation.providers.openai_responses import openai_usage
-from workstation.providers.reasoning import FIELDS as REASONING_FIELDS
-from workstation.providers.reasoning import fold, rule_for
+from workstation.providers.reasoning import REASONING_FIELDS, fold, rule_for
 from workstation.providers.retry import ProviderError
 from workstation.providers.spec import ProviderConfigError, ProviderOptions
 from workstation.turn.prompt import Prompt

@@ -30,7 +30,7 @@ THINK_TAG_MODELS: tuple[tuple[str, str], ...] = (
     ("kimi-vl thinking", r"kimi-vl.*thinking"),
     ("mimo-vl", r"mimo-vl"),
 )
-FIELDS = ("reasoning_content", "reasoning")  # where servers put reasoning they send apart
+REASONING_FIELDS = ("reasoning_content", "reasoning")  # where servers put reasoning they send apart
 
 
 def rule_for(model: str) -> tuple[str, str]:
@@ -62,4 +62,4 @@ def describe(model: str) -> dict[str, str]:
     return {"rule": rule, "matched": why}
 
 
-__all__ = ["FIELDS", "THINK_TAG_MODELS", "describe", "fold", "rule_for"]
+__all__ = ["REASONING_FIELDS", "THINK_TAG_MODELS", "describe", "fold", "rule_for"]

@@ -28,7 +28,7 @@ from PIL import Image
 
 from workstation.errors import UserError
 from workstation.qa.answers import lettered, parse_choice
-from workstation.qa.qset import CATEGORIES, GROUPS, read_set
+from workstation.qa.qset import GROUPS, QA_CATEGORIES, read_set
 from workstation.store.atomic import write_atomic
 from workstation.store.ledger import Ledger
 from workstation.store.seal import SEAL, check_seal, seal
@@ -249,9 +249,9 @@ def summary_problem(summary: EvalSummary, out: Path) -> str | None:
             return (f"accuracy.{c} counts {v.correct} correct of {v.answers}; answers.jsonl holds "
                     f"{held[c][0]} of {held[c][1]}")
     for g in GROUP_KEYS:
-        members = [c for c in CATEGORIES if c in cats and (g == "overall" or _group(c) == g)]
+        members = [c for c in QA_CATEGORIES if c in cats and (g == "overall" or _group(c) == g)]
         c_sum, n_sum = sum(cats[c].correct for c in members), sum(cats[c].answers for c in members)
-        if len(members) == sum(1 for c in CATEGORIES if g == "overall" or _group(c) == g):
+        if len(members) == sum(1 for c in QA_CATEGORIES if g == "overall" or _group(c) == g):
             if off(summary.accuracy.group(g), c_sum, n_sum):
                 return f"accuracy.{g} is not the share of its categories' correct answers"
             if g in summary.counts and summary.counts[g] != n_sum:
@@ -512,7 +512,7 @@ class EvalSummary:
             raise RecordFileError(f"{where}: field 'accuracy.{missing[0]}' is missing; run `workstation qa eval` again")
         check_fields(acc, {g: ("num", True, 0, 1) for g in GROUP_KEYS}, f"{where} accuracy")
         cats = {}
-        for c in CATEGORIES:
+        for c in QA_CATEGORIES:
             if c in acc:
                 if not isinstance(acc[c], dict):
                     raise RecordFileError(f"{where}: field 'accuracy.{c}' is not an object")
@@ -583,7 +583,7 @@ def summarise(qs: list[dict[str, Any]], done: dict[tuple[str, int], Answer], rep
                                           _share(top, len(recs)) if len(recs) > 1 else None,
                                           {str(k): v for k, v in given.items()}))
     cats = {}
-    for cat in CATEGORIES:
+    for cat in QA_CATEGORIES:
         c, n = tally[cat]
         cats[cat] = CategoryAccuracy(_share(c, n), c, n)
     p, m, d, o = (_share(*tally[k]) for k in GROUP_KEYS)
@@ -592,7 +592,7 @@ def summarise(qs: list[dict[str, Any]], done: dict[tuple[str, int], Answer], rep
     return EvalSummary(
         meta=meta, questions=len(qs), answers=tally["overall"][1], errors=errors,
         complete=tally["overall"][1] == len(qs) * repeats and errors == 0, accuracy=accuracy,
-        counts={k: tally[k][1] for k in (*GROUP_KEYS, *CATEGORIES)},
+        counts={k: tally[k][1] for k in (*GROUP_KEYS, *QA_CATEGORIES)},
         agreement=_share(sum(agreements), len(agreements)) if agreements else None, cost_usd=round(cost, 6),
         per_question=per_question)
 

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from workstation.qa.pixels import box_mask, colour_mask
-from workstation.qa.qset import CATEGORIES, SetWriter, paper_time
+from workstation.qa.qset import QA_CATEGORIES, SetWriter, paper_time
 from workstation.qa.rules import RULES
 from workstation.qa.scene import Scene, describe
 from workstation.qa.truth import STILL, Obj, ObjectSpec, clear_direction, direction
@@ -372,15 +372,15 @@ def parse_categories(text: list[str] | None) -> list[str]:
     from workstation.errors import UserError
 
     if not text:
-        return list(CATEGORIES)
+        return list(QA_CATEGORIES)
     cats: list[str] = []
     for part in text:
         for c in part.split(","):
             c = c.strip()
             if not c:
                 continue
-            match = [k for k in CATEGORIES if k == c or k.startswith(c + "-") or k.split("-")[0] == c]
+            match = [k for k in QA_CATEGORIES if k == c or k.startswith(c + "-") or k.split("-")[0] == c]
             if not match:
-                raise UserError(f"unknown category {c!r}: use {', '.join(CATEGORIES)} (or perception, motion, decision)")
+                raise UserError(f"unknown category {c!r}: use {', '.join(QA_CATEGORIES)} (or perception, motion, decision)")
             cats.extend(m for m in match if m not in cats)
-    return [c for c in CATEGORIES if c in cats]
+    return [c for c in QA_CATEGORIES if c in cats]

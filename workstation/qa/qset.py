@@ -7,7 +7,7 @@ A set is a directory::
     frames/           <run id>-<budget index>.png
 
 Each question line has ``id``, ``game`` (a key of ``workstation games``), ``category``
-(one of ``CATEGORIES``), ``question`` (begins by naming the game), ``choices`` (two
+(one of ``QA_CATEGORIES``), ``question`` (begins by naming the game), ``choices`` (two
 or more distinct strings), ``answer`` (one of the choices), ``frames`` (a list of
 ``{"file", "index", "t"}``: the PNG path inside the set, the budget frame index and
 its paper-clock time ``index/30`` written like ``"3.40s"``), ``source``
@@ -35,9 +35,9 @@ SET_FILE = "set.json"
 QUESTIONS = "questions.jsonl"
 FRAMES_DIR = "frames"
 
-CATEGORIES = ("perception-detection", "perception-spatial", "motion-target", "motion-controlled",
+QA_CATEGORIES = ("perception-detection", "perception-spatial", "motion-target", "motion-controlled",
               "decision-short", "decision-long")
-GROUPS = {"perception": CATEGORIES[:2], "motion": CATEGORIES[2:4], "decision": CATEGORIES[4:]}
+GROUPS = {"perception": QA_CATEGORIES[:2], "motion": QA_CATEGORIES[2:4], "decision": QA_CATEGORIES[4:]}
 STATUSES = ("proposed", "accepted", "edited", "rejected")
 FIELDS = ("id", "game", "category", "question", "choices", "answer", "frames", "source", "truth", "status")
 
@@ -67,8 +67,8 @@ def check_question(q: object, where: str, root: Path | None = None) -> dict[str,
         raise bad("id", "must be a non-empty string")
     if q["game"] not in GAMES:
         raise bad("game", f"{q['game']!r} is not a game key")
-    if q["category"] not in CATEGORIES:
-        raise bad("category", f"{q['category']!r} is not one of {', '.join(CATEGORIES)}")
+    if q["category"] not in QA_CATEGORIES:
+        raise bad("category", f"{q['category']!r} is not one of {', '.join(QA_CATEGORIES)}")
     if not isinstance(q["question"], str) or not q["question"].strip():
         raise bad("question", "must be a non-empty string")
     ch = q["choices"]

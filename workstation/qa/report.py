@@ -15,9 +15,7 @@ from typing import Any
 
 from workstation.errors import UserError
 from workstation.qa.evaluate import GROUP_KEYS, SUMMARY, EvalSummary, table
-from workstation.qa.qset import CATEGORIES
-
-GROUPS = GROUP_KEYS
+from workstation.qa.qset import QA_CATEGORIES
 
 
 def is_eval_dir(path: str | Path) -> bool:
@@ -72,7 +70,7 @@ def as_json(summaries: list[EvalSummary]) -> list[dict[str, Any]]:
 
     return [{"label": row_label(s), "dir": s.dir, "agent": s.agent, "set": s.meta_text("set"),
              "seed": s.meta["seed"] if "seed" in s.meta else None, "accuracy": s.accuracy.to_json(),
-             "wilson95": {k: ci(s, k) for k in GROUPS}} for s in summaries]
+             "wilson95": {k: ci(s, k) for k in GROUP_KEYS}} for s in summaries]
 
 
 def markdown(summaries: list[EvalSummary]) -> str:
@@ -80,19 +78,19 @@ def markdown(summaries: list[EvalSummary]) -> str:
     def pct(v: float | None) -> str:
         return "-" if v is None else f"{100 * v:.1f}%"
 
-    head = ["model", *GROUPS, "agreement"]
+    head = ["model", *GROUP_KEYS, "agreement"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for s in summaries:
-        cells = [f"{pct(s.accuracy.group(g))} ({s.counts[g] if g in s.counts else '-'})" for g in GROUPS]
+        cells = [f"{pct(s.accuracy.group(g))} ({s.counts[g] if g in s.counts else '-'})" for g in GROUP_KEYS]
         ag = s.agreement
         lines.append("| " + " | ".join([s.agent, *cells, "-" if ag is None else f"{100 * ag:.0f}%"]) + " |")
-    lines += ["", "| model | " + " | ".join(CATEGORIES) + " |", "|" + "---|" * (len(CATEGORIES) + 1)]
+    lines += ["", "| model | " + " | ".join(QA_CATEGORIES) + " |", "|" + "---|" * (len(QA_CATEGORIES) + 1)]
     for s in summaries:
         cats = s.accuracy.categories
-        missing = [c for c in CATEGORIES if c not in cats]
+        missing = [c for c in QA_CATEGORIES if c not in cats]
         if missing:
             raise UserError(f"{s.dir}: its summary has no accuracy for {missing[0]}; run `workstation qa eval` again")
-        cells = [f"{pct(cats[c].accuracy)} ({cats[c].answers})" for c in CATEGORIES]
+        cells = [f"{pct(cats[c].accuracy)} ({cats[c].answers})" for c in QA_CATEGORIES]
         lines.append("| " + " | ".join([s.agent, *cells]) + " |")
     return "\n".join(lines) + "\n"
 

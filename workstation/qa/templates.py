@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from workstation.qa.gen import CARDINAL, plural
-from workstation.qa.qset import CATEGORIES
+from workstation.qa.qset import QA_CATEGORIES
 from workstation.qa.truth import MAPS_DIR, load_map
 from workstation.turn.promptpack import display_title
 
@@ -57,7 +57,7 @@ def fixed_axes(game: str, name: str) -> set[str]:
 
 def fill(game: str, category: str, a: str, b: str) -> dict[str, Any]:
     """The template's ``question``, ``choices`` and ``answer`` (the first choice) for objects a and b."""
-    if category not in CATEGORIES:
+    if category not in QA_CATEGORIES:
         raise ValueError(f"unknown category {category!r}")
     title = display_title(game)
     count = 3

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from workstation.agents import make_agent
-from workstation.game.clock import RULES
+from workstation.game.clock import GAME_OVER_RULE
 from workstation.game.games import Game, get_game
 from workstation.game.protocol import Protocol
 from workstation.locations import default_pack_dir
@@ -65,7 +65,7 @@ def manifest_for(game: Game, protocol: Protocol, seed: int, agent: Agent, pack: 
     digest = skill_digest(pack, skill) if skill else None
     m = {
         "format": FORMAT,
-        "rules": RULES,  # the game-over rule (workstation.game.clock); verify re-executes under it
+        "rules": GAME_OVER_RULE,  # the game-over rule (workstation.game.clock); verify re-executes under it
         "run_id": run_identity(game, protocol, seed, desc, pack.digest, digest,
                                identity_extras(pack, game, protocol.guide,
                                                experience.identity() if experience else None)),

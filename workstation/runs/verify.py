@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from workstation.calls import Reply, TurnContext
-from workstation.game.clock import RULES
+from workstation.game.clock import GAME_OVER_RULE
 from workstation.game.games import FPS_PAPER, get_game
 from workstation.game.protocol import Protocol
 from workstation.runs.frame_check import FrameCheck, Mismatch, TurnCheck, check_fields, same
@@ -98,7 +98,7 @@ def verify(rec: Recording) -> VerifyResult:
     rules = m.rule_version  # recordings made before rule 2 carry no version
     if rules not in (1, 2):
         raise RecordingError(f"{rec.path}: made under game-over rule {rules!r}, which this version "
-                             f"(rules 1..{RULES}) does not know; verify it with a newer workstation")
+                             f"(rules 1..{GAME_OVER_RULE}) does not know; verify it with a newer workstation")
     frames = rec.frames
     n = len(frames)
     turns = rec.turn_records

@@ -23,7 +23,7 @@ from typing import Any
 from workstation.store.records import Manifest, Summary, TurnRecord
 
 # kind -> (ls letter, what it means)
-KINDS: dict[str, tuple[str, str]] = {
+CHANGE_KINDS: dict[str, tuple[str, str]] = {
     "override": ("O", "plan overridden"),
     "edited_prompt": ("E", "prompt edited"),
     "resend": ("R", "prompt re-sent"),
@@ -34,7 +34,7 @@ KINDS: dict[str, tuple[str, str]] = {
 
 
 def of_turn(turn: TurnRecord) -> list[dict[str, Any]]:
-    """The changes one turn record carries, in ``KINDS`` order."""
+    """The changes one turn record carries, in ``CHANGE_KINDS`` order."""
     t = turn.turn
     out: list[dict[str, Any]] = []
     human = bool(turn.human_plan)
@@ -63,31 +63,31 @@ def inherited(parent_changes: list[dict[str, Any]], n_turns: int) -> list[dict[s
 
 
 def counts(changes: list[dict[str, Any]]) -> dict[str, int]:
-    """Changes per kind (only kinds that occur), in ``KINDS`` order."""
+    """Changes per kind (only kinds that occur), in ``CHANGE_KINDS`` order."""
     n: dict[str, int] = {}
     for c in changes:
         kind = c.get("kind") if isinstance(c, dict) else None
-        if kind in KINDS:
+        if kind in CHANGE_KINDS:
             n[kind] = n.get(kind, 0) + 1
-    return {k: n[k] for k in KINDS if k in n}
+    return {k: n[k] for k in CHANGE_KINDS if k in n}
 
 
 def mark(n: dict[str, int] | None) -> str:
-    """A short mark for a listing: ``O1 B1`` (letters in ``KINDS``), ``-`` for a plain run."""
+    """A short mark for a listing: ``O1 B1`` (letters in ``CHANGE_KINDS``), ``-`` for a plain run."""
     if not n:
         return "-"
-    return " ".join(f"{KINDS[k][0]}{v}" for k, v in n.items() if k in KINDS) or "-"
+    return " ".join(f"{CHANGE_KINDS[k][0]}{v}" for k, v in n.items() if k in CHANGE_KINDS) or "-"
 
 
 def describe(n: dict[str, int] | None) -> str:
     """``changed by hand: 1 plan overridden, 1 rewound and branched`` or ``plain (not changed by hand)``."""
     if not n:
         return "plain (not changed by hand)"
-    return "changed by hand: " + ", ".join(f"{v} {KINDS[k][1]}" for k, v in n.items() if k in KINDS)
+    return "changed by hand: " + ", ".join(f"{v} {CHANGE_KINDS[k][1]}" for k, v in n.items() if k in CHANGE_KINDS)
 
 
 def legend() -> str:
-    return ", ".join(f"{letter} {what}" for letter, what in KINDS.values())
+    return ", ".join(f"{letter} {what}" for letter, what in CHANGE_KINDS.values())
 
 
 def changed_run_id(plain_run_id: str | None, changes: list[dict[str, Any]]) -> str | None:
@@ -109,7 +109,7 @@ def derived(manifest: Manifest, turns: list[TurnRecord]) -> list[dict[str, Any]]
 
 
 @dataclass(frozen=True)
-class Verdict:
+class HandVerdict:
     """Whether a run was changed by hand, as every reader takes it (``ls``, ``info``, ``report``, batch resume).
 
     ``changes`` are the run's changes: its manifest's list when the recording agrees with it, else every change
@@ -137,14 +137,14 @@ def _declared(value: Any) -> tuple[list[dict[str, Any]], str | None]:
         if not isinstance(c, dict):
             return [], f"manifest.json's changes[{i}] is {type(c).__name__}, not a change"
         kind, turn = c.get("kind"), c.get("turn")
-        if kind not in KINDS:
-            return [], f"manifest.json's changes[{i}] has kind {kind!r}, not one of {', '.join(KINDS)}"
+        if kind not in CHANGE_KINDS:
+            return [], f"manifest.json's changes[{i}] has kind {kind!r}, not one of {', '.join(CHANGE_KINDS)}"
         if not (isinstance(turn, int) and not isinstance(turn, bool) and turn >= 0):
             return [], f"manifest.json's changes[{i}] names turn {turn!r}, not a turn number"
     return list(value), None
 
 
-def verdict(manifest: Manifest, summary: Summary | None, turns: list[TurnRecord]) -> Verdict:
+def verdict(manifest: Manifest, summary: Summary | None, turns: list[TurnRecord]) -> HandVerdict:
     """The one verdict on a run's changes by hand, from its manifest, summary (None: none yet) and turns.
 
     A recording whose manifest has no ``changes`` (written before they were tracked) gets them from its turns
@@ -153,7 +153,7 @@ def verdict(manifest: Manifest, summary: Summary | None, turns: list[TurnRecord]
     and the summary's ``interventions`` must count them. A two-player match is judged by its own rule.
     """
     if manifest.is_match:
-        return Verdict([])
+        return HandVerdict([])
     shown = derived(manifest, turns)
     counted = summary.interventions if summary is not None else None
     if manifest.changes is None:
@@ -163,7 +163,7 @@ def verdict(manifest: Manifest, summary: Summary | None, turns: list[TurnRecord]
                          f"show {counts(shown)!r}")
         if manifest.plain_run_id is not None and manifest.plain_run_id != manifest.run_id:
             found.append(f"manifest.json names plain_run_id {manifest.plain_run_id!r} but no list of changes")
-        return Verdict(shown, found)
+        return HandVerdict(shown, found)
     declared, why = _declared(manifest.changes)
     problems = [why] if why else []
     have = {_key(c) for c in declared}
@@ -192,13 +192,13 @@ def verdict(manifest: Manifest, summary: Summary | None, turns: list[TurnRecord]
             problems.append(f"summary.json's changed_by_hand {summary.changed_by_hand!r} contradicts the "
                             f"run's changes {want!r}")
     if not problems:
-        return Verdict(declared)
+        return HandVerdict(declared)
     union = declared + missing
     if isinstance(counted, dict):  # the summary's counts are evidence too
         kinds = {c.get("kind") for c in union}
-        union += [{"kind": k, "turn": None} for k in counted if k in KINDS and k not in kinds]
-    return Verdict(union, problems)
+        union += [{"kind": k, "turn": None} for k in counted if k in CHANGE_KINDS and k not in kinds]
+    return HandVerdict(union, problems)
 
 
-__all__ = ["KINDS", "Verdict", "branch_entry", "changed_run_id", "counts", "derived", "describe", "inherited",
+__all__ = ["CHANGE_KINDS", "HandVerdict", "branch_entry", "changed_run_id", "counts", "derived", "describe", "inherited",
            "legend", "mark", "of_turn", "verdict"]

@@ -14,7 +14,7 @@ import hashlib
 from pathlib import Path
 from typing import Any, Protocol
 
-from workstation.store.changes import Verdict
+from workstation.store.changes import HandVerdict
 from workstation.store.framestore import FrameReader, FrameStoreError
 from workstation.store.records import Manifest, MatchTurn, RecordingError, Summary, TurnRecord
 
@@ -38,7 +38,7 @@ class Recording(Protocol):
     def frames(self) -> FrameReader: ...
 
     @property
-    def hand(self) -> Verdict: ...
+    def hand(self) -> HandVerdict: ...
 
     @property
     def manifest_record(self) -> Manifest: ...

@@ -320,7 +320,7 @@ class Recording:
         return self.summary_record is not None and self.summary_record.complete
 
     @cached_property
-    def hand(self) -> hand_changes.Verdict:
+    def hand(self) -> hand_changes.HandVerdict:
         """The one verdict on what a person changed (``workstation.store.changes.verdict``): the changes, and
         where the manifest, turns and summary disagree about them (then the recording is damaged)."""
         try:

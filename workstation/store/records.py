@@ -42,13 +42,13 @@ class RecordingError(UserError):
 
 
 # -- field checks -----------------------------------------------------------------
-KINDS = {"str": "text", "int": "an integer", "float": "a number", "bool": "true/false", "list": "a list",
+TYPE_WORDS = {"str": "text", "int": "an integer", "float": "a number", "bool": "true/false", "list": "a list",
          "dict": "an object", "NoneType": "null"}
 
 
 def _kind(value: Any) -> str:
     name = type(value).__name__
-    return KINDS.get(name, name)
+    return TYPE_WORDS.get(name, name)
 
 
 Check = Callable[..., Any]  # (name, value, *, optional=False) -> the value, or RecordError
@@ -92,7 +92,7 @@ def _any(name: str, value: Any, *, optional: bool = False) -> Any:
     return value
 
 
-CHECKS = {"num": _number, "int": _int, "str": _str, "bool": _bool, "dict": _dict, "list": _list, "any": _any}
+FIELD_CHECKS = {"num": _number, "int": _int, "str": _str, "bool": _bool, "dict": _dict, "list": _list, "any": _any}
 
 
 class _Record:
@@ -117,7 +117,7 @@ class _Record:
             if check == "list":
                 value = _list(key, value, cls.ITEMS.get(key), optional=optional)
             else:
-                value = CHECKS[check](key, value, optional=optional)
+                value = FIELD_CHECKS[check](key, value, optional=optional)
             values[key] = value
         spec = cls.SPEC
         extra = {k: v for k, v in data.items() if k not in spec}
@@ -558,7 +558,7 @@ def read_json(path: Path | str, kind: type = dict) -> Any:
     except json.JSONDecodeError as e:
         raise RecordFileError(f"{path} is not valid JSON ({e.msg} at line {e.lineno})") from None
     if not isinstance(data, kind):
-        raise RecordFileError(f"{path} holds {_kind(data)}, not {KINDS.get(kind.__name__, kind.__name__)}")
+        raise RecordFileError(f"{path} holds {_kind(data)}, not {TYPE_WORDS.get(kind.__name__, kind.__name__)}")
     return data
 
 
@@ -594,7 +594,7 @@ def check_fields(data: dict[str, Any], fields: dict[str, tuple[Any, ...]], where
             continue
         value = data[key]
         try:
-            CHECKS[check](key, value, optional=optional)
+            FIELD_CHECKS[check](key, value, optional=optional)
         except RecordError as e:
             raise RecordFileError(f"{where}: {e}") from None
         if value is None or check not in ("num", "int"):

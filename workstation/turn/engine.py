@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from workstation.calls import CancelToken, FatalAgentError, Reply, TurnContext, call_agent
-from workstation.game.clock import RULES, ClockState, FrameSink, GameClock
+from workstation.game.clock import GAME_OVER_RULE, ClockState, FrameSink, GameClock
 from workstation.game.games import FPS_PAPER, Game
 from workstation.game.protocol import Protocol
 from workstation.store import changes as hand_changes
@@ -162,7 +162,7 @@ class _Pending:
 class TurnEngine:
     def __init__(self, game: Game, protocol: Protocol, agent: Agent, seed: int, pack: PromptPack,
                  writer: RecordingWriter | None = None, observers: list[Observer] | None = None,
-                 max_cost: float | None = None, rewindable: bool = True, rules: int = RULES,
+                 max_cost: float | None = None, rewindable: bool = True, rules: int = GAME_OVER_RULE,
                  cancel: CancelToken | None = None, max_failed_turns: int = 3, skill: str | None = None,
                  replay_note: str | None = None, experience: Any = None, sink: FrameSink | None = None) -> None:
         """``sink`` takes each frame instead of the writer (``verify`` checks them as they are made)."""

@@ -78,7 +78,7 @@ _MAX_TOKEN_CHARS = 64  # longer items are unknown without further analysis
 _MAX_LIST_LINES = 50  # lines a bracket list or bullet list may span
 
 REASONING_RULES = ("leading", "think_tags")  # how think tags are read (see split_thinking)
-RULES = ("empty_reply", "no_move_line", "empty_move_list", "unknown_action", "too_many_actions", "no_thought_line")
+PARSE_RULES = ("empty_reply", "no_move_line", "empty_move_list", "unknown_action", "too_many_actions", "no_thought_line")
 # no_thought_line: only under a harness-matching pack (workstation.turn.harness_parser), which needs a thought
 
 
@@ -89,7 +89,7 @@ class ParseResult:
     actions: list[int]  # action ids, same length as names; [0] when invalid
     valid: bool
     errors: list[str] = field(default_factory=list)  # one line each
-    rule: str | None = None  # None when valid, else one of RULES
+    rule: str | None = None  # None when valid, else one of PARSE_RULES
     raw_moves: list[str] = field(default_factory=list)  # tokens as found, before mapping
 
     def to_json(self) -> dict[str, Any]:

@@ -15,7 +15,7 @@ CHANGED = "changed by hand"
 
 
 @dataclass
-class Run:
+class FoundRun:
     rec: Recording
     setting: str
     source: str
@@ -25,12 +25,12 @@ class Run:
 class Found:
     """The runs to export, and the changed ones left out (paths) when ``--include-changed`` was not given."""
 
-    runs: list[Run] = field(default_factory=list)
+    runs: list[FoundRun] = field(default_factory=list)
     left_out: list[str] = field(default_factory=list)
 
-    def groups(self) -> dict[tuple[str, str], list[Run]]:
+    def groups(self) -> dict[tuple[str, str], list[FoundRun]]:
         """Runs by (setting, game), each group in seed order then path; a changed run's setting is marked."""
-        out: dict[tuple[str, str], list[Run]] = {}
+        out: dict[tuple[str, str], list[FoundRun]] = {}
         for r in self.runs:
             setting = r.setting + (f" [{CHANGED}]" if r.rec.interventions else "")
             out.setdefault((setting, str(r.rec.manifest_record.game)), []).append(r)
@@ -76,13 +76,13 @@ def _batch(path: Path) -> list[tuple[Path, str]]:
 
 
 def _session(path: Path) -> list[tuple[Path, str]]:
-    from workstation.session import SESSION_FIELDS, SESSION_FILE, STEP_FIELDS, Step
+    from workstation.session import SESSION_FIELDS, SESSION_FILE, STEP_FIELDS, SessionStep
     from workstation.store.records import check_fields, read_json
 
     f = path / SESSION_FILE
     try:
         data = check_fields(read_json(f), SESSION_FIELDS, str(f))
-        steps = [Step(**check_fields(st, STEP_FIELDS, f"{f} step {i}")) for i, st in enumerate(data["steps"])]
+        steps = [SessionStep(**check_fields(st, STEP_FIELDS, f"{f} step {i}")) for i, st in enumerate(data["steps"])]
     except (ValueError, KeyError, TypeError) as e:
         raise UserError(f"{f} cannot be read as a session ({e})") from None
     participant = str((data.get("settings") or {}).get("participant") or "?")
@@ -134,7 +134,7 @@ def find(sources: list[str], include_changed: bool = False) -> Found:
             if rec.interventions and not include_changed:
                 found.left_out.append(str(path))
                 continue
-            found.runs.append(Run(rec, setting or _loose_setting(rec), text))
+            found.runs.append(FoundRun(rec, setting or _loose_setting(rec), text))
     if not found.runs:
         n = len(found.left_out)
         runs = "the one run was changed by hand" if n == 1 else f"all {n} runs were changed by hand"
