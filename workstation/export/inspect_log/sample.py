@@ -136,11 +136,11 @@ def turn_prompts(rec: Recording) -> list[Prompt]:
             continue
         if builder is None:
             builder = prompt_builder(rec)
-            experience = rec.manifest.get("experience")
-            if isinstance(experience, dict):  # the slot the run recorded, as ``workstation request`` takes it
-                builder.pack = replace(builder.pack, experience_slot=experience.get("slot")
+            experience = rec.manifest_record.experience
+            if experience is not None:  # the slot the run recorded, as ``workstation request`` takes it
+                builder.pack = replace(builder.pack, experience_slot=experience.slot
                                        or builder.pack.experience_slot)
-        rules = rules_at(rec.manifest, updates, n)
+        rules = rules_at(rec.manifest_record, updates, n)
         if rules is not None:  # the experience library this turn's prompt carried
             builder.set_experience(rules)
         prompt = builder.build(clips_from_turns(turns[:n]), t.start_frame)
