@@ -72,7 +72,7 @@ def prompt_builder(rec: Recording) -> PromptBuilder:
     if skill:  # the slot the run was made with, as recorded
         from dataclasses import replace
 
-        pack = replace(pack, skill_slot=rec.manifest["skill"].get("slot") or pack.skill_slot)
+        pack = replace(pack, skill_slot=(m.skill or {}).get("slot") or pack.skill_slot)
     return PromptBuilder(pack.game(game), protocol, pack, rec.frames, skill=skill)
 
 
