@@ -35,6 +35,7 @@ from workstation.game.games import get_game
 from workstation.runs.importers.atari_bench import first_difference, protocol_of
 from workstation.runs.importers.harness_run import game_key_of, read_run
 from workstation.store.recording import Recording
+from workstation.store.records import Summary
 
 WORKSTATION = [sys.executable, "-m", "workstation"]
 
@@ -60,7 +61,7 @@ def replay(run_dir: Path, fake: FakeProvider, tmp: Path) -> tuple[str, float, fl
     rec_path, dt = _run_cli(["--game", game.key, "--agent", "compat:standin", "--base-url", fake.url("compat"),
                              "--frames", str(frames), "--out", str(tmp)])
     rec = Recording(rec_path)
-    summary = json.loads((rec_path / "summary.json").read_text())
+    summary = Summary.from_json(json.loads((rec_path / "summary.json").read_text()))
     diff = first_difference(rec.turns, summary, len(rec.frames), run, game)
     # baseline: the same actions with no HTTP at all (replay of our own recording)
     _, base = _run_cli(["--game", game.key, "--agent", f"replay:{rec_path}", "--frames", str(frames),

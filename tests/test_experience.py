@@ -254,3 +254,16 @@ def test_a_failed_update_is_recorded_and_the_run_goes_on(fake: FakeProvider, key
     assert updates and all(u["error"] and u["after"] == [] for u in updates)
     assert rec.summary["complete"] and read_library(tmp_path / "lib", SPECS["openai"], "breakout") == []
     assert verify(rec).ok
+
+
+def test_an_update_line_of_the_wrong_shape_names_the_file_line_and_field(tmp_path):
+    from workstation.turn.experience import UPDATES, read_updates
+
+    good = {"turns": 5, "before": [], "after": [RULE], "reply": "add: x", "error": None, "usage": None}
+    (tmp_path / UPDATES).write_text(json.dumps(good) + "\n")
+    (u,) = read_updates(tmp_path)
+    assert (u.turns, u.before, u.after, u.reply, u.error) == (5, [], [RULE], "add: x", None)
+    for bad, field in (({"after": "x"}, "'after'"), ({"after": [1]}, "'after'"), ({"reply": 3}, "'reply'")):
+        (tmp_path / UPDATES).write_text(json.dumps(good) + "\n" + json.dumps({**good, **bad}) + "\n")
+        with pytest.raises(DamagedArtifact, match=f"line 2.*{field}"):
+            read_updates(tmp_path)

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from workstation.cli import main
+from workstation.errors import UserError
 from workstation.game.games import get_game
 from workstation.runs.drive import drive
 from workstation.runs.start import RunSpec, start_run
@@ -159,3 +160,18 @@ def test_bad_run_dirs_exit_2_with_one_line(damage: str, harness_run: Path, tmp_p
     code, out, err = _import(capsys, str(run), "--out", str(tmp_path / "out"))
     assert code == 2, (out, err)
     assert out == "" and err.count("\n") == 1 and err.startswith("workstation: error: "), err
+
+
+def test_the_harness_summary_is_read_once_typed(tmp_path: Path) -> None:
+    from workstation.runs.importers.harness_run import HarnessSummary
+
+    path = tmp_path / "summary.json"
+    path.write_text(json.dumps({"seed": 3.0, "frame_count": 901, "total_reward": 5, "model_name": "m",
+                                "stop_reason": {"why": "budget"}, "run_dir": "/runs/pong/m/x"}))
+    s = HarnessSummary.read(path)
+    assert (s.seed, s.frame_count, s.model_name, s.run_dir, s.game) == (3, 901, "m", "/runs/pong/m/x", None)
+    assert s.source() == {"total_reward": 5, "total_lost_lives": None, "turn_count": None, "frame_count": 901,
+                          "stop_reason": {"why": "budget"}, "prompt_mode": None, "thinking_mode": None}
+    path.write_text(json.dumps({"frames_per_action": "3"}))
+    with pytest.raises(UserError, match=f"{path}: field 'frames_per_action'"):
+        HarnessSummary.read(path)

@@ -536,3 +536,21 @@ def test_the_ram_truth_agreement_rate_is_recomputed_from_the_verdicts(batch_dir,
     assert main(["report", str(out), "--paper"]) == 0
     assert (f"evidence checked against RAM agrees in {100 * rate:.0f}% of {true + false} checkable verdicts"
             in capsys.readouterr().out)
+
+
+def test_a_summary_that_counts_changes_by_hand_is_never_sampled(tmp_path):
+    import shutil
+
+    from workstation.judge.sample import changed_by_hand
+    from workstation.store.recording import Recording
+
+    src = Path(__file__).resolve().parent / "data" / "rule1-breakout-random-s0"
+    assert changed_by_hand(Recording(src)) is None
+    for extra, why in (({"interventions": {"override": 1}}, "its summary counts interventions"),
+                       ({"interventions": {"override": 0}}, None), ({"interventions_v2": 3}, "interventions_v2")):
+        run = tmp_path / str(len(list(tmp_path.iterdir())))
+        shutil.copytree(src, run)
+        summary = json.loads((run / "summary.json").read_text())
+        (run / "summary.json").write_text(json.dumps({**summary, **extra}))
+        found = changed_by_hand(Recording(run))
+        assert found == why if why is None else why in found

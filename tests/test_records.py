@@ -148,3 +148,18 @@ def test_a_killed_run_rebuilds_every_field_a_finished_one_has(tmp_path):
     assert s.usage.keys() == finished.usage.keys() and s.calls == 0 and s.cost_usd == 0.0
     assert s.games_ended is not None  # rule 2: the games that ended are counted
     assert rec.problems() == []  # a killed run is incomplete, not damaged
+
+
+def test_the_manifest_experience_is_typed_checked_and_written_back_unchanged():
+    from workstation.store.records import RecordError
+
+    exp = {"dir": "/x", "model": "m", "every": 5, "start_digest": "abc", "rules": ["r1"], "slot": "", "bounds": {}}
+    m = Manifest.from_json({"run_id": "r", "experience": exp})
+    assert m.experience is not None and (m.experience.rules, m.experience.every) == (["r1"], 5)
+    assert m.to_json()["experience"] == exp  # kept as stored
+    assert Manifest.from_json({"run_id": "r"}).experience is None
+    assert Manifest.from_json({"experience": {"every": 5}}).experience.rules == []  # a key missing reads empty
+    for bad, field in (({"every": "5"}, "experience.every"), ({"rules": ["a", 1]}, "experience.rules[1]"),
+                       ("lib", "experience")):
+        with pytest.raises(RecordError, match=field.replace("[", r"\[")):
+            Manifest.from_json({"experience": bad})

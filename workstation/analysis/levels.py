@@ -19,16 +19,21 @@ length (rules) at the end of each run, in the order the runs were made.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from workstation.analysis import stats
 from workstation.analysis.ablation import RESAMPLES, paired_ci
 from workstation.analysis.table import Results
+from workstation.errors import DamagedArtifact
+from workstation.store.recording import Recording
+from workstation.store.records import Manifest, RecordingError, Summary
+
+if TYPE_CHECKING:
+    from workstation.turn.experience import RecordedUpdate
 
 LEVELS = ("visual", "steps", "goal")
 DROPS = (("grounding", "visual", "steps"), ("planning", "steps", "goal"))
@@ -109,31 +114,35 @@ def level_separability(results: Results) -> dict[str, dict[str, str]]:
 
 
 # -- the library ----------------------------------------------------------------------------------------------
-def _recordings(batch_dir: Path | None) -> list[dict[str, Any]]:
-    """{"manifest", "summary", "updates"} of every finished recording under ``batch_dir/runs`` (read as files:
-    a run with a library may carry another run id than its batch cell planned, so rows are not matched by id)."""
-    found: list[dict[str, Any]] = []
+@dataclass(frozen=True)
+class _Finished:
+    """A finished recording of the batch, typed: its manifest, summary and experience updates."""
+
+    manifest: Manifest
+    summary: Summary
+    updates: list[RecordedUpdate]
+
+
+def _recordings(batch_dir: Path | None) -> list[_Finished]:
+    """Every finished recording under ``batch_dir/runs`` not changed by hand (read as files: a run with a library
+    may carry another run id than its batch cell planned, so rows are not matched by id); one that cannot be read,
+    or whose experience updates are damaged, is left out."""
+    from workstation.turn.experience import read_updates
+
+    found: list[_Finished] = []
     runs = batch_dir / "runs" if batch_dir is not None else None
     if runs is None or not runs.is_dir():
         return found
     for m in sorted(runs.glob("*/manifest.json")):
         try:
-            manifest = json.loads(m.read_text(encoding="utf-8"))
-            summary = json.loads((m.parent / "summary.json").read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+            rec = Recording(m.parent)
+            summary = rec.summary_record
+            if summary is None or not summary.complete or summary.changed_by_hand:
+                continue
+            updates = read_updates(rec.path)
+        except (RecordingError, DamagedArtifact, OSError, UnicodeDecodeError):
             continue
-        if not (isinstance(manifest, dict) and isinstance(summary, dict)) or not summary.get("complete") \
-                or summary.get("changed_by_hand"):
-            continue
-        updates = []
-        exp = m.parent / "experience.jsonl"
-        if exp.is_file():
-            for line in exp.read_text(encoding="utf-8").splitlines():
-                try:
-                    updates.append(json.loads(line))
-                except json.JSONDecodeError:
-                    continue
-        found.append({"manifest": manifest, "summary": summary, "updates": updates})
+        found.append(_Finished(rec.manifest_record, summary, updates))
     return found
 
 
@@ -143,19 +152,15 @@ def library(results: Results, seed: int = 0) -> dict[str, Any]:
     groups: dict[tuple[str, str, bool], list[float]] = {}
     series: dict[tuple[str, str], list[tuple[str, int, int]]] = {}
     for rec in _recordings(results.batch_dir):
-        m = rec["manifest"]
-        agent = m.get("agent") if isinstance(m.get("agent"), dict) else {}
-        model, game = str(agent.get("spec") or "?"), str(m.get("game") or "?")
-        try:
-            score = float(rec["summary"].get("total_reward"))
-        except (TypeError, ValueError):
-            continue
-        exp = m.get("experience")
-        groups.setdefault((model, game, isinstance(exp, dict)), []).append(score)
-        if isinstance(exp, dict):
-            start = len(exp.get("rules") or [])
-            end = len(rec["updates"][-1].get("after") or []) if rec["updates"] else start
-            series.setdefault((model, game), []).append((str(m.get("created", "")), start, end))
+        m = rec.manifest
+        model, game = str(m.agent.get("spec") or "?"), m.game or "?"
+        score = float(rec.summary.total_reward)
+        exp = m.experience
+        groups.setdefault((model, game, exp is not None), []).append(score)
+        if exp is not None:
+            start = len(exp.rules)
+            end = len(rec.updates[-1].after or []) if rec.updates else start
+            series.setdefault((model, game), []).append((m.created or "", start, end))
     ablation = []
     for (model, game, has), with_lib in sorted(groups.items()):
         if not has or (model, game, False) not in groups:

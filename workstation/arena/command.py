@@ -72,6 +72,7 @@ def register(sub: Any) -> None:
 def run_match(a: argparse.Namespace) -> int:
     from workstation.arena.players import check_players
     from workstation.arena.start import start_match
+    from workstation.store.records import Summary
 
     check_players((a.p1, a.p2))
     spec = match_spec(a, a.p1, a.p2, a.seed)
@@ -84,8 +85,9 @@ def run_match(a: argparse.Namespace) -> int:
     print(path)
     if not a.quiet:
         print(result_line(summary))
-    if summary.get("stopped"):
-        sys.stderr.write(f"workstation: match stopped: {summary['stopped']}\n")
+    outcome = Summary.from_json(summary)  # the match's summary.json, typed
+    if outcome.stopped:
+        sys.stderr.write(f"workstation: match stopped: {outcome.stopped}\n")
         return 1
     return 0
 

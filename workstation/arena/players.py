@@ -55,12 +55,12 @@ class MatchReplayAgent:
         if rec.manifest_record.kind != "match":
             raise RecordingError(f"{self.path} is not a match recording")
         self.spec = f"replay:{rec.path}"
-        self._turns = {t["turn"]: t["players"][self.side - 1] for t in rec.turns}
+        self._turns = {t.turn: t.players[self.side - 1] for t in rec.match_turns}
         self.source_game = rec.manifest_record.game
 
     def act(self, prompt: Prompt, ctx: TurnContext, on_text: OnText | None = None) -> Reply:
         t = self._turns.get(ctx.turn)
-        names = (t.get("planned") or []) if t else []
+        names = t.planned if t else []
         return Reply(text=f"thought: replay\nmove: [{', '.join(names) or 'noop'}]")
 
     def close(self) -> None:

@@ -107,8 +107,8 @@ def scan_matches(out: str | Path, game: str | None = None) -> tuple[list[Finishe
     for path in find_recordings(Path(out)):
         try:
             rec = Recording(path)
-            m = rec.manifest
-            if m.get("kind") != "match" or (game and m.get("game") != game):
+            m = rec.manifest_record
+            if not m.is_match or (game and m.game != game):
                 continue
             if not rec.complete:
                 continue  # stopped or still running: not finished, not counted (a resume plays it again)

@@ -69,13 +69,13 @@ def run_data(rec: Recording, start: int, stop: int, overlays: tuple[str, ...]) -
                         lo = max(0, p[0])
         turns_out.append(entry)
     frames = np.stack([rec.frames.indices(i) for i in range(lo, n)])
-    m = rec.manifest
+    m = rec.manifest_record
     pal = np.zeros((256, 3), np.uint8)
     for v, rgb in rec.frames.palette().items():
         pal[v] = rgb
     data = {
-        "path": str(rec.path), "game": m.get("game"), "seed": m.get("seed"),
-        "agent": (m.get("agent") or {}).get("spec"), "budget": tl.budget, "frames_held": len(rec.frames),
+        "path": str(rec.path), "game": m.game, "seed": m.seed,
+        "agent": m.agent.get("spec"), "budget": tl.budget, "frames_held": len(rec.frames),
         "height": rec.frames.height, "width": rec.frames.width, "first": lo, "count": len(frames),
         "palette": pal.reshape(-1).tolist(),
         "score": [round(float(x), 3) for x in tl.score[:n]], "lives": tl.lives[:n].tolist(),

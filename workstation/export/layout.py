@@ -59,9 +59,10 @@ class Tile:
         self.body = P.TextBlock(w, 14)
         self.big = P.TextBlock(w, 20)
         y = 6
-        m = self.rec.manifest
-        agent = (m.get("agent") or {}).get("spec", "?")
-        head = [(f"{self.label}{m.get('game', '?')} · seed {m.get('seed', '?')}", "accent"), (f"agent {agent}", "dim")]
+        m = self.rec.manifest_record
+        agent = m.agent.get("spec", "?")
+        game, seed = "?" if m.game is None else m.game, "?" if m.seed is None else m.seed
+        head = [(f"{self.label}{game} · seed {seed}", "accent"), (f"agent {agent}", "dim")]
         self.header = (Box(box.y + y, box.x, 2 * self.small.line_height, w), self.small.render(head))
         y += 2 * self.small.line_height + 4
         self.score_box = None

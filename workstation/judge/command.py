@@ -212,7 +212,7 @@ def _judge(a: argparse.Namespace) -> int:
     print(table(summary))
     for note in job.notes[:5]:
         sys.stderr.write(f"workstation: judge: {note}\n")
-    return job_exit(summary.to_json(), "some turns got no reply from the judge; run the same command again")
+    return job_exit(summary, "some turns got no reply from the judge; run the same command again")
 
 
 def _progress(done: int, total: int) -> None:

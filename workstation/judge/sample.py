@@ -197,9 +197,11 @@ def changed_by_hand(rec: Recording) -> str | None:
     m = rec.manifest_record
     if m.parent is not None or m.branch is not None:
         return "a branch of another run"
-    summary = rec.summary or {}
-    for key, value in summary.items():
-        if "intervention" in key and value:
+    s = rec.summary_record
+    counted: list[tuple[str, Any]] = [] if s is None else [  # the typed count, and any other a newer writer added
+        ("interventions", s.interventions), *((k, v) for k, v in s.extra.items() if "intervention" in k)]
+    for key, value in counted:
+        if value:
             if isinstance(value, dict) and not any(value.values()):
                 continue
             return f"its summary counts {key}"

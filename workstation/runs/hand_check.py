@@ -95,7 +95,7 @@ def _plans(rec: Recording) -> Iterator[tuple[TurnRecord, list[str]]]:
     game, max_actions = found
     kind = rec.manifest_record.agent.get("kind")
     replies: Replies | None = None
-    if kind == "random" and "experience" not in rec.manifest:  # a library's requests would draw on its generator
+    if kind == "random" and rec.manifest_record.experience is None:  # a library's requests would draw on its generator
         replies = _random_replies(rec, game, max_actions)
     elif kind == "replay":
         replies = _replay_replies(rec, game, max_actions)

@@ -34,12 +34,12 @@ def rebuild_prompt(rec: Recording, turn: int) -> Prompt:
     builder = prompt_builder(rec)
     from workstation.turn.experience import read_updates, rules_at
 
-    rules = rules_at(rec.manifest, read_updates(rec.path), turn)
-    if rules is not None:  # the experience library the turn's prompt carried, by the slot the run recorded
+    experience = rec.manifest_record.experience
+    rules = rules_at(rec.manifest_record, read_updates(rec.path), turn)
+    if experience is not None and rules is not None:  # the library the turn's prompt carried, by the run's slot
         from dataclasses import replace
 
-        builder.pack = replace(builder.pack, experience_slot=rec.manifest["experience"].get("slot")
-                               or builder.pack.experience_slot)
+        builder.pack = replace(builder.pack, experience_slot=experience.slot or builder.pack.experience_slot)
         builder.set_experience(rules)
     prompt = builder.build(clips_from_turns(turns[:turn]), t.start_frame)
     if ref.get("digest") and prompt.digest() != ref["digest"]:
@@ -72,7 +72,7 @@ def prompt_builder(rec: Recording) -> PromptBuilder:
     if skill:  # the slot the run was made with, as recorded
         from dataclasses import replace
 
-        pack = replace(pack, skill_slot=rec.manifest["skill"].get("slot") or pack.skill_slot)
+        pack = replace(pack, skill_slot=(m.skill or {}).get("slot") or pack.skill_slot)
     return PromptBuilder(pack.game(game), protocol, pack, rec.frames, skill=skill)
 
 

@@ -155,7 +155,7 @@ def verify(rec: Recording) -> VerifyResult:
                                               f"{replayed.checked}")
     from workstation.turn.experience import read_updates, recording_problems
 
-    problem = recording_problems(rec.manifest, read_updates(rec.path), len(turns))
+    problem = recording_problems(rec.manifest_record, read_updates(rec.path), len(turns))
     if problem:  # the library's updates, replayed from their recorded replies (no model)
         return VerifyResult(checked, checked, problem, replayed.checked)
     stored, s = rec.summary_record, engine.summary

@@ -206,7 +206,14 @@ class Manifest(_Record):
         if isinstance(data, dict):
             check_format(data.get("format", FORMAT))
         manifest: Manifest = super().from_json(data)
+        _ = manifest.experience  # checked here, so a reader never meets a malformed one
         return manifest
+
+    @property
+    def experience(self) -> ExperienceStart | None:
+        """The experience library the run started from (None: the run had none). Kept in ``extra`` as stored
+        (``to_json`` writes it back unchanged); this is the checked, typed view of it."""
+        return ExperienceStart.from_json(self.extra.get("experience"))
 
     @property
     def rule_version(self) -> int:
@@ -239,6 +246,30 @@ class Manifest(_Record):
     def budget(self) -> int | None:
         frames = self.protocol.get("frames") if isinstance(self.protocol, dict) else None
         return frames if isinstance(frames, int) and not isinstance(frames, bool) else None
+
+
+@dataclass(frozen=True)
+class ExperienceStart:
+    """A manifest's ``experience`` (``workstation.turn.experience`` writes it): the library a run started from,
+    the digest it was stored with, K (``--reflect-every``) and the prompt pack's slot that placed it. A key
+    that is missing reads as empty (rules) or None; one of the wrong type is a ``RecordError`` naming it."""
+
+    rules: list[str]
+    every: int | None
+    start_digest: str | None
+    slot: str | None
+
+    @classmethod
+    def from_json(cls, data: Any) -> ExperienceStart | None:
+        if data is None:
+            return None
+        if not isinstance(data, dict):
+            raise RecordError(f"field 'experience' is {_kind(data)}, not an object")
+        rules = data.get("rules")
+        rules = [] if rules is None else _list("experience.rules", rules, _str)
+        return cls(rules, _whole("experience.every", data.get("every"), optional=True),
+                   _str("experience.start_digest", data.get("start_digest"), optional=True),
+                   _str("experience.slot", data.get("slot"), optional=True))
 
 
 def check_format(value: Any) -> None:

@@ -39,6 +39,7 @@ from workstation.calls import FatalAgentError, Reply, TurnContext, call_agent
 from workstation.errors import DamagedArtifact
 from workstation.game.games import Game
 from workstation.store.atomic import write_atomic
+from workstation.store.records import ExperienceStart, Manifest, RecordFileError, check_fields
 from workstation.store.seal import check_seal, seal
 from workstation.turn.memory import Clip
 from workstation.turn.prompt import ImagePart, Message, Prompt, TextPart, merge_parts, timestamp
@@ -238,7 +239,7 @@ class ExperienceRun:
     start: list[str] = field(default_factory=list)
     updates: int = 0  # this run's
     stored_updates: int = 0  # the library's before this run
-    _replayed: dict[int, dict[str, Any]] | None = None
+    _replayed: dict[int, RecordedUpdate] | None = None
 
     @classmethod
     def open(cls, root: str, agent_spec: str, game: Game, every: int, slot: str) -> ExperienceRun:
@@ -264,7 +265,7 @@ class ExperienceRun:
         engine.builder.set_experience(self.rules)
         source = getattr(engine.agent, "source", None)
         if source is not None and hasattr(source, "path"):
-            self._replayed = {u["turns"]: u for u in read_updates(Path(source.path))}
+            self._replayed = {u.turns: u for u in read_updates(Path(source.path))}
 
     def maybe_reflect(self, engine: Any) -> None:
         """After a turn: every K turns, ask for edits, apply them, write the library, record the update."""
@@ -276,7 +277,7 @@ class ExperienceRun:
         prompt = self.request(engine.clips[-self.every:], engine.clock.frame, before, engine.builder.frames, guide)
         if self._replayed is not None:
             recorded = self._replayed.get(turns)
-            reply = Reply(recorded.get("reply", "") if recorded else "")
+            reply = Reply(recorded.reply if recorded else "")
         else:
             ctx = TurnContext(engine.game, turns, engine.protocol.max_actions, engine.clock.frame)
             try:
@@ -300,7 +301,7 @@ class ExperienceRun:
         if writer is not None:
             with open(Path(writer.path) / UPDATES, "a", encoding="utf-8") as f:
                 f.write(json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n")
-        run_id = writer.manifest.get("run_id") if writer is not None else None
+        run_id = writer.record.run_id if writer is not None else None
         write_library(self.root, self.agent_spec, self.game.key, after, self.stored_updates + self.updates, run_id)
         engine.builder.set_experience(self.rules)
 
@@ -330,7 +331,42 @@ class ExperienceRun:
         return Prompt([Message("system", [TextPart(system)]), Message("user", merge_parts(parts))], frames)
 
 
-def read_updates(recording: Path) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class RecordedUpdate:
+    """One line of a recording's ``experience.jsonl``, as a replay and ``verify`` read it: the turns played
+    when it was asked, the library before and after it as recorded (None: not recorded), the reply and the
+    error that stood in for one (the other keys, the request, usage and cost, are only written)."""
+
+    turns: int
+    before: list[str] | None
+    after: list[str] | None
+    reply: str
+    error: str | None
+
+
+# the keys of an update that are read, with their types (workstation.store.records.check_fields)
+UPDATE_FIELDS: dict[str, tuple[Any, ...]] = {"before": ("list", True), "after": ("list", True),
+                                             "reply": ("str", True), "error": ("str", True)}
+
+
+def _update(rec: Any, path: Path, n: int) -> RecordedUpdate:
+    """Line ``n`` of ``path``, checked: ``DamagedArtifact`` (one line naming the file, line and field) if it is
+    not an experience update."""
+    if not isinstance(rec, dict) or not isinstance(rec.get("turns"), int):
+        raise DamagedArtifact(f"{path} line {n} is not an experience update", file=path)
+    try:
+        check_fields(rec, UPDATE_FIELDS, f"{path} line {n}")
+    except RecordFileError as e:
+        raise DamagedArtifact(f"{e} (not an experience update)", file=path) from None
+    for key in ("before", "after"):
+        if not all(isinstance(r, str) for r in rec.get(key) or []):
+            raise DamagedArtifact(f"{path} line {n}: field {key!r} holds a rule that is not text "
+                                  "(not an experience update)", file=path)
+    return RecordedUpdate(rec["turns"], rec.get("before"), rec.get("after"), rec.get("reply") or "",
+                          rec.get("error"))
+
+
+def read_updates(recording: Path) -> list[RecordedUpdate]:
     """A recording's updates (``experience.jsonl``), in order; none: ``[]``."""
     path = Path(recording) / UPDATES
     if not path.is_file():
@@ -344,45 +380,43 @@ def read_updates(recording: Path) -> list[dict[str, Any]]:
         except json.JSONDecodeError:
             raise DamagedArtifact(f"{path} line {n} is not a JSON record; the recording is damaged",
                                   file=path) from None
-        if not isinstance(rec, dict) or not isinstance(rec.get("turns"), int):
-            raise DamagedArtifact(f"{path} line {n} is not an experience update", file=path)
-        out.append(rec)
+        out.append(_update(rec, path, n))
     return out
 
 
-def rules_at(manifest: dict[str, Any], updates: list[dict[str, Any]], turn: int) -> list[str] | None:
+def rules_at(manifest: Manifest, updates: list[RecordedUpdate], turn: int) -> list[str] | None:
     """The library the player's prompt carried at ``turn`` (None: the run had no library)."""
-    exp = manifest.get("experience")
-    if not isinstance(exp, dict):
+    exp = manifest.experience
+    if exp is None:
         return None
-    rules = list(exp.get("rules") or [])
+    rules = list(exp.rules)
     for u in updates:
-        if u["turns"] <= turn:
-            rules = list(u.get("after") or [])
+        if u.turns <= turn:
+            rules = list(u.after or [])
     return rules
 
 
-def recording_problems(manifest: dict[str, Any], updates: list[dict[str, Any]], turns: int) -> str | None:
+def recording_problems(manifest: Manifest, updates: list[RecordedUpdate], turns: int) -> str | None:
     """Replays the recorded updates without a model: each one's edits, parsed from its recorded reply and
     applied to the library before it, must give the library after it; each starts where the last ended, at a
     multiple of K; the first starts from the manifest's library. The first problem, or None."""
-    exp = manifest.get("experience")
-    if not isinstance(exp, dict):
+    exp: ExperienceStart | None = manifest.experience
+    if exp is None:
         return f"{UPDATES}: {len(updates)} updates, but the manifest records no experience library" if updates \
             else None
-    every = exp.get("every")
-    rules = list(exp.get("rules") or [])
-    if digest(rules) != exp.get("start_digest"):
+    every = exp.every
+    rules = list(exp.rules)
+    if digest(rules) != exp.start_digest:
         return "manifest.json experience: the start library does not match its digest"
     for n, u in enumerate(updates, 1):
-        where = f"{UPDATES} update {n} (after turn {u['turns']})"
-        if not isinstance(every, int) or u["turns"] % every or u["turns"] > turns:
+        where = f"{UPDATES} update {n} (after turn {u.turns})"
+        if every is None or u.turns % every or u.turns > turns:
             return f"{where}: not at a multiple of --reflect-every {every} within the {turns} turns"
-        if u.get("before") != rules:
+        if u.before != rules:
             return f"{where}: the library before it is not the one the last update left"
-        edits, _ = parse_edits((u.get("reply") or "") if u.get("error") is None else "")
+        edits, _ = parse_edits(u.reply if u.error is None else "")
         after, _, _ = apply_edits(rules, edits)
-        if after != u.get("after"):
+        if after != u.after:
             return f"{where}: its reply's edits give another library than the one recorded"
         rules = after
     return None
@@ -390,4 +424,4 @@ def recording_problems(manifest: dict[str, Any], updates: list[dict[str, Any]], 
 
 __all__ = ["DEFAULT_EVERY", "Edit", "ExperienceError", "ExperienceRun", "MAX_EDITS", "MAX_RULES", "MAX_RULE_CHARS",
            "apply_edits", "digest", "dir_problem", "identity_part", "library_dir", "parse_edits", "read_library",
-           "read_updates", "recording_problems", "rules_at", "write_library"]
+           "read_updates", "RecordedUpdate", "recording_problems", "rules_at", "write_library"]

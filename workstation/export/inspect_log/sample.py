@@ -136,19 +136,19 @@ def turn_prompts(rec: Recording) -> list[Prompt]:
             continue
         if builder is None:
             builder = prompt_builder(rec)
-            experience = rec.manifest.get("experience")
-            if isinstance(experience, dict):  # the slot the run recorded, as ``workstation request`` takes it
-                builder.pack = replace(builder.pack, experience_slot=experience.get("slot")
+            experience = rec.manifest_record.experience
+            if experience is not None:  # the slot the run recorded, as ``workstation request`` takes it
+                builder.pack = replace(builder.pack, experience_slot=experience.slot
                                        or builder.pack.experience_slot)
-        rules = rules_at(rec.manifest, updates, n)
+        rules = rules_at(rec.manifest_record, updates, n)
         if rules is not None:  # the experience library this turn's prompt carried
             builder.set_experience(rules)
         prompt = builder.build(clips_from_turns(turns[:n]), t.start_frame)
-        if ref.get("digest") and prompt.digest() != ref["digest"]:
+        if t.prompt_digest and prompt.digest() != t.prompt_digest:
             recorded = rec.manifest_record.prompt_pack.get("digest")
             why = (f"prompt pack {builder.pack.digest} differs from the recorded {recorded}; point the manifest's "
                    "prompt pack path at the original" if builder.pack.digest != recorded else
-                   f"its digest differs from the recorded {ref['digest']} though the prompt pack is the recorded "
+                   f"its digest differs from the recorded {t.prompt_digest} though the prompt pack is the recorded "
                    "one; the recording's turns or its experience updates are not what made it")
             raise RecordingError(f"{rec.path}: turn {n}'s prompt cannot be rebuilt exactly ({why})")
         out.append(prompt)
@@ -240,7 +240,7 @@ def make_sample(rec: Recording, sample_id: str, epoch: int, setting: str,
             "event": "model", "model": model, "input": msgs, "tools": [], "tool_choice": "none", "config": {},
             "output": _output(t, model), "retries": max(0, len(t.attempts) - 1) if t.attempts else None,
             "error": t.error, "completed": iso(when + timedelta(seconds=t.latency_s)), "working_time": t.latency_s,
-            "metadata": {"turn": t.turn, "prompt_digest": t.prompt.get("digest"), "variant": t.variant,
+            "metadata": {"turn": t.turn, "prompt_digest": t.prompt_digest, "variant": t.variant,
                          "attempts": t.attempts, "cost_usd": t.cost_usd},
         }
         try:

@@ -126,23 +126,23 @@ def turn_difference(rec: dict[str, Any], h: HarnessTurn, game: Game) -> str | No
     return None
 
 
-def totals_difference(summary: dict[str, Any], n_frames: int, run: HarnessRun) -> str | None:
+def totals_difference(summary: Summary, n_frames: int, run: HarnessRun) -> str | None:
     """How our run's totals differ from the harness summary's (turns, score, lives lost, frames), or None."""
     s = run.summary
-    if not summary.get("complete"):
-        return f"our run did not complete ({summary.get('stopped') or 'stopped'})"
-    if summary.get("turns") != len(run.turns):
-        return f"our run has {summary.get('turns')} turns, harness {len(run.turns)}"
-    for ours_key, theirs_key, label in (("total_reward", "total_reward", "score"),
-                                        ("lives_lost", "total_lost_lives", "lives lost")):
-        if isinstance(s.get(theirs_key), (int, float)) and float(summary.get(ours_key, 0)) != float(s[theirs_key]):
-            return f"run total {label} {summary.get(ours_key, 0):g}, harness {s[theirs_key]:g}"
-    if isinstance(s.get("frame_count"), int) and n_frames != s["frame_count"]:
-        return f"our run has {n_frames} frames, harness frame_count {s['frame_count']}"
+    if not summary.complete:
+        return f"our run did not complete ({summary.stopped or 'stopped'})"
+    if summary.turns != len(run.turns):
+        return f"our run has {summary.turns} turns, harness {len(run.turns)}"
+    for ours, theirs, label in ((summary.total_reward, s.total_reward, "score"),
+                                (summary.lives_lost, s.total_lost_lives, "lives lost")):
+        if theirs is not None and float(ours) != float(theirs):
+            return f"run total {label} {ours:g}, harness {theirs:g}"
+    if s.frame_count is not None and n_frames != s.frame_count:
+        return f"our run has {n_frames} frames, harness frame_count {s.frame_count}"
     return None
 
 
-def first_difference(records: list[dict[str, Any]], summary: dict[str, Any], n_frames: int, run: HarnessRun, game: Game) -> str | None:
+def first_difference(records: list[dict[str, Any]], summary: Summary, n_frames: int, run: HarnessRun, game: Game) -> str | None:
     """The first way a finished recording differs from the harness run (turn by turn, then totals)."""
     for rec in records:
         n = rec["turn"]
@@ -199,7 +199,7 @@ class _Checker:
                 self._fail(f"frame {i}: differs from the stored PNG in {diff} pixels")
                 return
 
-    def on_finish(self, summary: dict[str, Any], frames: Any) -> None:
+    def on_finish(self, summary: Summary, frames: Any) -> None:
         if self.mismatch is None:
             self._fail(totals_difference(summary, len(frames), self.run))
         if self.mismatch is None:
@@ -231,7 +231,7 @@ class _ImportWriter(RecordingWriter):
 
     def _import_summary(self, summary: Any) -> dict[str, Any]:
         summary = summary.to_json() if hasattr(summary, "to_json") else summary  # the engine writes a Summary
-        self.checker.on_finish(summary, self.frames)
+        self.checker.on_finish(Summary.from_json(summary), self.frames)
         return {**summary, "import": {"source": SOURCE_KIND, "path": str(self.run.path.resolve()),
                                       "result": self.checker.mismatch or "identical"}}
 
@@ -246,19 +246,19 @@ def protocol_of(run: HarnessRun) -> Protocol:
     """Our protocol for the harness run's settings (frame budget, frames per action, history)."""
     s = run.summary
     kw: dict[str, Any] = {}
-    if isinstance(s.get("frame_count"), int) and s["frame_count"] > 1:
-        kw["frames"] = s["frame_count"] - 1  # the harness counts frame 0 too
-    elif isinstance(s.get("duration_seconds"), (int, float)):
-        kw["frames"] = int(round(s["duration_seconds"] * 30))
-    if isinstance(s.get("frames_per_action"), int):
-        kw["repeat"] = s["frames_per_action"]
-    if s.get("prompt_mode") == "append_only":
+    if s.frame_count is not None and s.frame_count > 1:
+        kw["frames"] = s.frame_count - 1  # the harness counts frame 0 too
+    elif s.duration_seconds is not None:
+        kw["frames"] = int(round(s.duration_seconds * 30))
+    if s.frames_per_action is not None:
+        kw["repeat"] = s.frames_per_action
+    if s.prompt_mode == "append_only":
         kw["memory"] = "append"
     else:
-        if isinstance(s.get("history_clips"), int) and s["history_clips"] >= 0:
-            kw["history"] = s["history_clips"]
-        if isinstance(s.get("non_zero_reward_clips"), int) and s["non_zero_reward_clips"] >= 0:
-            kw["reward_history"] = s["non_zero_reward_clips"]
+        if s.history_clips is not None and s.history_clips >= 0:
+            kw["history"] = s.history_clips
+        if s.non_zero_reward_clips is not None and s.non_zero_reward_clips >= 0:
+            kw["reward_history"] = s.non_zero_reward_clips
     try:
         return Protocol(**kw)
     except ProtocolError as e:
@@ -296,15 +296,13 @@ def check_run(path: Path, game_key: str | None = None) -> tuple[HarnessRun, Game
 def import_run(path: Path, out: Path, game_key: str | None = None) -> ImportResult:
     """Import one harness run directory into a new recording under ``out``."""
     run, game, protocol = check_run(path, game_key)
-    seed: int = run.summary["seed"] if isinstance(run.summary.get("seed"), int) else 0
+    seed: int = run.summary.seed if run.summary.seed is not None else 0
     pack = load_pack(None)
     agent = HarnessReplyAgent(run)
     manifest = manifest_for(game, protocol, seed, agent, pack)
     manifest["source"] = {"kind": SOURCE_KIND, "path": str(run.path.resolve()), "model": run.model,
                           "turns": len(run.turns), "stored_pngs": len(run.pngs),
-                          "summary": {k: run.summary.get(k) for k in
-                                      ("total_reward", "total_lost_lives", "turn_count", "frame_count",
-                                       "stop_reason", "prompt_mode", "thinking_mode")}}
+                          "summary": run.summary.source()}
     checker = _Checker(run, game)
     directory = new_run_dir(Path(out), game, agent.spec, seed, run_id=manifest["run_id"])
     writer = _ImportWriter(directory, manifest, game.height, run, checker)

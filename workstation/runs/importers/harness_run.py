@@ -34,6 +34,47 @@ SUMMARY_FIELDS = {
     "total_reward": ("num", True), "total_lost_lives": ("int", True), "turn_count": ("int", True, 0, MAX_FRAMES),
     "game": ("str", True), "model_name": ("str", True), "prompt_mode": ("str", True),
 }
+# copied as they are into the imported run's manifest (``source.summary``): read, never checked
+VERBATIM = ("stop_reason", "thinking_mode")
+
+
+@dataclass(frozen=True)
+class HarnessSummary:
+    """The harness's ``summary.json``, as far as the import reads it: each field of ``SUMMARY_FIELDS`` checked
+    (None: not written), ``run_dir`` as text ("" when not written) and the verbatim ones as written."""
+
+    seed: int | None = None
+    duration_seconds: float | None = None
+    frame_count: int | None = None
+    frames_per_action: int | None = None
+    history_clips: int | None = None
+    non_zero_reward_clips: int | None = None
+    total_reward: float | None = None
+    total_lost_lives: int | None = None
+    turn_count: int | None = None
+    game: str | None = None
+    model_name: str | None = None
+    prompt_mode: str | None = None
+    run_dir: str = ""
+    stop_reason: Any = None
+    thinking_mode: Any = None
+
+    @classmethod
+    def read(cls, path: Path) -> HarnessSummary:
+        """``path`` read and checked: a field of the wrong type or out of range is one line naming the file
+        and the field (``workstation.store.records.read_record``)."""
+        data = read_record(path, fields=SUMMARY_FIELDS)
+        values = {k: data.get(k) for k in (*SUMMARY_FIELDS, *VERBATIM)}
+        for k, (check, *_) in SUMMARY_FIELDS.items():  # a whole number written 3.0 passes the check: read as 3
+            if check == "int" and isinstance(values[k], float):
+                values[k] = int(values[k])
+        return cls(**values, run_dir=str(data.get("run_dir") or ""))
+
+    def source(self) -> dict[str, Any]:
+        """What the imported run's manifest keeps of it (None where the harness wrote nothing)."""
+        return {"total_reward": self.total_reward, "total_lost_lives": self.total_lost_lives,
+                "turn_count": self.turn_count, "frame_count": self.frame_count, "stop_reason": self.stop_reason,
+                "prompt_mode": self.prompt_mode, "thinking_mode": self.thinking_mode}
 
 
 @dataclass
@@ -70,13 +111,13 @@ class HarnessTurn:
 @dataclass
 class HarnessRun:
     path: Path
-    summary: dict[str, Any]
+    summary: HarnessSummary
     turns: list[HarnessTurn]
     pngs: dict[int, Path] = field(default_factory=dict)  # budget frame -> stored PNG
 
     @property
     def model(self) -> str:
-        return str(self.summary.get("model_name") or "unknown")
+        return self.summary.model_name or "unknown"
 
 
 def _need(d: dict[str, Any], key: str, kind: type | tuple[type, ...], where: str) -> Any:
@@ -147,7 +188,7 @@ def read_run(path: Path) -> HarnessRun:
     for p in (summary_path, turns_path):
         if not p.is_file():
             raise UserError(f"{path}: no {p.name}; a public AtariBench harness run directory holds summary.json and turns.jsonl")
-    summary = read_record(summary_path, fields=SUMMARY_FIELDS)
+    summary = HarnessSummary.read(summary_path)
     turns: list[HarnessTurn] = []
     for n, d in read_jsonl(turns_path):
         turns.append(_turn(d, f"{turns_path} line {n}"))
@@ -169,9 +210,9 @@ def read_run(path: Path) -> HarnessRun:
 
 def game_key_of(run: HarnessRun) -> str | None:
     """The game's key from the summary, or from the ``runs/<game>/<model>/<run>`` path layout."""
-    if isinstance(run.summary.get("game"), str):
-        return str(run.summary["game"])
-    for text in (str(run.summary.get("run_dir") or ""), str(run.path.resolve())):
+    if run.summary.game is not None:
+        return run.summary.game
+    for text in (run.summary.run_dir, str(run.path.resolve())):
         parts = Path(text).parts
         for i, part in enumerate(parts[:-2]):
             if part == "runs" and i + 2 < len(parts):
