@@ -109,11 +109,7 @@ class PlayScreen(Screen[Any]):
         if mode not in MODES:
             raise PlaySettingsError(f"unknown mode {mode!r}: use realtime or paused", "mode")
         self.game = get_game(game)
-        self.prompts = prompts
-        self.seed = seed
-        self.mode = mode
-        self.pace = pace
-        self.out = out
+        self.prompts, self.seed, self.mode, self.pace, self.out = prompts, seed, mode, pace, out
         base = protocol or Protocol()
         self.protocol = base if mode == "paused" else replace(base, max_actions=1)
         self.period = action_seconds(pace, self.protocol.repeat)
