@@ -28,7 +28,7 @@ from screens.messages import PaletteCommand
 from screens.views.event_keys import EVENT_BINDINGS
 from screens.views.export_key import export_in_background
 from screens.views.frame_playback import END_BINDINGS, TURN_BINDINGS, FramePlaybackScreen
-from screens.views.run_layout import turn_label
+from screens.views.run_layout import leave, turn_label
 from screens.widgets.frame_view import FrameView
 from screens.widgets.score_plot import COLOURS, ScorePlot
 from workstation.analysis.compare import SUMMARY_COLUMNS, Comparison, Run, next_event, run_at, summary_cells
@@ -293,10 +293,7 @@ class CompareScreen(FramePlaybackScreen):
         self._status()
 
     def action_back(self) -> None:
-        if self.can_go_back:
-            self.dismiss()
-        else:
-            self.app.exit()
+        leave(self, self.can_go_back)
 
     def palette_commands(self) -> list[PaletteCommand]:
         return [
