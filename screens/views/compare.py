@@ -295,6 +295,12 @@ class CompareScreen(FramePlaybackScreen):
     def action_back(self) -> None:
         leave(self, self.can_go_back)
 
+    def action_export(self) -> None:
+        """Export the runs side by side as one MP4 beside the first recording, in a thread."""
+        from workstation.export.command import beside
+
+        export_in_background(self, [r.path for r in self.runs], beside(self.runs[0].path, "-compare.mp4"))
+
     def palette_commands(self) -> list[PaletteCommand]:
         return [
             ("Next life loss (any run)", "jump to the next frame where a run lost a life (l)",
@@ -307,12 +313,6 @@ class CompareScreen(FramePlaybackScreen):
              self.action_export),
             ("Back", "leave the comparison (escape)", self.action_back),
         ]
-
-    def action_export(self) -> None:
-        """Export the runs side by side as one MP4 beside the first recording, in a thread."""
-        from workstation.export.command import beside
-
-        export_in_background(self, [r.path for r in self.runs], beside(self.runs[0].path, "-compare.mp4"))
 
 
 def open_compare(app: App[Any], paths: Sequence[str | Path]) -> bool:

@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import Any
 
 import numpy as np
 
 from workstation.store.changes import mark
+from workstation.store.forward import Forward
 from workstation.store.records import Manifest, Summary, TurnRecord
-
-T = TypeVar("T")
 
 LATENCY_NOOP = "noop"  # the action on frames the game ran while the agent thought (latency clock)
 NEW_GAME = "reset"  # rule 2: the new game's first frame after a game over, a budget frame of its own
@@ -138,17 +137,6 @@ class RunStats:
     first_reward_frame: int | None
 
 
-class _OfFrames(Generic[T]):
-    """A read-only ``RunSeries`` attribute that is its ``FrameSeries``' attribute of the same name."""
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.name = name
-
-    def __get__(self, series: RunSeries, owner: type | None = None) -> T:
-        value: T = getattr(series.frames, self.name)
-        return value
-
-
 @dataclass
 class RunSeries:
     """Per-frame and per-turn series of one recording."""
@@ -230,11 +218,11 @@ class RunSeries:
                    [t.start_frame for t in turns], [t.end_frame for t in turns])
 
     # -- lookups ---------------------------------------------------------------------
-    budget = _OfFrames[int]()
-    rewards = _OfFrames[np.ndarray]()
-    losses = _OfFrames[np.ndarray]()
-    resets = _OfFrames[np.ndarray]()
-    score = _OfFrames[np.ndarray]()
+    budget = Forward[int]("frames")
+    rewards = Forward[np.ndarray]("frames")
+    losses = Forward[np.ndarray]("frames")
+    resets = Forward[np.ndarray]("frames")
+    score = Forward[np.ndarray]("frames")
 
     def turn_at(self, frame: int) -> int:
         """The turn on screen at ``frame``: the last one started at or before it (-1 if none)."""
