@@ -114,3 +114,14 @@ def test_the_summary_line():
     assert summary_line({**rec.summary, "complete": False, "stopped": "cost cap reached"}).endswith(
         "INCOMPLETE (cost cap reached)")
     assert summary_line(rec.summary, damage="frames.bin differs").endswith("DAMAGED (frames.bin differs)")
+
+
+def test_forward_reads_the_field_it_names_and_cannot_be_set():
+    from workstation.store.forward import Forward
+
+    series = RunSeries.from_turns([])
+    assert series.budget == series.frames.budget and series.rewards is series.frames.rewards
+    assert isinstance(RunSeries.budget, Forward)
+    with pytest.raises(AttributeError):
+        series.budget = 3
+    assert isinstance(series.frames, FrameSeries)

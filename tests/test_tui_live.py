@@ -280,3 +280,10 @@ async def test_help_and_palette_name_every_key(tmp_path):
                 first = binding.key.split(",")[0]
                 key = {"escape": "escape", "left": "left", "right": "right"}.get(first) or _key_text(first)
                 assert f"({key}" in helps, f"the open palette misses {binding.key} ({binding.action})"
+
+
+def test_palette_entries_name_live_actions_and_step_mode_adds_its_own():
+    from screens.views.live import PALETTE, STEP_ACTIONS
+
+    assert all(callable(getattr(LiveScreen, f"action_{action}", None)) for _, _, action in PALETTE)
+    assert {action for _, _, action in PALETTE if action in STEP_ACTIONS} == STEP_ACTIONS

@@ -61,9 +61,15 @@ class Clock(Protocol):
 class _Screen:
     """What every screen has: where recordings are listed and made, and the live view's pace."""
 
-    screen: ClassVar[str]  # the screen's name (``workstation.tui`` names the command from it)
+    screen: ClassVar[str]  # the screen's name, named in the class line (``workstation.tui`` names the command by it)
     out: str = RECORDINGS  # where recordings are listed and made
     speed: str = "paper"  # live view pace: paper | fast | instant (tests)
+
+    def __init_subclass__(cls, screen: str = "", **kwargs: Any) -> None:
+        """``class HomeLaunch(_Screen, screen="home")``: the launch opens that screen (a base leaves it out)."""
+        super().__init_subclass__(**kwargs)
+        if screen:
+            cls.screen = screen
 
     def _out_from(self, out: str) -> None:
         """An ``out`` left at its default takes the one the launch's spec or batch names."""
@@ -72,65 +78,59 @@ class _Screen:
 
 
 @dataclass(frozen=True)
-class HomeLaunch(_Screen):
+class HomeLaunch(_Screen, screen="home"):
     """The home screen: the run form and the recordings under ``out``."""
 
-    screen: ClassVar[str] = "home"
+
+@dataclass(frozen=True)
+class _RunLaunch(_Screen):
+    """A screen that makes one run from a spec: its ``out`` left at the default is the spec's."""
+
+    spec: RunSpec
+
+    def __post_init__(self) -> None:
+        self._out_from(self.spec.out)
 
 
 @dataclass(frozen=True)
-class WatchLaunch(_Screen):
+class WatchLaunch(_RunLaunch, screen="watch"):
     """A model's run, watched live (``step``: start in step mode)."""
 
-    screen: ClassVar[str] = "watch"
-    spec: RunSpec
     step: bool = False
 
-    def __post_init__(self) -> None:
-        self._out_from(self.spec.out)
-
 
 @dataclass(frozen=True)
-class PlayLaunch(_Screen):
+class PlayLaunch(_RunLaunch, screen="play"):
     """A person plays (``window``: in a pygame window)."""
 
-    screen: ClassVar[str] = "play"
-    spec: RunSpec
     window: bool = False
-
-    def __post_init__(self) -> None:
-        self._out_from(self.spec.out)
 
 
 @dataclass(frozen=True)
-class OpenLaunch(_Screen):
+class OpenLaunch(_Screen, screen="open"):
     """A recording, replayed."""
 
-    screen: ClassVar[str] = "open"
     recording: str | Path
 
 
 @dataclass(frozen=True)
-class CompareLaunch(_Screen):
+class CompareLaunch(_Screen, screen="compare"):
     """Recordings side by side."""
 
-    screen: ClassVar[str] = "compare"
     recordings: tuple[str, ...]
 
 
 @dataclass(frozen=True)
-class SessionLaunch(_Screen):
+class SessionLaunch(_Screen, screen="session"):
     """A human session to run."""
 
-    screen: ClassVar[str] = "session"
     session: SessionLike
 
 
 @dataclass(frozen=True)
-class BatchLaunch(_Screen):
+class BatchLaunch(_Screen, screen="batch"):
     """A prepared batch, run on the screen; its runs are listed under ``batch.dir / "runs"``."""
 
-    screen: ClassVar[str] = "batch"
     batch: BatchLike
 
     def __post_init__(self) -> None:
@@ -138,18 +138,16 @@ class BatchLaunch(_Screen):
 
 
 @dataclass(frozen=True)
-class QaCurateLaunch(_Screen):
+class QaCurateLaunch(_Screen, screen="qa_curate"):
     """A question set's directory, curated."""
 
-    screen: ClassVar[str] = "qa_curate"
     qa_set: str | Path
 
 
 @dataclass(frozen=True)
-class MatchLaunch(_Screen):
+class MatchLaunch(_Screen, screen="match"):
     """A person against a model, or two people on one keyboard (``person`` 0); ``pacer``: the clock (tests)."""
 
-    screen: ClassVar[str] = "match"
     spec: MatchSpecLike
     person: int
     mode: str
@@ -158,10 +156,9 @@ class MatchLaunch(_Screen):
 
 
 @dataclass(frozen=True)
-class IdcLaunch(_Screen):
+class IdcLaunch(_Screen, screen="idc"):
     """An improvement-rounds directory."""
 
-    screen: ClassVar[str] = "idc"
     idc_dir: str | Path
 
 

@@ -18,12 +18,12 @@ def register(sub: Any) -> None:
     from workstation.session import ORDERS, SESSIONS
 
     p = sub.add_parser("session", help="run a human baseline session: instructions, practice, runs per game (TUI)",
-                       description="A human baseline session, as a lab runs it: for each game its instructions (the "
-                       "guide as the model gets it, the keys, the pace), optional practice runs (recorded, marked "
-                       "practice), a countdown, the run and its result, then the next. The session directory holds "
-                       "every run, session.json (rewritten after each step) and results.csv (setting human:ID, for "
-                       "`workstation report`). Running the same command again resumes at the first run not yet "
-                       "complete.")
+                       description="""A human baseline session, as a lab runs it: for each game its instructions (the
+                                   guide as the model gets it, the keys, the pace), optional practice runs (recorded,
+                                   marked practice), a countdown, the run and its result, then the next. The session
+                                   directory holds every run, session.json (rewritten after each step) and results.csv
+                                   (setting human:ID, for `workstation report`). Running the same command again
+                                   resumes at the first run not yet complete.""")
     p.add_argument("--participant", required=True, metavar="ID", help="the participant's id, kept as given")
     p.add_argument("--games", required=True, metavar="G1,G2,...", help="game keys, comma-separated")
     p.add_argument("--seeds", required=True, metavar="S1,S2,...", help="one scored run per seed and game, e.g. 0,1,2")

@@ -19,20 +19,7 @@ from typing import Any
 import numpy as np
 from textual.message import Message
 
-from screens.messages import (
-    BarStats,
-    EngineAction,
-    EngineBranched,
-    EngineFinished,
-    EngineNotice,
-    EnginePlan,
-    EngineProgress,
-    EnginePrompt,
-    EngineReply,
-    EngineText,
-    EngineTurn,
-    EngineWaiting,
-)
+from screens import messages
 from screens.widgets.frame_view import sent_image
 from workstation.calls import CancelToken
 from workstation.runs.drive import drive
@@ -188,7 +175,7 @@ class EngineDriver:
         key = (eng.turn, eng.phase, done, eng.clock.frame)
         if key != self._held:
             self._held = key
-            self._post(EngineWaiting(eng.turn, eng.phase.value, done))
+            self._post(messages.EngineWaiting(eng.turn, eng.phase.value, done))
 
     def _wait(self, seconds: float, is_cancelled: Callable[[], bool], until_command: bool = False) -> None:
         """Wait up to ``seconds``, carrying out commands as they come (50 ms slices)."""
@@ -264,7 +251,7 @@ class EngineDriver:
             else:
                 raise RuntimeError(f"unknown command {name!r}")
         except (ValueError, RuntimeError, RecordingError) as e:
-            self._post(EngineNotice(str(e)))
+            self._post(messages.EngineNotice(str(e)))
         self._held = None  # whatever the command did, the next hold is announced
 
     def _need(self, phase: Phase, what: str) -> None:
@@ -283,15 +270,15 @@ class EngineDriver:
         self.losses[frame + 1:] = False
         self.resets[frame + 1:] = False
         self.path, self.finished, self._finish_turn, self._held = path, False, False, None
-        self._post(EngineBranched(turn, frame, path))
+        self._post(messages.EngineBranched(turn, frame, path))
         self._show_frame(eng.clock.rgb, frame)
         self._progress()
 
     # -- observers (engine thread) --------------------------------------------
-    def stats(self, phase: str | None = None) -> BarStats:
+    def stats(self, phase: str | None = None) -> messages.BarStats:
         eng = self.engine
         usage, totals = eng.totals.usage, eng.totals
-        return BarStats(
+        return messages.BarStats(
             frame=eng.clock.frame, budget=eng.protocol.frames, score=eng.clock.score, lives=eng.clock.lives,
             lives_lost=eng.clock.lives_lost, turn=eng.turn, input_tokens=usage.total_input,
             output_tokens=usage.output_tokens, cost_usd=totals.cost_usd if totals.priced else None,
@@ -299,7 +286,7 @@ class EngineDriver:
         )
 
     def _progress(self, phase: str | None = None) -> None:
-        self._post(EngineProgress(self.stats(phase)))
+        self._post(messages.EngineProgress(self.stats(phase)))
 
     def _observe(self, ev: Event) -> None:
         eng = self.engine
@@ -311,29 +298,29 @@ class EngineDriver:
             self._progress()
         elif isinstance(ev, PromptReady):
             variant = eng.pending.prompt_variant if eng.pending else "standard"
-            self._post(EnginePrompt(ev.turn, ev.prompt, variant, self._images(ev)))
+            self._post(messages.EnginePrompt(ev.turn, ev.prompt, variant, self._images(ev)))
         elif isinstance(ev, TextDelta):
-            self._post(EngineText(ev.turn, ev.text))
+            self._post(messages.EngineText(ev.turn, ev.text))
         elif isinstance(ev, ReplyReceived):
-            self._post(EngineReply(ev.turn, ev.reply))
+            self._post(messages.EngineReply(ev.turn, ev.reply))
         elif isinstance(ev, PlanParsed):
             by_hand = bool(eng.pending is not None and eng.pending.human_plan)
-            self._post(EnginePlan(ev.turn, ev.parse, list(ev.plan), ev.overridden, by_hand))
+            self._post(messages.EnginePlan(ev.turn, ev.parse, list(ev.plan), ev.overridden, by_hand))
         elif isinstance(ev, ActionExecuted):
-            self._post(EngineAction(ev.turn, ev.index, ev.step))
+            self._post(messages.EngineAction(ev.turn, ev.index, ev.step))
         elif isinstance(ev, TurnEnded):
             record = ev.record.to_json()
-            self._post(EngineTurn(ev.turn, record))
+            self._post(messages.EngineTurn(ev.turn, record))
             if ev.record.game_over:
                 end = ev.record.end_frame
                 if 0 <= end < len(self.resets):
                     self.resets[end] = True
-                self._post(EngineNotice(game_over_notice(record)))
+                self._post(messages.EngineNotice(game_over_notice(record)))
         elif isinstance(ev, RunEnded) and not self._branching:
             self.finished = True
             if eng.writer is not None:  # a run changed by hand is renamed for its own run id as it closes
                 self.path = eng.writer.path
-            self._post(EngineFinished(ev.turn, ev.summary.to_json(), self.path))
+            self._post(messages.EngineFinished(ev.turn, ev.summary.to_json(), self.path))
 
     def _images(self, ev: PromptReady) -> list[Any]:
         """Each image part with its pixels, read here on the engine's thread: the PNG the model is sent, decoded,

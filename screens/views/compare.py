@@ -27,8 +27,8 @@ from textual.widgets import DataTable, Footer, Static
 from screens.messages import PaletteCommand
 from screens.views.event_keys import EVENT_BINDINGS
 from screens.views.export_key import export_in_background
-from screens.views.frame_playback import END_BINDINGS, FramePlaybackScreen
-from screens.views.run_layout import turn_label
+from screens.views.frame_playback import END_BINDINGS, TURN_BINDINGS, FramePlaybackScreen
+from screens.views.run_layout import leave, turn_label
 from screens.widgets.frame_view import FrameView
 from screens.widgets.score_plot import COLOURS, ScorePlot
 from workstation.analysis.compare import SUMMARY_COLUMNS, Comparison, Run, next_event, run_at, summary_cells
@@ -118,15 +118,11 @@ class CompareScreen(FramePlaybackScreen):
         Binding("full_stop", "frame(1)", "Frame +1"),
         Binding("less_than_sign", "frame(-30)", "-1 s", show=False),
         Binding("greater_than_sign", "frame(30)", "+1 s", show=False),
-        Binding("left,left_square_bracket", "turn(-1)", "Prev turn"),
-        Binding("right,right_square_bracket", "turn(1)", "Next turn"),
+        *TURN_BINDINGS,
         *EVENT_BINDINGS,
         Binding("d", "divergence", "Divergence"),
         Binding("t", "divergent_turn", "Plans differ", show=False),
-        Binding("1", "focus_run(0)", "Run 1", show=False),
-        Binding("2", "focus_run(1)", "Run 2", show=False),
-        Binding("3", "focus_run(2)", "Run 3", show=False),
-        Binding("4", "focus_run(3)", "Run 4", show=False),
+        *(Binding(str(i + 1), f"focus_run({i})", f"Run {i + 1}", show=False) for i in range(4)),
         Binding("space", "play", "Play/pause"),
         Binding("e", "export", "Export MP4", show=False),
         *END_BINDINGS,
@@ -297,10 +293,13 @@ class CompareScreen(FramePlaybackScreen):
         self._status()
 
     def action_back(self) -> None:
-        if self.can_go_back:
-            self.dismiss()
-        else:
-            self.app.exit()
+        leave(self, self.can_go_back)
+
+    def action_export(self) -> None:
+        """Export the runs side by side as one MP4 beside the first recording, in a thread."""
+        from workstation.export.files import beside
+
+        export_in_background(self, [r.path for r in self.runs], beside(self.runs[0].path, "-compare.mp4"))
 
     def palette_commands(self) -> list[PaletteCommand]:
         return [
@@ -314,12 +313,6 @@ class CompareScreen(FramePlaybackScreen):
              self.action_export),
             ("Back", "leave the comparison (escape)", self.action_back),
         ]
-
-    def action_export(self) -> None:
-        """Export the runs side by side as one MP4 beside the first recording, in a thread."""
-        from workstation.export.files import beside
-
-        export_in_background(self, [r.path for r in self.runs], beside(self.runs[0].path, "-compare.mp4"))
 
 
 def open_compare(app: App[Any], paths: Sequence[str | Path]) -> bool:

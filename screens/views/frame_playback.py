@@ -19,9 +19,12 @@ PLAY_FRAMES = 3  # frames per playback tick: one action
 PLAY_TICK_S = 0.1  # paper pace: 0.1 s per action
 
 # The keys, in footer order (each screen puts its own between them); ``turn`` is the screen's own action.
-STEP_BINDINGS = [
+TURN_BINDINGS = [
     Binding("left,left_square_bracket", "turn(-1)", "Prev turn"),
     Binding("right,right_square_bracket", "turn(1)", "Next turn"),
+]
+STEP_BINDINGS = [
+    *TURN_BINDINGS,
     Binding("comma", "frame(-1)", "Prev frame"),
     Binding("full_stop", "frame(1)", "Next frame"),
     Binding("space", "play", "Play/pause"),

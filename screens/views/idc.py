@@ -21,6 +21,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
+from screens.views.run_layout import leave
 from workstation.idc import curve as C
 
 BAR = 24  # characters of the longest bar
@@ -195,10 +196,7 @@ class IdcScreen(Screen[None]):
         self.fill()
 
     def action_leave(self) -> None:
-        if self.can_go_back:
-            self.dismiss()
-        else:
-            self.app.exit()
+        leave(self, self.can_go_back)
 
 
 def _num(v: float | None) -> str:

@@ -51,8 +51,42 @@ from workstation.store.series import FrameSeries, result_text
 from workstation.turn.engine import TurnEngine
 from workstation.turn.prompt import Prompt, edit_problem
 
-STEP_ACTIONS = {"apply_edit", "send", "current_only", "resend", "override", "one_action", "one_frame",
-                "finish_turn", "branch", "edit_prompt"}
+# The footer must fit 120 columns in step mode: apply (next to the edited prompt),
+# override (next to its box) and one frame (the finest step) show on their buttons only.
+STEP_BINDINGS = [  # what step mode adds; outside it these actions are hidden and refused
+    Binding("g", "send", "Send"),
+    Binding("ctrl+s", "apply_edit", "Apply edit", show=False),
+    Binding("c", "current_only", "Frame only", show=False),
+    Binding("r", "resend", "Re-send"),
+    Binding("o", "override", "Override", show=False),
+    Binding("e", "edit_prompt", "Edit prompt", show=False),  # focus the prompt text (before it is sent)
+    Binding("a", "one_action", "Action"),
+    Binding("full_stop", "one_frame", "Frame", show=False),
+    Binding("t", "finish_turn", "Turn"),
+    Binding("b", "branch", "Branch"),
+]
+STEP_ACTIONS = {b.action for b in STEP_BINDINGS}
+
+# The command palette's entries: (name, help text, the action it runs); those of STEP_ACTIONS only in step mode.
+PALETTE = [
+    ("Pause / resume", "stop or continue the run (space)", "pause"),
+    ("Change speed", "paper pace, fast, instant (f)", "speed"),
+    ("Toggle step mode", "hold before each prompt is sent and after each reply (s)", "step_mode"),
+    ("Stop the run", "end now; the recording is kept, marked incomplete (x)", "stop_run"),
+    ("Back", "leave the focused field, else this view (escape)", "back"),
+    ("Quit", "end the app; while the run is live it asks first (q)", "quit"),
+    ("Send the prompt", "apply any edit and ask the agent (g)", "send"),
+    ("Apply the edit", "use the edited prompt text, not sent yet (ctrl+s)", "apply_edit"),
+    ("Edit the prompt", "into the prompt text while it holds before sending (e)", "edit_prompt"),
+    ("Current frame only", "swap in the prompt with just the current frame (c)", "current_only"),
+    ("Re-send the prompt", "discard the reply and ask again (r)", "resend"),
+    ("Override the plan", "run the actions typed in the override box (o); before the prompt is sent, the agent is "
+     "not asked", "override"),
+    ("Execute one action", "3 frames of the plan (a)", "one_action"),
+    ("Execute one frame", "one emulator frame (.)", "one_frame"),
+    ("Finish the turn", "run the rest of the plan (t)", "finish_turn"),
+    ("Rewind and branch", "go back to the chosen turn and continue in a new recording (b)", "branch"),
+]
 
 
 def run_title(engine: TurnEngine) -> str:
@@ -64,23 +98,12 @@ class LiveScreen(Screen[Any]):
     """One run, live. ``step_mode`` starts holding before each prompt is sent."""
 
     AUTO_FOCUS = ""  # nothing focused: the screen's keys work at once
-    # The footer must fit 120 columns in step mode: apply (next to the edited prompt),
-    # override (next to its box) and one frame (the finest step) show on their buttons only.
     BINDINGS = [
         Binding("space", "pause", "Pause"),
         Binding("space", "resume", "Resume"),  # the footer says what space does now
         Binding("f", "speed", "Speed"),
         Binding("s", "step_mode", "Step"),
-        Binding("g", "send", "Send"),
-        Binding("ctrl+s", "apply_edit", "Apply edit", show=False),
-        Binding("c", "current_only", "Frame only", show=False),
-        Binding("r", "resend", "Re-send"),
-        Binding("o", "override", "Override", show=False),
-        Binding("e", "edit_prompt", "Edit prompt", show=False),  # focus the prompt text (before it is sent)
-        Binding("a", "one_action", "Action"),
-        Binding("full_stop", "one_frame", "Frame", show=False),
-        Binding("t", "finish_turn", "Turn"),
-        Binding("b", "branch", "Branch"),
+        *STEP_BINDINGS,
         Binding("x", "stop_run", "Stop"),
         Binding("escape", "back", "Back"),
         Binding("q", "quit", "Quit", show=False),  # room for x Stop in 120 columns; F1 lists q
@@ -445,27 +468,6 @@ class LiveScreen(Screen[Any]):
             action()
 
     def palette_commands(self) -> list[PaletteCommand]:
-        """Commands this screen offers in the command palette."""
-        cmds: list[PaletteCommand] = [
-            ("Pause / resume", "stop or continue the run (space)", self.action_pause),
-            ("Change speed", "paper pace, fast, instant (f)", self.action_speed),
-            ("Toggle step mode", "hold before each prompt is sent and after each reply (s)", self.action_step_mode),
-            ("Stop the run", "end now; the recording is kept, marked incomplete (x)", self.action_stop_run),
-            ("Back", "leave the focused field, else this view (escape)", self.action_back),
-            ("Quit", "end the app; while the run is live it asks first (q)", self.action_quit),
-        ]
-        if self.step_mode:
-            cmds += [
-                ("Send the prompt", "apply any edit and ask the agent (g)", self.action_send),
-                ("Apply the edit", "use the edited prompt text, not sent yet (ctrl+s)", self.action_apply_edit),
-                ("Edit the prompt", "into the prompt text while it holds before sending (e)", self.action_edit_prompt),
-                ("Current frame only", "swap in the prompt with just the current frame (c)", self.action_current_only),
-                ("Re-send the prompt", "discard the reply and ask again (r)", self.action_resend),
-                ("Override the plan", "run the actions typed in the override box (o); before the prompt is sent, the agent is not asked", self.action_override),
-                ("Execute one action", "3 frames of the plan (a)", self.action_one_action),
-                ("Execute one frame", "one emulator frame (.)", self.action_one_frame),
-                ("Finish the turn", "run the rest of the plan (t)", self.action_finish_turn),
-                ("Rewind and branch", "go back to the chosen turn and continue in a new recording (b)",
-                 self.action_branch),
-            ]
-        return cmds
+        """Commands this screen offers in the command palette (step mode's own only in step mode)."""
+        return [(name, what, getattr(self, f"action_{action}")) for name, what, action in PALETTE
+                if self.step_mode or action not in STEP_ACTIONS]

@@ -25,6 +25,7 @@ from textual.widgets import Footer, Static
 from screens.drivers.match_driver import MatchDriver, MatchUpdate
 from screens.drivers.play_driver import WallPacer, action_seconds
 from screens.input.keys import HeldKeys, PlanQueue, action_for, commit_refusal, take_play_key
+from screens.views.run_layout import leave
 from screens.widgets.alive import unless_leaving
 from screens.widgets.frame_view import FrameView, frame_beside
 from workstation.arena.start import MatchSpec
@@ -199,10 +200,7 @@ class MatchScreen(Screen[Any]):
     def action_stop_or_leave(self) -> None:
         if self.summary is not None or self.error is not None:
             result = {"summary": self.summary, "path": self.recording}
-            if self.can_go_back:
-                self.dismiss(result)
-            else:
-                self.app.exit()
+            leave(self, self.can_go_back, result)
         elif self.driver is not None:
             self._stop_driver()
             self._banner("stopping...")

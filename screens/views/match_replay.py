@@ -21,7 +21,7 @@ from textual.timer import Timer
 from textual.widgets import Footer, Static
 
 from screens.views.frame_playback import END_BINDINGS, STEP_BINDINGS, FramePlaybackScreen
-from screens.views.run_layout import turn_label
+from screens.views.run_layout import leave, turn_label
 from screens.widgets.frame_view import FrameView, frame_beside
 from workstation.store.framestore import FrameStoreError
 from workstation.store.recording import Recording
@@ -183,10 +183,7 @@ class MatchReplayScreen(FramePlaybackScreen):
 
     def action_back(self) -> None:
         self._stop_playback()
-        if self.can_go_back:
-            self.dismiss()
-        else:
-            self.app.exit()
+        leave(self, self.can_go_back)
 
 
 def replay_screen(rec: Recording, **kwargs: Any) -> Screen[Any]:

@@ -49,6 +49,7 @@ from screens.drivers.play_driver import (
 from screens.input.keys import HeldKeys, PlanQueue, action_for, commit_refusal, take_play_key
 from screens.input.play_window import PlayWindow, window_unavailable
 from screens.messages import BarStats, EngineFinished, EngineNotice, EngineProgress
+from screens.views.run_layout import leave
 from screens.widgets.alive import unless_leaving
 from screens.widgets.frame_view import FrameView, frame_beside
 from workstation.agents.human_agent import HumanAgent
@@ -109,11 +110,7 @@ class PlayScreen(Screen[Any]):
         if mode not in MODES:
             raise PlaySettingsError(f"unknown mode {mode!r}: use realtime or paused", "mode")
         self.game = get_game(game)
-        self.prompts = prompts
-        self.seed = seed
-        self.mode = mode
-        self.pace = pace
-        self.out = out
+        self.prompts, self.seed, self.mode, self.pace, self.out = prompts, seed, mode, pace, out
         base = protocol or Protocol()
         self.protocol = base if mode == "paused" else replace(base, max_actions=1)
         self.period = action_seconds(pace, self.protocol.repeat)
@@ -387,10 +384,7 @@ class PlayScreen(Screen[Any]):
 
     def _leave(self) -> None:
         result = {"summary": self.summary, "path": self.recording}
-        if self.can_go_back:
-            self.dismiss(result)
-        else:
-            self.app.exit()
+        leave(self, self.can_go_back, result)
 
     def _commit(self) -> None:
         why = commit_refusal(self.awaiting_plan, self.queue, "the last plan is still running; commit when the game waits")

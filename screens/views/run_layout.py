@@ -52,8 +52,15 @@ def blur_or_leave(screen: Screen[Any], can_go_back: bool) -> None:
     """
     if screen.focused is not None:
         screen.set_focus(None)
-    elif can_go_back:
-        screen.dismiss()
+    else:
+        leave(screen, can_go_back)
+
+
+def leave(screen: Screen[Any], can_go_back: bool, result: Any = None) -> None:
+    """Leave ``screen`` for the one below it, handing it ``result``; a screen opened straight from a command
+    (``can_go_back`` False) has none below it: the app ends."""
+    if can_go_back:
+        screen.dismiss(result)
     else:
         screen.app.exit()
 

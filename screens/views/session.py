@@ -30,6 +30,7 @@ from textual.widgets import Digits, Footer, Static
 
 from screens.drivers.play_driver import Pacer, WallPacer
 from screens.views.play import PlayScreen
+from screens.views.run_layout import leave
 from screens.widgets.alive import unless_leaving
 from workstation.game.games import get_game
 from workstation.session import Session, SessionStep
@@ -241,7 +242,4 @@ class SessionScreen(Screen[Any]):
         self._stop_timer()
         if self.stage in ("countdown",):
             self.session.event("left during the countdown", step=self.step.index if self.step else None)
-        if self.can_go_back:
-            self.dismiss(self.session.complete)
-        else:
-            self.app.exit()
+        leave(self, self.can_go_back, self.session.complete)

@@ -19,6 +19,7 @@ import numpy as np
 from workstation.errors import UserError
 from workstation.game.games import FPS_PAPER
 from workstation.store.changes import mark
+from workstation.store.forward import Forward
 from workstation.store.recording import Recording
 from workstation.store.records import Manifest, RecordingError, TurnRecord
 from workstation.store.series import RunSeries
@@ -42,14 +43,8 @@ class Run:
     damage: str | None = None  # the fast integrity check's first problem (None: sound)
     state: str = "complete"  # complete | stopped | killed
 
-    @property
-    def turns(self) -> list[TurnRecord]:
-        return self.series.turns
-
-    @property
-    def manifest(self) -> Manifest:
-        m: Manifest = self.rec.manifest_record
-        return m
+    turns = Forward[list[TurnRecord]]("series")
+    manifest = Forward[Manifest]("rec", "manifest_record")
 
     @property
     def last_frame(self) -> int:

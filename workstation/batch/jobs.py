@@ -14,6 +14,7 @@ from typing import Any
 
 from workstation.batch.grid import Grid, GridCell, GridError, key_lines
 from workstation.options import RunSpec
+from workstation.store.forward import Forward
 
 CPU = "cpu"  # the concurrency class of runs that need no provider (random, replay)
 
@@ -24,30 +25,12 @@ class Job:
     run_id: str
     provider: str  # "openai", "compat", ... or "cpu"
 
-    @property
-    def label(self) -> str:  # the expanded setting label: "gpt-5.4-mini|feedback=false"
-        return self.cell.setting
-
-    @property
-    def setting(self) -> str:  # the [[settings]] label
-        return self.cell.base
-
-    @property
-    def game(self) -> str:
-        return self.cell.game
-
-    @property
-    def seed(self) -> int:
-        return self.cell.seed
-
-    @property
-    def spec(self) -> RunSpec:
-        spec: RunSpec = self.cell.spec
-        return spec
-
-    @property
-    def varied(self) -> dict[str, Any]:
-        return self.cell.varied
+    label = Forward[str]("cell", "setting")  # the expanded setting label: "gpt-5.4-mini|feedback=false"
+    setting = Forward[str]("cell", "base")  # the [[settings]] label
+    game = Forward[str]("cell")
+    seed = Forward[int]("cell")
+    spec = Forward[RunSpec]("cell")
+    varied = Forward[dict[str, Any]]("cell")
 
     @property
     def is_model(self) -> bool:

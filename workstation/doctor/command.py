@@ -19,11 +19,11 @@ def register(sub: Any) -> None:
     from workstation.options import RUN_SETTING, add_argument, add_protocol_arguments
 
     p = sub.add_parser("doctor", help="check an OpenAI-compatible model server (vLLM, llama.cpp, Ollama) before a run",
-                       description="Check a model server before a compat: run: reachable, the model served, images "
-                       "accepted, as many images in one request as a turn of these settings carries, the context "
-                       "window against the longest prompt, streaming, usage, reasoning output and server timings. "
-                       "One line per check; exit 0 when a run can go, 2 when it cannot. The protocol flags are "
-                       "those of `workstation run` (the longest prompt depends on them).")
+                       description="""Check a model server before a compat: run: reachable, the model served, images
+                                   accepted, as many images in one request as a turn of these settings carries, the
+                                   context window against the longest prompt, streaming, usage, reasoning output and
+                                   server timings. One line per check; exit 0 when a run can go, 2 when it cannot. The
+                                   protocol flags are those of `workstation run` (the longest prompt depends on them).""")
     add_argument(p, RUN_SETTING["base_url"], required=True)
     p.add_argument("--model", default=None, metavar="M", help="the model name the server serves (default: the one "
                    "it lists)")

@@ -20,11 +20,12 @@ def register(sub: Any) -> None:
     from workstation.options import PROTOCOL_CLI, RUN_SETTING, add_argument, add_model_arguments
 
     p = sub.add_parser("idc", help="improvement rounds: the model plays, reflects with tools, writes itself a skill",
-                       description="Round 0 plays K episodes with no skill; after each round a reflector studies its "
-                       "recordings with read-only tools and writes a skill the player gets next round. A round "
-                       "scoring below half the best (normalised against random play) makes the next round play the "
-                       "best skill. Episodes are batch runs under DIR/round_R/runs/; DIR/curve.json holds the curve. "
-                       "Running the same command again resumes. See docs/idc.md.")
+                       description="""Round 0 plays K episodes with no skill; after each round a reflector studies its
+                                   recordings with read-only tools and writes a skill the player gets next round. A
+                                   round scoring below half the best (normalised against random play) makes the next
+                                   round play the best skill. Episodes are batch runs under DIR/round_R/runs/;
+                                   DIR/curve.json holds the curve. Running the same command again resumes. See
+                                   docs/idc.md.""")
     p.add_argument("--game", metavar="GAME", help=RUN_SETTING["game"].help + " (required)")
     p.add_argument("--player", metavar="SPEC", help="the model that plays (openai:M, compat:M, ...; required)")
     p.add_argument("--reflector", metavar="SPEC", help="the model that reflects (default: the player's)")

@@ -23,16 +23,7 @@ import re
 from typing import Any
 
 from workstation.calls import OnText, ToolCall, Usage, parse_arguments
-from workstation.providers.adapter import (
-    Completion,
-    ImageEncoder,
-    conversation,
-    is_tool_result,
-    judge,
-    parts,
-    split_kwargs,
-    system_text,
-)
+from workstation.providers import adapter
 from workstation.providers.retry import ProviderError, stream_failure
 from workstation.providers.spec import ProviderConfigError, ProviderOptions
 from workstation.turn.prompt import Prompt
@@ -98,10 +89,10 @@ class AnthropicMessages:
         self.fields = thinking_fields(model, options)
         self.client: Any = None  # the SDK client, made by open()
 
-    def request(self, prompt: Prompt, image: ImageEncoder | None = None) -> dict[str, Any]:
+    def request(self, prompt: Prompt, image: adapter.ImageEncoder | None = None) -> dict[str, Any]:
         image = image or _base64
         messages: list[dict[str, Any]] = []
-        for m in conversation(prompt):
+        for m in adapter.conversation(prompt):
             if m.role == "assistant":
                 content = [dict(b) for b in (m.tool_calls[0].meta.get("thinking") or [])] if m.tool_calls else []
                 if m.text() or not m.tool_calls:  # thinking blocks must come back with the calls they led to
@@ -112,8 +103,8 @@ class AnthropicMessages:
                 continue
             blocks: list[dict[str, Any]] = [{"type": "text", "text": v} if kind == "text"
                       else {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": image(v)}}
-                      for kind, v in parts(prompt, m)]
-            if is_tool_result(m) and m.answers is not None:
+                      for kind, v in adapter.parts(prompt, m)]
+            if adapter.is_tool_result(m) and m.answers is not None:
                 block: dict[str, Any] = {"type": "tool_result", "tool_use_id": m.answers.id, "content": blocks}
                 if m.is_error:
                     block["is_error"] = True
@@ -131,7 +122,7 @@ class AnthropicMessages:
             for msg in users[-2:]:
                 msg["content"][-1]["cache_control"] = dict(_CACHE)
         body: dict[str, Any] = {"model": self.model, "max_tokens": self.fields["max_tokens"]}
-        instructions = system_text(prompt)
+        instructions = adapter.system_text(prompt)
         if instructions:
             body["system"] = [{"type": "text", "text": instructions, "cache_control": dict(_CACHE)}]
         body["messages"] = messages
@@ -157,8 +148,8 @@ class AnthropicMessages:
         self.client = anthropic.Anthropic(api_key=key, base_url=self.options.base_url, max_retries=0,
                                           timeout=self.options.timeout)
 
-    def complete(self, body: dict[str, Any], on_text: OnText | None) -> Completion:
-        known, extra = split_kwargs(self.client.messages.create, body)
+    def complete(self, body: dict[str, Any], on_text: OnText | None) -> adapter.Completion:
+        known, extra = adapter.split_kwargs(self.client.messages.create, body)
         stream = self.client.messages.create(**known, extra_body=extra or None)
         text: list[str] = []
         uses: dict[int, dict[str, Any]] = {}  # block index -> id, name and input pieces of a tool_use block
@@ -220,8 +211,8 @@ class AnthropicMessages:
             calls.append(ToolCall(use["id"], use["name"], args, error))
         if calls and thoughts:
             calls[0].meta["thinking"] = [b for _, b in sorted(thoughts.items())]
-        return Completion(full, usage, stop, request_id, model,
-                          judge(full, stop == "refusal", stop == "max_tokens", bool(calls)), calls)
+        return adapter.Completion(full, usage, stop, request_id, model,
+                                  adapter.judge(full, stop == "refusal", stop == "max_tokens", bool(calls)), calls)
 
     def close(self) -> None:
         if self.client is not None:

@@ -19,16 +19,7 @@ import re
 from typing import Any
 
 from workstation.calls import OnText, ToolCall, Usage
-from workstation.providers.adapter import (
-    Completion,
-    ImageEncoder,
-    conversation,
-    is_tool_result,
-    judge,
-    parts,
-    system_text,
-    tool_call_id,
-)
+from workstation.providers import adapter
 from workstation.providers.retry import ProviderError
 from workstation.providers.spec import ProviderConfigError, ProviderOptions
 from workstation.turn.prompt import Prompt
@@ -77,13 +68,13 @@ class Gemini:
         self.thinking = thinking_config(model, options.effort)
         self.client: Any = None  # the SDK client, made by open()
 
-    def request(self, prompt: Prompt, image: ImageEncoder | None = None) -> dict[str, Any]:
+    def request(self, prompt: Prompt, image: adapter.ImageEncoder | None = None) -> dict[str, Any]:
         image = image or (lambda png: png)  # the SDK base64-encodes bytes itself
         contents: list[dict[str, Any]] = []
-        for m in conversation(prompt):
+        for m in adapter.conversation(prompt):
             role = "model" if m.role == "assistant" else "user"
             items: list[dict[str, Any]] = [{"text": v} if kind == "text" else {"inline_data": {"mime_type": "image/png", "data": image(v)}}
-                     for kind, v in parts(prompt, m)]
+                     for kind, v in adapter.parts(prompt, m)]
             if m.role == "assistant" and m.tool_calls:
                 for c in m.tool_calls:
                     part: dict[str, Any] = {"function_call": {"name": c.name, "args": c.arguments}}
@@ -92,7 +83,7 @@ class Gemini:
                     if c.meta.get("thought_signature"):
                         part["thought_signature"] = c.meta["thought_signature"]
                     items.append(part)
-            if is_tool_result(m) and m.answers is not None:
+            if adapter.is_tool_result(m) and m.answers is not None:
                 text = "".join(p["text"] for p in items if "text" in p)
                 answer: dict[str, Any] = {"name": m.answers.name,
                                 "response": {"error" if m.is_error else "result": text}}
@@ -109,7 +100,7 @@ class Gemini:
         for content in contents:
             content.pop("_results", None)
         config: dict[str, Any] = {}
-        instructions = system_text(prompt)
+        instructions = adapter.system_text(prompt)
         if instructions:
             config["system_instruction"] = instructions
         if self.options.temperature is not None:
@@ -136,7 +127,7 @@ class Gemini:
         http = types.HttpOptions(base_url=self.options.base_url, timeout=int(self.options.timeout * 1000))
         self.client = genai.Client(api_key=key, vertexai=False, http_options=http)  # no retry_options: no retries
 
-    def complete(self, body: dict[str, Any], on_text: OnText | None) -> Completion:
+    def complete(self, body: dict[str, Any], on_text: OnText | None) -> adapter.Completion:
         text: list[str] = []
         calls: list[ToolCall] = []
         finish = usage = request_id = model = None
@@ -155,8 +146,8 @@ class Gemini:
                         meta = {"thought_signature": part.thought_signature} if part.thought_signature else {}
                         if not fc.id:
                             meta["made_up_id"] = True  # Gemini before 3 names no id: none goes back
-                        calls.append(ToolCall(fc.id or tool_call_id(len(calls)), fc.name or "", dict(fc.args or {}),
-                                              None, meta))
+                        call_id = fc.id or adapter.tool_call_id(len(calls))
+                        calls.append(ToolCall(call_id, fc.name or "", dict(fc.args or {}), None, meta))
                     elif part.text and not part.thought:
                         text.append(part.text)
                         if on_text:
@@ -166,8 +157,8 @@ class Gemini:
         if finish is None:
             raise ProviderError("transient", "the reply stream ended before a finish reason")
         full = "".join(text)
-        return Completion(full, usage, finish, request_id, model,
-                          judge(full, blocked or finish in BLOCKED, finish == "MAX_TOKENS", bool(calls)), calls)
+        verdict = adapter.judge(full, blocked or finish in BLOCKED, finish == "MAX_TOKENS", bool(calls))
+        return adapter.Completion(full, usage, finish, request_id, model, verdict, calls)
 
     def close(self) -> None:
         if self.client is not None:

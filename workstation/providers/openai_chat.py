@@ -24,16 +24,7 @@ import json
 from typing import Any
 
 from workstation.calls import OnText, ToolCall, Usage, parse_arguments
-from workstation.providers.adapter import (
-    Completion,
-    ImageEncoder,
-    conversation,
-    is_tool_result,
-    judge,
-    parts,
-    png_data_url,
-    system_text,
-)
+from workstation.providers import adapter
 from workstation.providers.json_stream import get as _get
 from workstation.providers.json_stream import json_stream
 from workstation.providers.openai_responses import openai_usage
@@ -92,13 +83,13 @@ class OpenAIChat:
         self.reasoning_rule = rule_for(model)[0]
         self.client: Any = None  # the SDK client, made by open()
 
-    def request(self, prompt: Prompt, image: ImageEncoder | None = None) -> dict[str, Any]:
-        image = image or png_data_url
+    def request(self, prompt: Prompt, image: adapter.ImageEncoder | None = None) -> dict[str, Any]:
+        image = image or adapter.png_data_url
         messages: list[dict[str, Any]] = []
-        instructions = system_text(prompt)
+        instructions = adapter.system_text(prompt)
         if instructions:
             messages.append({"role": "system", "content": instructions})
-        for m in conversation(prompt):
+        for m in adapter.conversation(prompt):
             if m.role == "assistant":
                 msg: dict[str, Any] = {"role": "assistant", "content": m.text()}
                 if m.tool_calls:
@@ -109,8 +100,8 @@ class OpenAIChat:
                 continue
             content: list[dict[str, Any]] = [{"type": "text", "text": v} if kind == "text"
                        else {"type": "image_url", "image_url": {"url": image(v)}}
-                       for kind, v in parts(prompt, m)]
-            if is_tool_result(m) and m.answers is not None:
+                       for kind, v in adapter.parts(prompt, m)]
+            if adapter.is_tool_result(m) and m.answers is not None:
                 text = "".join(c["text"] for c in content if c["type"] == "text")
                 messages.append({"role": "tool", "tool_call_id": m.answers.id, "content": text})
                 images = [c for c in content if c["type"] != "text"]
@@ -144,7 +135,7 @@ class OpenAIChat:
         self.client = openai.OpenAI(api_key=key, base_url=self.options.base_url, max_retries=0,
                                     timeout=self.options.timeout)
 
-    def complete(self, body: dict[str, Any], on_text: OnText | None) -> Completion:
+    def complete(self, body: dict[str, Any], on_text: OnText | None) -> adapter.Completion:
         stream = post_stream(self.client, body)
         if stream.response.headers.get("content-type", "").startswith("application/json"):
             with stream:  # a server that ignores "stream": true and answers with the whole completion
@@ -193,11 +184,11 @@ class OpenAIChat:
         for n, slot in sorted(calls.items()):
             args, error = parse_arguments("".join(slot["args"]))
             tool_calls.append(ToolCall(slot["id"] or f"call_{n}", slot["name"], args, error))
-        return Completion(full, usage, finish, request_id, model,  # judged on the content, as before reasoning folds
-                          judge(content, finish == "content_filter", finish == "length", bool(tool_calls)), tool_calls,
-                          server_s)
+        # judged on the content, as before reasoning folds
+        verdict = adapter.judge(content, finish == "content_filter", finish == "length", bool(tool_calls))
+        return adapter.Completion(full, usage, finish, request_id, model, verdict, tool_calls, server_s)
 
-    def _whole(self, data: Any, on_text: OnText | None) -> Completion:
+    def _whole(self, data: Any, on_text: OnText | None) -> adapter.Completion:
         """A whole (unstreamed) Chat Completion, read as the stream's chunks are."""
         choices = _get(data, "choices")
         choice = choices[0] if isinstance(choices, list) and choices else None
@@ -215,9 +206,9 @@ class OpenAIChat:
             function = _get(tc, "function")
             args, error = parse_arguments(_get(function, "arguments") or "")
             tool_calls.append(ToolCall(_get(tc, "id") or f"call_{n}", _get(function, "name") or "", args, error))
-        return Completion(full, chat_usage(_get(data, "usage")), finish, _get(data, "id"), _get(data, "model"),
-                          judge(content, finish == "content_filter", finish == "length", bool(tool_calls)), tool_calls,
-                          server_seconds(_get(data, "timings")))
+        verdict = adapter.judge(content, finish == "content_filter", finish == "length", bool(tool_calls))
+        return adapter.Completion(full, chat_usage(_get(data, "usage")), finish, _get(data, "id"), _get(data, "model"),
+                                  verdict, tool_calls, server_seconds(_get(data, "timings")))
 
     def close(self) -> None:
         if self.client is not None:

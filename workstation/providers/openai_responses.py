@@ -18,16 +18,7 @@ import re
 from typing import Any
 
 from workstation.calls import OnText, ToolCall, Usage, parse_arguments
-from workstation.providers.adapter import (
-    Completion,
-    ImageEncoder,
-    conversation,
-    is_tool_result,
-    judge,
-    parts,
-    png_data_url,
-    system_text,
-)
+from workstation.providers import adapter
 from workstation.providers.json_stream import get, json_stream
 from workstation.providers.retry import ProviderError, stream_failure
 from workstation.providers.spec import ProviderConfigError, ProviderOptions
@@ -75,14 +66,14 @@ class OpenAIResponses:
         self.model, self.options = model, options
         self.client: Any = None  # the SDK client, made by open()
 
-    def request(self, prompt: Prompt, image: ImageEncoder | None = None) -> dict[str, Any]:
-        image = image or png_data_url
+    def request(self, prompt: Prompt, image: adapter.ImageEncoder | None = None) -> dict[str, Any]:
+        image = image or adapter.png_data_url
         body: dict[str, Any] = {"model": self.model}
-        instructions = system_text(prompt)
+        instructions = adapter.system_text(prompt)
         if instructions:
             body["instructions"] = instructions
         items: list[dict[str, Any]] = []
-        for m in conversation(prompt):
+        for m in adapter.conversation(prompt):
             if m.role == "assistant":
                 if m.text() or not m.tool_calls:
                     items.append({"role": "assistant", "content": m.text()})
@@ -91,8 +82,8 @@ class OpenAIResponses:
                 continue
             content: list[dict[str, Any]] = [{"type": "input_text", "text": v} if kind == "text"
                        else {"type": "input_image", "image_url": image(v), "detail": "auto"}
-                       for kind, v in parts(prompt, m)]
-            if is_tool_result(m) and m.answers is not None:
+                       for kind, v in adapter.parts(prompt, m)]
+            if adapter.is_tool_result(m) and m.answers is not None:
                 only_text = all(c["type"] == "input_text" for c in content)
                 output: str | list[dict[str, Any]] = "".join(c["text"] for c in content) if only_text else content
                 items.append({"type": "function_call_output", "call_id": m.answers.id, "output": output})
@@ -122,7 +113,7 @@ class OpenAIResponses:
         self.client = openai.OpenAI(api_key=key, base_url=self.options.base_url, max_retries=0,
                                     timeout=self.options.timeout)
 
-    def complete(self, body: dict[str, Any], on_text: OnText | None) -> Completion:
+    def complete(self, body: dict[str, Any], on_text: OnText | None) -> adapter.Completion:
         # posted as built, events read as JSON (``json_stream``): ``responses.create`` re-walked the
         # body (every history image's base64 text) against its typed parameters, and typed every event
         stream = self.client.post("/responses", body=body, cast_to=object, stream=True, stream_cls=json_stream())
@@ -166,8 +157,8 @@ class OpenAIResponses:
                 args, error = parse_arguments(get(item, "arguments") or "")
                 calls.append(ToolCall(get(item, "call_id") or get(item, "id") or f"call_{len(calls)}",
                                       get(item, "name") or "", args, error))
-        return Completion(full, usage, reason or final.get("status"), final.get("id"), final.get("model"),
-                          judge(full, blocked, reason == "max_output_tokens", bool(calls)), calls)
+        return adapter.Completion(full, usage, reason or final.get("status"), final.get("id"), final.get("model"),
+                                  adapter.judge(full, blocked, reason == "max_output_tokens", bool(calls)), calls)
 
     def close(self) -> None:
         if self.client is not None:

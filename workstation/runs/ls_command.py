@@ -16,11 +16,11 @@ AGENT_WIDTH = 32
 
 def register(sub: Any) -> None:
     p = sub.add_parser("ls", help="list the recordings under a directory (game, agent, seed, score, state, run id)",
-                       description="List the recordings under DIR (nested ones too), newest first, as a table. "
-                       "Filters combine; an index file in DIR keeps later listings fast and is checked "
-                       "against every recording's files, so it is never out of date. The 'changed' column "
-                       "marks runs a person changed (counts per kind: "
-                       f"{_legend()}); a changed run has its own run id.")
+                       description=f"""List the recordings under DIR (nested ones too), newest first, as a table.
+                                   Filters combine; an index file in DIR keeps later listings fast and is checked
+                                   against every recording's files, so it is never out of date. The 'changed' column
+                                   marks runs a person changed (counts per kind: {_legend()}); a changed run has its
+                                   own run id.""")
     p.add_argument("dir", nargs="?", default=RECORDINGS, metavar="DIR",
                    help=f"directory holding recordings (default {RECORDINGS}/)")
     p.add_argument("--game", default=None, help="only this game (key, e.g. breakout)")

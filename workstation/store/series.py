@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from workstation.store.changes import mark
+from workstation.store.forward import Forward
 from workstation.store.records import Manifest, Summary, TurnRecord
 
 LATENCY_NOOP = "noop"  # the action on frames the game ran while the agent thought (latency clock)
@@ -217,25 +218,11 @@ class RunSeries:
                    [t.start_frame for t in turns], [t.end_frame for t in turns])
 
     # -- lookups ---------------------------------------------------------------------
-    @property
-    def budget(self) -> int:
-        return self.frames.budget
-
-    @property
-    def rewards(self) -> np.ndarray:
-        return self.frames.rewards
-
-    @property
-    def losses(self) -> np.ndarray:
-        return self.frames.losses
-
-    @property
-    def resets(self) -> np.ndarray:
-        return self.frames.resets
-
-    @property
-    def score(self) -> np.ndarray:
-        return self.frames.score
+    budget = Forward[int]("frames")
+    rewards = Forward[np.ndarray]("frames")
+    losses = Forward[np.ndarray]("frames")
+    resets = Forward[np.ndarray]("frames")
+    score = Forward[np.ndarray]("frames")
 
     def turn_at(self, frame: int) -> int:
         """The turn on screen at ``frame``: the last one started at or before it (-1 if none)."""
