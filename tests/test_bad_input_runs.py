@@ -249,6 +249,7 @@ MATCH_DAMAGE: dict[str, Callable[[Path], None]] = {
     "players as text": _manifest(players="two"),
     "sides swapped": lambda rec: _edit(rec / "manifest.json", lambda m: {**m, "players": m["players"][::-1]}),
     "summary players: []": _summary(players=[]),
+    "summary complete as text": _summary(complete="yes"),  # a field of the wrong type: damage, not bad input
     "a turn's side score edited": _turn_side_score,
     "a turn with one side": lambda rec: _turns(rec, lambda t: t.update(players=t["players"][:1])),
     "a turn's side score as text": lambda rec: _turns(rec, lambda t: t["players"][0].update(score="many")),
