@@ -329,6 +329,11 @@ def _stuck(a: argparse.Namespace, sources: list[str]) -> int:
                                                        for p in out.iterdir())):
             raise UserError(f"--out {out} is not an empty directory (nor an earlier stuck report); name a new one",
                             "out", file=out)
+        if out.is_dir() and (out / "seal.json").exists():  # an earlier report is replaced only when it is sound
+            from workstation.judge.stuck import STUCK_KIND
+            from workstation.store.seal import check_seal
+
+            check_seal(out, STUCK_KIND, what="stuck report (--out)")
     ask = None
     if a.judge:
         from workstation.judge.run import make_judge_agent
