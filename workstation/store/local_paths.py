@@ -131,15 +131,18 @@ def refuse_inside_artifacts(out: str | Path, flag: str, command: str, *, own: bo
 
     ``own``: ``out`` itself may be a sealed artifact, the command's own (a batch, a study, an arena resumed; the
     command checks it is its own kind). Without it (``run``, ``match``: ``out`` holds the new recording), ``out``
-    being one is refused too. Run it before the first write; an input's own check is ``refuse_inside_inputs``."""
+    being one is refused too, unless its seal leaves recordings out (an arena's). Run it before the first write; an input's own check is ``refuse_inside_inputs``."""
     if uri_of(out) is not None:
         return
     try:
         target = Path(out).expanduser().resolve()
     except (OSError, RuntimeError):  # a link loop: the output check names it
         return
+    from workstation.store.seal import admits_recordings
+
     shown = f"{flag} {out}" if flag else str(out)
-    for around in ([] if own else [target]) + list(target.parents):
+    itself = own or admits_recordings(target)  # an arena's directory holds recordings by design
+    for around in ([] if itself else [target]) + list(target.parents):
         for mark, what in (("seal.json", "a sealed artifact"), ("manifest.json", "a recording")):
             if (around / mark).is_file():
                 where = "is" if around == target else f"is inside {around},"
