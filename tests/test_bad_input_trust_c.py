@@ -102,7 +102,7 @@ def test_an_output_inside_another_sealed_artifact_or_a_recording_is_refused(worl
 @pytest.mark.parametrize("command", [RUN, MATCH])
 def test_a_new_recording_never_goes_into_a_sealed_artifact_itself(world, command):
     for out in ("batch", "stuck"):
-        refused(world, [*command, "--out", out], says=f"--out {out} is a sealed artifact")
+        refused(world, [*command, "--out", out], says=f"--out {out} is a sealed ")
 
 
 def test_a_command_resumes_and_replaces_its_own_artifact_and_writes_beside_others(world):
@@ -111,3 +111,13 @@ def test_a_command_resumes_and_replaces_its_own_artifact_and_writes_beside_other
     for argv in ([*RUN, "--out", "recs", "--quiet"], [*MATCH, "--out", "matches", "--quiet"]):
         code, text = call(argv, world)
         assert code == 0, text
+
+
+def test_a_manifest_or_seal_of_something_else_above_the_output_refuses_nothing(world):
+    """A web project's manifest.json, or a seal.json that is no seal of this workstation, marks no artifact."""
+    project = world / "project"
+    project.mkdir()
+    (project / "manifest.json").write_text('{"name": "a web app"}')
+    (project / "seal.json").write_text('{"sealed": true}')
+    code, text = call([*RUN, "--out", "project/recordings", "--quiet"], world)
+    assert code == 0, text

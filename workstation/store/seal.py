@@ -103,6 +103,17 @@ def is_sealed(directory: str | Path) -> bool:
     return (Path(directory) / SEAL).is_file()
 
 
+def seal_kind(directory: str | Path) -> str | None:
+    """The kind a seal of this workstation at ``directory`` names (None: no such seal there; any other file
+    named seal.json is not one)."""
+    try:
+        data = json.loads((Path(directory) / SEAL).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    kind = data.get("kind") if isinstance(data, dict) and data.get("format") == FORMAT else None
+    return kind if isinstance(kind, str) else None
+
+
 def admits_recordings(directory: str | Path) -> bool:
     """Whether the seal of ``directory`` leaves out every recording in it (``skip_recordings``: an arena), so that a
     new recording there changes nothing it covers."""
@@ -184,4 +195,4 @@ def check_seal(directory: str | Path, kind: str, *, what: str | None = None, mis
                               "(write a new one, or remove it)", file=directory)
 
 
-__all__ = ["SEAL", "admits_recordings", "check_seal", "is_sealed", "seal", "seal_problems"]
+__all__ = ["SEAL", "admits_recordings", "check_seal", "is_sealed", "seal", "seal_kind", "seal_problems"]
