@@ -175,9 +175,10 @@ class Idc:
         ident = self.cfg.identity()
         old = curve.get("identity") or {}
         if old != ident:
-            diff = next((k for k in ident if old.get(k) != ident[k]), "settings")
-            raise UserError(f"{self.out} holds an IDC with another {diff} ({old.get(diff)!r}, not {ident[diff]!r}); "
-                            "resume it with its own settings or choose another --out")
+            # a key only the recorded identity has (an IDC of another version) is a difference too
+            diff = next(k for k in [*ident, *old] if old.get(k) != ident.get(k))
+            raise UserError(f"{self.out} holds an IDC with another {diff} ({old.get(diff)!r}, not "
+                            f"{ident.get(diff)!r}); resume it with its own settings or choose another --out")
         typed = C.Curve.from_json(curve, str(self.out / C.CURVE))
         for r in typed.rounds:
             self._check_episodes(f"round {r.round}", [e.recording for e in r.episodes])
