@@ -44,9 +44,10 @@ def _stuck(d: Path) -> None:
 
 
 def _idc(d: Path) -> None:
-    from workstation.idc.curve import load_curve
+    from workstation.idc.curve import load_curve, steps
 
     load_curve(d)
+    steps(d)  # its ledger's every line
 
 
 def _qa_set(d: Path) -> None:
