@@ -121,3 +121,15 @@ def test_a_manifest_or_seal_of_something_else_above_the_output_refuses_nothing(w
     (project / "seal.json").write_text('{"sealed": true}')
     code, text = call([*RUN, "--out", "project/recordings", "--quiet"], world)
     assert code == 0, text
+
+
+@pytest.mark.parametrize("command", ["arena", "batch", "judge", "judge stuck"])
+def test_an_output_that_is_another_kind_of_sealed_artifact_is_refused(world, command):
+    """A command resumes (or replaces) its own kind of artifact in place, never another kind: an arena, a batch, a
+    study or a stuck report given as --out of another command is bad input (exit 2), not a damaged artifact."""
+    out = "stuck" if command != "judge stuck" else "batch"
+    argv = {"arena": [*ARENA, "--players", f"random,replay:{replayed(world)}"],
+            "batch": ["batch", "grid.toml", "--plain"], "judge stuck": ["judge", "stuck", "source"],
+            "judge": ["judge", "source", "--judge", "compat:j", "--base-url", "http://127.0.0.1:9/v1"]}[command]
+    text = refused(world, [*argv, "--out", out], says=f"--out {out} ")
+    assert "sealed" in text, text

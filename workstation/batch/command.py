@@ -104,7 +104,9 @@ def make_batch(a: argparse.Namespace) -> Any:
         from workstation.store.local_paths import refuse_inside_artifacts, refuse_inside_inputs
 
         refuse_inside_inputs(out, batch_inputs(a.grid, grid), "--out", "the batch")
-        refuse_inside_artifacts(out, "--out", "the batch", own=True)  # its own directory resumes
+        from workstation.batch.runner import SEAL_KIND
+
+        refuse_inside_artifacts(out, "--out", "the batch", own=SEAL_KIND)  # its own directory resumes
     from workstation.batch.resume import check_batch_dir
 
     try:

@@ -124,13 +124,13 @@ def refuse_inside_inputs(out: str | Path, inputs: Iterable[str | Path], flag: st
                                      file=out)
 
 
-def refuse_inside_artifacts(out: str | Path, flag: str, command: str, *, own: bool = False) -> None:
+def refuse_inside_artifacts(out: str | Path, flag: str, command: str, *, own: str | None = None) -> None:
     """``LocalPathError`` if the output directory ``out`` lies inside a sealed artifact (a batch, a judge study, an
     IDC, an arena...: a seal of this workstation) or a recording (a ``manifest.json`` beside a ``turns.jsonl``), at
     any depth, resolved through symlinks: what the command writes there would change that artifact without a word.
 
-    ``own``: ``out`` itself may be a sealed artifact, the command's own (a batch, a study, an arena resumed; the
-    command checks it is its own kind). Without it (``run``, ``match``: ``out`` holds the new recording), ``out``
+    ``own``: the kind of the command's own sealed artifact (``batch``, ``judge-study``, ``arena``...): ``out``
+    itself may be one of that kind (resumed, or replaced), never of another. Without it (``run``, ``match``: ``out`` holds the new recording), ``out``
     being one is refused too, unless its seal leaves recordings out (an arena's). Run it before the first write;
     an input's own check is ``refuse_inside_inputs``."""
     if uri_of(out) is not None:
@@ -142,7 +142,7 @@ def refuse_inside_artifacts(out: str | Path, flag: str, command: str, *, own: bo
     from workstation.store.seal import admits_recordings, seal_kind
 
     shown = f"{flag} {out}" if flag else str(out)
-    itself = own or admits_recordings(target)  # an arena's directory holds recordings by design
+    itself = seal_kind(target) == own if own else admits_recordings(target)  # an arena's holds recordings by design
     for around in ([] if itself else [target]) + list(target.parents):
         kind = seal_kind(around)
         if kind is not None:
