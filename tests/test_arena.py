@@ -81,6 +81,11 @@ def source(tmp_path_factory) -> Path:
     return engine.writer.path
 
 
+def _matches(arena: Path) -> list[Path]:
+    """The match folders of an arena directory (beside them: its ledger arena.jsonl and its seal)."""
+    return sorted(p for p in arena.iterdir() if p.is_dir())
+
+
 def _arena(tmp_path: Path, source: Path, *extra: str) -> list[str]:
     return ["arena", "--game", "pong", "--players", f"random,replay:{source}", "--frames", "30",
             "--out", str(tmp_path), "--bootstrap", "20", *extra]
@@ -90,7 +95,7 @@ def test_arena_resumes_without_replaying_a_finished_match(tmp_path, source, caps
     assert main(_arena(tmp_path, source, "--seeds", "2", "--max-matches", "3")) == 0
     err = capsys.readouterr().err
     assert "4 matches, 0 already finished, 3 to play now, 1 left for later" in err
-    first = sorted(p.name for p in tmp_path.iterdir())
+    first = [p.name for p in _matches(tmp_path)]
     assert len(first) == 3
     assert main(_arena(tmp_path, source, "--seeds", "2")) == 0
     out, err = capsys.readouterr()
@@ -98,7 +103,7 @@ def test_arena_resumes_without_replaying_a_finished_match(tmp_path, source, caps
     assert main(_arena(tmp_path, source, "--seeds", "2")) == 0
     out, err = capsys.readouterr()
     assert "4 already finished, 0 to play now" in err
-    assert len(list(tmp_path.iterdir())) == 4 and set(first) <= {p.name for p in tmp_path.iterdir()}
+    assert len(_matches(tmp_path)) == 4 and set(first) <= {p.name for p in _matches(tmp_path)}
     assert "Bradley-Terry" in out and "win rate" in out and "4 games" in out
 
 
@@ -183,7 +188,7 @@ def test_an_arena_sends_each_player_to_its_own_server(tmp_path, two_servers, cap
     assert main(argv) == 0, capsys.readouterr().err
     assert a.seen and b.seen
     assert {_model(s) for s in a.seen} == {"a"} and {_model(s) for s in b.seen} == {"b"}
-    recs = sorted(tmp_path.iterdir())
+    recs = _matches(tmp_path)
     assert len(recs) == 2
     for rec in recs:
         s = json.loads((rec / "summary.json").read_text())
@@ -337,7 +342,7 @@ def test_a_damaged_match_is_left_out_named_and_played_again(damage, tmp_path, so
 
     assert main(_arena(tmp_path, source, "--seeds", "1")) == 0
     capsys.readouterr()
-    first = sorted(tmp_path.iterdir())
+    first = _matches(tmp_path)
     bad = first[0]
     damage(bad)
     before = {p: p.read_bytes() for p in bad.iterdir() if p.is_file()}
@@ -350,7 +355,7 @@ def test_a_damaged_match_is_left_out_named_and_played_again(damage, tmp_path, so
     assert main(_arena(tmp_path, source, "--seeds", "1")) == 0
     err = capsys.readouterr().err
     assert "1 already finished, 1 to play now" in err and f"damaged match ({bad}" in err
-    now = sorted(tmp_path.iterdir())
+    now = _matches(tmp_path)
     assert len(now) == 3 and set(first) <= set(now)
     assert {p: p.read_bytes() for p in bad.iterdir() if p.is_file()} == before  # never overwritten
     assert main(["arena", "--game", "pong", "--report", "--out", str(tmp_path), "--json"]) == 0
@@ -368,7 +373,7 @@ def test_a_hand_edited_match_summary_is_one_named_line(edit, tmp_path, source, c
 
     assert main(_arena(tmp_path, source, "--seeds", "1")) == 0
     capsys.readouterr()
-    bad = sorted(tmp_path.iterdir())[1]
+    bad = _matches(tmp_path)[1]
     s = json.loads((bad / "summary.json").read_text())
     (bad / "summary.json").write_text(json.dumps(edit(s)))
     assert main(["arena", "--game", "pong", "--report", "--out", str(tmp_path), "--bootstrap", "0"]) == 0
@@ -379,7 +384,7 @@ def test_a_hand_edited_match_summary_is_one_named_line(edit, tmp_path, source, c
 def test_non_utf8_summary_is_left_out(tmp_path, source, capsys):
     assert main(_arena(tmp_path, source, "--seeds", "1")) == 0
     capsys.readouterr()
-    bad = sorted(tmp_path.iterdir())[0]
+    bad = _matches(tmp_path)[0]
     (bad / "summary.json").write_bytes(b"\xff\xfe{")
     assert main(["arena", "--game", "pong", "--report", "--out", str(tmp_path), "--bootstrap", "0"]) == 0
     out = capsys.readouterr().out

@@ -352,3 +352,27 @@ def test_overreliance_checks_its_groups_before_writing(extra, message, world, tm
     code, _, err = run_cli(["judge", "overreliance", str(study), *extra])
     _refused(code, err, 2, before, tmp_path)
     assert message in err
+
+
+@pytest.mark.parametrize("damage", ["edited", "seal removed", "report removed"])
+def test_stuck_out_over_a_damaged_report_is_refused_not_replaced(world, tmp_path, damage):
+    """``judge stuck --out DIR`` over an earlier report that fails its seal: named (exit 1), left as it is."""
+    stuck = tmp_path / "stuck"
+    shutil.copytree(world["base"] / "stuck", stuck)
+    if damage == "edited":
+        _edit(stuck / "stuck.json", lambda r: r.update(min_turns=3))
+    elif damage == "report removed":
+        (stuck / "stuck.json").unlink()
+    else:  # a report without its seal is one from before seals: replaced, as before
+        (stuck / "seal.json").unlink()
+        assert run_cli(["judge", "stuck", str(world["batch"]), "--out", str(stuck)])[0] == 0
+        assert (stuck / "seal.json").is_file()
+        return
+    before = snapshot(tmp_path)
+    code, _, err = run_cli(["judge", "stuck", str(world["batch"]), "--out", str(stuck)])
+    _refused(code, err, 1, before, tmp_path)
+    assert "stuck report" in err and "damaged" in err and str(stuck) in err
+    # a sound earlier report is replaced
+    shutil.rmtree(stuck)
+    shutil.copytree(world["base"] / "stuck", stuck)
+    assert run_cli(["judge", "stuck", str(world["batch"]), "--out", str(stuck)])[0] == 0

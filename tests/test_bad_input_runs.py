@@ -249,6 +249,7 @@ MATCH_DAMAGE: dict[str, Callable[[Path], None]] = {
     "players as text": _manifest(players="two"),
     "sides swapped": lambda rec: _edit(rec / "manifest.json", lambda m: {**m, "players": m["players"][::-1]}),
     "summary players: []": _summary(players=[]),
+    "summary complete as text": _summary(complete="yes"),  # a field of the wrong type: damage, not bad input
     "a turn's side score edited": _turn_side_score,
     "a turn with one side": lambda rec: _turns(rec, lambda t: t.update(players=t["players"][:1])),
     "a turn's side score as text": lambda rec: _turns(rec, lambda t: t["players"][0].update(score="many")),
@@ -382,3 +383,24 @@ def test_a_replay_s_plans_are_re_derived_from_its_source(runs: tuple[Recording, 
     _redo_digests(rec)
     code, out = cli("verify", "--quick", str(rec))
     assert code == 1 and "turn 2 played" in out, out
+
+
+def test_a_match_is_replayed_as_one_player(match: Path, tmp_path: Path) -> None:
+    """``match --p1 replay:MATCH_DIR`` is supported: side 1 plays the plans side 1 of that match planned."""
+    code, out = cli("match", "--game", "boxing", "--p1", f"replay:{match}", "--p2", "random", "--frames", "30",
+                    "--out", str(tmp_path / "out"), "--quiet")
+    assert code == 0, out
+    (played,) = (tmp_path / "out").iterdir()
+    assert Recording(played).manifest["players"][0]["agent"]["kind"] == "replay"
+
+
+@pytest.mark.parametrize("side", [1, 2])
+def test_a_damaged_match_is_never_replayed_as_a_player(damaged_match: Path, tmp_path: Path, side: int) -> None:
+    """A damaged match as one side's player is named in one line, exit 1, before anything is written."""
+    specs = {1: "random", 2: "random"}
+    specs[side] = f"replay:{damaged_match}"
+    code, out = cli("match", "--game", "boxing", "--p1", specs[1], "--p2", specs[2], "--frames", "30",
+                    "--out", str(tmp_path / "out"))
+    assert code == 1, out
+    assert "Traceback" not in out and len(out.splitlines()) <= 3 and f"--p{side}" in out, out
+    assert not (tmp_path / "out").exists()

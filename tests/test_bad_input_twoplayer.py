@@ -57,7 +57,7 @@ def _src(w: Path) -> Path:
 
 
 def _only_damaged(w: Path) -> None:
-    for rec in sorted((w / "arena").iterdir()):
+    for rec in sorted(p for p in (w / "arena").iterdir() if p.is_dir()):  # beside them: arena.jsonl, seal.json
         edit_json(rec / "summary.json", lambda s: {**s, "players": [{**s["players"][0], "score": 9}, s["players"][1]]})
 
 

@@ -254,6 +254,15 @@ def test_bad_specs_and_places(fake, tmp_path, capsys):
     r = in_process(capsys, idc_args(fake, out))
     assert r.returncode == 2 and "another game" in r.stderr, r.stderr
     assert json.loads((out / "curve.json").read_text())["identity"] == {"game": "pong"}
+    # the same settings, and one more that this version does not know: another IDC too, named in one line
+    from workstation.cli import build_parser
+    from workstation.idc.command import make_config
+
+    ident = make_config(build_parser().parse_args(idc_args(fake, out))).identity()
+    (out / "curve.json").write_text(json.dumps({"rounds": [], "identity": {**ident, "judge": "compat:j"}}))
+    r = in_process(capsys, idc_args(fake, out))
+    assert r.returncode == 2 and "another judge ('compat:j', not None)" in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
 
 
 def test_a_round_below_half_the_best_rolls_back_to_the_best_skill(fake, tmp_path, capsys):

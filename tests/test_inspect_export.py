@@ -438,3 +438,20 @@ def test_a_prompt_that_cannot_be_rebuilt_says_why_without_contradicting_itself(t
     said, pack = str(caught.value), Recording(copy).manifest_record.prompt_pack["digest"]
     assert "turn 0's prompt cannot be rebuilt exactly" in said and "prompt pack is the recorded one" in said
     assert f"prompt pack {pack} differs from the recorded {pack}" not in said
+
+
+def test_exporting_a_batch_writes_nothing_inside_it_not_even_its_index_cache(batch, tmp_path):
+    """``export BATCH --inspect OUT`` reads the batch: its runs/.workstation-index.json is neither made nor
+    refreshed (a judge of the batch reads it the same way)."""
+    from tests.bad_input_world import snapshot
+
+    cache = batch / "runs" / ".workstation-index.json"
+    held = cache.read_bytes() if cache.exists() else None
+    cache.unlink(missing_ok=True)
+    try:
+        before = snapshot(batch)
+        assert cli("export", str(batch), "--inspect", str(tmp_path / "logs")).returncode == 0
+        assert not cache.exists() and snapshot(batch) == before
+    finally:
+        if held is not None:
+            cache.write_bytes(held)

@@ -489,12 +489,14 @@ def preflight(spec: RunSpec, out: bool = True, command: str | None = None) -> No
         spec.experience_identity()  # a damaged library stops here (DamagedArtifact, exit 1), before anything is written
     ref = spec.agent_ref
     if ref.kind == "replay":
-        from workstation.store.recording import Recording
+        from workstation.store.recording import DamagedRecording, Recording
         from workstation.store.records import RecordingError
 
         try:
             source = Recording(Path(ref.arg))
             source_game = source.manifest_record.game
+        except DamagedRecording as e:  # it reads, but is damaged: exit 1, named
+            raise DamagedRecording(f"--agent replay: {e}", file=ref.arg) from None
         except (RecordingError, LocalPathError) as e:
             raise SpecError("agent", f"--agent replay: {e}") from None
         if source_game != spec.game:

@@ -7,8 +7,7 @@ from typing import Any
 
 from workstation.calls import CancelToken, Deadline, OnText, Reply, TurnContext
 from workstation.game.games import Game
-from workstation.store.recording import Recording
-from workstation.store.records import RecordingError
+from workstation.store.recording import DamagedRecording, Recording
 from workstation.turn.prompt import Prompt
 
 
@@ -30,8 +29,8 @@ class ReplayAgent:
     def __init__(self, path: str | Path, game: Game | None = None):
         self.source = Recording(Path(path))
         damage = self.source.damage()
-        if damage:
-            raise RecordingError(f"cannot replay it: {damage}")
+        if damage:  # a damaged artifact: one line naming it, exit 1
+            raise DamagedRecording(f"cannot replay it: {damage}", file=self.source.path)
         self.spec = f"replay:{self.source.path}"
         self._turns = {t.turn: t for t in self.source.turn_records}
         self._game = game

@@ -44,9 +44,10 @@ def _stuck(d: Path) -> None:
 
 
 def _idc(d: Path) -> None:
-    from workstation.idc.curve import load_curve
+    from workstation.idc.curve import load_curve, steps
 
     load_curve(d)
+    steps(d)  # its ledger's every line
 
 
 def _qa_set(d: Path) -> None:
@@ -70,15 +71,25 @@ def _batch(d: Path) -> None:
         load_results(d, include_changed=True)
 
 
+def _arena(d: Path) -> None:
+    from workstation.arena.report import scan_matches
+    from workstation.errors import DamagedArtifact
+
+    _, damaged = scan_matches(d)  # its ledger, then each match it recorded as it was pinned
+    if damaged:
+        more = f" (and {len(damaged) - 1} more)" if len(damaged) > 1 else ""
+        raise DamagedArtifact(f"a match is damaged: {damaged[0].path}: {damaged[0].why}{more}", file=damaged[0].path)
+
+
 CHECKS: dict[str, Callable[[Path], None]] = {
     "judge-study": _judge_study, "stuck-report": _stuck, "idc": _idc, "qa-set": _qa_set, "qa-eval": _qa_eval,
-    "batch": _batch,
+    "batch": _batch, "arena": _arena,
 }
 
 
 # an artifact written before seals existed is known by the file its kind always writes
 MARKERS = {"judge.json": "judge-study", "stuck.json": "stuck-report", "curve.json": "idc", "set.json": "qa-set",
-           "eval.json": "qa-eval"}
+           "eval.json": "qa-eval", "arena.jsonl": "arena"}
 
 
 def _marked(directory: Path) -> str | None:

@@ -3,7 +3,9 @@
 A match is finished when its directory holds a complete recording with the same
 run id (the same game, protocol, seed, the two agents on the same sides and the
 same words): such a match is never played again, so an interrupted arena picks
-up where it stopped. ``--max-matches`` caps the new matches of one call,
+up where it stopped. Each match played is a line of the arena's ledger, and the
+directory is sealed (``arena/played.py``): a match changed or gone since is named
+and played again. ``--max-matches`` caps the new matches of one call,
 ``--workers`` plays that many at once, and ``--max-cost`` is the dollars the
 whole call may spend: refused before anything starts when the paper-based
 estimate is above it (unless --yes), and each match runs with what is left.
@@ -17,12 +19,17 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from itertools import combinations
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from workstation.agents import parse_agent
 from workstation.agents.registry import AgentSpecError
 from workstation.arena.report import scan_matches
 from workstation.errors import UserError
+
+if TYPE_CHECKING:
+    from workstation.arena.played import PlayedMatch
+    from workstation.arena.report import FinishedMatch
+    from workstation.store.ledger import Ledger
 
 # the paper's footprint (Gemini 3.1 Pro, 200 runs of 900 frames): ~140 calls a run, ~5.0k input and
 # ~718 output tokens (thinking included) a call; each side of a match makes about as many as a run
@@ -149,9 +156,12 @@ def play_arena(a: argparse.Namespace, players: list[str]) -> dict[str, int]:
     specs = [match_spec(argparse.Namespace(**{**vars(a), "base_url": None, "p1_base_url": urls[p.p1],
                                               "p2_base_url": urls[p.p2]}), p.p1, p.p2, p.seed)
              for p in pairings(players, a.seeds)]
+    from workstation.arena.played import has_ledger, open_ledger, record, reseal
     from workstation.game.twoplayer import get_two_player_game
 
-    finished, damaged = scan_matches(a.out, get_two_player_game(a.game).key)
+    game = get_two_player_game(a.game).key
+    finished, damaged = scan_matches(a.out, game)  # the arena's seal and ledger checked first (exit 1 if damaged)
+    book = open_ledger(a.out)
     done_ids = {m.run_id for m in finished}  # a damaged match is not finished: it is played again, elsewhere
     todo = []
     for spec in specs:
@@ -179,6 +189,14 @@ def play_arena(a: argparse.Namespace, players: list[str]) -> dict[str, int]:
     sys.stderr.write(f"arena: {len(specs)} matches, {skipped} already finished, {len(todo)} to play now"
                      + (f", {later} left for later (--max-matches)" if later else "")
                      + (f", estimated ${known:.2f}" if known else "") + "\n")
+    if todo:  # the checks passed: the arena's directory, its ledger (an older arena adopts what it holds), its seal
+        from pathlib import Path
+
+        Path(a.out).mkdir(parents=True, exist_ok=True)
+        if not has_ledger(a.out):
+            for fm in finished:
+                _adopt(book, a.out, fm, game)
+        reseal(a.out)
     spent = [0.0]
     lock = threading.Lock()
     counts = {"played": 0, "skipped": skipped, "stopped": 0, "later": later}
@@ -198,12 +216,28 @@ def play_arena(a: argparse.Namespace, players: list[str]) -> dict[str, int]:
         finally:
             engine.close()
         with lock:
+            if engine.writer is not None:
+                record(book, a.out, engine.writer.path, prep.run_id, game, (spec.p1, spec.p2), spec.seed, s)
             spent[0] += s.get("cost_usd") or 0.0
             counts["played"] += 1
             p1, p2 = s["players"]
             sys.stderr.write(f"  [{counts['played']}/{len(todo)}] seed {s['seed']}: {p1['agent']} {p1['score']:g} - "
                              f"{p2['score']:g} {p2['agent']}{'' if s['complete'] else ' (stopped)'}\n")
 
-    with ThreadPoolExecutor(max_workers=a.workers) as pool:
-        list(pool.map(one, todo))
+    try:
+        with ThreadPoolExecutor(max_workers=a.workers) as pool:
+            list(pool.map(one, todo))
+    finally:
+        if todo:
+            reseal(a.out)
     return counts
+
+
+def _adopt(book: Ledger[PlayedMatch], out: str, fm: FinishedMatch, game: str) -> None:
+    """A sound, complete match of an arena from before its ledger, into the ledger as it is now."""
+    from workstation.arena.played import record
+    from workstation.store.recording import Recording
+
+    rec = Recording(fm.path)
+    record(book, out, fm.path, fm.run_id, game, (fm.sides[0].agent, fm.sides[1].agent),
+           int(rec.manifest_record.seed or 0), rec.summary or {})

@@ -108,6 +108,11 @@ def match_spec(a: argparse.Namespace, p1: str, p2: str, seed: int) -> Any:
     if max_cost is not None and not max_cost > 0:
         raise UserError(f"--max-cost must be more than 0 dollars (got {max_cost:g})", field="max_cost")
     check_out_not_inside_inputs(a.out, (p1, p2), getattr(a, "prompts", None))
-    check_out(a.out, getattr(a, "cmd", None) or "match")
+    command = getattr(a, "cmd", None) or "match"
+    check_out(a.out, command)
+    from workstation.store.local_paths import refuse_inside_artifacts
+
+    # an arena resumes in its own directory
+    refuse_inside_artifacts(a.out, "--out", command, own="arena" if command == "arena" else None)
     return MatchSpec(a.game, p1, p2, seed, protocol, a.out, a.prompts, max_cost,
                      (provider_options(a, p1, 1), provider_options(a, p2, 2)))

@@ -10,7 +10,7 @@ from workstation.agents import AgentSpecError, make_agent, parse_agent
 from workstation.calls import OnText, Reply, TurnContext
 from workstation.errors import UserError
 from workstation.game.twoplayer import SIDES, TwoPlayerGame
-from workstation.store.recording import Recording
+from workstation.store.recording import DamagedRecording, Recording
 from workstation.store.records import RecordingError
 from workstation.turn.agent import Agent
 from workstation.turn.prompt import Prompt
@@ -54,6 +54,10 @@ class MatchReplayAgent:
         rec = Recording(Path(self.path))
         if rec.manifest_record.kind != "match":
             raise RecordingError(f"{self.path} is not a match recording")
+        damage = rec.damage()  # a damaged match would play other plans than it shows, without a word
+        if damage:
+            raise DamagedRecording(f"--p{self.side}: cannot replay side {self.side} of {self.path}: {damage}",
+                                   file=self.path)
         self.spec = f"replay:{rec.path}"
         self._turns = {t.turn: t.players[self.side - 1] for t in rec.match_turns}
         self.source_game = rec.manifest_record.game
@@ -76,6 +80,8 @@ def make_side_agent(spec: str, tp: TwoPlayerGame, seed: int, side: int, provider
     if ref.kind == "replay":
         try:
             is_match = Recording(Path(ref.arg)).manifest_record.kind == "match"
+        except DamagedRecording as e:  # the source reads but is damaged: exit 1, named
+            raise DamagedRecording(f"--p{side}: {e}", file=ref.arg) from None
         except RecordingError as e:
             raise MatchSpecError(f"--p{side}: {e}") from None
         if is_match:

@@ -101,7 +101,47 @@ def read_match(rec: Recording) -> FinishedMatch:
 
 
 def scan_matches(out: str | Path, game: str | None = None) -> tuple[list[FinishedMatch], list[DamagedMatch]]:
-    """(sound complete matches, damaged ones) under ``out``; unfinished matches are neither."""
+    """(sound complete matches, damaged ones) under ``out``; unfinished matches are neither.
+
+    An arena directory with a ledger (``arena/played.py``) is checked against it first (its seal, every line:
+    ``DamagedArtifact``, exit 1), and a match the ledger pins is counted only as it was pinned."""
+    from workstation.arena.played import has_ledger, open_ledger
+
+    found, damaged = _scan(out, game)
+    if not has_ledger(out):
+        return found, damaged  # an arena from before its ledger (or a folder of matches): read as before
+    return _against_ledger(Path(out), game, open_ledger(out).records, found, damaged)
+
+
+def _against_ledger(out: Path, game: str | None, played: list[Any], found: list[FinishedMatch],
+                    damaged: list[DamagedMatch]) -> tuple[list[FinishedMatch], list[DamagedMatch]]:
+    """Each match the arena recorded (the last line of each run id) as it was pinned: a changed summary, a second
+    copy elsewhere and a folder gone are named and left out (a resume plays them again)."""
+    from workstation.store.integrity import sha256_of
+
+    last = {m.run_id: m for m in played if m.complete}
+    where = {m.run_id: (out / m.path).resolve() for m in last.values()}
+    keep: list[FinishedMatch] = []
+    for fm in found:
+        pinned = last.get(fm.run_id)
+        if pinned is None:  # not the arena's own (a match from before its ledger): counted as before
+            keep.append(fm)
+        elif Path(fm.path).resolve() != where[fm.run_id]:
+            damaged.append(DamagedMatch(fm.path, f"a second copy of run id {fm.run_id}, which the arena recorded at "
+                                                 f"{out / pinned.path} (arena.jsonl)"))
+        elif pinned.summary_sha256 is not None and sha256_of(Path(fm.path) / "summary.json") != pinned.summary_sha256:
+            damaged.append(DamagedMatch(fm.path, "its summary.json is not the one the arena recorded when the match "
+                                                 "ended (arena.jsonl)"))
+        else:
+            keep.append(fm)
+    for m in last.values():
+        if (game is None or m.game == game) and not (out / m.path).is_dir():
+            damaged.append(DamagedMatch(str(out / m.path), "the arena recorded this match (arena.jsonl), and its "
+                                                           "folder is gone"))
+    return keep, damaged
+
+
+def _scan(out: str | Path, game: str | None = None) -> tuple[list[FinishedMatch], list[DamagedMatch]]:
     found: list[FinishedMatch] = []
     damaged: list[DamagedMatch] = []
     for path in find_recordings(Path(out)):

@@ -101,9 +101,12 @@ def make_batch(a: argparse.Namespace) -> Any:
     except UserError as e:
         raise UserError(str(e)) from None
     if a.remote is None:  # the batch is never written inside what it reads: its grid, a replayed recording
-        from workstation.store.local_paths import refuse_inside_inputs
+        from workstation.store.local_paths import refuse_inside_artifacts, refuse_inside_inputs
 
         refuse_inside_inputs(out, batch_inputs(a.grid, grid), "--out", "the batch")
+        from workstation.batch.runner import SEAL_KIND
+
+        refuse_inside_artifacts(out, "--out", "the batch", own=SEAL_KIND)  # its own directory resumes
     from workstation.batch.resume import check_batch_dir
 
     try:

@@ -40,13 +40,16 @@ def runs_dir(batch_dir: str | Path) -> Path:
     return Path(batch_dir) / RUNS
 
 
-def recordings_by_id(batch_dir: str | Path) -> dict[str, list[Entry]]:
-    """The recordings under DIR/runs/ by run id, complete ones first, then newest first."""
+def recordings_by_id(batch_dir: str | Path, *, cache: bool = True) -> dict[str, list[Entry]]:
+    """The recordings under DIR/runs/ by run id, complete ones first, then newest first.
+
+    ``cache=False`` for a batch that is a command's input (export, judge): its index cache
+    (``runs/.workstation-index.json``) is neither read nor written, so reading it writes nothing inside it."""
     root = runs_dir(batch_dir)
     if not root.is_dir():
         return {}
     out: dict[str, list[Entry]] = {}
-    index = Index(root)
+    index = Index(root, cache=cache)
     for e in index.entries():
         if e.run_id:
             out.setdefault(e.run_id, []).append(e)
@@ -104,9 +107,10 @@ def rebuild(batch_dir: str | Path, cells: list[Job]) -> list[dict[str, Any]]:
     return rows
 
 
-def collect(batch_dir: str | Path, cells: list[Job]) -> list[dict[str, Any]]:
-    """The rows of the grid's runs that have a recording, in grid order (nothing written)."""
-    found = recordings_by_id(batch_dir)
+def collect(batch_dir: str | Path, cells: list[Job], *, cache: bool = True) -> list[dict[str, Any]]:
+    """The rows of the grid's runs that have a recording, in grid order (nothing written but, with ``cache``,
+    the index cache under runs/: the batch's own writer keeps it; a reader of an input passes ``cache=False``)."""
+    found = recordings_by_id(batch_dir, cache=cache)
     root = runs_dir(batch_dir)
     placed = placement.read(batch_dir)
     rows = []

@@ -1,7 +1,9 @@
 """The Improvement Dynamics Curve: round scores, normalisation, the best skill, rollback, transfer gain.
 
 Pure functions over plain data, plus the one reader and atomic writer of
-``DIR/curve.json``. Scores are normalised per game against the random
+``DIR/curve.json``, and the IDC's ledger ``DIR/rounds.jsonl`` (``store/ledger.Ledger``): one line a step
+done (a round played, the reflection after a round, a transfer played), what the driver resumes from;
+curve.json is the summary written from it after every step. Scores are normalised per game against the random
 baseline (``score - random``), so a random player is 0 and negative-score games
 work; the rollback rule compares normalised means.
 """
@@ -15,7 +17,7 @@ from typing import Any
 
 from workstation.errors import UserError
 from workstation.store.atomic import write_atomic
-from workstation.store.ledger import write_json
+from workstation.store.ledger import Ledger, write_json
 from workstation.store.records import RecordFileError, check_fields, read_json
 from workstation.store.seal import check_seal, seal
 from workstation.text_table import text_table
@@ -234,6 +236,105 @@ class Curve:
                    tuple(transfer), c.get("rounds_planned"))
 
 
+# -- the ledger of steps: what a resume reads back --------------------------------------------------------------------
+
+STEPS = "rounds.jsonl"
+REFLECTED_FIELDS: Fields = {"round": ("int", False, 0, 10_000), "reflection": ("dict", False),
+                            "diagnosis": ("str", True), "notebook": ("str", True), "next_skill": ("str", True)}
+STEP_KINDS = ("round", "reflection", "transfer")
+
+
+@dataclass(frozen=True)
+class Step:
+    """One line of DIR/rounds.jsonl: a round played (its curve entry), the reflection after a round (what it adds
+    to that entry), or a transfer played (its curve entry); each checked with the curve's own fields."""
+
+    step: str
+    data: dict[str, Any]
+
+    @property
+    def key(self) -> tuple[Any, ...]:
+        if self.step == "transfer":
+            return ("transfer", self.data.get("mode"), self.data.get("difficulty"))
+        return (self.step, self.data["round"])
+
+    @property
+    def cost_usd(self) -> float:
+        if self.step == "reflection":
+            return float(self.data["reflection"].get("cost_usd") or 0.0)
+        if self.step == "transfer":
+            return float(self.data.get("cost_usd") or 0.0)
+        return float(sum(e.get("cost_usd") or 0.0 for e in self.data.get("episodes") or []))
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any], where: str) -> Step:
+        step = d.get("step")
+        data = {k: v for k, v in d.items() if k != "step"}
+        if step == "round":
+            check_fields(data, ROUND_FIELDS, where)
+            _objects(data.get("episodes") or [], EPISODE_FIELDS, f"{where} episodes")
+        elif step == "reflection":
+            check_fields(data, REFLECTED_FIELDS, where)
+            check_fields(data["reflection"], REFLECTION_FIELDS, f"{where} reflection")
+        elif step == "transfer":
+            check_fields(data, TRANSFER_FIELDS, where)
+            _objects(data.get("episodes") or [], EPISODE_FIELDS, f"{where} episodes")
+        else:
+            raise RecordFileError(f"{where}: field 'step' is {step!r}, not one of {', '.join(STEP_KINDS)}")
+        return cls(str(step), data)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"step": self.step, **self.data}
+
+
+def steps(out: Path) -> Ledger[Step]:
+    """The IDC's ledger (every line read and checked; a damaged one is DamagedArtifact, exit 1)."""
+    return Ledger(Path(out) / STEPS, Step.from_json, lambda st: st.key, cost=lambda st: st.cost_usd,
+                  what="IDC ledger")
+
+
+def apply_steps(curve: dict[str, Any], done: list[Step]) -> None:
+    """The rounds and transfers of ``curve`` as the ledger's steps, in order, made them (the driver's state)."""
+    rounds: list[dict[str, Any]] = []
+    transfer: list[dict[str, Any]] = []
+    for st in done:
+        if st.step == "round":
+            r = st.data["round"]
+            entry = dict(st.data)
+            if r < len(rounds):
+                rounds[r] = entry
+            elif r == len(rounds):
+                rounds.append(entry)
+            else:
+                raise RecordFileError(f"{STEPS}: round {r} comes before round {len(rounds)}")
+        elif st.step == "reflection":
+            r = st.data["round"]
+            if r >= len(rounds):
+                raise RecordFileError(f"{STEPS}: a reflection after round {r}, which was not played")
+            rounds[r].update({k: v for k, v in st.data.items() if k != "round"})
+        else:
+            transfer.append(dict(st.data))
+    curve["rounds"], curve["transfer"] = rounds, transfer
+
+
+def reflected_step(entry: dict[str, Any]) -> Step:
+    """The step of the reflection after the round ``entry``: what it added to the entry, as it added it."""
+    keys = ("reflection", "diagnosis", "notebook", "next_skill")
+    return Step("reflection", {"round": entry["round"], **{k: entry[k] for k in keys if k in entry}})
+
+
+def steps_of(curve: dict[str, Any]) -> list[Step]:
+    """The steps a curve from before the ledger holds (its rounds, reflections and transfers), to start its ledger."""
+    out: list[Step] = []
+    reflected = ("reflection", "diagnosis", "notebook", "next_skill")
+    for r in curve.get("rounds") or []:
+        out.append(Step("round", {k: v for k, v in r.items() if k not in reflected}))
+        if r.get("reflection") is not None:
+            out.append(reflected_step(r))
+    out += [Step("transfer", dict(t)) for t in curve.get("transfer") or []]
+    return out
+
+
 SEAL_KIND = "idc"
 # what the IDC writes itself (curve.json, skills/, reflections/, notebook.md) is sealed; the rounds and transfers
 # are batch directories whose recordings carry digests of their own
@@ -269,7 +370,7 @@ def save(out: Path, curve: dict[str, Any]) -> None:
     """Write DIR/curve.json (checked first, written whole or not at all) and seal what the IDC wrote."""
     Curve.from_json(curve, str(Path(out) / CURVE))
     write_json(Path(out) / CURVE, curve)
-    seal(out, SEAL_KIND, skip=SEAL_SKIP)
+    seal(out, SEAL_KIND, skip=SEAL_SKIP, appendable=[STEPS])
 
 
 def write_file(out: Path, rel: str, text: str) -> None:
@@ -278,7 +379,7 @@ def write_file(out: Path, rel: str, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(path, text)
     if (Path(out) / CURVE).is_file():
-        seal(out, SEAL_KIND, skip=SEAL_SKIP)
+        seal(out, SEAL_KIND, skip=SEAL_SKIP, appendable=[STEPS])
 
 
 def write_text(path: Path, text: str) -> None:

@@ -4,10 +4,11 @@
 the skill the reflector wrote after the one before (or, after a round scoring
 below half the best, the best skill m*). Every round is a batch directory
 ``DIR/round_R/`` (recordings under ``runs/``, named by run id, the skill in the
-run spec); ``DIR/curve.json`` is rewritten after every round and every
-reflection, so a killed IDC resumes where it stopped: a round in the curve is
-never played again, and a round under way resumes at its first episode that has
-no complete recording (the batch runner's resume).
+run spec). Each step done (a round played, a reflection, a transfer) is a line of
+the IDC's ledger ``DIR/rounds.jsonl`` (``store/ledger.Ledger``), and ``DIR/curve.json``
+is rewritten from it after every step, so a killed IDC resumes where it stopped: a
+round in the ledger is never played again, and a round under way resumes at its
+first episode that has no complete recording (the batch runner's resume).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from workstation.idc.reflector import Reflection, make_validator, reflect
 from workstation.idc.starts import episode_seeds, random_scores
 from workstation.idc.tools import Workbench
 from workstation.options import SKILL_MAX_CHARS, RunSpec
+from workstation.store.ledger import Ledger
 
 if TYPE_CHECKING:
     from workstation.batch.runner import Batch
@@ -115,12 +117,13 @@ class Idc:
         self.cancel = CancelToken()  # ends a reflection's call under way when the IDC is stopped
         self._lock_fd: int | None = None
         self.curve: dict[str, Any] = {"rounds": []}
+        self.book: Ledger[C.Step] | None = None  # DIR/rounds.jsonl: each step done, what a resume reads back
         self._pins: dict[str, str] = {}  # episodes of a curve from before pins, verified now: path -> summary digest
 
     # -- the whole run ---------------------------------------------------------
     def run(self) -> int:
         self._check_out()
-        self._check_curve(C.load(self.out))  # a damaged or foreign curve is refused before anything is written
+        self._check_curve(self._state())  # a damaged or foreign curve or ledger is refused before anything is written
         self.out.mkdir(parents=True, exist_ok=True)
         self._lock()
         try:
@@ -175,13 +178,35 @@ class Idc:
         ident = self.cfg.identity()
         old = curve.get("identity") or {}
         if old != ident:
-            diff = next((k for k in ident if old.get(k) != ident[k]), "settings")
-            raise UserError(f"{self.out} holds an IDC with another {diff} ({old.get(diff)!r}, not {ident[diff]!r}); "
-                            "resume it with its own settings or choose another --out")
+            # a key only the recorded identity has (an IDC of another version) is a difference too
+            diff = next(k for k in [*ident, *old] if old.get(k) != ident.get(k))
+            raise UserError(f"{self.out} holds an IDC with another {diff} ({old.get(diff)!r}, not "
+                            f"{ident.get(diff)!r}); resume it with its own settings or choose another --out")
         typed = C.Curve.from_json(curve, str(self.out / C.CURVE))
         for r in typed.rounds:
             self._check_episodes(f"round {r.round}", [e.recording for e in r.episodes])
             self._check_pins(f"round {r.round}", r.episodes)
+
+    def _state(self) -> dict[str, Any] | None:
+        """DIR/curve.json (checked), its rounds and transfers as DIR/rounds.jsonl's steps made them (a curve from
+        before the ledger: as it holds them); None for a new IDC."""
+        curve = C.load(self.out)
+        if curve is not None and (self.out / C.STEPS).exists():
+            from workstation.errors import DamagedArtifact
+            from workstation.store.records import RecordFileError
+
+            try:
+                C.apply_steps(curve, C.steps(self.out).records)
+                C.Curve.from_json(curve, str(self.out / C.STEPS))
+            except RecordFileError as e:
+                raise DamagedArtifact(f"the IDC {self.out} is damaged: {e}; it is left as it is", file=self.out) \
+                    from None
+        return curve
+
+    def _record(self, step: C.Step) -> None:
+        """One step done, into the ledger (before curve.json is rewritten from it)."""
+        assert self.book is not None
+        self.book.append(step, step.to_json())
 
     def _path(self, p: str) -> Path:
         return Path(p) if Path(p).is_absolute() else self.out / p
@@ -264,7 +289,7 @@ class Idc:
 
     def _start_curve(self) -> dict[str, Any]:
         cfg = self.cfg
-        curve = C.load(self.out)
+        curve = self._state()
         self._check_curve(curve)
         ident = cfg.identity()
         if curve is None:
@@ -288,6 +313,11 @@ class Idc:
     def _run(self) -> int:
         cfg = self.cfg
         curve = self.curve = self._start_curve()
+        self.book = C.steps(self.out)
+        (self.out / C.STEPS).touch()  # sealed from the start, empty: every step is appended past what is sealed
+        if not self.book.records:  # a curve from before the ledger: its steps start it
+            for step in C.steps_of(curve):
+                self._record(step)
         C.save(self.out, curve)
         current: str | None = None  # the skill the next round plays
         current_from: int | None = None  # the round that first played it
@@ -298,6 +328,7 @@ class Idc:
                 entry = self._play_round(curve, r, current, current_from)
                 if entry is None:
                     return 1
+                self._record(C.Step("round", dict(entry)))
             rolled, best_round = C.rollbacks([e["normalised"] for e in curve["rounds"][:r + 1]])
             entry["rolled_back"] = rolled[r]
             if best_round != best["round"]:
@@ -312,6 +343,7 @@ class Idc:
             if "reflection" not in entry:
                 if self._spent(curve) is None or not self._reflect(curve, entry, current, best):
                     return 1
+                self._record(C.reflected_step(entry))
                 C.save(self.out, curve)
             if entry["rolled_back"]:
                 current, current_from = best["skill"], best["skill_round"]
@@ -328,12 +360,12 @@ class Idc:
 
     # -- money -----------------------------------------------------------------------
     def _spent(self, curve: dict[str, Any]) -> float | None:
-        """Dollars spent so far; None (and a line saying so) once --max-cost is reached."""
-        c = self._typed(curve)
-        total = sum(e.cost_usd or 0.0 for r in c.rounds for e in r.episodes)
-        total += sum((r.reflection.cost_usd or 0.0) if r.reflection else 0.0 for r in c.rounds)
-        total += sum(t.cost_usd or 0.0 for t in c.transfer)
-        if self.cfg.max_cost is not None and total >= self.cfg.max_cost:
+        """Dollars spent so far (every step's cost in the ledger); None (and a line saying so) once --max-cost is
+        reached."""
+        if self.book is None:  # not started: nothing spent (a curve's steps are in the ledger once it starts)
+            return 0.0
+        total = self.book.spent
+        if self.book.over_cap(self.cfg.max_cost):
             self.log(f"stopped: the IDC spent ${total:.4f} of --max-cost ${self.cfg.max_cost:g}; "
                      "raise it and run the same command to go on")
             return None
@@ -532,6 +564,7 @@ class Idc:
                               "in_dir": os.path.relpath(x["path"], self.out),
                               "summary_sha256": pins[str(Path(x["path"]).resolve())]} for x in rows],
                 "cost_usd": sum(x.get("cost_usd") or 0.0 for x in rows)})
+            self._record(C.Step("transfer", dict(curve["transfer"][-1])))
             C.save(self.out, curve)
         return 0
 

@@ -179,10 +179,11 @@ def run(a: argparse.Namespace) -> int:
 
 def _judge(a: argparse.Namespace) -> int:
     from workstation.judge.overreliance import parse_groups
+    from workstation.judge.records import KIND
     from workstation.judge.run import JudgeJob, check_meta, make_judge_agent, plan_judge, run_judge
     from workstation.judge.verdict import load_judge_prompt
     from workstation.runs.job_exit import job_exit
-    from workstation.store.local_paths import refuse_uri
+    from workstation.store.local_paths import refuse_inside_artifacts, refuse_uri
 
     if not a.judge:
         raise UserError("--judge SPEC is required: the judge model, e.g. --judge openai:gpt-5.2", "judge")
@@ -198,6 +199,7 @@ def _judge(a: argparse.Namespace) -> int:
     if inside is not None:
         raise UserError(f"--out {out} is inside the source {inside}; the judge never writes into its "
                         "inputs: name a directory elsewhere", "out", file=out)
+    refuse_inside_artifacts(out, "--out", "judge", own=KIND)  # another batch, study, IDC... (its own study resumes)
     make_judge_agent(a.judge, options).close()  # a bad spec or key is one line before anything is read
     if a.calibrate and not Path(a.calibrate).is_dir():
         raise UserError(f"--calibrate {a.calibrate}: no such QA set directory (make one with `workstation qa gen`)",
@@ -318,17 +320,24 @@ def _stuck(a: argparse.Namespace, sources: list[str]) -> int:
                             given[0][2:].replace("-", "_"))
     out = Path(a.out) if a.out else None
     if out is not None:
-        from workstation.store.local_paths import refuse_uri
+        from workstation.store.local_paths import refuse_inside_artifacts, refuse_uri
 
         refuse_uri(a.out, "--out", "judge stuck writes its report to a local directory")
         inside = _inside(out, sources)
         if inside is not None:
             raise UserError(f"--out {out} is inside the source {inside}; name a directory elsewhere",
                             "out", file=out)
+        from workstation.judge.stuck import STUCK_KIND
+
+        refuse_inside_artifacts(out, "--out", "judge stuck", own=STUCK_KIND)  # an earlier report of its own: replaced
         if out.exists() and (not out.is_dir() or any(p.name != STUCK_FILE and p.name != "seal.json"
                                                        for p in out.iterdir())):
             raise UserError(f"--out {out} is not an empty directory (nor an earlier stuck report); name a new one",
                             "out", file=out)
+        if out.is_dir() and (out / "seal.json").exists():  # an earlier report is replaced only when it is sound
+            from workstation.store.seal import check_seal
+
+            check_seal(out, STUCK_KIND, what="stuck report (--out)")
     ask = None
     if a.judge:
         from workstation.judge.run import make_judge_agent

@@ -37,6 +37,9 @@ def checked_spec(a: argparse.Namespace, agent: str | None = None) -> RunSpec:
 
     spec = spec_from_args(a, agent=agent)
     preflight(spec, command=getattr(a, "cmd", None))
+    from workstation.store.local_paths import refuse_inside_artifacts
+
+    refuse_inside_artifacts(spec.out, "--out", getattr(a, "cmd", None) or "run")  # a batch's runs/, a study...
     return spec
 
 

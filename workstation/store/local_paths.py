@@ -124,6 +124,38 @@ def refuse_inside_inputs(out: str | Path, inputs: Iterable[str | Path], flag: st
                                      file=out)
 
 
+def refuse_inside_artifacts(out: str | Path, flag: str, command: str, *, own: str | None = None) -> None:
+    """``LocalPathError`` if the output directory ``out`` lies inside a sealed artifact (a batch, a judge study, an
+    IDC, an arena...: a seal of this workstation) or a recording (a ``manifest.json`` beside a ``turns.jsonl``), at
+    any depth, resolved through symlinks: what the command writes there would change that artifact without a word.
+
+    ``own``: the kind of the command's own sealed artifact (``batch``, ``judge-study``, ``arena``...): ``out``
+    itself may be one of that kind (resumed, or replaced), never of another. Without it (``run``, ``match``: ``out`` holds the new recording), ``out``
+    being one is refused too, unless its seal leaves recordings out (an arena's). Run it before the first write;
+    an input's own check is ``refuse_inside_inputs``."""
+    if uri_of(out) is not None:
+        return
+    try:
+        target = Path(out).expanduser().resolve()
+    except (OSError, RuntimeError):  # a link loop: the output check names it
+        return
+    from workstation.store.seal import admits_recordings, seal_kind
+
+    shown = f"{flag} {out}" if flag else str(out)
+    itself = seal_kind(target) == own if own else admits_recordings(target)  # an arena's holds recordings by design
+    for around in ([] if itself else [target]) + list(target.parents):
+        kind = seal_kind(around)
+        if kind is not None:
+            what = f"a sealed {kind} (seal.json)"
+        elif (around / "manifest.json").is_file() and (around / "turns.jsonl").is_file():
+            what = "a recording"
+        else:
+            continue
+        where = "is" if around == target else f"is inside {around},"
+        raise LocalPathError(f"{shown} {where} {what}; {command} never writes inside another artifact: choose a "
+                             "directory outside it", file=out)
+
+
 def _enclosing_artifacts(path: Path) -> list[Path]:
     """The sealed artifacts an input stands inside (an IDC round inside its IDC, a batch's recording inside its
     batch): writing anywhere in them would change what their seal covers, so they count as inputs too."""

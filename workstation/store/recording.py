@@ -293,8 +293,12 @@ class Recording:
         self.manifest_record: Manifest = self._typed(Manifest, self.manifest, manifest_path)
         summary_path = self.path / SUMMARY
         self.summary: dict[str, Any] | None = self._load(summary_path) if summary_path.is_file() else None
-        self.summary_record: Summary | None = (
-            None if self.summary is None else self._typed(Summary, self.summary, summary_path))
+        self.summary_record: Summary | None = None
+        if self.summary is not None:  # written by the workstation alone: a field of the wrong type is damage (exit 1)
+            try:
+                self.summary_record = Summary.from_json(self.summary)
+            except RecordError as e:
+                raise DamagedRecording(f"damaged recording {self.path}: cannot read {summary_path}: {e}") from None
         self.cut_off_line: int | None = None  # the last line of turns.jsonl, cut off mid-write
 
     @staticmethod

@@ -13,7 +13,9 @@ the file as long as its first sealed bytes are unchanged, so a job killed after 
 resumed later still checks; the ledger reads the lines past the seal one by one.
 
 Sub-directories that carry a seal or digests of their own (a recording inside a batch) are left
-out with ``skip``: the reader checks them with their own check.
+out with ``skip``: the reader checks them with their own check. ``skip_recordings`` leaves out every
+recording (a directory holding a ``manifest.json``) found at check time too: an artifact whose recordings
+come and go as it runs (an arena) keeps them in a ledger of its own, which the seal covers.
 """
 
 from __future__ import annotations
@@ -65,10 +67,13 @@ def _digest(path: Path, limit: int | None = None) -> tuple[int, str]:
     return n, h.hexdigest()
 
 
-def _files(directory: Path, skip: Iterable[str]) -> Iterator[tuple[str, Path]]:
+def _files(directory: Path, skip: Iterable[str], recordings: bool = False) -> Iterator[tuple[str, Path]]:
     """(relative POSIX path, path) of every file to seal, in a fixed order: hidden files, the seal and
-    anything under a skipped relative path left out."""
+    anything under a skipped relative path (or, with ``recordings``, inside a recording) left out."""
     skipped = tuple(s.strip("/") for s in skip)
+    if recordings:
+        skipped += tuple(p.parent.relative_to(directory).as_posix() for p in directory.rglob("manifest.json")
+                         if p.parent != directory)
     for p in sorted(directory.rglob("*")):
         rel = p.relative_to(directory).as_posix()
         if any(part.startswith(".") for part in rel.split("/")) or rel == SEAL:
@@ -79,15 +84,18 @@ def _files(directory: Path, skip: Iterable[str]) -> Iterator[tuple[str, Path]]:
             yield rel, p
 
 
-def seal(directory: str | Path, kind: str, *, skip: Iterable[str] = (), appendable: Iterable[str] = ()) -> None:
+def seal(directory: str | Path, kind: str, *, skip: Iterable[str] = (), appendable: Iterable[str] = (),
+         skip_recordings: bool = False) -> None:
     """Write ``DIR/seal.json``: the kind, and the size and digest of every file (atomically)."""
     directory = Path(directory)
     grow = set(appendable)
     files: dict[str, Any] = {}
-    for rel, p in _files(directory, skip):
+    for rel, p in _files(directory, skip, skip_recordings):
         size, digest = _digest(p)
         files[rel] = Sealed(size, digest, rel in grow).to_json()
-    record = {"format": FORMAT, "kind": kind, "skip": sorted(set(skip)), "files": files}
+    record: dict[str, Any] = {"format": FORMAT, "kind": kind, "skip": sorted(set(skip)), "files": files}
+    if skip_recordings:
+        record["skip_recordings"] = True
     write_atomic(directory / SEAL, json.dumps(record, indent=1, ensure_ascii=False) + "\n")
 
 
@@ -95,7 +103,28 @@ def is_sealed(directory: str | Path) -> bool:
     return (Path(directory) / SEAL).is_file()
 
 
-def _read_seal(directory: Path, kind: str) -> tuple[dict[str, Sealed], list[str]] | str:
+def seal_kind(directory: str | Path) -> str | None:
+    """The kind a seal of this workstation at ``directory`` names (None: no such seal there; any other file
+    named seal.json is not one)."""
+    try:
+        data = json.loads((Path(directory) / SEAL).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    kind = data.get("kind") if isinstance(data, dict) and data.get("format") == FORMAT else None
+    return kind if isinstance(kind, str) else None
+
+
+def admits_recordings(directory: str | Path) -> bool:
+    """Whether the seal of ``directory`` leaves out every recording in it (``skip_recordings``: an arena), so that a
+    new recording there changes nothing it covers."""
+    try:
+        data = json.loads((Path(directory) / SEAL).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return False
+    return isinstance(data, dict) and data.get("skip_recordings") is True
+
+
+def _read_seal(directory: Path, kind: str) -> tuple[dict[str, Sealed], list[str], bool] | str:
     path = directory / SEAL
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -107,15 +136,16 @@ def _read_seal(directory: Path, kind: str) -> tuple[dict[str, Sealed], list[str]
         return f"its {SEAL} is not a seal of this workstation"
     if data.get("kind") != kind:
         return f"its {SEAL} seals a {data.get('kind')!r}, not a {kind!r}"
-    files, skip = data.get("files"), data.get("skip", [])
-    if not isinstance(files, dict) or not isinstance(skip, list) or not all(isinstance(s, str) for s in skip):
+    files, skip, recordings = data.get("files"), data.get("skip", []), data.get("skip_recordings", False)
+    if not isinstance(files, dict) or not isinstance(skip, list) or not all(isinstance(s, str) for s in skip) \
+            or not isinstance(recordings, bool):
         return f"its {SEAL} is damaged"
     out: dict[str, Sealed] = {}
     for rel, f in files.items():
         if not (isinstance(f, dict) and isinstance(f.get("bytes"), int) and isinstance(f.get("sha256"), str)):
             return f"its {SEAL} is damaged (entry {rel!r})"
         out[rel] = Sealed(f["bytes"], f["sha256"], f.get("appendable") is True)
-    return out, skip
+    return out, skip, recordings
 
 
 def seal_problems(directory: str | Path, kind: str, *, missing_ok: bool = False) -> list[str]:
@@ -129,9 +159,9 @@ def seal_problems(directory: str | Path, kind: str, *, missing_ok: bool = False)
     read = _read_seal(directory, kind)
     if isinstance(read, str):
         return [] if missing_ok and not (directory / SEAL).exists() else [read]
-    sealed, skip = read
+    sealed, skip, recordings = read
     problems: list[str] = []
-    present = dict(_files(directory, skip))
+    present = dict(_files(directory, skip, recordings))
     for rel, want in sealed.items():
         p = present.get(rel)
         if p is None:
@@ -165,4 +195,4 @@ def check_seal(directory: str | Path, kind: str, *, what: str | None = None, mis
                               "(write a new one, or remove it)", file=directory)
 
 
-__all__ = ["SEAL", "check_seal", "is_sealed", "seal", "seal_problems"]
+__all__ = ["SEAL", "admits_recordings", "check_seal", "is_sealed", "seal", "seal_kind", "seal_problems"]

@@ -62,7 +62,7 @@ def _batch(path: Path) -> list[tuple[Path, str]]:
     from workstation.batch.jobs import jobs_of
 
     jobs = jobs_of(load_grid(path / "grid.toml"))
-    rows = results.collect(path, jobs)
+    rows = results.collect(path, jobs, cache=False)  # nothing is written into an input
     out = []
     for row in rows:
         stored = str(row.get("path") or "")

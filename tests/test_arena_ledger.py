@@ -1,0 +1,147 @@
+"""The arena's own ledger (arena.jsonl, through store/ledger.Ledger) and seal (kind ``arena``): every match it
+played, pinned; read by ``arena --report``, a resume and ``verify DIR``; an arena from before them read as before."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.bad_input_world import snapshot
+from workstation.arena.start import MatchSpec, start_match
+from workstation.cli import main
+from workstation.game.protocol import Protocol
+from workstation.store.integrity import file_digests
+
+
+def cli(*args: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(list(args))
+        except SystemExit as e:
+            code = e.code if isinstance(e.code, int) else 2
+    return int(code or 0), out.getvalue(), err.getvalue()
+
+
+@pytest.fixture(scope="module")
+def played(tmp_path_factory) -> Path:
+    """An arena of two players (random, and a replay of a short match), one seed: two matches."""
+    base = tmp_path_factory.mktemp("arena_ledger")
+    engine = start_match(MatchSpec("pong", "random", "random", 5, Protocol(frames=30), str(base / "src")))
+    try:
+        engine.run()
+    finally:
+        engine.close()
+    assert engine.writer is not None
+    code, _, err = cli(*arena(base / "arena", engine.writer.path))
+    assert code == 0, err
+    (base / "source").write_text(str(engine.writer.path))
+    return base
+
+
+def arena(out: Path, source: Path | str, *extra: str) -> list[str]:
+    return ["arena", "--game", "pong", "--players", f"random,replay:{source}", "--frames", "30", "--out", str(out),
+            "--bootstrap", "0", *extra]
+
+
+@pytest.fixture
+def world(played, tmp_path) -> tuple[Path, list[str]]:
+    shutil.copytree(played / "arena", tmp_path / "arena")
+    return tmp_path / "arena", arena(tmp_path / "arena", (played / "source").read_text())
+
+
+def matches(d: Path) -> list[Path]:
+    return sorted(p for p in d.iterdir() if p.is_dir())
+
+
+def lines(d: Path) -> list[dict]:
+    return [json.loads(x) for x in (d / "arena.jsonl").read_text().splitlines()]
+
+
+def test_an_arena_keeps_a_ledger_of_its_matches_and_a_seal_that_verify_checks(world):
+    d, again = world
+    book = lines(d)
+    assert sorted(m["path"] for m in book) == [p.name for p in matches(d)]
+    assert all(m["complete"] and m["game"] == "pong" and len(m["summary_sha256"]) == 64 for m in book)
+    assert json.loads((d / "seal.json").read_text())["kind"] == "arena"
+    for quick in ((), ("--quick",)):
+        code, out, _ = cli("verify", *quick, str(d))
+        assert code == 0 and out.startswith("OK: arena"), out
+    code, _, err = cli(*again)
+    assert code == 0 and "2 already finished, 0 to play now" in err, err
+    assert len(lines(d)) == 2
+
+
+def _redigest(rec: Path, **change) -> None:
+    s = json.loads((rec / "summary.json").read_text())
+    (rec / "summary.json").write_text(json.dumps({**s, **change, "files": file_digests(rec)}))
+
+
+@pytest.mark.parametrize("damage", ["summary changed, digests redone", "match folder removed"])
+def test_a_match_changed_or_removed_after_the_arena_recorded_it_is_named_and_played_again(world, damage):
+    d, again = world
+    bad = matches(d)[0]
+    if damage == "match folder removed":
+        shutil.rmtree(bad)
+    else:
+        _redigest(bad, note="looks sound to its own check")
+        assert cli("verify", "--quick", str(bad))[0] == 0  # the recording's own check passes: only the pin sees it
+    code, out, _ = cli("arena", "--game", "pong", "--report", "--out", str(d), "--json")
+    assert code == 0
+    report = json.loads(out)
+    assert report["matches"] == 1 and [x["path"] for x in report["damaged"]] == [str(bad)]
+    code, out, _ = cli("verify", str(d))
+    assert code == 1 and out.startswith("DAMAGED: arena") and str(bad) in out, out
+    code, _, err = cli(*again)
+    assert code == 0 and "1 already finished, 1 to play now" in err and str(bad) in err, err
+    assert len(lines(d)) == 3  # the match played again: the ledger's last line for its run id is the new one
+    code, out, _ = cli("arena", "--game", "pong", "--report", "--out", str(d), "--json")
+    assert json.loads(out)["matches"] == 2
+
+
+@pytest.mark.parametrize("damage", ["a file added", "a ledger line edited", "a ledger line cut"])
+def test_an_arena_failing_its_seal_is_named_in_one_line_exit_1_and_nothing_is_written(world, damage):
+    d, again = world
+    if damage == "a file added":
+        (d / "notes.json").write_text("{}")
+    elif damage == "a ledger line edited":
+        text = (d / "arena.jsonl").read_text()
+        (d / "arena.jsonl").write_text(text.replace('"complete":true', '"complete":false', 1))
+    else:
+        text = (d / "arena.jsonl").read_text()
+        (d / "arena.jsonl").write_text(text.splitlines()[1] + "\n")
+    before = snapshot(d)
+    for argv in (["arena", "--game", "pong", "--report", "--out", str(d)], again):
+        code, out, err = cli(*argv)
+        assert code == 1 and "Traceback" not in err and len(err.splitlines()) == 1, err
+        assert f"arena {d} is damaged" in err, err
+    code, out, _ = cli("verify", str(d))
+    assert code == 1 and out.startswith(f"DAMAGED: arena {d}"), out
+    assert snapshot(d) == before
+
+
+def test_an_arena_from_before_its_ledger_is_read_as_before_and_adopted_when_played_in(world):
+    d, again = world
+    (d / "arena.jsonl").unlink()
+    (d / "seal.json").unlink()
+    code, out, _ = cli("arena", "--game", "pong", "--report", "--out", str(d), "--json")
+    assert code == 0 and json.loads(out)["matches"] == 2
+    assert not (d / "arena.jsonl").exists()  # a report only reads
+    code, _, err = cli(*again[:-2], "--bootstrap", "0", "--seeds", "2")  # seed 1 is new: the arena plays in it
+    assert code == 0 and "2 already finished, 2 to play now" in err, err
+    assert len(lines(d)) == 4 and (d / "seal.json").is_file()
+    assert cli("verify", str(d))[0] == 0
+
+
+def test_a_match_may_be_played_into_an_arena_directory_and_counts_as_before(world):
+    d, _ = world
+    code, _, err = cli("match", "--game", "pong", "--p1", "random", "--p2", "random", "--frames", "30", "--seed", "7",
+                       "--out", str(d), "--quiet")
+    assert code == 0, err
+    code, out, _ = cli("arena", "--game", "pong", "--report", "--out", str(d), "--json")
+    assert code == 0 and json.loads(out)["matches"] == 3

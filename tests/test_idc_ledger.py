@@ -1,0 +1,105 @@
+"""The IDC's ledger (DIR/rounds.jsonl, through store/ledger.Ledger): one line a step done (a round played, the
+reflection after it, a transfer), what a resume reads back; curve.json is the summary written from it. A curve from
+before the ledger is read as before and starts its ledger on the next run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.fake_provider import KEYS, Step, fake_server  # noqa: F401 - the fixture
+from tests.test_idc import PLAYER, SKILLS, _made_idc, _tree, idc_args, in_process, reflection_script
+from workstation.idc import curve as C
+from workstation.store.seal import seal
+
+
+@pytest.fixture
+def fake(fake_server, monkeypatch):  # noqa: F811
+    fake_server.reset()
+    for k, v in KEYS.items():
+        monkeypatch.setenv(k, v)
+    yield fake_server
+    fake_server.reset()
+
+
+def lines(out: Path) -> list[dict]:
+    return [json.loads(x) for x in (out / C.STEPS).read_text().splitlines()]
+
+
+def _reseal(out: Path) -> None:
+    seal(out, C.SEAL_KIND, skip=C.SEAL_SKIP, appendable=[C.STEPS])
+
+
+def test_each_step_is_a_ledger_line_and_the_curve_is_written_from_them(fake, tmp_path, capsys):
+    out = _made_idc(fake, tmp_path, capsys)
+    assert [(x["step"], x.get("round")) for x in lines(out)] == [("round", 0), ("reflection", 0), ("round", 1)]
+    curve = json.loads((out / "curve.json").read_text())
+    book = C.steps(out)
+    assert book.spent == sum(e["cost_usd"] or 0.0 for r in curve["rounds"] for e in r["episodes"]) + sum(
+        (r.get("reflection") or {}).get("cost_usd") or 0.0 for r in curve["rounds"])
+    rebuilt = {**curve}
+    C.apply_steps(rebuilt, book.records)
+    assert [{k: v for k, v in r.items() if k != "rolled_back"} for r in rebuilt["rounds"]] == \
+        [{k: v for k, v in r.items() if k != "rolled_back"} for r in curve["rounds"]]
+    assert json.loads((out / "seal.json").read_text())["files"][C.STEPS]["appendable"] is True
+    assert in_process(capsys, ["verify", "--quick", str(out)]).returncode == 0
+
+
+def test_a_resume_reads_the_steps_the_curve_had_not_caught_up_with(fake, tmp_path, capsys):
+    """Killed after a round was recorded, before curve.json was rewritten: the round is not played again."""
+    out = _made_idc(fake, tmp_path, capsys)
+    curve = json.loads((out / "curve.json").read_text())
+    curve["rounds"] = curve["rounds"][:1]
+    curve["rounds"][0] = {k: v for k, v in curve["rounds"][0].items()
+                          if k not in ("reflection", "notebook", "next_skill")}
+    C.save(out, curve)  # the curve as it stood after round 0 (sealed again, as the driver leaves it)
+    asked = len(fake.seen)
+    r = in_process(capsys, idc_args(fake, out, "--rounds", "1"))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert len(fake.seen) == asked  # nothing played, nothing reflected again
+    assert len(json.loads((out / "curve.json").read_text())["rounds"]) == 2 and len(lines(out)) == 3
+
+
+def test_a_torn_last_line_is_dropped_and_cut(fake, tmp_path, capsys):
+    out = _made_idc(fake, tmp_path, capsys)
+    with open(out / C.STEPS, "a") as f:
+        f.write('{"step": "transfer", "mo')  # a kill in the middle of a line
+    r = in_process(capsys, idc_args(fake, out, "--rounds", "1"))  # nothing left to do: the line is not read
+    assert r.returncode == 0, r.stdout + r.stderr
+    book = C.steps(out)
+    assert book.torn and len(book.records) == 3
+    fake.push(*[Step(text=PLAYER)] * 200)
+    fake.push_tools(*reflection_script(SKILLS[1]))
+    r = in_process(capsys, idc_args(fake, out, "--rounds", "2"))  # the next step cuts it away first
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert (out / C.STEPS).read_text().endswith("}\n") and len(lines(out)) == 5
+
+
+def test_a_damaged_ledger_line_is_named_exit_1_and_nothing_is_written(fake, tmp_path, capsys):
+    out = _made_idc(fake, tmp_path, capsys)
+    text = (out / C.STEPS).read_text().splitlines()
+    text[1] = json.dumps({**json.loads(text[1]), "reflection": "good"})
+    (out / C.STEPS).write_text("\n".join(text) + "\n")
+    _reseal(out)  # even with its seal redone
+    before = _tree(out)
+    r = in_process(capsys, idc_args(fake, out, "--rounds", "1"))
+    assert r.returncode == 1 and C.STEPS in r.stderr and "line 2" in r.stderr, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
+    assert _tree(out) == before
+    assert in_process(capsys, ["verify", "--quick", str(out)]).returncode == 1
+
+
+def test_an_idc_from_before_the_ledger_is_read_as_before_and_starts_its_ledger(fake, tmp_path, capsys):
+    out = _made_idc(fake, tmp_path, capsys)
+    made = lines(out)
+    (out / C.STEPS).unlink()
+    _reseal(out)
+    assert in_process(capsys, ["report", str(out)]).returncode == 0
+    assert not (out / C.STEPS).exists()  # a report only reads
+    asked = len(fake.seen)
+    r = in_process(capsys, idc_args(fake, out, "--rounds", "1"))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert len(fake.seen) == asked and [(x["step"], x.get("round")) for x in lines(out)] == \
+        [(x["step"], x.get("round")) for x in made]
