@@ -15,7 +15,7 @@ def _atari(game: str = "breakout", seeds: Any = 0, out: str | None = None, promp
     """Play GAME for each of SEEDS through the workstation's engine with the Inspect model; our recordings go
     to OUT (default: atari-recordings beside the logs, under INSPECT_LOG_DIR or ./logs), and any protocol
     setting (frames, max_actions, memory, history, feedback, clock, start...) is a -T."""
-    from workstation.inspect_task.play import make_task
+    from workstation.studies.inspect_task.play import make_task
 
     made: Task = make_task(game=game, seeds=seeds, out=out, prompts=prompts, **protocol)
     return made

@@ -242,7 +242,7 @@ def raw_throughput(runs: int, frames: int, workers: int) -> tuple[float, float]:
 
 
 def random_level(runs: int, frames: int, tmp: Path) -> dict:
-    from workstation.batch.executors import cores
+    from workstation.studies.batch.executors import cores
 
     n = cores()
     grid = f"""\

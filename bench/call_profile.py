@@ -32,20 +32,20 @@ import batch_throughput as bt  # the slow server, here at latency 0
 
 # stage -> (file suffix, function name) whose cumulative time is the stage's
 STAGES = [
-    ("build prompt", [("turn/prompt_builder.py", "build")]),
-    ("encode images", [("store/framestore.py", "png"), ("providers/adapter.py", "png_data_url")]),
+    ("build prompt", [("engine/prompt_builder.py", "build")]),
+    ("encode images", [("store/framestore.py", "png"), ("run/providers/adapter.py", "png_data_url")]),
     ("SDK request", [("openai/_base_client.py", "request")]),
     ("response parse", [("openai/_streaming.py", "__stream__")]),
-    ("engine step", [("game/clock.py", "step_frame"), ("batch/envpool.py", "acquire"),
-                     ("batch/envpool.py", "release")]),
+    ("engine step", [("game/clock.py", "step_frame"), ("studies/batch/envpool.py", "acquire"),
+                     ("studies/batch/envpool.py", "release")]),
     ("record", [("store/recording.py", "add_turn"), ("store/recording.py", "add_frame"),
                 ("store/recording.py", "close")]),
 ]
 
 
 def cells(port: int, runs: int, frames: int, d: str):
-    from workstation.batch.grid import load_grid
-    from workstation.batch.jobs import jobs_of
+    from workstation.studies.batch.grid import load_grid
+    from workstation.studies.batch.jobs import jobs_of
 
     g = os.path.join(d, "g.toml")
     Path(g).write_text(f"""name = "p"
@@ -64,14 +64,14 @@ timeout = 120
 
 
 def play(cs, hooks) -> int:
-    from workstation.batch.execute import execute
+    from workstation.studies.batch.execute import execute
 
     return sum(execute(c.spec.to_json(), c.run_id, hooks)["calls"] for c in cs)
 
 
 def inline_calls() -> None:
     """The SDK call in the calling thread (no helper thread), so cProfile sees it."""
-    import workstation.providers.agent as agent
+    import workstation.run.providers.agent as agent
 
     agent.ProviderAgent._complete = lambda self, body, on_text, cancel, deadline: self.adapter.complete(body, on_text)
 
@@ -80,9 +80,9 @@ def sdk_create() -> None:
     """The baseline: the SDK's own path, as the adapter once used it: the typed ``create`` (which
     re-walks the body against its typed parameters), typed chunks read by attribute, and the SDK's
     stream stopping at ``[DONE]`` (so a new connection a call)."""
-    import workstation.providers.openai_chat as chat
-    from workstation.providers.adapter import Completion, judge
-    from workstation.providers.openai_responses import openai_usage
+    import workstation.run.providers.openai_chat as chat
+    from workstation.run.providers.adapter import Completion, judge
+    from workstation.run.providers.openai_responses import openai_usage
 
     def complete(self, body, on_text):
         text, finish, usage, rid, model = [], None, None, None, None
@@ -130,16 +130,16 @@ def main() -> None:
     os.environ["BENCH_ONE_WRITE"] = "1"  # no delayed-ACK wait inside a call: the stages are CPU, not waits
     server, port = bt.start_server(0.0)
     try:
-        from workstation.batch.envpool import EnvPool
-        from workstation.batch.execute import Hooks, SharedClients
-        from workstation.providers.limiter import AdaptiveLimiter
+        from workstation.run.providers.limiter import AdaptiveLimiter
+        from workstation.studies.batch.envpool import EnvPool
+        from workstation.studies.batch.execute import Hooks, SharedClients
 
         with tempfile.TemporaryDirectory(prefix="call-profile-") as d:
             cs = cells(port, a.runs, a.frames, d)
             hooks = Hooks(limiter=AdaptiveLimiter(initial=8, minimum=1, maximum=8), clients=SharedClients(),
                           envs=EnvPool())
             play(cs[:1], hooks)  # warm: imports, the client, the emulator
-            import workstation.providers.openai_chat as chat
+            import workstation.run.providers.openai_chat as chat
 
             ours = chat.OpenAIChat.complete
             now = measure(cs[1:], hooks)

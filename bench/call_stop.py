@@ -20,10 +20,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests.fake_provider import KEYS, SPECS, AleFrames, FakeProvider, Step, closed_port
-from workstation.calls import CancelToken, FatalAgentError, TurnContext
+from workstation.engine.calls import CancelToken, FatalAgentError, TurnContext
+from workstation.engine.prompt import ImagePart, Message, Prompt, TextPart
 from workstation.game.games import get_game
-from workstation.providers import ProviderOptions, make_provider_agent
-from workstation.turn.prompt import ImagePart, Message, Prompt, TextPart
+from workstation.run.providers import ProviderOptions, make_provider_agent
 
 REPEATS = 5
 CTX = TurnContext(get_game("breakout"), 0, 10, 0)

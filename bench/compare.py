@@ -23,10 +23,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from screens.widgets.frame_view import FrameRenderer
 from screens.widgets.score_plot import render_plot
-from workstation.analysis.compare import Comparison
-from workstation.runs.drive import drive
-from workstation.runs.start import RunSpec, start_run
+from workstation.run.drive import drive
+from workstation.run.start import RunSpec, start_run
 from workstation.store.recording import Recording
+from workstation.studies.analysis.compare import Comparison
 
 
 def record(out: Path, seed: int) -> Path:

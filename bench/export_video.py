@@ -29,10 +29,10 @@ from PIL import Image, ImageDraw
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from workstation.export import panel as P
-from workstation.export.timeline import build_timeline
-from workstation.export.video import VideoJob, export_video
 from workstation.store.recording import Recording
+from workstation.studies.export import panel as P
+from workstation.studies.export.timeline import build_timeline
+from workstation.studies.export.video import VideoJob, export_video
 
 SAMPLE = ROOT / "recordings" / "sample" / "breakout-random-s0"
 

@@ -32,8 +32,8 @@ sys.path.insert(0, str(ROOT))
 
 from tests.fake_provider import FakeProvider, FakeUsage, Step
 from workstation.game.games import get_game
-from workstation.runs.importers.atari_bench import first_difference, protocol_of
-from workstation.runs.importers.harness_run import game_key_of, read_run
+from workstation.run.importers.atari_bench import first_difference, protocol_of
+from workstation.run.importers.harness_run import game_key_of, read_run
 from workstation.store.recording import Recording
 from workstation.store.records import Summary
 

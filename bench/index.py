@@ -26,13 +26,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from workstation.runs.drive import drive
+from workstation.run.drive import drive
 from workstation.store.index import INDEX_FILE, Index
 
 
 def make_corpus(root: Path, n: int) -> list[str]:
     from workstation.game.protocol import Protocol
-    from workstation.runs.start import RunSpec, start_run
+    from workstation.run.start import RunSpec, start_run
 
     src_root = root / "src"
     engine = start_run(RunSpec(game="breakout", protocol=Protocol(frames=30), out=str(src_root)), rewindable=False)

@@ -1,7 +1,7 @@
 """Mutation testing of the code that computes what reports print: one-line mutations, each module's own tests.
 
     python bench/mutation_kill_rate.py                       # every module below
-    python bench/mutation_kill_rate.py analysis/stats.py     # the modules whose path contains this text
+    python bench/mutation_kill_rate.py studies/analysis/stats.py     # the modules whose path contains this text
     python bench/mutation_kill_rate.py --list                # the mutations only, nothing run
 
 For each module, a small AST mutator makes every one-line mutation of one kind at a time: an arithmetic
@@ -46,16 +46,16 @@ class Target:
 
 
 TARGETS = (
-    Target("analysis/stats.py", ("test_analysis_stats.py",)),
-    Target("analysis/report.py", ("test_report_sources.py", "test_analysis_stats.py"),
+    Target("studies/analysis/stats.py", ("test_analysis_stats.py",)),
+    Target("studies/analysis/report.py", ("test_report_sources.py", "test_analysis_stats.py"),
            ("build", "human_normalised", "varied_baseline", "_sep_json")),
-    Target("judge/stats.py", ("test_judge_stats.py",)),
-    Target("judge/requery.py", ("test_judge_stats.py",), ("tally",)),
-    Target("judge/overreliance.py", ("test_judge_stats.py",)),
-    Target("idc/curve.py", ("test_idc.py",), ("mean_se", "normalised", "rolls_back", "rollbacks", "transfer_gain",
+    Target("studies/judge/stats.py", ("test_judge_stats.py",)),
+    Target("studies/judge/requery.py", ("test_judge_stats.py",), ("tally",)),
+    Target("studies/judge/overreliance.py", ("test_judge_stats.py",)),
+    Target("studies/idc/curve.py", ("test_idc.py",), ("mean_se", "normalised", "rolls_back", "rollbacks", "transfer_gain",
                                               "best_vs_final")),
-    Target("arena/ratings.py", ("test_arena.py",)),
-    Target("arena/report.py", ("test_arena.py",), ("team_score", "_team")),  # the co-op team score
+    Target("studies/arena/ratings.py", ("test_arena.py",)),
+    Target("studies/arena/report.py", ("test_arena.py",), ("team_score", "_team")),  # the co-op team score
     Target("store/changes.py", ("test_changes_rules.py", "test_changed_by_hand.py")),
 )
 

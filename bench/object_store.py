@@ -82,7 +82,7 @@ def main() -> None:
     import boto3
 
     boto3.client("s3").create_bucket(Bucket="bench")
-    from workstation.batch.remote_out import RemoteOut
+    from workstation.studies.batch.remote_out import RemoteOut
 
     with tempfile.TemporaryDirectory(prefix="bench-upload-") as tmp_s:
         tmp = Path(tmp_s)

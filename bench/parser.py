@@ -9,8 +9,8 @@ from __future__ import annotations
 import argparse
 import time
 
+from workstation.engine.parser import parse_reply
 from workstation.game.games import get_game
-from workstation.turn.parser import parse_reply
 
 REPLIES = {
     "typical": "thought: ball moving down-left toward the paddle\nmove: [left, left, noop]",

@@ -16,8 +16,8 @@ import tempfile
 import time
 
 from workstation.game.games import GAMES
-from workstation.runs.drive import drive
-from workstation.runs.start import RunSpec, start_run
+from workstation.run.drive import drive
+from workstation.run.start import RunSpec, start_run
 
 
 def main() -> None:

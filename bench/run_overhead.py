@@ -24,8 +24,8 @@ import numpy as np
 
 from workstation.game.clock import make_env
 from workstation.game.games import get_game
-from workstation.runs.drive import drive
-from workstation.runs.start import RunSpec, start_run
+from workstation.run.drive import drive
+from workstation.run.start import RunSpec, start_run
 from workstation.store.recording import Recording
 
 

@@ -14,11 +14,11 @@ import sys
 from dataclasses import replace
 from typing import Any
 
-from workstation.arena.start import MatchSpec, prepare_match, side_builders
-from workstation.calls import Reply, TurnContext
+from workstation.engine.calls import Reply, TurnContext
+from workstation.engine.match_engine import MatchEngine
 from workstation.game.protocol import Protocol
 from workstation.game.twoplayer import TWO_PLAYER_GAMES, make_ale
-from workstation.turn.match_engine import MatchEngine
+from workstation.run.match_start import MatchSpec, prepare_match, side_builders
 
 
 class Noop:

@@ -17,12 +17,12 @@ import statistics
 import tempfile
 import time
 
-from workstation.arena.start import MatchSpec, start_match
 from workstation.game.clock import GameClock
 from workstation.game.games import get_game
 from workstation.game.protocol import Protocol
 from workstation.game.twoplayer import TwoPlayerClock, get_two_player_game
-from workstation.runs.start import RunSpec, start_run
+from workstation.run.match_start import MatchSpec, start_match
+from workstation.run.start import RunSpec, start_run
 
 
 def one_player(game: str, frames: int) -> float:

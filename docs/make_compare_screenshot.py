@@ -24,8 +24,8 @@ from make_screenshots import SIZE, save, until
 from screens.app import CompareLaunch, make_app
 from screens.views.compare import CompareScreen
 from workstation.game.protocol import Protocol, StartOption
-from workstation.runs.drive import drive
-from workstation.runs.start import RunSpec, start_run
+from workstation.run.drive import drive
+from workstation.run.start import RunSpec, start_run
 
 
 def record(out: Path, seed: int, start: str = "fixed") -> Path:

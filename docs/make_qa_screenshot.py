@@ -23,10 +23,10 @@ from make_screenshots import SIZE, save
 
 from screens.app import make_app
 from workstation.cli import main as cli
-from workstation.launch import QaCurateLaunch
-from workstation.qa.qset import read_set
-from workstation.runs.drive import drive
-from workstation.runs.start import RunSpec, start_run
+from workstation.run.drive import drive
+from workstation.run.launch import QaCurateLaunch
+from workstation.run.start import RunSpec, start_run
+from workstation.studies.qa.qset import read_set
 
 
 async def main() -> None:

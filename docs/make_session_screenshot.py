@@ -21,7 +21,7 @@ from make_screenshots import SIZE, save, until
 
 from screens.app import SessionLaunch, make_app
 from screens.views.session import SessionScreen
-from workstation.session import Session, make_settings
+from workstation.studies.session import Session, make_settings
 
 
 async def main() -> None:

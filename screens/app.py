@@ -3,8 +3,8 @@
 ``make_app(launch)`` is the only way in: ``run_app(Launch(...))`` is what ``workstation``
 (home), ``watch``, ``play``, ``open``, ``compare``, ``session``, ``batch --watch`` and
 ``qa curate`` call (through ``workstation.tui.open_tui``), and the tests build the same app.
-A ``Launch`` (``workstation.launch``: one small type per screen) carries the run spec
-(``workstation.options.RunSpec``), the recording, the batch or the question set. ``make_app`` builds the app without running it; it checks the
+A ``Launch`` (``workstation.run.launch``: one small type per screen) carries the run spec
+(``workstation.run.options.RunSpec``), the recording, the batch or the question set. ``make_app`` builds the app without running it; it checks the
 inputs first (spec, files, recording), so a bad one fails as a one-line user
 error before any screen is drawn. Nothing here imports ``workstation.cli``.
 """
@@ -24,8 +24,9 @@ from textual.widgets import Markdown
 
 from screens.help_keys import EVERYWHERE, all_notes, help_markdown
 from screens.messages import OpenRecording, PaletteCommand, StartRun
-from workstation.errors import UserError
-from workstation.launch import (
+from workstation.base.errors import UserError
+from workstation.base.locations import RECORDINGS
+from workstation.run.launch import (
     LAUNCHES,
     SCREENS,
     BatchLaunch,
@@ -40,11 +41,10 @@ from workstation.launch import (
     SessionLaunch,
     WatchLaunch,
 )
-from workstation.locations import RECORDINGS
-from workstation.options import RunSpec, preflight, spec_from_args
+from workstation.run.options import RunSpec, preflight, spec_from_args
 
 if TYPE_CHECKING:
-    from workstation.turn.engine import TurnEngine
+    from workstation.engine.turn_engine import TurnEngine
 
 # Every screen's notes in one text; F1 shows the current screen's own keys (screens/help_keys.py).
 HELP = "# Atari VLM workstation: keys\n\n**Everywhere**: " + EVERYWHERE + "\n\n" + all_notes()
@@ -125,7 +125,7 @@ class WorkstationApp(App[int]):
             if screen is not None:
                 self.push_screen(screen)
             return
-        from workstation.errors import UserError
+        from workstation.base.errors import UserError
 
         try:
             engine = make_engine(spec)
@@ -196,7 +196,7 @@ NEEDS = {"session": "the session screen needs a session: workstation session --o
 
 def make_engine(spec: RunSpec) -> TurnEngine:
     """A started-later engine (and its recording) for a run spec."""
-    from workstation.runs.start import start_run
+    from workstation.run.start import start_run
 
     return start_run(spec)
 
@@ -273,7 +273,7 @@ def _compare(launch: CompareLaunch) -> WorkstationApp:
 
 def _session(launch: SessionLaunch) -> WorkstationApp:
     from screens.views.session import SessionScreen
-    from workstation.session import Session
+    from workstation.studies.session import Session
 
     session = _checked(launch.session, Session)
     return WorkstationApp(lambda: SessionScreen(session, can_go_back=False), launch)
@@ -281,7 +281,7 @@ def _session(launch: SessionLaunch) -> WorkstationApp:
 
 def _batch(launch: BatchLaunch) -> WorkstationApp:
     from screens.views.batch import BatchScreen
-    from workstation.batch.runner import Batch
+    from workstation.studies.batch.runner import Batch
 
     batch_screen = BatchScreen(_checked(launch.batch, Batch), can_go_back=False)  # now: it starts the resource tracker
     return WorkstationApp(lambda: batch_screen, launch)
@@ -296,7 +296,7 @@ def _qa_curate(launch: QaCurateLaunch) -> WorkstationApp:
 
 def _match(launch: MatchLaunch) -> WorkstationApp:
     from screens.views.match import MatchScreen
-    from workstation.arena.start import MatchSpec
+    from workstation.run.match_start import MatchSpec
 
     spec = _checked(launch.spec, MatchSpec)
     if launch.person == 0:  # two people on one keyboard
@@ -320,7 +320,7 @@ L = TypeVar("L", HomeLaunch, WatchLaunch, PlayLaunch, OpenLaunch, CompareLaunch,
 
 
 def _checked(value: object, kind: type[T]) -> T:
-    """A launch's study object (typed by a protocol in ``workstation.launch``) as the class its screen takes."""
+    """A launch's study object (typed by a protocol in ``workstation.run.launch``) as the class its screen takes."""
     if not isinstance(value, kind):
         raise TypeError(f"expected a {kind.__name__}, got {type(value).__name__}")
     return value

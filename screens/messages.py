@@ -17,11 +17,11 @@ import numpy as np
 from textual.message import Message
 from textual.notifications import SeverityLevel
 
-from workstation.calls import Reply
+from workstation.engine.calls import Reply
+from workstation.engine.memory import Step
+from workstation.engine.parser import ParseResult
+from workstation.engine.prompt import ImagePart, Prompt
 from workstation.store.series import FrameStats
-from workstation.turn.memory import Step
-from workstation.turn.parser import ParseResult
-from workstation.turn.prompt import ImagePart, Prompt
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from workstation.calls import FatalAgentError, Reply, TurnContext, Usage
+from workstation.engine.calls import FatalAgentError, Reply, TurnContext, Usage
 
 
 class ScriptedAgent:

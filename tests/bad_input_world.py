@@ -68,7 +68,7 @@ def build_world(base: Path) -> Path:
     shutil.copytree(QA_SAMPLE, base / "qaset")
     _quiet_main(["qa", "eval", str(base / "qaset"), "--agent", "random", "--repeats", "1",
                  "--out", str(base / "qaeval")])
-    from workstation.session import Session, make_settings
+    from workstation.studies.session import Session, make_settings
 
     s = Session.open(base / "session", make_settings("p1", "breakout", "0"))
     s.save()

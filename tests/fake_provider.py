@@ -739,7 +739,7 @@ class AgentCache:
         self._agents: dict = {}
 
     def get(self, provider: str, spec: str | None = None, **opts: Any):
-        from workstation.providers import ProviderOptions, make_provider_agent
+        from workstation.run.providers import ProviderOptions, make_provider_agent
 
         opts.setdefault("timeout", 5.0)
         opts.setdefault("max_wait_s", 0.01)

@@ -43,8 +43,8 @@ def player_step(seen: Seen) -> Step | None:
 
 
 def make_batch(fake: FakeProvider, out: Path, frames: int = 250) -> Path:
-    from workstation.batch.grid import load_grid
-    from workstation.batch.runner import Batch
+    from workstation.studies.batch.grid import load_grid
+    from workstation.studies.batch.runner import Batch
 
     grid = out.parent / "grid.toml"
     grid.write_text(textwrap.dedent(GRID.format(frames=frames, a=MODELS[0], b=MODELS[1], url=fake.url("compat"))))
@@ -90,7 +90,7 @@ class ScriptedJudge:
 
 def requery_line(turn: int, condition: str, failure: bool | None, run_id: str = "r"):
     """A typed re-query line (failure None: the judge's answer was not parsed)."""
-    from workstation.judge.records import JudgeAnswer, PlayerAnswer, RequeryLine
+    from workstation.studies.judge.records import JudgeAnswer, PlayerAnswer, RequeryLine
 
     answer = JudgeAnswer(failure is not None, failure, "perception" if failure else None,
                          "perception" if failure else None)

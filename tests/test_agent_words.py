@@ -9,11 +9,11 @@ import pytest
 
 from tests.harness_shape import make_harness
 from workstation.cli import main
+from workstation.engine.promptpack import load_pack
 from workstation.game.games import GAMES, MINIMAL_SETS, get_game
 from workstation.game.vocabulary import Vocabulary, parse_vocabulary
-from workstation.packs.from_atari_bench import listed_actions
 from workstation.store.recording import Recording
-from workstation.turn.promptpack import load_pack
+from workstation.studies.packs.from_atari_bench import listed_actions
 
 QBERT_LISTED = ["noop", "top-left", "bottom-right"]  # a guide may list fewer words than its map, in its own order
 

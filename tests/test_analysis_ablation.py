@@ -4,8 +4,8 @@ import math
 
 import numpy as np
 
-from workstation.analysis import ablation
-from workstation.analysis.table import Results, Row
+from workstation.studies.analysis import ablation
+from workstation.studies.analysis.table import Results, Row
 
 
 def rows(spec: dict, protocol: dict | None = None) -> Results:

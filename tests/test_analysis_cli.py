@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from workstation.analysis import behaviour
 from workstation.cli import main
+from workstation.studies.analysis import behaviour
 
 HEADER = ["setting", "game", "seed", "score"]
 

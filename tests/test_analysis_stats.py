@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from workstation.analysis import stats
-from workstation.analysis.table import Results, Row
+from workstation.studies.analysis import stats
+from workstation.studies.analysis.table import Results, Row
 
 
 def results(data: dict) -> Results:
@@ -129,7 +129,7 @@ def test_lacking_data_is_named_per_criterion():
 def test_a_label_on_few_runs_a_cell_is_called_provisional():
     """Two runs a cell and zero variance make d infinite and the game strong: the report says how few runs the
     label rests on (the fewest in any cell), below MIN_RUNS (5); at 5 it says nothing."""
-    from workstation.analysis.report import _sep_json
+    from workstation.studies.analysis.report import _sep_json
 
     assert stats.MIN_RUNS == 5
     two = sep({"random": {"g": [0, 0]}, "a": {"g": [5, 5]}, "b": {"g": [0, 0]}})["g"]

@@ -8,11 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from workstation.arena.arena import pairings
-from workstation.arena.ratings import Result, bootstrap, bradley_terry, non_transitive, win_rates, wins_matrix
-from workstation.arena.start import MatchSpec, start_match
 from workstation.cli import main
 from workstation.game.protocol import Protocol
+from workstation.run.match_start import MatchSpec, start_match
+from workstation.studies.arena.arena import pairings
+from workstation.studies.arena.ratings import Result, bootstrap, bradley_terry, non_transitive, win_rates, wins_matrix
 
 
 def _results(pairs: list[tuple[int, int, int, int]]) -> list[Result]:
@@ -225,7 +225,7 @@ def test_a_match_takes_one_url_per_side(tmp_path, two_servers, capsys):
 def test_match_spec_falls_back_to_the_shared_url(tmp_path):
     import argparse
 
-    from workstation.arena.match_args import match_spec
+    from workstation.run.match_args import match_spec
 
     base = {"game": "pong", "out": str(tmp_path), "prompts": None, "base_url": "http://shared:1/v1"}
     spec = match_spec(argparse.Namespace(**base, p1_base_url=None, p2_base_url="http://two:2/v1"),
@@ -403,7 +403,7 @@ def test_win_rate_table_keeps_a_long_name_out_of_its_first_cell(tmp_path, source
 
 
 def test_a_stopped_match_is_not_called_a_draw():
-    from workstation.arena.command import result_line
+    from workstation.commands.arena import result_line
 
     s = {"game": "pong", "seed": 0, "players": [{"agent": "a", "score": 0}, {"agent": "b", "score": 0}],
          "result": "draw", "frames": 10, "turns": 1, "complete": False, "stopped": "cancelled"}
@@ -414,8 +414,8 @@ def test_a_stopped_match_is_not_called_a_draw():
 
 # -- pinned numbers: each rule stated so a one-line change fails (issue 26) -----------------------------------------
 
-from workstation.arena import ratings as R
-from workstation.arena import report as RP
+from workstation.studies.arena import ratings as R
+from workstation.studies.arena import report as RP
 
 
 def test_wins_matrix_counts_each_share_both_ways():
@@ -582,7 +582,7 @@ def test_score_problems_name_malformed_sides():
 
 
 def test_a_report_of_only_damaged_matches_is_a_damaged_artifact(tmp_path, monkeypatch):
-    from workstation.errors import DamagedArtifact
+    from workstation.base.errors import DamagedArtifact
 
     bad = [RP.DamagedMatch("/one", "edited"), RP.DamagedMatch("/two", "cut")]
     monkeypatch.setattr(RP, "scan_matches", lambda out, game=None: ([], bad))
@@ -594,7 +594,7 @@ def test_a_report_of_only_damaged_matches_is_a_damaged_artifact(tmp_path, monkey
 
 
 def test_team_means_are_the_sum_of_both_scores_over_matches_to_four_places():
-    from workstation.arena.report import FinishedMatch, MatchSide, _team
+    from workstation.studies.arena.report import FinishedMatch, MatchSide, _team
 
     def m(a: str, b: str, sa: float, sb: float, team: float | None = None) -> FinishedMatch:
         return FinishedMatch("p", "r", "mario_bros", (MatchSide(a, sa), MatchSide(b, sb)), team)

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from tests.bad_input_world import snapshot
-from workstation.arena.start import MatchSpec, start_match
 from workstation.cli import main
 from workstation.game.protocol import Protocol
+from workstation.run.match_start import MatchSpec, start_match
 from workstation.store.integrity import file_digests
 
 

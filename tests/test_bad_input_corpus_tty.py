@@ -72,7 +72,7 @@ def test_a_replay_under_another_start_warns_and_records_it(tmp_path, capsys):
 
 def test_an_os_error_about_a_path_is_one_line_and_others_keep_their_traceback(monkeypatch, capsys):
     import workstation.cli as cli
-    from workstation.runs import run_command
+    from workstation.commands import run as run_command
 
     def boom(a):
         raise NotADirectoryError(20, "Not a directory", "/some/file/inside")

@@ -264,8 +264,8 @@ def test_stuck_out_writes_a_sealed_report_that_report_paper_checks(world, tmp_pa
 
 def test_stuck_with_a_judge_leaves_baselines_out_and_blinds_only_model_names(world, tmp_path, fake_server):  # noqa: F811
     from tests.fake_provider import Step
-    from workstation.judge.evidence import NEUTRAL, Blinder
     from workstation.store.recording import Recording
+    from workstation.studies.judge.evidence import NEUTRAL, Blinder
 
     rec = Recording(Path(__file__).resolve().parents[1] / "recordings" / "sample" / "breakout-random-s0")
     blind = Blinder.for_runs([rec], [])
@@ -329,7 +329,7 @@ def test_a_batch_whose_results_do_not_read_is_one_line(line, world, tmp_path):
 
 
 def test_requery_checks_where_the_players_answer_before_anything_is_written(world, tmp_path, fake_server):  # noqa: F811
-    from workstation.judge.run import seal_study
+    from workstation.studies.judge.run import seal_study
 
     study = tmp_path / "study"
     shutil.copytree(world["study"], study)

@@ -38,7 +38,7 @@ def world(tmp_path_factory) -> Path:
     w = tmp_path_factory.mktemp("inside")
     shutil.copytree(pristine_world(tmp_path_factory) / "batch", w / "batch")  # a real one-run batch, built once
     shutil.copytree(pristine_world(tmp_path_factory) / "rec1", w / "rec1")  # a second run (breakout, seed 1)
-    from workstation.idc import curve as C
+    from workstation.studies.idc import curve as C
 
     idc = w / "idc"
     idc.mkdir()
@@ -180,8 +180,8 @@ def test_a_damaged_run_is_left_out_of_the_report_and_counted(world, tmp_path):
 
 
 def test_a_session_is_sealed_and_a_hand_edit_is_refused_on_resume(tmp_path):
-    from workstation.errors import DamagedArtifact
-    from workstation.session import Session, make_settings
+    from workstation.base.errors import DamagedArtifact
+    from workstation.studies.session import Session, make_settings
 
     s = Session.open(tmp_path / "s", make_settings("p1", "breakout", "0"))
     s.save()

@@ -17,13 +17,13 @@ import pytest
 from tests.bad_input_world import snapshot
 from tests.fake_provider import fake_server  # noqa: F401 - the fixture
 from workstation.cli import main
+from workstation.engine.turn_engine import Phase
 from workstation.game.protocol import Protocol
-from workstation.options import RunSpec
-from workstation.runs.drive import drive
-from workstation.runs.start import start_run
+from workstation.run.drive import drive
+from workstation.run.options import RunSpec
+from workstation.run.start import start_run
 from workstation.store.integrity import file_digests
 from workstation.store.recording import Recording
-from workstation.turn.engine import Phase
 
 FRAMES = 60
 
@@ -195,7 +195,7 @@ def test_a_batch_resume_does_not_count_it_as_its_cell(forged: Path, tmp_path: Pa
 # -- two-player matches ---------------------------------------------------------------
 @pytest.fixture(scope="module")
 def match(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from workstation.arena.start import MatchSpec, start_match
+    from workstation.run.match_start import MatchSpec, start_match
 
     engine = start_match(MatchSpec("boxing", "random", "random", 3, Protocol(frames=900),
                                    str(tmp_path_factory.mktemp("match"))))
@@ -309,7 +309,7 @@ def test_a_run_whose_manifest_drops_its_changes_is_read_as_an_older_changed_run(
 
 def test_a_co_operative_match_s_team_score_is_the_sum_of_the_sides(tmp_path: Path) -> None:
     """The fast check states the rule: team_score is side 1's score plus side 2's (a max would not do)."""
-    from workstation.arena.start import MatchSpec, start_match
+    from workstation.run.match_start import MatchSpec, start_match
 
     engine = start_match(MatchSpec("mario_bros", "random", "random", 2, Protocol(frames=60), str(tmp_path / "m")))
     try:

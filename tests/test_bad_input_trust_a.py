@@ -177,8 +177,8 @@ EVAL_EDITS = [
 
 @pytest.mark.parametrize("name,edit", EVAL_EDITS, ids=[n for n, _ in EVAL_EDITS])
 def test_an_eval_whose_records_are_edited_is_damaged_whatever_its_seal_says(qaset, tmp_path, capsys, name, edit):
-    from workstation.qa.evaluate import ANSWERS, EVAL_KIND
     from workstation.store.seal import seal
+    from workstation.studies.qa.evaluate import ANSWERS, EVAL_KIND
 
     ev = _eval(tmp_path / "ev", qaset, capsys)
     edit(ev)
@@ -224,8 +224,8 @@ def _frames(rec: Path) -> None:
 @pytest.mark.parametrize("change", [_score_all, _frames], ids=["score", "frames"])
 @pytest.mark.parametrize("pinned", [True, False], ids=["pinned", "curve-before-pins"])
 def test_an_idc_resume_refuses_an_episode_changed_with_digests_redone(fake, tmp_path, capsys, change, pinned):
-    from workstation.idc.curve import SEAL_KIND, SEAL_SKIP
     from workstation.store.seal import seal
+    from workstation.studies.idc.curve import SEAL_KIND, SEAL_SKIP
 
     fake.push(*[Step(text=PLAYER)] * 200)
     fake.push_tools(*reflection_script(SKILLS[0]))
@@ -274,8 +274,8 @@ SUMMARY_EDITS = [
 @pytest.mark.parametrize("name,edit", SUMMARY_EDITS, ids=[n for n, _ in SUMMARY_EDITS])
 def test_an_eval_summary_its_answers_contradict_is_damaged_whatever_its_seal_says(qaset, tmp_path, capsys, name,
                                                                                    edit):
-    from workstation.qa.evaluate import ANSWERS, EVAL_KIND
     from workstation.store.seal import seal
+    from workstation.studies.qa.evaluate import ANSWERS, EVAL_KIND
 
     ev = _eval(tmp_path / "ev", qaset, capsys)
     assert in_process(capsys, ["qa", "table", str(ev)]).returncode == 0
@@ -292,9 +292,9 @@ def test_an_eval_summary_its_answers_contradict_is_damaged_whatever_its_seal_say
 def test_a_summary_behind_its_answers_still_reads(qaset, tmp_path, capsys):
     """A resume killed before it wrote the summary leaves one counting fewer answers than answers.jsonl: not
     damage."""
-    from workstation.qa.evaluate import ANSWERS, EVAL_KIND, answer_ledger, summarise
-    from workstation.qa.qset import read_set
     from workstation.store.seal import seal
+    from workstation.studies.qa.evaluate import ANSWERS, EVAL_KIND, answer_ledger, summarise
+    from workstation.studies.qa.qset import read_set
 
     ev = _eval(tmp_path / "ev", qaset, capsys)
     meta = json.loads((ev / "eval.json").read_text())

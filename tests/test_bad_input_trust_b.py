@@ -112,8 +112,8 @@ def test_export_outside_its_inputs_still_writes(world):
 
 
 def test_export_function_the_screens_call_refuses_too(world):
-    from workstation.errors import UserError
-    from workstation.export.files import export
+    from workstation.base.errors import UserError
+    from workstation.studies.export.files import export
 
     rec = world / rec_of(world)
     with pytest.raises(UserError, match="is inside the input"):

@@ -16,15 +16,15 @@ import pytest
 
 from tests.bad_input_world import edit_json, snapshot
 from workstation.cli import main
-from workstation.idc import curve as C
+from workstation.studies.idc import curve as C
 
 URL = "http://127.0.0.1:9/v1"
 
 
 @pytest.fixture(scope="module")
 def pristine(tmp_path_factory) -> Path:
-    from workstation.arena.start import MatchSpec, start_match
     from workstation.game.protocol import Protocol
+    from workstation.run.match_start import MatchSpec, start_match
 
     base = tmp_path_factory.mktemp("tp-world")
     engine = start_match(MatchSpec("pong", "random", "random", 5, Protocol(frames=30), str(base / "src")))

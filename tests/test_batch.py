@@ -19,14 +19,14 @@ from pathlib import Path
 import pytest
 
 from tests.fake_provider import KEYS
-from workstation.batch.estimate import Estimate
-from workstation.batch.grid import load_grid
-from workstation.batch.jobs import jobs_of
-from workstation.batch.progress import DONE, LEFT, SKIPPED, STOPPED, BatchState, PlainLog, line
-from workstation.batch.results import COLUMNS, rebuild
-from workstation.batch.runner import Batch
-from workstation.errors import UserError
+from workstation.base.errors import UserError
 from workstation.store.recording import Recording
+from workstation.studies.batch.estimate import Estimate
+from workstation.studies.batch.grid import load_grid
+from workstation.studies.batch.jobs import jobs_of
+from workstation.studies.batch.progress import DONE, LEFT, SKIPPED, STOPPED, BatchState, PlainLog, line
+from workstation.studies.batch.results import COLUMNS, rebuild
+from workstation.studies.batch.runner import Batch
 
 ROOT = Path(__file__).resolve().parent.parent
 CLI = [sys.executable, "-m", "workstation"]
@@ -260,8 +260,8 @@ def test_cost_guard_ends_running_runs_at_a_turn_boundary(tmp_path, provider):
 
 def _one_call_cost() -> float:
     from tests.fake_provider import FakeUsage
-    from workstation.calls import Usage
-    from workstation.providers.pricing import default_prices
+    from workstation.engine.calls import Usage
+    from workstation.run.providers.pricing import default_prices
 
     u = FakeUsage()
     price = default_prices().lookup("openai", "gpt-5.4-mini")

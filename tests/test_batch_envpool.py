@@ -1,4 +1,4 @@
-"""The batch's shared emulators (workstation/batch/envpool.py): runs that take turns on a few
+"""The batch's shared emulators (workstation/studies/batch/envpool.py): runs that take turns on a few
 emulators, restoring their own state, see exactly the frames of runs with one each."""
 
 from __future__ import annotations
@@ -7,10 +7,10 @@ import random
 
 import numpy as np
 
-from workstation.batch.envpool import EnvPool, Lender
 from workstation.game.clock import ENV_SOURCE, GameClock
 from workstation.game.games import get_game
 from workstation.game.protocol import Protocol, StartOption
+from workstation.studies.batch.envpool import EnvPool, Lender
 
 
 def _clock(game, protocol, seed, lender=None):
@@ -95,9 +95,9 @@ def test_a_model_batch_on_shared_emulators_verifies_frame_for_frame(tmp_path, fa
 
     from tests.fake_provider import KEYS, Step
     from tests.test_batch import batch
-    from workstation.batch import envpool
-    from workstation.runs.verify import verify
+    from workstation.run.verify import verify
     from workstation.store.recording import Recording
+    from workstation.studies.batch import envpool
 
     for name, value in KEYS.items():
         monkeypatch.setenv(name, value)

@@ -1,4 +1,4 @@
-"""Model runs spread over worker processes (workstation/batch/model_procs.py): every run completes and
+"""Model runs spread over worker processes (workstation/studies/batch/model_procs.py): every run completes and
 records as in one process, and the processes' shares of a limit add up to it. Real SDK over HTTP to the
 fake provider, real emulators, real recordings."""
 
@@ -8,10 +8,10 @@ import pytest
 
 from tests.fake_provider import KEYS, fake_server  # noqa: F401 - the fixture
 from tests.test_batch import assert_complete_once, batch
-from workstation.batch.executors import PROCESSES_ENV, model_processes
-from workstation.batch.model_procs import shares
 from workstation.store.integrity import quick_verdict
 from workstation.store.recording import Recording
+from workstation.studies.batch.executors import PROCESSES_ENV, model_processes
+from workstation.studies.batch.model_procs import shares
 
 GRID = """\
 name = "procs"
@@ -65,7 +65,7 @@ def test_forked_the_batch_process_plays_a_share_beside_one_worker(tmp_path, fake
     """From the CLI (forked workers) this process plays one core's share itself: two cores, one worker."""
     import multiprocessing as mp
 
-    from workstation.batch import executors
+    from workstation.studies.batch import executors
 
     for name, value in KEYS.items():
         monkeypatch.setenv(name, value)
@@ -78,7 +78,7 @@ def test_forked_the_batch_process_plays_a_share_beside_one_worker(tmp_path, fake
     ex = b.executor
     assert ex.local_share and len(ex.model_procs.procs) == 1
     assert 0 < ex.ran_here < 6  # both played some
-    from workstation.batch.model_procs import shares
+    from workstation.studies.batch.model_procs import shares
 
     caps = b._caps()
     assert {k: v.maximum for k, v in ex.limiters.items()} == shares(caps, 2)[0]  # this process's share only

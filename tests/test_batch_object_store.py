@@ -299,10 +299,10 @@ def test_results_go_up_while_the_batch_runs(tmp_path, monkeypatch):
     """The uploader thread sends the results table every ``every_s`` once something new is up, before the end."""
     import fsspec
 
-    from workstation.batch.grid import load_grid
-    from workstation.batch.jobs import jobs_of
-    from workstation.batch.remote_out import RemoteOut, Uploads
     from workstation.cli import main
+    from workstation.studies.batch.grid import load_grid
+    from workstation.studies.batch.jobs import jobs_of
+    from workstation.studies.batch.remote_out import RemoteOut, Uploads
 
     monkeypatch.setenv("WORKSTATION_OUT_STAGE", str(tmp_path / "stage"))
     grid = grid_file(tmp_path, 30)

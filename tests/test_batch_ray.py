@@ -13,12 +13,12 @@ import pytest
 ray = pytest.importorskip("ray", reason="Ray is not installed (the optional extra: pip install -e '.[ray]')")
 
 from tests.fake_provider import KEYS
-from workstation.batch.estimate import Estimate
-from workstation.batch.grid import load_grid
-from workstation.batch.progress import DONE, LEFT, STOPPED
-from workstation.batch.ray_executor import Coordinator
-from workstation.batch.runner import Batch
 from workstation.store.recording import Recording
+from workstation.studies.batch.estimate import Estimate
+from workstation.studies.batch.grid import load_grid
+from workstation.studies.batch.progress import DONE, LEFT, STOPPED
+from workstation.studies.batch.ray_executor import Coordinator
+from workstation.studies.batch.runner import Batch
 
 
 @pytest.fixture(scope="module")

@@ -14,10 +14,10 @@ from screens.app import make_app
 from screens.views.batch import BatchScreen
 from screens.views.replay_view import ReplayScreen
 from tests.tui_helpers import run_async, wait_until
-from workstation.batch.grid import load_grid
-from workstation.batch.runner import Batch
-from workstation.launch import BatchLaunch, HomeLaunch
+from workstation.run.launch import BatchLaunch, HomeLaunch
 from workstation.store.recording import Recording
+from workstation.studies.batch.grid import load_grid
+from workstation.studies.batch.runner import Batch
 
 GRID = """\
 name = "screen"

@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from workstation.calls import (
+from workstation.engine.calls import (
     CallCancelled,
     CancelToken,
     Deadline,

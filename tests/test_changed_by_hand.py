@@ -14,14 +14,14 @@ from pathlib import Path
 
 import pytest
 
+from workstation.engine.turn_engine import Phase
 from workstation.game.protocol import Protocol
-from workstation.options import RunSpec
-from workstation.runs.drive import drive
-from workstation.runs.start import branch_run, start_run
+from workstation.run.drive import drive
+from workstation.run.options import RunSpec
+from workstation.run.start import branch_run, start_run
 from workstation.store.changes import changed_run_id, counts, mark
 from workstation.store.index import Index
 from workstation.store.recording import Recording
-from workstation.turn.engine import Phase
 
 ROOT = Path(__file__).resolve().parent.parent
 CLI = [sys.executable, "-m", "workstation"]
@@ -102,7 +102,7 @@ def test_each_kind_of_change_is_counted_and_gives_the_run_its_own_id(tmp_path, p
     assert rec.manifest["changes"][0]["kind"] == kind and rec.manifest["changes"][0]["turn"] == 1
     assert rec.path.name == f"breakout-random-s5-{rec.run_id[:8]}"  # the folder carries its own id
     assert rec.problems() == []  # the rewritten manifest is the one the digests cover
-    from workstation.runs.hand_check import problems
+    from workstation.run.hand_check import problems
 
     assert problems(rec) == []  # every turn's plan re-derived from the seed: each change accounted for
 
@@ -140,7 +140,7 @@ def test_a_branch_is_marked_and_keeps_the_changes_of_the_turns_it_copies(tmp_pat
     assert branch.manifest["parent"]["run_id"] == parent.run_id
     assert len({branch.run_id, parent.run_id, plain.run_id}) == 3
     assert branch.plain_run_id == parent.plain_run_id == plain.run_id
-    from workstation.runs.hand_check import problems
+    from workstation.run.hand_check import problems
 
     assert problems(branch) == [] and problems(parent) == []  # each turn's plan re-derived from the seed
 
@@ -160,8 +160,8 @@ def test_an_import_replaying_recorded_actions_is_not_changed_by_hand(tmp_path):
 
 
 def test_an_older_changed_recording_in_a_batch_is_not_its_cell(tmp_path, plain):
-    from workstation.batch.grid import load_grid
-    from workstation.batch.runner import Batch
+    from workstation.studies.batch.grid import load_grid
+    from workstation.studies.batch.runner import Batch
 
     rec, _ = changed_run(tmp_path / "hand", _override)
     out = tmp_path / "batch"

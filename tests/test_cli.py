@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from workstation.runs.verify import verify
+from workstation.run.verify import verify
 from workstation.store.recording import Recording
 
 ENV = {**os.environ, "PYTHONUNBUFFERED": "1"}
@@ -105,8 +105,8 @@ def test_a_killed_run_leaves_a_readable_incomplete_recording(tmp_path):
 
 def test_request_for_a_recording_without_turns_says_so(tmp_path):
     from workstation.game.protocol import Protocol
-    from workstation.runs.request import rebuild_prompt
-    from workstation.runs.start import RunSpec, start_run
+    from workstation.run.request import rebuild_prompt
+    from workstation.run.start import RunSpec, start_run
     from workstation.store.recording import RecordingError
 
     e = start_run(RunSpec(game="breakout", out=str(tmp_path), protocol=Protocol(frames=30)))

@@ -8,7 +8,12 @@ import sys
 import numpy as np
 import pytest
 
-from workstation.analysis.compare import (
+from workstation.base.errors import UserError
+from workstation.game.protocol import Protocol, StartOption
+from workstation.run.drive import drive
+from workstation.run.start import RunSpec, start_run
+from workstation.store.records import TurnRecord
+from workstation.studies.analysis.compare import (
     Comparison,
     first_divergent_frame,
     first_plan_divergence,
@@ -20,11 +25,6 @@ from workstation.analysis.compare import (
     start_text,
     summary_row,
 )
-from workstation.errors import UserError
-from workstation.game.protocol import Protocol, StartOption
-from workstation.runs.drive import drive
-from workstation.runs.start import RunSpec, start_run
-from workstation.store.records import TurnRecord
 
 
 def make_run(out, game="breakout", seed=0, frames=300, agent="random", start="fixed"):

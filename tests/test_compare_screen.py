@@ -10,8 +10,8 @@ from screens.views.compare import CompareScreen
 from screens.widgets.frame_view import FrameView
 from tests.test_compare import make_run
 from tests.tui_helpers import run_async, wait_until
-from workstation.analysis.compare import summary_cells
-from workstation.errors import UserError
+from workstation.base.errors import UserError
+from workstation.studies.analysis.compare import summary_cells
 
 
 @pytest.fixture(scope="module")

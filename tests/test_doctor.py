@@ -7,10 +7,10 @@ import pytest
 
 from tests.fake_provider import ServerShape, closed_port, llamacpp_like, vllm_like
 from workstation.cli import main
-from workstation.doctor.checks import png_frame, protocol_needs
+from workstation.engine.promptpack import load_pack
 from workstation.game.games import get_game
 from workstation.game.protocol import Protocol
-from workstation.turn.promptpack import load_pack
+from workstation.studies.doctor.checks import png_frame, protocol_needs
 
 
 @pytest.fixture(autouse=True)

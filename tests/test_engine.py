@@ -8,13 +8,13 @@ import numpy as np
 import pytest
 
 from tests.agents_for_tests import FatalAgentError, ScriptedAgent
-from workstation.calls import Reply
+from workstation.engine.calls import Reply
+from workstation.engine.turn_engine import Phase, PlanParsed, PromptReady, ReplyReceived, TextDelta, TurnEnded
 from workstation.game.protocol import Protocol
-from workstation.runs.drive import drive
-from workstation.runs.start import RunSpec, branch_run, start_run
-from workstation.runs.verify import verify
+from workstation.run.drive import drive
+from workstation.run.start import RunSpec, branch_run, start_run
+from workstation.run.verify import verify
 from workstation.store.recording import Recording
-from workstation.turn.engine import Phase, PlanParsed, PromptReady, ReplyReceived, TextDelta, TurnEnded
 
 
 def turns_of(path) -> list[dict]:
@@ -185,7 +185,7 @@ def test_replay_agent_reproduces_a_recording(tmp_path):
 
 def test_run_identity_ignores_transport_but_not_generation():
     from workstation.game.games import get_game
-    from workstation.runs.start import run_identity
+    from workstation.run.start import run_identity
 
     g, p = get_game("breakout"), Protocol()
     base = {"spec": "openai:gpt-5.2", "options": {"effort": "low", "timeout": 60, "base_url": None}, "sdk": "openai 3.57"}
@@ -275,7 +275,7 @@ def test_a_failed_reply_records_the_agents_one_line_error(tmp_path, error, line)
 
 
 def test_append_only_prompts_match_a_fresh_rebuild_every_turn(tmp_path):
-    from workstation.runs.request import rebuild_prompt
+    from workstation.run.request import rebuild_prompt
 
     agent = ScriptedAgent(["move: [fire, left]", "move: [right]", "move: [noop, noop, left]"])
     e = start_run(RunSpec(game="breakout", out=str(tmp_path), protocol=Protocol(frames=60, memory="append")),
@@ -300,7 +300,7 @@ def test_latency_clock_tells_the_model_the_game_ran_on(tmp_path, memory):
     paused = ScriptedAgent(["move: [right]"], latency_s=0.5)
     drive(start_run(RunSpec(game="breakout", out=str(tmp_path), protocol=Protocol(frames=30, memory=memory)), agent=paused))
     assert all("ran on for" not in p.render_text() for p in paused.prompts)
-    from workstation.runs.request import rebuild_prompt
+    from workstation.run.request import rebuild_prompt
 
     rec = Recording(e.writer.path)
     assert rebuild_prompt(rec, 1).digest() == rec.turns[1]["prompt"]["digest"]

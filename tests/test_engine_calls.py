@@ -9,11 +9,11 @@ import threading
 import time
 
 from tests.fake_provider import Step, closed_port, wait_until
-from workstation.calls import Attempt, CancelToken, FatalAgentError, Reply, Usage
+from workstation.engine.calls import Attempt, CancelToken, FatalAgentError, Reply, Usage
 from workstation.game.protocol import Protocol
-from workstation.runs.drive import drive
-from workstation.runs.start import RunSpec, start_run
-from workstation.runs.verify import verify
+from workstation.run.drive import drive
+from workstation.run.start import RunSpec, start_run
+from workstation.run.verify import verify
 from workstation.store.recording import Recording
 
 BOUND_S = 10.0
@@ -114,7 +114,7 @@ def test_cancel_during_a_60s_backoff_ends_the_run_and_records_the_turn(agents, f
 
 
 def test_connection_refused_stops_after_the_first_turn(agents, keys, tmp_path):
-    from workstation.providers import ProviderOptions, make_provider_agent
+    from workstation.run.providers import ProviderOptions, make_provider_agent
 
     url = f"http://127.0.0.1:{closed_port()}/v1"
     agent = make_provider_agent("compat:m", ProviderOptions(base_url=url, max_wait_s=120.0))

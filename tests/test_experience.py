@@ -14,15 +14,8 @@ from pathlib import Path
 import pytest
 
 from tests.fake_provider import SPECS, FakeProvider, Step, fake, fake_server, keys  # noqa: F401
-from workstation.errors import DamagedArtifact
-from workstation.game.protocol import Protocol
-from workstation.options import RunSpec, SpecError, preflight
-from workstation.runs.drive import drive
-from workstation.runs.request import rebuild_prompt
-from workstation.runs.start import start_run
-from workstation.runs.verify import verify
-from workstation.store.recording import Recording
-from workstation.turn.experience import (
+from workstation.base.errors import DamagedArtifact
+from workstation.engine.experience import (
     MAX_EDITS,
     MAX_RULE_CHARS,
     MAX_RULES,
@@ -34,6 +27,13 @@ from workstation.turn.experience import (
     read_library,
     write_library,
 )
+from workstation.game.protocol import Protocol
+from workstation.run.drive import drive
+from workstation.run.options import RunSpec, SpecError, preflight
+from workstation.run.request import rebuild_prompt
+from workstation.run.start import start_run
+from workstation.run.verify import verify
+from workstation.store.recording import Recording
 
 ROOT = Path(__file__).resolve().parents[1]
 RULE = "Serve with fire as soon as the ball is gone."
@@ -192,8 +192,8 @@ def test_verify_catches_an_update_edited_by_hand_and_replay_needs_no_model(fake:
 def test_the_pack_slot_places_the_library_and_counts_in_the_run_id(tmp_path, keys):  # noqa: F811
     import shutil
 
-    from workstation.locations import default_pack_dir
-    from workstation.turn.promptpack import PromptPackError, load_pack
+    from workstation.base.locations import default_pack_dir
+    from workstation.engine.promptpack import PromptPackError, load_pack
 
     pack_dir = tmp_path / "pack"
     shutil.copytree(default_pack_dir(), pack_dir)
@@ -212,8 +212,8 @@ def test_the_pack_slot_places_the_library_and_counts_in_the_run_id(tmp_path, key
 
 
 def test_run_and_watch_take_the_flags_and_a_grid_setting_takes_the_keys(tmp_path):
-    from workstation.batch.grid import parse_grid
     from workstation.cli import build_parser
+    from workstation.studies.batch.grid import parse_grid
 
     for cmd in ("run", "watch"):
         a = build_parser().parse_args([cmd, "--game", "breakout", "--agent", SPECS["compat"], "--experience",
@@ -230,7 +230,7 @@ base_url = "http://127.0.0.1:9/v1"
 experience = "{tmp_path / 'lib'}"
 reflect_every = 3
 '''
-    from workstation.batch.grid import GridError
+    from workstation.studies.batch.grid import GridError
 
     with pytest.raises(GridError) as e:  # refused in a batch, naming the key: its run ids cannot be planned
         parse_grid(grid, out=str(tmp_path / "batch"))
@@ -257,7 +257,7 @@ def test_a_failed_update_is_recorded_and_the_run_goes_on(fake: FakeProvider, key
 
 
 def test_an_update_line_of_the_wrong_shape_names_the_file_line_and_field(tmp_path):
-    from workstation.turn.experience import UPDATES, read_updates
+    from workstation.engine.experience import UPDATES, read_updates
 
     good = {"turns": 5, "before": [], "after": [RULE], "reply": "add: x", "error": None, "usage": None}
     (tmp_path / UPDATES).write_text(json.dumps(good) + "\n")

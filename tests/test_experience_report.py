@@ -1,4 +1,4 @@
-"""`report`'s instruction-level drops and experience-library ablation (workstation.analysis.levels), from real
+"""`report`'s instruction-level drops and experience-library ablation (workstation.studies.analysis.levels), from real
 files: a results CSV and a batch directory with recordings' manifests and experience.jsonl."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from workstation.analysis import levels
-from workstation.analysis.table import load_results
+from workstation.studies.analysis import levels
+from workstation.studies.analysis.table import load_results
 
 ROOT = Path(__file__).resolve().parents[1]
 

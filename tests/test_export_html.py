@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from workstation.export.timeline import build_timeline
 from workstation.store.recording import Recording
+from workstation.studies.export.timeline import build_timeline
 
 SAMPLE = Path(__file__).resolve().parents[1] / "recordings" / "sample" / "breakout-random-s0"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",

@@ -13,11 +13,11 @@ import json
 import pytest
 
 from tests.agents_for_tests import ScriptedAgent
-from workstation.agents.human_agent import HumanAgent
 from workstation.game.protocol import Protocol
-from workstation.runs.drive import drive
-from workstation.runs.start import RunSpec, start_run
-from workstation.runs.verify import verify
+from workstation.run.agents.human_agent import HumanAgent
+from workstation.run.drive import drive
+from workstation.run.start import RunSpec, start_run
+from workstation.run.verify import verify
 from workstation.store.recording import Recording
 
 PLAN = ["fire"] + ["noop"] * 9
@@ -123,7 +123,7 @@ def test_the_latency_clock_shifts_the_game_over_but_keeps_the_rule(tmp_path):
 
 
 def test_rewind_to_before_the_game_over_and_branch_plays_it_again(tmp_path):
-    from workstation.runs.start import branch_run
+    from workstation.run.start import branch_run
 
     e = start_run(RunSpec(game="breakout", out=str(tmp_path), protocol=Protocol(frames=700)),
                   agent=ScriptedAgent([REPLY]))
@@ -138,7 +138,7 @@ def test_rewind_to_before_the_game_over_and_branch_plays_it_again(tmp_path):
 
 
 def test_recordings_made_under_rule_1_still_verify(tmp_path):
-    from workstation.runs import start
+    from workstation.run import start
 
     e = start_run(RunSpec(game="breakout", out=str(tmp_path), protocol=Protocol(frames=700)),
                   agent=ScriptedAgent([REPLY]), rewindable=False)

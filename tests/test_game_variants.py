@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from workstation.game.protocol import Protocol
-from workstation.options import RunSpec
-from workstation.runs.drive import drive
-from workstation.runs.start import start_run
-from workstation.runs.verify import verify
+from workstation.run.drive import drive
+from workstation.run.options import RunSpec
+from workstation.run.start import start_run
+from workstation.run.verify import verify
 from workstation.store.recording import Recording
 
 
@@ -45,7 +45,7 @@ def test_a_mode_the_rom_lacks_is_one_line_and_writes_nothing(tmp_path):
 
 
 def test_a_grid_expands_mode_and_difficulty(tmp_path):
-    from workstation.batch.grid import load_grid
+    from workstation.studies.batch.grid import load_grid
 
     grid = tmp_path / "g.toml"
     grid.write_text('name = "variants"\ngames = ["breakout"]\nseeds = [0]\n'
@@ -56,7 +56,7 @@ def test_a_grid_expands_mode_and_difficulty(tmp_path):
     assert [c.setting for c in cells] == ["random|mode=0", "random|mode=4"]
     bad = tmp_path / "bad.toml"
     bad.write_text(grid.read_text().replace("[0, 4]", "[0, 99]"))
-    from workstation.errors import UserError
+    from workstation.base.errors import UserError
 
     with pytest.raises(UserError, match=r"line 9: protocol.mode: breakout has no mode 99"):
         load_grid(bad)

@@ -4,9 +4,9 @@ import textwrap
 
 import pytest
 
-from workstation.batch.grid import GridError, key_lines, load_grid, parse_grid
-from workstation.errors import UserError
+from workstation.base.errors import UserError
 from workstation.game.games import GAMES, paper_games
+from workstation.studies.batch.grid import GridError, key_lines, load_grid, parse_grid
 
 BASE = """\
 name = "demo"

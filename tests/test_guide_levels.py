@@ -15,15 +15,15 @@ from pathlib import Path
 import pytest
 
 from tests.fake_provider import SPECS, FakeProvider, fake, fake_server, keys  # noqa: F401
+from workstation.base.locations import default_pack_dir
+from workstation.commands import prompts as packs_command
+from workstation.engine.promptpack import GUIDE_CHOICES, LEVELS, PromptPackError, level_digest, load_pack
 from workstation.game.games import GAMES
 from workstation.game.protocol import SETTING, Protocol
-from workstation.locations import default_pack_dir
-from workstation.options import RunSpec, SpecError, preflight
-from workstation.packs import command as packs_command
-from workstation.runs.drive import drive
-from workstation.runs.start import start_run
+from workstation.run.drive import drive
+from workstation.run.options import RunSpec, SpecError, preflight
+from workstation.run.start import start_run
 from workstation.store.recording import Recording
-from workstation.turn.promptpack import GUIDE_CHOICES, LEVELS, PromptPackError, level_digest, load_pack
 
 ROOT = Path(__file__).resolve().parents[1]
 COLOURS = ("red", "orange", "yellow", "green", "blue", "purple", "pink", "white", "black", "grey", "brown",

@@ -15,7 +15,7 @@ import pytest
 
 from tests.fake_provider import KEYS, Step, fake_server, tool_step  # noqa: F401
 from workstation.cli import main
-from workstation.idc import curve as C
+from workstation.studies.idc import curve as C
 
 ROOT = Path(__file__).resolve().parents[1]
 CLI = [sys.executable, "-m", "workstation"]
@@ -71,7 +71,7 @@ def test_two_rounds_play_reflect_and_carry_the_skill(fake, tmp_path, capsys):
     assert rounds[0]["skill"] is None and rounds[1]["skill"] == SKILLS[0] and rounds[2]["skill"] == SKILLS[1]
     seeds = [e["seed"] for r in rounds for e in r["episodes"]]
     assert len(set(seeds)) == 6
-    from workstation.idc.starts import noop_start
+    from workstation.studies.idc.starts import noop_start
 
     assert len({noop_start(s, 30) for s in seeds}) == 6  # every episode its own start
     players = [s for s in fake.seen if not s.offers_tools]
@@ -99,7 +99,7 @@ def test_two_rounds_play_reflect_and_carry_the_skill(fake, tmp_path, capsys):
     assert [e["call"]["name"] for e in t["events"] if e["kind"] == "tool"] == \
         ["list_dir", "write_notebook", "submit_diagnosis", "submit_skill"]
     assert rounds[0]["diagnosis"] == "the chicken stops in lane 3"
-    from workstation.runs.verify import verify
+    from workstation.run.verify import verify
     from workstation.store.recording import Recording
 
     episodes = [e for r in rounds for e in r["episodes"]]
@@ -112,7 +112,7 @@ def test_two_rounds_play_reflect_and_carry_the_skill(fake, tmp_path, capsys):
     # the run ids differ by skill, and a run without a skill keeps its id
     manifest = json.loads((out / rounds[1]["episodes"][0]["recording"] / "manifest.json").read_text())
     assert manifest["skill"]["text"] == SKILLS[0]
-    from workstation.runs.request import rebuild_prompt
+    from workstation.run.request import rebuild_prompt
 
     rebuilt = rebuild_prompt(Recording(Path(rounds[1]["episodes"][0]["recording"])), 1)  # digest-checked
     assert SKILLS[0] in rebuilt.render_text()
@@ -256,7 +256,7 @@ def test_bad_specs_and_places(fake, tmp_path, capsys):
     assert json.loads((out / "curve.json").read_text())["identity"] == {"game": "pong"}
     # the same settings, and one more that this version does not know: another IDC too, named in one line
     from workstation.cli import build_parser
-    from workstation.idc.command import make_config
+    from workstation.commands.idc import make_config
 
     ident = make_config(build_parser().parse_args(idc_args(fake, out))).identity()
     (out / "curve.json").write_text(json.dumps({"rounds": [], "identity": {**ident, "judge": "compat:j"}}))
@@ -529,7 +529,7 @@ def test_a_report_is_never_written_inside_the_idc(tmp_path, capsys):
 def test_mean_se_is_the_sample_sd_over_root_n_and_best_vs_final_needs_a_best_round():
     import math as _math
 
-    from workstation.idc.curve import best_vs_final, mean_se
+    from workstation.studies.idc.curve import best_vs_final, mean_se
 
     m, se = mean_se([1.0, 2.0, 3.0])  # sample variance 1 (n - 1 = 2), SE sqrt(1 / 3)
     assert m == 2.0 and se is not None and _math.isclose(se, _math.sqrt(1 / 3))

@@ -11,8 +11,8 @@ import pytest
 
 from tests.fake_provider import KEYS, Step, fake_server  # noqa: F401 - the fixture
 from tests.test_idc import PLAYER, SKILLS, _made_idc, _tree, idc_args, in_process, reflection_script
-from workstation.idc import curve as C
 from workstation.store.seal import seal
+from workstation.studies.idc import curve as C
 
 
 @pytest.fixture

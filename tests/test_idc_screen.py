@@ -10,14 +10,14 @@ from screens.app import HomeLaunch, WorkstationApp
 from screens.views.idc import IdcScreen, bars, skill_diff
 from screens.views.replay_view import ReplayScreen
 from tests.tui_helpers import run_async, wait_until
-from workstation.idc import curve as C
-from workstation.runs.drive import drive
+from workstation.run.drive import drive
+from workstation.studies.idc import curve as C
 
 
 def make_dir(tmp_path):
     from workstation.game.protocol import Protocol
-    from workstation.options import RunSpec
-    from workstation.runs.start import start_run
+    from workstation.run.options import RunSpec
+    from workstation.run.start import start_run
 
     out = tmp_path / "idc"
     engine = start_run(RunSpec("freeway", protocol=Protocol(frames=30), out=str(out / "round_2" / "runs")),

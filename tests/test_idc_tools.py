@@ -8,18 +8,18 @@ from pathlib import Path
 import pytest
 
 from tests.fake_provider import Step, agent_cache, agents, fake, fake_server, frames, keys, tool_step  # noqa: F401
-from workstation.calls import ToolCall
-from workstation.idc.reflector import reflect
-from workstation.idc.tools import NOTEBOOK_MAX_CHARS, Workbench
-from workstation.runs.drive import drive
+from workstation.engine.calls import ToolCall
+from workstation.run.drive import drive
+from workstation.studies.idc.reflector import reflect
+from workstation.studies.idc.tools import NOTEBOOK_MAX_CHARS, Workbench
 
 
 @pytest.fixture(scope="module")
 def round_root(tmp_path_factory) -> Path:
     """A round's root holding one real recording (random agent, 30 frames)."""
     from workstation.game.protocol import Protocol
-    from workstation.options import RunSpec
-    from workstation.runs.start import start_run
+    from workstation.run.options import RunSpec
+    from workstation.run.start import start_run
 
     root = tmp_path_factory.mktemp("round") / "runs"
     engine = start_run(RunSpec("freeway", protocol=Protocol(frames=30), out=str(root)), rewindable=False)

@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pytest
 
+from workstation.base.errors import UserError
 from workstation.cli import main
-from workstation.errors import UserError
 from workstation.game.games import get_game
-from workstation.runs.drive import drive
-from workstation.runs.start import RunSpec, start_run
-from workstation.runs.verify import verify
+from workstation.run.drive import drive
+from workstation.run.start import RunSpec, start_run
+from workstation.run.verify import verify
 from workstation.store.recording import Recording
 
 # the harness's own names for Breakout's minimal action set
@@ -163,7 +163,7 @@ def test_bad_run_dirs_exit_2_with_one_line(damage: str, harness_run: Path, tmp_p
 
 
 def test_the_harness_summary_is_read_once_typed(tmp_path: Path) -> None:
-    from workstation.runs.importers.harness_run import HarnessSummary
+    from workstation.run.importers.harness_run import HarnessSummary
 
     path = tmp_path / "summary.json"
     path.write_text(json.dumps({"seed": 3.0, "frame_count": 901, "total_reward": 5, "model_name": "m",

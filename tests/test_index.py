@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from workstation.game.protocol import Protocol
-from workstation.runs.drive import drive
-from workstation.runs.start import RunSpec, start_run
+from workstation.run.drive import drive
+from workstation.run.start import RunSpec, start_run
 from workstation.store.index import INDEX_FILE, Index, select
 from workstation.store.recording import RecordingError
 

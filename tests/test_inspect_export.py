@@ -16,12 +16,12 @@ from typing import Any
 import pytest
 
 from tests.fake_provider import KEYS, SPECS, FakeProvider, fake_server  # noqa: F401
+from workstation.engine.turn_engine import Phase
 from workstation.game.protocol import Protocol
-from workstation.options import RunSpec
-from workstation.runs.drive import drive
-from workstation.runs.start import start_run
+from workstation.run.drive import drive
+from workstation.run.options import RunSpec
+from workstation.run.start import start_run
 from workstation.store.recording import Recording
-from workstation.turn.engine import Phase
 
 ROOT = Path(__file__).resolve().parent.parent
 CLI = [sys.executable, "-m", "workstation"]
@@ -328,7 +328,7 @@ def test_a_manifest_damaged_two_ways_exits_as_verify_and_info_do(tmp_path):
 
 
 def test_a_session_exports_its_scored_runs_as_human_setting_and_gives_a_human_normalised_score(tmp_path, batch):
-    from workstation.session import Session, Settings
+    from workstation.studies.session import Session, Settings
 
     settings = Settings(participant="P01", games=("breakout",), seeds=(0, 1), practice=0, mode="paused",
                         pace="instant", protocol=Protocol(frames=900))
@@ -424,8 +424,8 @@ def test_runs_with_an_experience_library_export_each_turn_with_the_library_it_ca
 
 
 def test_a_prompt_that_cannot_be_rebuilt_says_why_without_contradicting_itself(tmp_path):
-    from workstation.export.inspect_log.sample import turn_prompts
     from workstation.store.records import RecordingError
+    from workstation.studies.export.inspect_log.sample import turn_prompts
 
     copy = tmp_path / "run"
     shutil.copytree(run_random(tmp_path / "recs", frames=30), copy)

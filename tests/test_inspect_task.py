@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from workstation.errors import UserError
+from workstation.base.errors import UserError
 from workstation.store.recording import Recording
 
 pytest.importorskip("inspect_ai")
@@ -86,7 +86,7 @@ def test_protocol_task_arguments_reach_the_recording(tmp_path):
 
 
 def test_bad_task_arguments_are_one_line():
-    from workstation.inspect_task.play import make_protocol, parse_seeds
+    from workstation.studies.inspect_task.play import make_protocol, parse_seeds
 
     assert parse_seeds("0..4") == [0, 1, 2, 3, 4] and parse_seeds("1,3") == [1, 3] and parse_seeds(7) == [7]
     for bad in ("4..1", "a", "1,1", True):

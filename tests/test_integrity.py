@@ -14,8 +14,8 @@ import pytest
 
 from tests.tui_helpers import run_async
 from workstation.game.protocol import Protocol
-from workstation.runs.drive import drive
-from workstation.runs.start import RunSpec, start_run
+from workstation.run.drive import drive
+from workstation.run.start import RunSpec, start_run
 from workstation.store.recording import Recording, RecordingError
 
 ENV = {**os.environ, "PYTHONUNBUFFERED": "1"}

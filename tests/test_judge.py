@@ -19,10 +19,10 @@ import pytest
 from tests.fake_provider import FakeProvider, fake_server  # noqa: F401
 from tests.judge_helpers import JUDGE, MODELS, VERDICTS, ScriptedJudge, make_batch
 from workstation.cli import main
-from workstation.judge.sample import choose, read_sources, spaced_turns
-from workstation.judge.verdict import CATEGORIES, VerdictError, parse_verdict
-from workstation.runs.drive import drive
+from workstation.run.drive import drive
 from workstation.store.recording import Recording
+from workstation.studies.judge.sample import choose, read_sources, spaced_turns
+from workstation.studies.judge.verdict import CATEGORIES, VerdictError, parse_verdict
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -113,8 +113,8 @@ def test_judges_the_median_run_per_cell_blinded_and_records_the_answers(batch_di
     assert judge_cli(batch_dir, judge_fake, out) == 0
     assert len(judge.given) == 10 and (out / "verdicts.jsonl").read_bytes() == before
     with pytest.raises(Exception, match="was sampled with --turns 5 --gap 5 --seed 0"):
-        from workstation.judge.run import JudgeJob, run_judge
-        from workstation.judge.verdict import load_judge_prompt
+        from workstation.studies.judge.run import JudgeJob, run_judge
+        from workstation.studies.judge.verdict import load_judge_prompt
 
         run_judge(JudgeJob([str(batch_dir)], f"compat:{JUDGE}", out, load_judge_prompt(), seed=1))
 
@@ -250,8 +250,8 @@ def test_the_verdict_parser_reads_fenced_and_aliased_answers():
 
 
 def test_truth_agreement_against_the_ram_of_a_real_recording(batch_dir):
-    from workstation.judge.truth import MOTION_FRAMES, check
-    from workstation.qa.truth import load_map
+    from workstation.studies.judge.truth import MOTION_FRAMES, check
+    from workstation.studies.qa.truth import load_map
 
     rec = Recording(next(r.path for r in read_sources([str(batch_dir)])))
     ram_map = load_map("breakout")
@@ -278,7 +278,7 @@ def test_truth_agreement_against_the_ram_of_a_real_recording(batch_dir):
 
 
 def test_golden_statistics_match_the_paper():
-    from workstation.judge.stats import fisher_exact, mcnemar_exact
+    from workstation.studies.judge.stats import fisher_exact, mcnemar_exact
 
     m = mcnemar_exact(10, 2)
     assert m.p is not None and m.odds_ratio is not None
@@ -427,7 +427,7 @@ def test_requery_asks_the_player_with_full_history_and_current_frame_only(batch_
 
 def test_requery_tally_gives_the_papers_figures():
     from tests.judge_helpers import requery_line
-    from workstation.judge.requery import tally
+    from workstation.studies.judge.requery import tally
 
     rows = []
     for i, (full, cur) in enumerate([(True, False)] * 10 + [(False, True)] * 2 + [(True, True)] * 5):
@@ -441,7 +441,7 @@ def test_requery_tally_gives_the_papers_figures():
 def test_calibrate_scores_the_judge_on_a_qa_set_first_and_records_it(batch_dir, judge_fake, tmp_path):
     from tests.fake_provider import Step, sent_messages
     from tests.judge_helpers import model_of
-    from workstation.qa.qset import read_set
+    from workstation.studies.qa.qset import read_set
 
     assert main(["qa", "gen", "--recordings", str(batch_dir / "runs"), "--out", str(tmp_path / "set"),
                  "--per-game", "4"]) == 0
@@ -500,7 +500,7 @@ def test_report_paper_lays_out_what_the_data_allows_and_lists_the_rest(batch_dir
 
 def test_a_baseline_is_not_judged(tmp_path, capsys):
     from workstation.game.protocol import Protocol
-    from workstation.runs.start import RunSpec, start_run
+    from workstation.run.start import RunSpec, start_run
 
     e = start_run(RunSpec(game="breakout", agent="random", out=str(tmp_path / "recs"), protocol=Protocol(frames=30)),
                   rewindable=False)
@@ -541,8 +541,8 @@ def test_the_ram_truth_agreement_rate_is_recomputed_from_the_verdicts(batch_dir,
 def test_a_summary_that_counts_changes_by_hand_is_never_sampled(tmp_path):
     import shutil
 
-    from workstation.judge.sample import changed_by_hand
     from workstation.store.recording import Recording
+    from workstation.studies.judge.sample import changed_by_hand
 
     src = Path(__file__).resolve().parent / "data" / "rule1-breakout-random-s0"
     assert changed_by_hand(Recording(src)) is None

@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 
 from tests.judge_helpers import requery_line
-from workstation.errors import UserError
-from workstation.judge.overreliance import compare_groups, parse_groups
-from workstation.judge.records import Fields, JudgeAnswer, JudgeSummary, SettingCounts, TruthCounts, VerdictLine
-from workstation.judge.requery import tally
-from workstation.judge.stats import fisher_exact, mcnemar_exact
+from workstation.base.errors import UserError
+from workstation.studies.judge.overreliance import compare_groups, parse_groups
+from workstation.studies.judge.records import Fields, JudgeAnswer, JudgeSummary, SettingCounts, TruthCounts, VerdictLine
+from workstation.studies.judge.requery import tally
+from workstation.studies.judge.stats import fisher_exact, mcnemar_exact
 
 
 # -- exact McNemar -------------------------------------------------------------------------
@@ -141,8 +141,8 @@ def verdict(setting: str, turn: int, failure: bool | None, group: str | None = N
 
 
 def summary_of(verdicts: list[VerdictLine]) -> JudgeSummary:
-    from workstation.judge.run import JudgeJob, summarise
-    from workstation.judge.verdict import load_judge_prompt
+    from workstation.studies.judge.run import JudgeJob, summarise
+    from workstation.studies.judge.verdict import load_judge_prompt
 
     job = JudgeJob([], "compat:j", Path("."), load_judge_prompt())
     return summarise(verdicts, job, [], complete=True, stopped=None)
@@ -176,7 +176,7 @@ def test_the_agreement_rate_is_agreeing_over_checkable_verdicts(truths):
 
 # -- a QA eval's accuracy -------------------------------------------------------------------------
 def test_qa_accuracy_per_group_category_and_agreement():
-    from workstation.qa.evaluate import Answer, summarise
+    from workstation.studies.qa.evaluate import Answer, summarise
 
     qs = [{"id": f"q{i}", "category": cat, "game": "breakout", "answer": "x"}
           for i, cat in enumerate(["perception-detection", "perception-spatial", "motion-target", "decision-long"])]
@@ -210,7 +210,7 @@ def test_qa_accuracy_per_group_category_and_agreement():
 def test_records_are_frozen_and_read_back_as_written():
     from dataclasses import FrozenInstanceError
 
-    from workstation.judge.records import GroupCounts, Overreliance
+    from workstation.studies.judge.records import GroupCounts, Overreliance
 
     g = GroupCounts(["a", "b"], 1, 2)
     t = TruthCounts(3, 1, 2)
@@ -228,8 +228,8 @@ def test_records_are_frozen_and_read_back_as_written():
 
 
 def test_group_messages_name_the_first_shared_setting_and_the_settings_there_are():
-    from workstation.errors import UserError
-    from workstation.judge.overreliance import check_groups
+    from workstation.base.errors import UserError
+    from workstation.studies.judge.overreliance import check_groups
 
     with pytest.raises(UserError, match=": a is in both groups"):
         parse_groups("c,b,a/a,b")  # both shared: the first in sorted order is named

@@ -11,10 +11,10 @@ from tests.agents_for_tests import ScriptedAgent
 from tests.fake_provider import fake_server  # noqa: F401
 from workstation.cli import main
 from workstation.game.protocol import Protocol
-from workstation.judge.stuck import report, stalled_turns, stretches
-from workstation.runs.drive import drive
-from workstation.runs.start import RunSpec, start_run
+from workstation.run.drive import drive
+from workstation.run.start import RunSpec, start_run
 from workstation.store.recording import Recording
+from workstation.studies.judge.stuck import report, stalled_turns, stretches
 
 
 def play(out: Path, replies: list[str], frames: int, seed: int) -> Path:
@@ -89,7 +89,7 @@ def test_the_open_screen_marks_stuck_stretches_on_the_timeline(runs):
 
 def test_with_a_judge_the_judge_decides_awareness_and_the_words_decide_when_it_is_unreadable(runs, fake_server, capsys):  # noqa: F811
     from tests.fake_provider import Step
-    from workstation.judge.stuck_judge import read_yes_no
+    from workstation.studies.judge.stuck_judge import read_yes_no
 
     assert (read_yes_no("Yes."), read_yes_no(" no, it did not"), read_yes_no("maybe")) == (True, False, None)
     answers = iter(["Yes.", "perhaps", "no"])

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+from workstation.engine.memory import Clip, Step, select_structured
+from workstation.engine.prompt import ImagePart, TextPart
+from workstation.engine.prompt_builder import PromptBuilder
+from workstation.engine.promptpack import load_pack
 from workstation.game.games import get_game
 from workstation.game.protocol import Protocol
-from workstation.turn.memory import Clip, Step, select_structured
-from workstation.turn.prompt import ImagePart, TextPart
-from workstation.turn.prompt_builder import PromptBuilder
-from workstation.turn.promptpack import load_pack
 
 
 def clip(turn: int, start: int, n: int, reward_at: int | None = None, lost_at: int | None = None) -> Clip:

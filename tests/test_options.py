@@ -8,13 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from workstation.agents import make_agent
-from workstation.agents.human_agent import HumanAgent
-from workstation.agents.registry import KINDS, PROVIDER_KINDS, AgentSpecError, parse_agent
-from workstation.errors import UserError
+from workstation.base.errors import UserError
+from workstation.engine.promptpack import load_pack
 from workstation.game.games import get_game
 from workstation.game.protocol import SETTINGS, Protocol, ProtocolError, StartOption
-from workstation.options import (
+from workstation.run.agents import make_agent
+from workstation.run.agents.human_agent import HumanAgent
+from workstation.run.agents.registry import KINDS, PROVIDER_KINDS, AgentSpecError, parse_agent
+from workstation.run.options import (
     ALL_SETTINGS,
     EFFORTS,
     Generation,
@@ -27,7 +28,6 @@ from workstation.options import (
     run_identity,
     spec_from_values,
 )
-from workstation.turn.promptpack import load_pack
 
 SAMPLE = Path(__file__).resolve().parents[1] / "recordings" / "sample" / "breakout-random-s0"
 DUMMY_KEYS = {"OPENAI_API_KEY": "sk-dummy-openai", "ANTHROPIC_API_KEY": "sk-dummy-anthropic",
@@ -141,9 +141,9 @@ def test_the_declaration_covers_the_protocol_and_the_cli_flags():
 
 
 def test_the_registry_is_the_one_list_of_kinds():
-    from workstation.providers.agent import ADAPTERS
-    from workstation.providers.spec import EFFORTS as PROVIDER_EFFORTS
-    from workstation.providers.spec import PROVIDERS
+    from workstation.run.providers.agent import ADAPTERS
+    from workstation.run.providers.spec import EFFORTS as PROVIDER_EFFORTS
+    from workstation.run.providers.spec import PROVIDERS
 
     assert set(PROVIDER_KINDS) == set(PROVIDERS) == set(ADAPTERS)
     assert EFFORTS == PROVIDER_EFFORTS
@@ -215,7 +215,7 @@ def test_identity_equals_the_old_one_on_many_specs(monkeypatch):
 
 
 def test_identity_needs_no_key_and_builds_no_agent(no_keys, monkeypatch):
-    import workstation.agents as agents
+    import workstation.run.agents as agents
 
     def refuse(*a, **k):
         raise AssertionError("an agent was built")

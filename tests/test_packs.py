@@ -11,11 +11,11 @@ import pytest
 from tests.fake_provider import Step, fake, fake_server  # noqa: F401  (fixtures)
 from tests.harness_shape import COMMON, SPECIAL, TERMINATION, guide_text, make_harness
 from workstation.cli import main
+from workstation.engine.parser import parse_reply
+from workstation.engine.promptpack import load_pack
 from workstation.game.games import GAMES, get_game
 from workstation.game.vocabulary import default_pack_dir
-from workstation.packs.from_atari_bench import literals, read_harness
-from workstation.turn.parser import parse_reply
-from workstation.turn.promptpack import load_pack
+from workstation.studies.packs.from_atari_bench import literals, read_harness
 
 
 def run_cli(capsys, *args: str) -> tuple[int, str, str]:

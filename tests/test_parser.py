@@ -9,8 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from workstation.engine.parser import PARSE_RULES, ParseResult, parse_reply
 from workstation.game.games import GAMES, get_game
-from workstation.turn.parser import PARSE_RULES, ParseResult, parse_reply
 
 CORPUS = [json.loads(line) for line in (Path(__file__).parent / "data" / "parser_corpus.jsonl").open()]
 

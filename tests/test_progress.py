@@ -8,9 +8,9 @@ import subprocess
 import sys
 
 from workstation.game.protocol import Protocol
-from workstation.runs.drive import drive
-from workstation.runs.progress import RunProgress
-from workstation.runs.start import RunSpec, start_run
+from workstation.run.drive import drive
+from workstation.run.progress import RunProgress
+from workstation.run.start import RunSpec, start_run
 
 
 def _run_with(tmp_path, tty: bool, step_s: float):

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from workstation.engine.promptpack import TEMPLATE_KEYS, PromptPackError, default_pack_dir, display_title, load_pack
 from workstation.game.games import GAMES, get_game
-from workstation.turn.promptpack import TEMPLATE_KEYS, PromptPackError, default_pack_dir, display_title, load_pack
 
 # A value for every placeholder, shaped like what the prompt builder passes.
 SAMPLE = {

@@ -14,10 +14,10 @@ import time
 import pytest
 
 from tests.fake_provider import DEFAULT_TEXT, SPECS, Step, wait_until
-from workstation.calls import CallCancelled, CancelToken, Deadline, DeadlinePassed, TurnContext, call_agent
+from workstation.engine.calls import CallCancelled, CancelToken, Deadline, DeadlinePassed, TurnContext, call_agent
+from workstation.engine.prompt import ImagePart, Message, Prompt, TextPart
 from workstation.game.games import get_game
-from workstation.providers.limiter import AdaptiveLimiter
-from workstation.turn.prompt import ImagePart, Message, Prompt, TextPart
+from workstation.run.providers.limiter import AdaptiveLimiter
 
 CTX = TurnContext(get_game("breakout"), turn=0, max_actions=10, frame=0)
 BOUND_S = 10.0  # "within about a second", with room for a busy machine; the waits cut short are 30-60 s

@@ -8,10 +8,10 @@ import time
 import pytest
 
 from tests.fake_provider import DEFAULT_TEXT, KEYS, SPECS, FakeUsage, Step
-from workstation.calls import FatalAgentError, Reply, TurnContext
+from workstation.engine.calls import FatalAgentError, Reply, TurnContext
+from workstation.engine.prompt import ImagePart, Message, Prompt, TextPart
 from workstation.game.games import get_game
-from workstation.providers.agent import PROBLEMS
-from workstation.turn.prompt import ImagePart, Message, Prompt, TextPart
+from workstation.run.providers.agent import PROBLEMS
 
 CTX = TurnContext(get_game("breakout"), turn=0, max_actions=10, frame=0)
 PROVIDERS = list(SPECS)

@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from workstation.providers.helper_threads import HelperThreads
+from workstation.run.providers.helper_threads import HelperThreads
 
 
 def test_threads_are_reused_call_after_call():
@@ -65,7 +65,7 @@ def test_a_failing_job_leaves_the_thread_working():
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
 def test_a_forked_child_starts_its_own_threads():
-    from workstation.providers.helper_threads import HELPERS
+    from workstation.run.providers.helper_threads import HELPERS
 
     warm = threading.Event()
     HELPERS.submit(warm.set)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 
-from workstation.providers.limiter import AdaptiveLimiter, limiter_for
+from workstation.run.providers.limiter import AdaptiveLimiter, limiter_for
 
 
 def test_halves_once_for_a_burst_of_429s():

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from workstation.calls import Usage
-from workstation.providers import ProviderConfigError, cost_usd, default_prices, load_prices
+from workstation.engine.calls import Usage
+from workstation.run.providers import ProviderConfigError, cost_usd, default_prices, load_prices
 
 U = Usage(input_tokens=1_000_000, cache_read_tokens=2_000_000, cache_write_tokens=100_000,
           output_tokens=300_000, reasoning_tokens=200_000)

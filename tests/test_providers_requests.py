@@ -11,11 +11,11 @@ import pytest
 from PIL import Image
 
 from tests.fake_provider import DEFAULT_TEXT, KEYS, SPECS, _b64_any, sent_messages
-from workstation.calls import Attempt, TurnContext, Usage
+from workstation.engine.calls import Attempt, TurnContext, Usage
+from workstation.engine.prompt import ImagePart, Message, Prompt, TextPart
 from workstation.game.games import get_game
-from workstation.providers import ProviderOptions, describe_request, make_provider_agent
-from workstation.providers.adapter import redacted_image
-from workstation.turn.prompt import ImagePart, Message, Prompt, TextPart
+from workstation.run.providers import ProviderOptions, describe_request, make_provider_agent
+from workstation.run.providers.adapter import redacted_image
 
 CTX = TurnContext(get_game("breakout"), turn=3, max_actions=10, frame=30)
 PROVIDERS = list(SPECS)

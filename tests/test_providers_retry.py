@@ -11,8 +11,8 @@ import pytest
 import tenacity
 from google.genai import errors as genai_errors
 
-from workstation.providers.redact import one_line, redact_headers, scrub
-from workstation.providers.retry import BackoffWait, ProviderError, classify, retry_after_s, with_retries
+from workstation.run.providers.redact import one_line, redact_headers, scrub
+from workstation.run.providers.retry import BackoffWait, ProviderError, classify, retry_after_s, with_retries
 
 KEY = "sk-test-SECRET-0123456789abcdef"
 REQUEST = httpx2.Request("POST", "https://api.example.test/v1/x")

@@ -11,7 +11,7 @@ import pytest
 from tests.fake_provider import ServerShape, llamacpp_like
 from workstation.cli import main
 from workstation.game.protocol import Protocol, ProtocolError
-from workstation.options import spec_from_values
+from workstation.run.options import spec_from_values
 from workstation.store.recording import Recording
 
 

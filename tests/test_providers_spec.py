@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from workstation.providers import EFFORTS, ProviderConfigError, ProviderOptions, make_provider_agent, parse_spec
-from workstation.providers.agent import make_adapter
-from workstation.providers.spec import COMPAT_DUMMY_KEY, api_key
+from workstation.run.providers import EFFORTS, ProviderConfigError, ProviderOptions, make_provider_agent, parse_spec
+from workstation.run.providers.agent import make_adapter
+from workstation.run.providers.spec import COMPAT_DUMMY_KEY, api_key
 
 KEY_VARS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY")
 
@@ -118,7 +118,7 @@ def test_anthropic_thinking_rules():
 
 
 def test_options_round_trip_through_a_description(monkeypatch):
-    from workstation.providers import options_from_description
+    from workstation.run.providers import options_from_description
 
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-SECRET-0123456789")
     options = ProviderOptions(base_url="http://127.0.0.1:9", effort="high", max_output_tokens=9000, timeout=12.5)
@@ -132,7 +132,7 @@ def test_options_round_trip_through_a_description(monkeypatch):
 
 @pytest.mark.parametrize("url", ["notaurl", "localhost:8000/v1", "ftp://host/v1", "http://"])
 def test_a_base_url_that_is_no_http_url_is_refused_at_once(url):
-    from workstation.providers.spec import ProviderConfigError, ProviderOptions
+    from workstation.run.providers.spec import ProviderConfigError, ProviderOptions
 
     with pytest.raises(ProviderConfigError, match="not an http:// or https:// URL"):
         ProviderOptions(base_url=url)

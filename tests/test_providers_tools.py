@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from workstation.calls import ToolCall, ToolSpec, parse_arguments
-from workstation.providers import ProviderOptions, describe_request
-from workstation.turn.prompt import Message, Prompt, TextPart
+from workstation.engine.calls import ToolCall, ToolSpec, parse_arguments
+from workstation.engine.prompt import Message, Prompt, TextPart
+from workstation.run.providers import ProviderOptions, describe_request
 
 SPEC = ToolSpec("grep", "search", {"type": "object", "properties": {"pattern": {"type": "string"}}})
 CALL = ToolCall("c1", "grep", {"pattern": "x"})

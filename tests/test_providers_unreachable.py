@@ -19,13 +19,13 @@ import openai
 import pytest
 
 from tests.fake_provider import KEYS, SPECS, Step, closed_port, wait_until
-from workstation.calls import FatalAgentError, TurnContext
 from workstation.cli import main
+from workstation.engine.calls import FatalAgentError, TurnContext
+from workstation.engine.prompt import ImagePart, Message, Prompt, TextPart
 from workstation.game.games import get_game
-from workstation.providers import ProviderOptions, make_provider_agent
-from workstation.providers.retry import classify
+from workstation.run.providers import ProviderOptions, make_provider_agent
+from workstation.run.providers.retry import classify
 from workstation.store.recording import Recording
-from workstation.turn.prompt import ImagePart, Message, Prompt, TextPart
 
 CTX = TurnContext(get_game("breakout"), turn=0, max_actions=10, frame=0)
 ALL_KEYS = tuple(KEYS.values())

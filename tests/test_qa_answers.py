@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from workstation.qa.answers import lettered, parse_choice
+from workstation.studies.qa.answers import lettered, parse_choice
 
 DIRS = ["up", "down", "left", "right", "still"]
 DIAG = ["up-left", "up-right", "down-left", "down-right", "still"]

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
+from workstation.base.errors import UserError
 from workstation.cli import main
-from workstation.errors import UserError
 from workstation.game.protocol import Protocol
-from workstation.qa.curate import add_by_hand, contradiction, edit, set_status
-from workstation.qa.qset import QUESTIONS, read_set
-from workstation.runs.drive import drive
-from workstation.runs.start import RunSpec, start_run
+from workstation.run.drive import drive
+from workstation.run.start import RunSpec, start_run
+from workstation.studies.qa.curate import add_by_hand, contradiction, edit, set_status
+from workstation.studies.qa.qset import QUESTIONS, read_set
 
 
 @pytest.fixture

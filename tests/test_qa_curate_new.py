@@ -9,10 +9,10 @@ import pytest
 
 from screens.app import make_app
 from tests.tui_helpers import run_async
-from workstation.errors import UserError
-from workstation.launch import QaCurateLaunch
-from workstation.qa import curate, templates
-from workstation.qa.qset import QA_CATEGORIES, QUESTIONS, read_set
+from workstation.base.errors import UserError
+from workstation.run.launch import QaCurateLaunch
+from workstation.studies.qa import curate, templates
+from workstation.studies.qa.qset import QA_CATEGORIES, QUESTIONS, read_set
 
 SAMPLE = Path(__file__).resolve().parents[1] / "recordings" / "qa-sample"
 
@@ -95,7 +95,7 @@ async def test_write_a_new_question_from_a_template(root):
 @run_async
 async def test_curator_opens_at_the_first_proposed_question(root, tmp_path):
     from tests.tui_helpers import record
-    from workstation.qa.curate import propose_from_recording
+    from workstation.studies.qa.curate import propose_from_recording
 
     rec = record(tmp_path / "recs", frames=30)
     q = propose_from_recording(root, rec.path, [3, 4, 5])

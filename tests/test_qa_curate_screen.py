@@ -11,10 +11,10 @@ from screens.widgets.frame_view import FrameView
 from tests.tui_helpers import run_async
 from workstation.cli import main
 from workstation.game.protocol import Protocol
-from workstation.launch import QaCurateLaunch
-from workstation.qa.qset import QUESTIONS, read_set
-from workstation.runs.drive import drive
-from workstation.runs.start import RunSpec, start_run
+from workstation.run.drive import drive
+from workstation.run.launch import QaCurateLaunch
+from workstation.run.start import RunSpec, start_run
+from workstation.studies.qa.qset import QUESTIONS, read_set
 
 
 @pytest.fixture(scope="module")

@@ -16,9 +16,9 @@ import pytest
 from tests.fake_provider import SPECS, FakeProvider, Seen, Step, sent_messages
 from workstation.cli import main
 from workstation.game.protocol import Protocol
-from workstation.qa.qset import QA_CATEGORIES, read_set
-from workstation.runs.drive import drive
-from workstation.runs.start import RunSpec, start_run
+from workstation.run.drive import drive
+from workstation.run.start import RunSpec, start_run
+from workstation.studies.qa.qset import QA_CATEGORIES, read_set
 
 STYLES = ("{a}", "Answer: {a}", "**{a}**", "Looking at the frames, I think the answer is {a}.", "({letter})",
           "Final answer: {letter}")
@@ -194,8 +194,8 @@ def test_random_agent_and_bad_input(qset, tmp_path, capsys):
 
 def test_failed_calls_are_kept_and_retried(qset, tmp_path, keys):
     from tests.fake_provider import Step as S
-    from workstation.providers import ProviderOptions
-    from workstation.qa.evaluate import run_eval
+    from workstation.run.providers import ProviderOptions
+    from workstation.studies.qa.evaluate import run_eval
 
     fake = Oracle(_key(qset))
     try:

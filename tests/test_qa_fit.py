@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 from workstation.cli import main
-from workstation.qa import templates
-from workstation.qa.qset import read_set
+from workstation.studies.qa import templates
+from workstation.studies.qa.qset import read_set
 
 
 def test_freeway_never_asks_which_half_the_chicken_is_in(tmp_path, capsys):

@@ -14,12 +14,12 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from workstation.base.errors import UserError
 from workstation.cli import main
-from workstation.errors import UserError
 from workstation.game.protocol import Protocol
-from workstation.qa.qset import FORMAT, QA_CATEGORIES, paper_time, read_set
-from workstation.runs.drive import drive
-from workstation.runs.start import RunSpec, start_run
+from workstation.run.drive import drive
+from workstation.run.start import RunSpec, start_run
+from workstation.studies.qa.qset import FORMAT, QA_CATEGORIES, paper_time, read_set
 
 GAMES = ("breakout", "freeway", "boxing", "gopher")
 
@@ -171,7 +171,7 @@ def test_malformed_set_is_one_line(set3, tmp_path):
     path = tmp_path / "s" / "questions.jsonl"
     lines = path.read_text().splitlines()
     q = json.loads(lines[0])
-    from workstation.errors import DamagedArtifact
+    from workstation.base.errors import DamagedArtifact
 
     path.write_text("\n".join([json.dumps(dict(q, answer=q["choices"][-1]))] + lines[1:]) + "\n")
     with pytest.raises(DamagedArtifact, match="question set .* is damaged: questions.jsonl was changed"):
@@ -229,7 +229,7 @@ def _component_centre(rgb: np.ndarray, colours, box, region=None) -> tuple[float
 def test_answers_agree_with_blobs_in_the_frames(recordings, other_recordings, tmp_path):
     """Over the ten QA games, every left/right, above/below, which-half and motion answer,
     recomputed from the coloured blobs of the stored PNGs (not from RAM), agrees with the set's."""
-    from workstation.qa.truth import direction, load_map
+    from workstation.studies.qa.truth import direction, load_map
 
     assert main(["qa", "gen", "--recordings", str(recordings), str(other_recordings), "--out", str(tmp_path / "s"),
                  "--per-game", "30", "--categories", "perception", "motion"]) == 0

@@ -8,16 +8,16 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from workstation.qa.pixels import blob_centre
-from workstation.qa.qset import FORMAT, read_set
-from workstation.qa.truth import Obj, direction, load_map, supported_games
+from workstation.studies.qa.pixels import blob_centre
+from workstation.studies.qa.qset import FORMAT, read_set
+from workstation.studies.qa.truth import Obj, direction, load_map, supported_games
 
 SAMPLE = Path(__file__).resolve().parents[1] / "recordings" / "qa-sample"
 TEN = {"assault", "boxing", "breakout", "fishing_derby", "freeway", "gopher", "name_this_game",
        "pacman", "qbert", "riverraid"}
 
 
-# decision rules of workstation/qa/rules.py that only compare two objects: (mover, target, axis)
+# decision rules of workstation/studies/qa/rules.py that only compare two objects: (mover, target, axis)
 TOWARD = {"assault_aim": ("cannon", "enemy", 0), "gopher_chase": ("farmer", "gopher", 0),
           "name_this_game_shark": ("diver", "shark", 0), "boxing_line_up": ("white boxer", "black boxer", 1)}
 

@@ -4,7 +4,7 @@ For each supported game the real emulator plays a seeded random agent; on every
 frame where the map says an object is on screen, the object's colour must show
 inside its predicted box widened by the map's stated tolerance (2-4 px), and the
 coloured pixels near it must start or end within that tolerance of the box's
-edges on both axes (``workstation.qa.pixels.aligned``), on at least 90 % of those
+edges on both axes (``workstation.studies.qa.pixels.aligned``), on at least 90 % of those
 frames (50 % for objects the game flickers). A map with a
 wrong address must fail: the same check with the address moved to a neighbour
 holding other values (not another instance's) matches far less often.
@@ -17,12 +17,12 @@ import dataclasses
 import numpy as np
 import pytest
 
-from workstation.errors import UserError
+from workstation.base.errors import UserError
 from workstation.game.clock import GameClock
 from workstation.game.games import get_game
 from workstation.game.protocol import Protocol
-from workstation.qa.pixels import aligned
-from workstation.qa.truth import (
+from workstation.studies.qa.pixels import aligned
+from workstation.studies.qa.truth import (
     DIRECTIONS,
     STILL,
     Obj,
@@ -157,7 +157,7 @@ def test_malformed_map_is_one_line(tmp_path):
 
 
 def test_calibration_finds_the_ball_addresses(played):
-    from workstation.qa.calibrate import boxes, fit
+    from workstation.studies.qa.calibrate import boxes, fit
 
     rams, rgbs = played("breakout")
     ok, xs, ys, ws, hs = boxes(rgbs, (200, 72, 72), (100, 185, 0, 160))

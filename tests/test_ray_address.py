@@ -7,8 +7,8 @@ import socket
 import pytest
 
 import workstation.cli as cli
-from workstation.batch.ray_address import check_ray_address, host_port
-from workstation.errors import UserError
+from workstation.base.errors import UserError
+from workstation.studies.batch.ray_address import check_ray_address, host_port
 
 GRID = """name = "tiny"
 games = ["breakout"]

@@ -1,6 +1,6 @@
 """Reasoning text per model: think tags and reasoning_content kept as the thought, never the plan.
 
-The rule table and the folding (workstation.providers.reasoning), then whole runs through the CLI with
+The rule table and the folding (workstation.run.providers.reasoning), then whole runs through the CLI with
 the real openai SDK against the fake provider: replies that open with a think block, a server that
 sends the reasoning apart (vLLM-like), a Qwen3-style reply with only the closing tag; each verified."""
 
@@ -13,8 +13,8 @@ import pytest
 from tests.fake_provider import Step, vllm_like
 from workstation.cli import main
 from workstation.game.protocol import Protocol
-from workstation.options import RunSpec, Transport
-from workstation.providers.reasoning import fold, rule_for
+from workstation.run.options import RunSpec, Transport
+from workstation.run.providers.reasoning import fold, rule_for
 from workstation.store.recording import Recording
 
 
@@ -129,9 +129,9 @@ def test_plain_run_id_is_unchanged(fake, tmp_path, capsys, monkeypatch):
 
 def test_reasoning_field_streamed_and_whole(agents, fake, frames):
     from tests.fake_provider import DEFAULT_TEXT
-    from workstation.calls import TurnContext
+    from workstation.engine.calls import TurnContext
+    from workstation.engine.prompt import ImagePart, Message, Prompt, TextPart
     from workstation.game.games import get_game
-    from workstation.turn.prompt import ImagePart, Message, Prompt, TextPart
 
     prompt = Prompt([Message("system", [TextPart("You play Breakout.")]),
                      Message("user", [TextPart("Now:"), ImagePart(2)])], frames)

@@ -55,7 +55,7 @@ def test_different_starts_and_packs_warn(tmp_path, capsys):
 
 
 def test_qa_table_wilson_interval():
-    from workstation.qa.evaluate import wilson
+    from workstation.studies.qa.evaluate import wilson
 
     lo, hi = wilson(8, 10)
     assert lo == pytest.approx(0.4902, abs=1e-3) and hi == pytest.approx(0.9433, abs=1e-3)
@@ -63,7 +63,7 @@ def test_qa_table_wilson_interval():
 
 
 def test_grid_cap_is_counted_before_expanding():
-    from workstation.batch.grid import MAX_CELLS, GridError, parse_grid
+    from workstation.studies.batch.grid import MAX_CELLS, GridError, parse_grid
 
     head = 'name = "g"\ngames = "all"\n[[settings]]\nlabel = "r"\nspec = "random"\n'
     with pytest.raises(GridError, match="cells"):
@@ -75,22 +75,22 @@ def test_grid_cap_is_counted_before_expanding():
 
 # -- the report's own rules (bench/mutation_kill_rate.py analysis/report) --------------------------------------
 def _results(data: dict[str, list[float]]):
-    from workstation.analysis.table import Results, Row
+    from workstation.studies.analysis.table import Results, Row
 
     rows = [Row(0, s, "breakout", str(i), float(v)) for s, vs in data.items() for i, v in enumerate(vs)]
     return Results(source=Path("t.csv"), rows=rows, columns=["setting", "game", "seed", "score"])
 
 
 def test_the_baseline_is_found_whatever_its_case_and_the_bootstrap_seed_defaults_to_0():
-    from workstation.analysis import report
+    from workstation.studies.analysis import report
 
     r = report.build(_results({"Random": [0, 1, 0], "model": [5, 6, 7]}))
     assert r.baseline == "Random" and r.bootstrap_seed == 0 and r.separability["breakout"].best == "model"
 
 
 def test_a_missing_baseline_names_the_settings_or_is_left_out_when_asked():
-    from workstation.analysis import report
-    from workstation.errors import UserError
+    from workstation.base.errors import UserError
+    from workstation.studies.analysis import report
 
     res = _results({"a": [0, 1], "b": [5, 6]})
     with pytest.raises(UserError, match=r"baseline setting 'random' has no runs .*settings: a, b\)"):
@@ -103,7 +103,7 @@ def test_a_missing_baseline_names_the_settings_or_is_left_out_when_asked():
 
 
 def test_no_anova_note_for_a_game_that_lacks_the_anova():
-    from workstation.analysis import report
+    from workstation.studies.analysis import report
 
     r = report.build(_results({"random": [0, 0]}))  # one setting: criterion (3) lacks data, no p to speak of
     notes = report._sep_json(r.separability["breakout"])["notes"]
@@ -111,8 +111,8 @@ def test_no_anova_note_for_a_game_that_lacks_the_anova():
 
 
 def test_human_normalised_leaves_out_a_game_where_human_and_baseline_tie_and_averages_the_rest():
-    from workstation.analysis import report
-    from workstation.analysis.table import Results, Row
+    from workstation.studies.analysis import report
+    from workstation.studies.analysis.table import Results, Row
 
     rows = [Row(0, s, g, str(i), float(v)) for s, g, vs in (
         ("random", "a", [0, 2]), ("human:P", "a", [10, 10]), ("m", "a", [6, 6]),  # (6 - 1) / (10 - 1)
@@ -128,7 +128,7 @@ def test_human_normalised_leaves_out_a_game_where_human_and_baseline_tie_and_ave
 
 
 def test_the_notes_say_why_d_or_the_anova_is_not_a_number():
-    from workstation.analysis import report
+    from workstation.studies.analysis import report
 
     notes = lambda data: report._sep_json(report.build(_results(data)).separability["breakout"])["notes"]
     assert notes({"random": [0, 0], "m": [3, 3]})[0] == "d_best is +infinite: both groups have zero variance"

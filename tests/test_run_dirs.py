@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from workstation.game.games import get_game
-from workstation.runs.start import new_run_dir
+from workstation.run.start import new_run_dir
 from workstation.store.recording import Recording
 
 ENV = {**os.environ, "PYTHONUNBUFFERED": "1"}

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from workstation.runs.request import rebuild_prompt
-from workstation.runs.verify import verify
+from workstation.run.request import rebuild_prompt
+from workstation.run.verify import verify
 from workstation.store.recording import Recording
 
 SAMPLE = Path(__file__).resolve().parent.parent / "recordings" / "sample" / "breakout-random-s0"

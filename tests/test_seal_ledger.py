@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from workstation.errors import DamagedArtifact, UserError
+from workstation.base.errors import DamagedArtifact, UserError
 from workstation.store.ledger import Ledger, identity_problem, write_json
 from workstation.store.seal import SEAL, check_seal, seal, seal_problems
 

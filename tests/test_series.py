@@ -9,8 +9,8 @@ import pytest
 
 from tests.agents_for_tests import ScriptedAgent
 from workstation.game.protocol import Protocol
-from workstation.runs.drive import drive
-from workstation.runs.start import RunSpec, start_run
+from workstation.run.drive import drive
+from workstation.run.start import RunSpec, start_run
 from workstation.store.recording import Recording
 from workstation.store.series import FrameSeries, RunSeries, buckets, summary_line
 

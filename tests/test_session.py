@@ -16,11 +16,11 @@ from textual.app import App
 from screens.views.play import PlayScreen
 from screens.views.session import SessionScreen
 from tests.tui_helpers import run_async, wait_until
-from workstation.analysis.compare import load_runs, summary_row
 from workstation.game.protocol import Protocol
-from workstation.runs.drive import drive
-from workstation.session import Session, Settings, make_settings, plan_steps
+from workstation.run.drive import drive
 from workstation.store.recording import Recording
+from workstation.studies.analysis.compare import load_runs, summary_row
+from workstation.studies.session import Session, Settings, make_settings, plan_steps
 
 
 class HandClock:
@@ -176,7 +176,7 @@ async def test_flow_practice_countdown_run_result_next_then_resume(tmp_path):
 
 def test_resume_with_other_settings_is_refused(tmp_path):
     Session.open(tmp_path / "s", settings())
-    from workstation.errors import UserError
+    from workstation.base.errors import UserError
 
     with pytest.raises(UserError, match="seeds differ|another session"):
         Session.open(tmp_path / "s", settings(seeds=(0, 1)))
@@ -184,7 +184,7 @@ def test_resume_with_other_settings_is_refused(tmp_path):
 
 def test_a_complete_run_left_by_a_crash_is_adopted(tmp_path):
     """A crash after the run finished but before session.json said so: the finished run counts."""
-    from workstation.runs.start import RunSpec, start_run
+    from workstation.run.start import RunSpec, start_run
 
     s = Session.open(tmp_path / "s", settings(practice=0, games=("breakout",)))
     step = s.next_step()
@@ -227,7 +227,7 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, args, says):
 
 
 def test_make_settings_checks_what_argparse_does_not():
-    from workstation.errors import UserError
+    from workstation.base.errors import UserError
 
     with pytest.raises(UserError, match="--order"):
         make_settings("P", "breakout", "0", order="random")

@@ -3,9 +3,9 @@ httpx scans cheaply and the SDK keeps alive (tests/test_batch.py plays real batc
 
 from __future__ import annotations
 
-from workstation.batch.execute import MAX_CLIENTS, RUNS_PER_CLIENT, SharedClients
-from workstation.providers.adapter import ProviderOptions
-from workstation.providers.agent import make_adapter
+from workstation.run.providers.adapter import ProviderOptions
+from workstation.run.providers.agent import make_adapter
+from workstation.studies.batch.execute import MAX_CLIENTS, RUNS_PER_CLIENT, SharedClients
 
 
 def adapters(n: int, base_url: str = "http://127.0.0.1:9/v1"):

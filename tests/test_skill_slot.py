@@ -7,11 +7,17 @@ from pathlib import Path
 
 import pytest
 
+from workstation.engine.prompt_builder import PromptBuilder
+from workstation.engine.promptpack import (
+    DEFAULT_SKILL_SLOT,
+    PromptPackError,
+    default_pack_dir,
+    load_pack,
+    without_table,
+)
 from workstation.game.games import get_game
 from workstation.game.protocol import Protocol
-from workstation.options import SKILL_MAX_CHARS, RunSpec, SpecError
-from workstation.turn.prompt_builder import PromptBuilder
-from workstation.turn.promptpack import DEFAULT_SKILL_SLOT, PromptPackError, default_pack_dir, load_pack, without_table
+from workstation.run.options import SKILL_MAX_CHARS, RunSpec, SpecError
 
 SKILL = "Hold up; stop before a fast lane {not a placeholder}."
 

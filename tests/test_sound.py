@@ -35,7 +35,7 @@ from screens.input.play_window import MUTE, PlayWindow, WindowLoop
 from screens.views.play import PlayScreen
 from tests.test_tui_play import ManualPacer, PlayApp, actions_of
 from tests.tui_helpers import run_async, wait_until
-from workstation.runs.verify import verify
+from workstation.run.verify import verify
 from workstation.store.recording import Recording
 
 

@@ -1,6 +1,6 @@
-"""The one plain-text table (workstation.text_table)."""
+"""The one plain-text table (workstation.base.text_table)."""
 
-from workstation.text_table import text_table
+from workstation.base.text_table import text_table
 
 
 def test_columns_pad_to_the_widest_cell_numbers_right_rules_where_asked():

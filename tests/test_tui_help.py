@@ -76,8 +76,8 @@ async def f1_shows(app, pilot, screen_class) -> str:
 
 @run_async
 async def test_f1_on_the_match_screen_shows_the_match_keys(tmp_path):
-    from workstation.arena.play_vs import play_vs
     from workstation.cli import build_parser
+    from workstation.run.match_vs import play_vs
 
     args = build_parser().parse_args(["play", "--game", "boxing", "--vs", "random", "--mode", "paused",
                                       "--frames", "9", "--out", str(tmp_path)])

@@ -12,7 +12,7 @@ from screens.views.live import LiveScreen
 from screens.widgets.frame_view import FrameView
 from tests.tui_helpers import run_async, wait_until
 from workstation.game.games import GAMES
-from workstation.runs.drive import drive
+from workstation.run.drive import drive
 from workstation.store.index import find_recordings
 from workstation.store.recording import Recording
 
@@ -188,7 +188,7 @@ def test_the_recordings_list_flags_a_forged_score(tmp_path):
 
     from screens.views.home import recent_label
     from workstation.game.protocol import Protocol
-    from workstation.runs.start import RunSpec, start_run
+    from workstation.run.start import RunSpec, start_run
 
     e = start_run(RunSpec(game="breakout", out=str(tmp_path), protocol=Protocol(frames=30)), rewindable=False)
     drive(e)

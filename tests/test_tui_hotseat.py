@@ -7,11 +7,11 @@ import pytest
 from screens.views.hotseat import HotseatScreen, side_key
 from tests.test_tui_match import MatchApp
 from tests.tui_helpers import run_async, wait_until
-from workstation.arena.play_vs import play_vs
-from workstation.arena.start import MatchSpec
-from workstation.arena.verify import verify_match
 from workstation.cli import build_parser, main
 from workstation.game.protocol import Protocol
+from workstation.run.match_start import MatchSpec
+from workstation.run.match_verify import verify_match
+from workstation.run.match_vs import play_vs
 from workstation.store.recording import Recording
 
 

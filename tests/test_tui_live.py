@@ -170,7 +170,7 @@ class _BrokenAgent:
 async def test_an_engine_crash_is_a_notice_and_the_recording_is_kept(tmp_path):
     from screens.app import WorkstationApp
     from workstation.game.protocol import Protocol
-    from workstation.runs.start import RunSpec, start_run
+    from workstation.run.start import RunSpec, start_run
 
     engine = start_run(RunSpec("breakout", protocol=Protocol(frames=30), out=str(tmp_path)), agent=_BrokenAgent())
     app = WorkstationApp(lambda: LiveScreen(engine, speed="instant"))
@@ -199,7 +199,7 @@ def test_paper_pace_holds_each_action_a_tenth_of_a_second(tmp_path):
 
     from screens.drivers.engine_driver import EngineDriver
     from workstation.game.protocol import Protocol
-    from workstation.runs.start import RunSpec, start_run
+    from workstation.run.start import RunSpec, start_run
 
     now = [0.0]
 

@@ -8,10 +8,10 @@ from textual.app import App
 from screens.views.match import MatchScreen
 from tests.test_tui_play import ManualPacer
 from tests.tui_helpers import run_async, wait_until
-from workstation.arena.start import MatchSpec
-from workstation.arena.verify import verify_match
 from workstation.cli import main
 from workstation.game.protocol import Protocol
+from workstation.run.match_start import MatchSpec
+from workstation.run.match_verify import verify_match
 from workstation.store.recording import Recording
 
 
@@ -111,8 +111,8 @@ def test_bad_play_vs_is_one_line_exit_2(argv, needle, tmp_path, capsys):
 @run_async
 async def test_play_vs_command_line_opens_the_match_app(tmp_path):
     from screens.app import match_app
-    from workstation.arena.play_vs import play_vs
     from workstation.cli import build_parser
+    from workstation.run.match_vs import play_vs
 
     args = build_parser().parse_args(["play", "--game", "pong", "--vs", "random", "--side", "2", "--mode", "paused",
                                       "--frames", "9", "--out", str(tmp_path)])
@@ -137,8 +137,8 @@ async def test_play_vs_command_line_opens_the_match_app(tmp_path):
 @run_async
 async def test_a_stopped_match_is_no_result_not_a_draw(tmp_path):
     from screens.app import match_app
-    from workstation.arena.play_vs import play_vs
     from workstation.cli import build_parser
+    from workstation.run.match_vs import play_vs
 
     args = build_parser().parse_args(["play", "--game", "boxing", "--vs", "random", "--mode", "paused",
                                       "--frames", "60", "--out", str(tmp_path)])

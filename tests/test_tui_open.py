@@ -11,7 +11,7 @@ from screens.widgets.plan_view import PlanView
 from screens.widgets.prompt_view import PromptView
 from screens.widgets.reply_view import ReplyView
 from tests.tui_helpers import record, run_async, wait_until
-from workstation.runs.drive import drive
+from workstation.run.drive import drive
 
 
 @run_async
@@ -129,7 +129,7 @@ async def test_open_shows_the_game_over_and_the_dropped_plan(tmp_path):
     from tests.agents_for_tests import ScriptedAgent
     from tests.test_game_over import OVER_FRAME, OVER_TURN, REPLY
     from workstation.game.protocol import Protocol
-    from workstation.runs.start import RunSpec, start_run
+    from workstation.run.start import RunSpec, start_run
 
     e = start_run(RunSpec(game="breakout", out=str(tmp_path), protocol=Protocol(frames=700)),
                   agent=ScriptedAgent([REPLY]), rewindable=False)
@@ -150,7 +150,7 @@ async def test_open_shows_the_game_over_and_the_dropped_plan(tmp_path):
 
 @run_async
 async def test_marked_frames_go_to_a_question_set(tmp_path):
-    from workstation.qa.qset import read_set
+    from workstation.studies.qa.qset import read_set
 
     rec = record(tmp_path, frames=60)
     qa = tmp_path / "qa-hand"
@@ -176,7 +176,7 @@ async def test_marked_frames_go_to_a_question_set(tmp_path):
 
 
 def test_the_default_hand_set_is_under_the_qa_root():
-    from workstation.qa.curate import hand_set, spread
+    from workstation.studies.qa.curate import hand_set, spread
 
     assert str(hand_set("breakout")) == "qa/breakout-hand"
     assert spread(0, 300) == [0, 43, 86, 129, 171, 214, 257, 300] and spread(9, 7) == [7, 8, 9]
@@ -185,8 +185,8 @@ def test_the_default_hand_set_is_under_the_qa_root():
 @run_async
 async def test_open_jumps_to_the_next_life_loss_and_back(tmp_path):
     from tests.tui_helpers import record
-    from workstation.analysis.compare import event_frames
     from workstation.store.series import RunSeries
+    from workstation.studies.analysis.compare import event_frames
 
     rec = record(tmp_path, frames=600)
     series = RunSeries.from_turns(rec.turn_records, rec.manifest_record, len(rec.frames))

@@ -230,8 +230,8 @@ async def test_the_keys_panel_redraws_only_when_it_changes(tmp_path):
 
 def test_make_app_play_builds_a_screen_that_ends_the_app(tmp_path):
     from screens.app import PlayLaunch, make_app
-    from workstation.errors import UserError
-    from workstation.options import RunSpec, SpecError
+    from workstation.base.errors import UserError
+    from workstation.run.options import RunSpec, SpecError
 
     spec = RunSpec("freeway", agent="human", mode="paused", out=str(tmp_path))
     screen = make_app(PlayLaunch(spec))._first()

@@ -13,16 +13,16 @@ import numpy as np
 import pytest
 
 from tests.fake_provider import KEYS, SPECS, FakeProvider, fake_server  # noqa: F401
-from workstation.arena.sides import load_match_text
-from workstation.arena.start import MatchSpec, side_builders, start_match
-from workstation.arena.verify import verify_match
-from workstation.calls import Reply
 from workstation.cli import main
+from workstation.engine.calls import Reply
+from workstation.engine.match_engine import MatchAction, MatchEngine, MatchTurnEnded
+from workstation.engine.promptpack import load_pack
 from workstation.game.protocol import Protocol
 from workstation.game.twoplayer import TWO_PLAYER_GAMES, TwoPlayerClock, emulator_seed, get_two_player_game
+from workstation.run.match_sides import load_match_text
+from workstation.run.match_start import MatchSpec, side_builders, start_match
+from workstation.run.match_verify import verify_match
 from workstation.store.recording import Recording
-from workstation.turn.match_engine import MatchAction, MatchEngine, MatchTurnEnded
-from workstation.turn.promptpack import load_pack
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -298,7 +298,7 @@ def test_the_quick_check_and_info_take_verify_s_rule_for_an_interrupted_match(tm
 
 
 def test_every_side_prompt_of_a_match_is_rebuilt_exactly(tmp_path, capsys):
-    from workstation.arena.request import rebuild_side_prompt
+    from workstation.run.match_request import rebuild_side_prompt
 
     path = _match(tmp_path, "boxing", seed=3, frames=150)
     rec = Recording(path)
@@ -312,9 +312,9 @@ def test_every_side_prompt_of_a_match_is_rebuilt_exactly(tmp_path, capsys):
 
 
 def test_both_random_boxers_can_land_punches_with_the_one_player_baseline_s_draw(tmp_path):
-    from workstation.agents.random_agent import RandomAgent
-    from workstation.arena.players import make_side_agent
     from workstation.game.games import GAMES
+    from workstation.run.agents.random_agent import RandomAgent
+    from workstation.run.match_players import make_side_agent
 
     tp = get_two_player_game("boxing")
     agent = make_side_agent("random", tp, 3, 1)

@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from workstation.engine.parser import parse_reply
+from workstation.engine.promptpack import PromptPackError, default_pack_dir, load_pack
 from workstation.game.games import GAMES, get_game
 from workstation.game.vocabulary import normal_name
-from workstation.turn.parser import parse_reply
-from workstation.turn.promptpack import PromptPackError, default_pack_dir, load_pack
 
 # The words the public harness's prompts teach (protocol, "Action words the harness's prompts teach"),
 # each with the ALE meaning the default pack must give it.

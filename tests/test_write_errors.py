@@ -39,7 +39,7 @@ def test_a_removed_output_directory_is_one_line(tmp_path):
     # the run directory disappears after the run starts: the summary cannot be written
     code = (
         "import shutil, sys\n"
-        "from workstation.runs.start import RunSpec, start_run\n"
+        "from workstation.run.start import RunSpec, start_run\n"
         "from workstation.game.protocol import Protocol\n"
         "from workstation.cli import main\n"
         "import workstation.store.recording as r\n"

@@ -12,9 +12,9 @@ from typing import Any
 from screens.app import WatchLaunch
 from workstation.cli import build_parser
 from workstation.game.protocol import Protocol
-from workstation.options import spec_from_args
-from workstation.runs.drive import drive
-from workstation.runs.start import RunSpec, start_run
+from workstation.run.drive import drive
+from workstation.run.options import spec_from_args
+from workstation.run.start import RunSpec, start_run
 from workstation.store.recording import Recording
 
 

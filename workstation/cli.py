@@ -7,21 +7,24 @@ import os
 import sys
 from typing import Any, NoReturn
 
-from workstation import recording_command, screen_command, session_command
-from workstation.analysis import command as report_command
-from workstation.analysis import compare_command
-from workstation.arena import command as arena_command
-from workstation.batch import command as batch_command
-from workstation.doctor import command as doctor_command
-from workstation.errors import DamagedArtifact, UserError
-from workstation.export import command as export_command
-from workstation.idc import command as idc_command
-from workstation.judge import command as judge_command
-from workstation.launch import HomeLaunch
-from workstation.packs import command as packs_command
-from workstation.qa import command as qa_command
-from workstation.runs import ls_command, run_command
-from workstation.runs.importers import command as import_command
+from workstation.base.errors import DamagedArtifact, UserError
+from workstation.commands import arena as arena_command
+from workstation.commands import batch as batch_command
+from workstation.commands import compare as compare_command
+from workstation.commands import doctor as doctor_command
+from workstation.commands import export as export_command
+from workstation.commands import idc as idc_command
+from workstation.commands import import_runs as import_command
+from workstation.commands import judge as judge_command
+from workstation.commands import ls as ls_command
+from workstation.commands import prompts as packs_command
+from workstation.commands import qa as qa_command
+from workstation.commands import recording as recording_command
+from workstation.commands import report as report_command
+from workstation.commands import run as run_command
+from workstation.commands import screen as screen_command
+from workstation.commands import session as session_command
+from workstation.run.launch import HomeLaunch
 from workstation.store.framestore import FrameStoreError
 from workstation.store.recording import DamagedRecording, RecordingWriteError
 from workstation.tui import open_tui

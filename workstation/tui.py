@@ -7,8 +7,8 @@ is refused (one line, exit 2) when stdin or stdout is not a terminal.
 
 from __future__ import annotations
 
-from workstation.errors import UserError
-from workstation.launch import Launch, require_terminal
+from workstation.base.errors import UserError
+from workstation.run.launch import Launch, require_terminal
 
 # what the user typed, for each screen whose name is not its command's
 COMMANDS = {"home": "", "batch": "batch --watch", "qa_curate": "qa curate", "match": "play --vs", "idc": "idc --view"}

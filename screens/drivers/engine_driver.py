@@ -21,11 +21,9 @@ from textual.message import Message
 
 from screens import messages
 from screens.widgets.frame_view import sent_image
-from workstation.calls import CancelToken
-from workstation.runs.drive import drive
-from workstation.runs.start import branch_run
-from workstation.store.records import RecordingError
-from workstation.turn.engine import (
+from workstation.engine.calls import CancelToken
+from workstation.engine.prompt import edit_problem
+from workstation.engine.turn_engine import (
     ActionExecuted,
     Event,
     FrameStepped,
@@ -38,7 +36,9 @@ from workstation.turn.engine import (
     TurnEnded,
     TurnEngine,
 )
-from workstation.turn.prompt import edit_problem
+from workstation.run.drive import drive
+from workstation.run.start import branch_run
+from workstation.store.records import RecordingError
 
 SPEEDS = {"paper": 0.1, "fast": 0.02, "instant": 0.0}  # seconds per action (paper pace: 0.1 s)
 SPEED_ORDER = ("paper", "fast", "instant")
@@ -104,7 +104,7 @@ class EngineDriver:
 
     # -- worker side -------------------------------------------------------
     def run(self, is_cancelled: Callable[[], bool]) -> None:
-        """The worker's body: the one drive loop (``workstation.runs.drive``) with a gate for
+        """The worker's body: the one drive loop (``workstation.run.drive``) with a gate for
         commands, pause and step-mode holds, and pacing after each action; after the run ends
         it waits for commands (a rewind and branch drives on) until cancelled, then stops and
         closes the engine."""

@@ -19,9 +19,9 @@ from typing import Any
 
 from textual.message import Message
 
-from workstation.arena.start import MatchSpec, start_match
-from workstation.turn.engine import Event
-from workstation.turn.match_engine import MatchAction, MatchEngine, MatchPlans, MatchPrompts, MatchTurnEnded
+from workstation.engine.match_engine import MatchAction, MatchEngine, MatchPlans, MatchPrompts, MatchTurnEnded
+from workstation.engine.turn_engine import Event
+from workstation.run.match_start import MatchSpec, start_match
 
 QUIT = "play was cancelled"
 

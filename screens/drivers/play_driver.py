@@ -1,6 +1,6 @@
 """Drive a human-play engine from the play screen's worker thread, paced for a person.
 
-Beside ``engine_driver`` (watch, step): the same one loop (``workstation.runs.drive``), with a
+Beside ``engine_driver`` (watch, step): the same one loop (``workstation.run.drive``), with a
 gate that waits for the person before each ask and each action. In real time it waits for the
 next slot and samples the held buttons (``buttons``) for the action; paused, it announces that
 the game waits for a plan and paces the plan's actions. On quit a committed plan is finished
@@ -15,11 +15,11 @@ from collections.abc import Callable
 from typing import Protocol as _Interface
 
 from screens.input.keys import action_for
-from workstation.calls import CancelToken
-from workstation.errors import UserError
+from workstation.base.errors import UserError
+from workstation.engine.calls import CancelToken
+from workstation.engine.turn_engine import Phase, TurnEngine
 from workstation.game.games import PACES, Game
-from workstation.runs.drive import drive
-from workstation.turn.engine import Phase, TurnEngine
+from workstation.run.drive import drive
 
 PLAY_PACES: dict[str, int | None] = {**PACES, "instant": None}  # instant: no waiting (tests)
 QUIT_REASON = "play was cancelled"  # the human agent's own words when a wait for a plan is cut short

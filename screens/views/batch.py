@@ -7,7 +7,7 @@ recording; ``x`` stops the batch cleanly (no new runs, running ones end at their
 turn, everything resumable); ``q`` stops it the same way and leaves when it has.
 The batch runs in a Textual thread worker of the screen (cancelled on unmount, which also
 asks the batch to stop: ``App.run`` returns once its thread has ended); the screen reads its
-``BatchState`` twice a second. Nothing here drives a run: ``workstation.batch.runner.Batch`` does.
+``BatchState`` twice a second. Nothing here drives a run: ``workstation.studies.batch.runner.Batch`` does.
 
 From the home screen's command palette (``batch_commands``): every batch directory
 under ``batches/`` that keeps its grid opens here as it stands on disk, and ``r`` runs
@@ -31,7 +31,7 @@ from textual.worker import Worker
 
 from screens.messages import OpenRecording, PaletteCommand
 from screens.widgets.alive import unless_leaving
-from workstation.batch.progress import DONE, FAILED, LEFT, RUNNING, SKIPPED, STOPPED, duration, money
+from workstation.studies.batch.progress import DONE, FAILED, LEFT, RUNNING, SKIPPED, STOPPED, duration, money
 
 ORDER = {RUNNING: 0, FAILED: 1, STOPPED: 2, LEFT: 3, DONE: 4, SKIPPED: 5}
 LABELS = {SKIPPED: "done before"}  # complete in an earlier pass: not run again, not "skipped" over
@@ -230,8 +230,8 @@ class BatchScreen(Screen[None]):
         """Run what is left of the batch (a batch opened from home, or one that has stopped)."""
         if self.running:
             return
-        from workstation.batch.runner import Batch
-        from workstation.errors import UserError
+        from workstation.base.errors import UserError
+        from workstation.studies.batch.runner import Batch
 
         old = self.job
         fresh = Batch(old.grid, old.dir, concurrency=old.concurrency, max_cost=old.max_cost,
@@ -249,9 +249,9 @@ class BatchScreen(Screen[None]):
     @classmethod
     def of_dir(cls, directory: str | Path) -> BatchScreen:
         """The batch in ``directory`` (its grid.toml) as it stands on disk; ``r`` runs it."""
-        from workstation.batch.grid import load_grid
-        from workstation.batch.results import runs_dir
-        from workstation.batch.runner import Batch
+        from workstation.studies.batch.grid import load_grid
+        from workstation.studies.batch.results import runs_dir
+        from workstation.studies.batch.runner import Batch
 
         directory = Path(directory)
         batch = Batch(load_grid(directory / "grid.toml", out=str(runs_dir(directory))), directory)
@@ -266,14 +266,14 @@ class BatchScreen(Screen[None]):
 
 def batch_commands(app: App[Any], root: str | Path | None = None) -> list[PaletteCommand]:
     """Palette commands: one per batch directory under ``root`` (default ``batches/``) that keeps its grid."""
-    from workstation.locations import BATCHES
+    from workstation.base.locations import BATCHES
 
     out: list[PaletteCommand] = []
     for grid in sorted(Path(root or BATCHES).glob("*/grid.toml")):
         directory = grid.parent
 
         def open_it(directory: Path = directory) -> None:
-            from workstation.errors import UserError
+            from workstation.base.errors import UserError
 
             try:
                 screen = BatchScreen.of_dir(directory)

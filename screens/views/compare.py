@@ -1,6 +1,6 @@
 """Compare: up to four recordings of one game side by side, on one scrubber.
 
-The runs are aligned on the budget clock (``workstation.analysis.compare``):
+The runs are aligned on the budget clock (``workstation.studies.analysis.compare``):
 the cursor is one budget frame and every run shows its frame there (a run that
 ended shows its last one, marked ended), with its score, lives, the action
 executing, and the thought and plan of its turn at the cursor. Below: the
@@ -31,11 +31,11 @@ from screens.views.frame_playback import END_BINDINGS, TURN_BINDINGS, FramePlayb
 from screens.views.run_layout import leave, turn_label
 from screens.widgets.frame_view import FrameView
 from screens.widgets.score_plot import COLOURS, ScorePlot
-from workstation.analysis.compare import SUMMARY_COLUMNS, Comparison, Run, next_event, run_at, summary_cells
-from workstation.errors import UserError
+from workstation.base.errors import UserError
 from workstation.game.games import FPS_PAPER
 from workstation.store.framestore import FrameStoreError
 from workstation.store.records import RecordingError
+from workstation.studies.analysis.compare import SUMMARY_COLUMNS, Comparison, Run, next_event, run_at, summary_cells
 
 EVENT_NAMES = {"reward": "reward", "life_lost": "life loss", "game_over": "game over"}
 
@@ -297,7 +297,7 @@ class CompareScreen(FramePlaybackScreen):
 
     def action_export(self) -> None:
         """Export the runs side by side as one MP4 beside the first recording, in a thread."""
-        from workstation.export.files import beside
+        from workstation.studies.export.files import beside
 
         export_in_background(self, [r.path for r in self.runs], beside(self.runs[0].path, "-compare.mp4"))
 

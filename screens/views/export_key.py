@@ -15,7 +15,7 @@ def export_in_background(screen: Screen[Any], paths: list[Path], out: Path) -> N
     screen.notify(f"exporting {runs}to {out} ...")
 
     def work() -> None:
-        from workstation.export.files import export
+        from workstation.studies.export.files import export
 
         try:
             n, _, _ = export(list(paths), out)

@@ -28,11 +28,11 @@ from screens.messages import OpenRecording, PaletteCommand, StartRun
 from screens.views.match_form import home_base_url, match_commands, open_match_form
 from screens.widgets.alive import SafeSelect, unless_leaving
 from screens.widgets.frame_view import FrameView
+from workstation.base.locations import RECORDINGS
 from workstation.game.clock import GameClock
 from workstation.game.games import GAMES
 from workstation.game.protocol import SETTINGS, Protocol, ProtocolError, StartOption
-from workstation.locations import RECORDINGS
-from workstation.options import MODEL_CLI, RUN_SETTING, RunSpec, SpecError, flat_values, preflight, spec_from_values
+from workstation.run.options import MODEL_CLI, RUN_SETTING, RunSpec, SpecError, flat_values, preflight, spec_from_values
 from workstation.store import integrity
 from workstation.store.changes import mark
 from workstation.store.index import find_recordings

@@ -23,7 +23,7 @@ from textual.widgets import Static
 from screens.drivers.match_driver import MatchUpdate
 from screens.input.keys import PlanQueue, stops_or_leaves
 from screens.views.match import MatchScreen
-from workstation.arena.start import MatchSpec
+from workstation.run.match_start import MatchSpec
 
 MOVES = {
     1: {"w": "up", "a": "left", "s": "down", "d": "right", "space": "fire"},

@@ -5,7 +5,7 @@ marked), and for the round under the cursor: the skill it played and its diff
 from the round before, the diagnosis written after it, the reflector's
 notebook, how the reflection ended, and its episodes; ``enter`` on an episode
 (or on a round, then on an episode) opens its recording. ``r`` reads the directory again (an IDC still running).
-Nothing here plays or reflects: ``workstation.idc.rounds`` does.
+Nothing here plays or reflects: ``workstation.studies.idc.rounds`` does.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from screens.views.run_layout import leave
-from workstation.idc import curve as C
+from workstation.studies.idc import curve as C
 
 BAR = 24  # characters of the longest bar
 
@@ -66,7 +66,7 @@ class IdcScreen(Screen[None]):
 
     @classmethod
     def of_dir(cls, out: str | Path, can_go_back: bool = True) -> IdcScreen:
-        from workstation.errors import UserError
+        from workstation.base.errors import UserError
 
         if C.load(Path(out)) is None:
             raise UserError(f"{out} holds no IDC (curve.json); run `workstation idc ... --out {out}` first")

@@ -45,11 +45,11 @@ from screens.widgets.reply_view import BY_HAND, NOT_SENT, ReplyView
 from screens.widgets.stats_bar import StatsBar
 from screens.widgets.step_panel import StepPanel
 from screens.widgets.timeline import TimelineBar
-from workstation.agents.registry import is_model
+from workstation.engine.prompt import Prompt, edit_problem
+from workstation.engine.turn_engine import TurnEngine
+from workstation.run.agents.registry import is_model
 from workstation.store.changes import counts, mark
 from workstation.store.series import FrameSeries, result_text
-from workstation.turn.engine import TurnEngine
-from workstation.turn.prompt import Prompt, edit_problem
 
 # The footer must fit 120 columns in step mode: apply (next to the edited prompt),
 # override (next to its box) and one frame (the finest step) show on their buttons only.

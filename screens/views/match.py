@@ -28,9 +28,9 @@ from screens.input.keys import HeldKeys, PlanQueue, action_for, commit_refusal, 
 from screens.views.run_layout import leave
 from screens.widgets.alive import unless_leaving
 from screens.widgets.frame_view import FrameView, frame_beside
-from workstation.arena.start import MatchSpec
 from workstation.game.twoplayer import get_two_player_game
 from workstation.game.vocabulary import normal_name
+from workstation.run.match_start import MatchSpec
 
 
 class MatchScreen(Screen[Any]):

@@ -26,7 +26,7 @@ from textual.widgets import Button, Input, Label, Select, Static
 
 from screens.messages import PaletteCommand
 from screens.widgets.alive import SafeSelect
-from workstation.errors import UserError
+from workstation.base.errors import UserError
 from workstation.game.twoplayer import TWO_PLAYER_GAMES
 
 SIDE_CHOICES = (("1 (you play side 1)", "1"), ("2 (you play side 2)", "2"), ("both: two people", "both"))
@@ -117,9 +117,9 @@ class MatchForm(ModalScreen[Any]):
         """The match the form describes, checked as `play --vs` checks it (UserError: one line)."""
         import argparse
 
-        from workstation.agents.registry import is_model
-        from workstation.arena.play_vs import play_vs
-        from workstation.options import add_play_arguments
+        from workstation.run.agents.registry import is_model
+        from workstation.run.match_vs import play_vs
+        from workstation.run.options import add_play_arguments
 
         v = self.values()
         for name in ("seed", "frames"):

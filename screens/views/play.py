@@ -52,13 +52,13 @@ from screens.messages import BarStats, EngineFinished, EngineNotice, EngineProgr
 from screens.views.run_layout import leave
 from screens.widgets.alive import unless_leaving
 from screens.widgets.frame_view import FrameView, frame_beside
-from workstation.agents.human_agent import HumanAgent
+from workstation.engine.turn_engine import Event, FrameStepped, TurnEngine
 from workstation.game.games import FPS_NATIVE, FPS_PAPER, MODES, get_game
 from workstation.game.protocol import Protocol
-from workstation.options import RunSpec
-from workstation.runs.start import start_run
+from workstation.run.agents.human_agent import HumanAgent
+from workstation.run.options import RunSpec
+from workstation.run.start import start_run
 from workstation.store.series import result_text
-from workstation.turn.engine import Event, FrameStepped, TurnEngine
 
 
 class PlayScreen(Screen[Any]):

@@ -5,7 +5,7 @@ the outlines); ``left``/``right`` step through the question's frames, ``n``/``p`
 through the questions. ``a`` accepts and ``r`` rejects; ``tab`` reaches the
 question, choices (comma separated) and answer fields, and ``enter`` in a field
 saves the edit. Every change is one line appended to the set at once
-(``workstation.qa.curate``), so a crash loses at most the field being typed.
+(``workstation.studies.qa.curate``), so a crash loses at most the field being typed.
 
 ``w`` writes a new question by hand on the current question's frames: it starts
 from the category's template named with the game's objects (from its RAM map);
@@ -31,9 +31,9 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 
 from screens.widgets.frame_view import FRAME_WIDTH, FrameRenderer, FrameView, fit_grid, pool_blocks
-from workstation.errors import UserError
-from workstation.qa import curate, templates
-from workstation.qa.qset import QA_CATEGORIES, read_set
+from workstation.base.errors import UserError
+from workstation.studies.qa import curate, templates
+from workstation.studies.qa.qset import QA_CATEGORIES, read_set
 
 OUTLINE = np.array([255, 0, 255], np.uint8)
 

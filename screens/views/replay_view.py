@@ -35,19 +35,19 @@ from screens.widgets.prompt_view import PromptView
 from screens.widgets.reply_view import ReplyView
 from screens.widgets.stats_bar import StatsBar
 from screens.widgets.timeline import TimelineBar
-from workstation.analysis.compare import event_frames, next_event_frame
+from workstation.engine.parser import ParseResult
+from workstation.engine.prompt import ImagePart
 from workstation.game.protocol import Protocol
 from workstation.store.changes import CHANGE_KINDS, mark, of_turn
 from workstation.store.framestore import FrameStoreError
 from workstation.store.recording import Recording
 from workstation.store.records import RecordingError, TurnRecord
 from workstation.store.series import RunSeries, plural
-from workstation.turn.parser import ParseResult
-from workstation.turn.prompt import ImagePart
+from workstation.studies.analysis.compare import event_frames, next_event_frame
 
 
 def _verdicts(rec: Recording) -> dict[int, dict[str, Any]]:
-    from workstation.judge.lookup import verdicts_for
+    from workstation.studies.judge.lookup import verdicts_for
 
     try:
         return verdicts_for(rec.path, rec.manifest_record.run_id)
@@ -59,8 +59,8 @@ def _judgings(rec: Recording) -> int:
     """How many judge directories near the recording sampled this run (0: it was not judged at all)."""
     import json
 
-    from workstation.judge.lookup import judge_dirs
-    from workstation.judge.run import META
+    from workstation.studies.judge.lookup import judge_dirs
+    from workstation.studies.judge.run import META
 
     try:
         run_id = rec.manifest_record.run_id
@@ -82,7 +82,7 @@ def _stuck_mask(rec: Recording, n: int) -> np.ndarray:
     """Per frame: inside a stuck stretch of the run (an all-false mask when it has none or cannot tell)."""
     import numpy as np
 
-    from workstation.judge.stuck import DEFAULT_MIN_TURNS, stretches
+    from workstation.studies.judge.stuck import DEFAULT_MIN_TURNS, stretches
 
     mask = np.zeros(n, bool)
     try:
@@ -207,14 +207,14 @@ class ReplayScreen(FramePlaybackScreen):
                        dropped=len(t.dropped) if t.shown_plan == list(t.planned) else 0,
                        note=end_note(t.to_json()))
         if turn in self.verdicts:
-            from workstation.judge.lookup import describe
+            from workstation.studies.judge.lookup import describe
 
             reply.set_note(describe(self.verdicts[turn]))
 
     def _show_prompt(self, turn: int, t: TurnRecord) -> None:
         view = self.query_one(PromptView)
         try:
-            from workstation.runs.request import rebuild_prompt
+            from workstation.run.request import rebuild_prompt
         except ImportError:
             view.show_reference(turn, t.prompt, "this version cannot rebuild prompts")
             return
@@ -343,8 +343,8 @@ class ReplayScreen(FramePlaybackScreen):
 
     def action_to_qa(self) -> None:
         """Write a proposed question on the marked frames (or this one) and say how to curate it."""
-        from workstation.errors import UserError
-        from workstation.qa.curate import hand_set, propose_from_recording, spread
+        from workstation.base.errors import UserError
+        from workstation.studies.qa.curate import hand_set, propose_from_recording, spread
 
         first, last = self.marked or (self.frame, self.frame)
         game = self.rec.manifest_record.game
@@ -364,6 +364,6 @@ class ReplayScreen(FramePlaybackScreen):
 
     def action_export(self) -> None:
         """Export the recording as an MP4 beside its directory, in a thread; a notice says where."""
-        from workstation.export.files import beside
+        from workstation.studies.export.files import beside
 
         export_in_background(self, [self.rec.path], beside(self.rec.path))

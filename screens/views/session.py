@@ -2,7 +2,7 @@
 
 This screen conducts; the runs are the play screen's (``screens.views.play.PlayScreen``,
 pushed on top with the session's settings) and the record is
-``workstation.session.Session``, saved after every step. Stages:
+``workstation.studies.session.Session``, saved after every step. Stages:
 
 ``instructions`` (the game's guide as the model gets it, the keys, the pace;
 enter starts) -> ``countdown`` (paused mode; in real time the play screen
@@ -32,9 +32,9 @@ from screens.drivers.play_driver import Pacer, WallPacer
 from screens.views.play import PlayScreen
 from screens.views.run_layout import leave
 from screens.widgets.alive import unless_leaving
+from workstation.engine.promptpack import display_title
 from workstation.game.games import get_game
-from workstation.session import Session, SessionStep
-from workstation.turn.promptpack import display_title
+from workstation.studies.session import Session, SessionStep
 
 STAGES = ("instructions", "countdown", "run", "result", "finished")
 

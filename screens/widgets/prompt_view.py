@@ -14,7 +14,7 @@ from textual.widgets.option_list import Option
 
 from screens.widgets.alive import unless_leaving
 from screens.widgets.frame_view import FrameView
-from workstation.turn.prompt import ImagePart
+from workstation.engine.prompt import ImagePart
 
 
 class PromptEditor(TextArea):

@@ -7,7 +7,7 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from workstation.turn.parser import ParseResult
+from workstation.engine.parser import ParseResult
 
 WAITING = "waiting for the reply…"
 NOT_SENT = "not sent yet: g sends the prompt (tab into it to edit it first; o overrides with your own plan)"

@@ -3,7 +3,7 @@
 Three rows: a sparkline of the reward gained in each bucket (green up, red for
 a loss of points), a mark where a life was lost (✖) or a game ended (■), and a
 cursor at the current frame. Frames not played yet are drawn as dots. Frames in a
-stuck stretch (``workstation.judge.stuck``), when given, are drawn as ≈ on the lives row.
+stuck stretch (``workstation.studies.judge.stuck``), when given, are drawn as ≈ on the lives row.
 """
 
 from __future__ import annotations

@@ -34,7 +34,7 @@ FrameSink = Callable[[np.ndarray, Callable[[], np.ndarray], np.ndarray], object]
 
 _ENV_READY = False
 
-# A batch lends its runs emulators from a pool (workstation/batch/envpool.py: loadROM costs ~0.1 s
+# A batch lends its runs emulators from a pool (workstation/studies/batch/envpool.py: loadROM costs ~0.1 s
 # holding the GIL, so 64 runs starting at once would wait ~7 s for theirs). Set in a run's thread,
 # ENV_SOURCE(game, protocol, sound) gives the env for the clock to use, or None for a new one.
 ENV_SOURCE: ContextVar[Callable[[Game, Protocol, bool], Any] | None] = ContextVar("workstation_env_source", default=None)

@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
-from workstation.errors import FieldedError
+from workstation.base.errors import FieldedError
 from workstation.game.vocabulary import GameWords, Vocabulary, builtin_text, harness_key, normal_name, parse_vocabulary
 
 # ALE meaning of each index of every game's minimal action set (ale-py 0.12.1).

@@ -2,7 +2,7 @@
 
 ``SETTINGS`` declares every protocol field once (name, type, default, bounds,
 choices, help). ``Protocol`` checks itself against it, the CLI's arguments and
-the home screen's form are generated from it (see ``workstation.options``).
+the home screen's form are generated from it (see ``workstation.run.options``).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal
 
-from workstation.errors import UserError
+from workstation.base.errors import UserError
 
 MAX_FRAMES = 108_000  # the emulator's own episode cap (30 minutes at 60 Hz); the paper uses 900
 MAX_NOOPS = 1_000  # noops:N starts: at most this many NOOP frames (the classic protocol uses 30)

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from workstation.errors import UserError
+from workstation.base.errors import UserError
 from workstation.game.games import _ALL18, GAMES, Game
 from workstation.game.protocol import Protocol
 

@@ -36,7 +36,7 @@ import re
 import tomllib
 from dataclasses import dataclass, field
 
-from workstation.locations import default_pack_dir
+from workstation.base.locations import default_pack_dir
 
 MATCHING = ("normal", "harness")
 _DIRECTIONS = ("up", "down", "left", "right")

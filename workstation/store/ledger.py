@@ -27,7 +27,7 @@ from collections.abc import Callable, Hashable, Iterable
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from workstation.errors import DamagedArtifact, UserError
+from workstation.base.errors import DamagedArtifact, UserError
 from workstation.store.atomic import write_atomic
 
 T = TypeVar("T")

@@ -1,6 +1,6 @@
 """The local paths a command reads and writes: an object-store URI refused, an output file checked first.
 
-Only ``batch --out URI`` and ``report URI`` speak to object storage (``workstation.batch.out_uri``); every
+Only ``batch --out URI`` and ``report URI`` speak to object storage (``workstation.studies.batch.out_uri``); every
 other path is a local one, and ``s3://b/p`` given there would become the folder ``s3:`` (a ``Path`` folds
 ``//`` into ``/``). ``refuse_uri`` says so in one line, before anything is made. ``check_out_file`` is the
 one check of a file a command is about to write (``export -o``, ``report --json/--md``): run before anything
@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from workstation.errors import UserError
+from workstation.base.errors import UserError
 
 # ``scheme://`` as typed; ``scheme:/`` is what a Path made of it (``Path("s3://b/x")`` is ``s3:/b/x``).
 # Two letters at least, so that a drive letter (``C:/``) is never taken for a scheme.

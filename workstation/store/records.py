@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from workstation.errors import UserError
+from workstation.base.errors import UserError
 
 FORMAT = "atari-workstation/1"
 READABLE_FORMATS = ("atari-workstation/1",)
@@ -250,7 +250,7 @@ class Manifest(_Record):
 
 @dataclass(frozen=True)
 class ExperienceStart:
-    """A manifest's ``experience`` (``workstation.turn.experience`` writes it): the library a run started from,
+    """A manifest's ``experience`` (``workstation.engine.experience`` writes it): the library a run started from,
     the digest it was stored with, K (``--reflect-every``) and the prompt pack's slot that placed it. A key
     that is missing reads as empty (rules) or None; one of the wrong type is a ``RecordError`` naming it."""
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from workstation.errors import DamagedArtifact
+from workstation.base.errors import DamagedArtifact
 from workstation.store.atomic import write_atomic
 
 SEAL = "seal.json"
