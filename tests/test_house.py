@@ -37,3 +37,36 @@ def test_no_layer_is_optional_and_every_package_has_one() -> None:
                                                                        ("__init__", "__main__"))}
     packages.add("screens")
     assert packages - named == set(), "a package of workstation/ stands in no layer of the contract"
+
+
+def test_no_module_uses_an_import_path_from_before_the_folders() -> None:
+    from workstation.base.moved import new_name
+
+    old = []
+    for folder in ("workstation", "screens", "tests", "bench", "atari_workstation"):
+        for path in (ROOT / folder).rglob("*.py"):
+            if path.name == "moved.py" or path.name == "test_house.py":
+                continue
+            for name in re.findall(r"\bworkstation(?:\.\w+)+", path.read_text(encoding="utf-8")):
+                if new_name(name) is not None:
+                    old.append(f"{path.relative_to(ROOT)}: {name} (now {new_name(name)})")
+    assert old == []
+
+
+def test_an_old_import_path_gives_the_module_at_its_new_place() -> None:
+    import importlib
+
+    import workstation.engine.turn_engine as engine
+    import workstation.studies.analysis.stats as stats
+
+    assert importlib.import_module("workstation.turn.engine") is engine
+    assert importlib.import_module("workstation.analysis.stats") is stats
+    assert importlib.import_module("workstation.session_command").__name__ == "workstation.commands.session"
+    assert importlib.import_module("workstation.errors").UserError is importlib.import_module(
+        "workstation.base.errors").UserError
+    try:
+        importlib.import_module("workstation.turn.no_such_module")
+    except ModuleNotFoundError:
+        pass
+    else:
+        raise AssertionError("an old path that never existed must not import")
