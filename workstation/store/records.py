@@ -21,11 +21,18 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import MISSING, Field, dataclass, field, is_dataclass
+from dataclasses import fields as dataclass_fields
 from pathlib import Path
-from typing import Any, ClassVar
+from types import UnionType
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, get_args, get_origin, get_type_hints
 
 from workstation.base.errors import UserError
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+_R = TypeVar("_R", bound="DataclassInstance")
 
 FORMAT = "atari-workstation/1"
 READABLE_FORMATS = ("atari-workstation/1",)
@@ -637,6 +644,66 @@ def check_fields(data: dict[str, Any], fields: dict[str, tuple[Any, ...]], where
             if not lo <= value <= hi:
                 raise RecordFileError(f"{where}: field {key!r} is {_bound(value)}, outside {_bound(lo)}..{_bound(hi)}")
     return data
+
+
+# -- typed records declared once: their JSON checks from their annotations ------------------------------------------
+FLAT: dict[str, Any] = {"flat": True}  # a part stored flat, as ``<name>_<field>`` keys of the record
+
+
+def ranged(low: float, high: float) -> Any:
+    """A required number field that ``check_fields`` holds inside ``low..high``."""
+    return field(metadata={"range": (low, high)})
+
+
+def _check_word(hint: Any) -> str:
+    """The ``check_fields`` check of an annotation (None taken out): a nested record or a mapping is an object,
+    a tuple or a list a list."""
+    origin = get_origin(hint) or hint
+    if is_dataclass(origin) or origin is dict:
+        return "dict"
+    if origin in (list, tuple):
+        return "list"
+    return {str: "str", int: "int", float: "num", bool: "bool"}.get(origin, "any")
+
+
+def _flat_part(f: Field[Any]) -> type[DataclassInstance]:
+    """The record class of a ``FLAT`` field (its default is an instance)."""
+    part = f.default
+    assert is_dataclass(part) and not isinstance(part, type), f"{f.name}: a flat part needs a record as its default"
+    return type(part)
+
+
+def json_fields(cls: type[DataclassInstance]) -> dict[str, tuple[Any, ...]]:
+    """The fields of the typed record ``cls`` (a dataclass) as ``check_fields`` takes them, in its order: each
+    field's check from its annotation, optional (missing or null) where it may be None or has a default, its
+    range from ``ranged``; a ``FLAT`` part is its own fields under ``<name>_<field>``. So a record's fields and
+    their checks are declared once, in the record."""
+    hints = get_type_hints(cls)
+    out: dict[str, tuple[Any, ...]] = {}
+    for f in dataclass_fields(cls):
+        if f.metadata.get("flat"):
+            out.update({f"{f.name}_{k}": v for k, v in json_fields(_flat_part(f)).items()})
+            continue
+        args = get_args(hints[f.name]) if isinstance(hints[f.name], UnionType) else (hints[f.name],)
+        kinds = [a for a in args if a is not type(None)]
+        optional = len(kinds) < len(args) or f.default is not MISSING or f.default_factory is not MISSING
+        out[f.name] = (_check_word(kinds[0]), optional, *f.metadata.get("range", ()))
+    return out
+
+
+def record_of(cls: type[_R], data: dict[str, Any], **parts: Any) -> _R:
+    """The typed record ``cls`` from a JSON object checked with ``json_fields(cls)``: each field as stored (a key
+    missing or null: the field's default), a ``FLAT`` part from its keys, ``parts`` (nested records) as given."""
+    values: dict[str, Any] = dict(parts)
+    for f in dataclass_fields(cls):
+        if f.name in parts:
+            continue
+        if f.metadata.get("flat"):
+            part = _flat_part(f)
+            values[f.name] = record_of(part, {p.name: data.get(f"{f.name}_{p.name}") for p in dataclass_fields(part)})
+        elif data.get(f.name) is not None:
+            values[f.name] = data[f.name]
+    return cls(**values)
 
 
 def _bound(x: float) -> str:
