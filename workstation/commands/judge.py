@@ -214,7 +214,8 @@ def _judge(a: argparse.Namespace) -> int:
     print(table(summary))
     for note in job.notes[:5]:
         sys.stderr.write(f"workstation: judge: {note}\n")
-    return job_exit(summary, "some turns got no reply from the judge; run the same command again")
+    return job_exit(summary.stopped, summary.complete, summary.cost_usd,
+                    "some turns got no reply from the judge; run the same command again")
 
 
 def _progress(done: int, total: int) -> None:

@@ -7,29 +7,17 @@ undone (``complete`` false; the same command again does the rest); else 0.
 from __future__ import annotations
 
 import sys
-from typing import Protocol
 
 
-class JobSummary(Protocol):
-    """What the exit status reads of a job's typed summary (``EvalSummary``, ``JudgeSummary``)."""
-
-    @property
-    def stopped(self) -> str | None: ...
-
-    @property
-    def complete(self) -> bool: ...
-
-    @property
-    def cost_usd(self) -> float: ...
-
-
-def job_exit(summary: JobSummary, incomplete: str) -> int:
-    """``incomplete`` says what was left undone and what to do (one line, without ``workstation: ``)."""
-    if summary.stopped:
-        sys.stderr.write(f"workstation: stopped at the cost cap (${summary.cost_usd:.4f}); "
+def job_exit(stopped: str | None, complete: bool, cost_usd: float, incomplete: str) -> int:
+    """The exit status from what a job's typed summary (``EvalSummary``, ``JudgeSummary``) says: why it stopped,
+    whether it is complete, and what it cost. ``incomplete`` says what was left undone and what to do (one line,
+    without ``workstation: ``)."""
+    if stopped:
+        sys.stderr.write(f"workstation: stopped at the cost cap (${cost_usd:.4f}); "
                          "run again with a higher --max-cost to finish\n")
         return 1
-    if not summary.complete:
+    if not complete:
         sys.stderr.write(f"workstation: {incomplete}\n")
         return 1
     return 0

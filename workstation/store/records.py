@@ -21,11 +21,18 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import MISSING, Field, dataclass, field, is_dataclass
+from dataclasses import fields as dataclass_fields
 from pathlib import Path
-from typing import Any, ClassVar
+from types import UnionType
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, get_args, get_origin, get_type_hints
 
 from workstation.base.errors import UserError
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+_R = TypeVar("_R", bound="DataclassInstance")
 
 FORMAT = "atari-workstation/1"
 READABLE_FORMATS = ("atari-workstation/1",)
@@ -96,9 +103,9 @@ FIELD_CHECKS = {"num": _number, "int": _int, "str": _str, "bool": _bool, "dict":
 
 
 class _Record:
-    """Shared from_json / to_json: ``SPEC`` names each JSON key's check and whether null is allowed."""
+    """Shared from_json / to_json: ``spec()`` names each JSON key's check and whether null is allowed."""
 
-    SPEC: ClassVar[dict[str, tuple[str, bool]]] = {}
+    ORDER: ClassVar[tuple[str, ...]] = ()  # the JSON's keys in order, where that is not the fields' own order
     ITEMS: ClassVar[dict[str, Any]] = {}  # list fields whose items are checked
     OMIT_EMPTY: ClassVar[tuple[str, ...]] = ()  # written only when not empty / not None
     OMIT_NONE: ClassVar[tuple[str, ...]] = ()  # written only when not None (an empty list or object is kept)
@@ -106,11 +113,26 @@ class _Record:
     extra: dict[str, Any]
 
     @classmethod
+    def spec(cls) -> dict[str, tuple[str, bool]]:
+        """Each JSON key's check (from its field's annotation) and whether null is allowed, in the order
+        ``to_json`` writes them: ``ORDER``, else the record's own fields, then those it inherits (``extra`` aside)."""
+        if cls not in _SPECS:
+            assert is_dataclass(cls), f"{cls.__name__} is a dataclass"
+            hints = get_type_hints(cls)
+            own = vars(cls).get("__annotations__", {})
+            names = [f.name for f in dataclass_fields(cls) if f.name != "extra"]
+            order = cls.ORDER or sorted(names, key=lambda k: k not in own)
+            assert sorted(order) == sorted(names), f"{cls.__name__}.ORDER names each field once"
+            _SPECS[cls] = {k: _hint_check(hints[k]) for k in order}
+        return _SPECS[cls]
+
+    @classmethod
     def from_json(cls, data: Any) -> Any:
         if not isinstance(data, dict):
             raise RecordError(f"holds {_kind(data)}, not a JSON object")
         values: dict[str, Any] = {}
-        for key, (check, optional) in cls.SPEC.items():
+        spec = cls.spec()
+        for key, (check, optional) in spec.items():
             if key not in data:
                 continue
             value = data[key]
@@ -119,13 +141,12 @@ class _Record:
             else:
                 value = FIELD_CHECKS[check](key, value, optional=optional)
             values[key] = value
-        spec = cls.SPEC
         extra = {k: v for k, v in data.items() if k not in spec}
         return cls(**values, extra=extra)  # type: ignore[call-arg]  # every record dataclass has ``extra``
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        for key in self.SPEC:
+        for key in self.spec():
             value = getattr(self, key)
             if key in self.OMIT_EMPTY and not value and value != 0 or key in self.OMIT_NONE and value is None:
                 continue
@@ -136,6 +157,16 @@ class _Record:
             out[key] = value
         out.update(self.extra)
         return out
+
+
+_SPECS: dict[type, dict[str, tuple[str, bool]]] = {}
+
+
+def _hint_check(hint: Any) -> tuple[str, bool]:
+    """The check of a field annotated ``hint`` and whether it may be null (``Any`` may be anything, null too)."""
+    args = get_args(hint) if isinstance(hint, UnionType) else (hint,)
+    kinds = [a for a in args if a is not type(None)]
+    return _check_word(kinds[0]), len(kinds) < len(args) or hint is Any
 
 
 # -- usage -------------------------------------------------------------------------
@@ -162,19 +193,19 @@ class Manifest(_Record):
     """What a run is: written first, never changed."""
 
     format: str = FORMAT
+    rules: int | None = None  # game-over rule version; absent = 1
     run_id: str | None = None
     game: str | None = None
     env_id: str | None = None
     in_paper: bool | None = None
     seed: int | None = None
-    protocol: Any = field(default_factory=dict)  # Protocol.to_json(); checked by Protocol.from_json
+    protocol: dict[str, Any] = field(default_factory=dict[str, Any])  # Protocol.to_json(); Protocol.from_json checks it
     agent: dict[str, Any] = field(default_factory=dict[str, Any])
     prompt_pack: dict[str, Any] = field(default_factory=dict[str, Any])
     versions: dict[str, Any] = field(default_factory=dict[str, Any])
     created: str | None = None
     frame_shape: list[Any] = field(default_factory=lambda: [210, 160])
     clock: str | None = None
-    rules: int | None = None  # game-over rule version; absent = 1
     seed_note: str | None = None
     parent: dict[str, Any] | None = None  # a rewind-and-branch: the run it left and the turn
     branch: dict[str, Any] | None = None  # the frames and turns copied from the parent
@@ -188,15 +219,6 @@ class Manifest(_Record):
     replay_note: str | None = None  # a replay on another start than its source's
     extra: dict[str, Any] = field(default_factory=dict[str, Any])
 
-    SPEC: ClassVar = {
-        "format": ("str", False), "rules": ("int", True), "run_id": ("str", True), "game": ("str", True), "env_id": ("str", True),
-        "in_paper": ("bool", True), "seed": ("int", True), "protocol": ("dict", False), "agent": ("dict", False),
-        "prompt_pack": ("dict", False), "versions": ("dict", False), "created": ("str", True),
-        "frame_shape": ("list", False), "clock": ("str", True), "seed_note": ("str", True),
-        "parent": ("dict", True), "branch": ("dict", True), "kind": ("str", True), "skill": ("dict", True),
-        "changes": ("any", True), "plain_run_id": ("str", True), "source": ("any", True), "players": ("any", True),
-        "team": ("bool", True), "replay_note": ("str", True),
-    }
     ITEMS: ClassVar = {"frame_shape": _int}
     OMIT_EMPTY: ClassVar = ("rules", "seed_note", "parent", "branch")
     OMIT_NONE: ClassVar = ("kind", "skill", "changes", "plain_run_id", "source", "players", "team", "replay_note")
@@ -330,18 +352,11 @@ class TurnRecord(_Played):
     override_source: str | None = None  # "import": an importer's override replays the harness's actions
     extra: dict[str, Any] = field(default_factory=dict[str, Any])
 
-    SPEC: ClassVar = {
-        "turn": ("int", False), "start_frame": ("int", False), "end_frame": ("int", False), "raw": ("str", False),
-        "thought": ("str", False), "planned": ("list", False), "actions": ("list", False), "valid": ("bool", False),
-        "rule": ("str", True), "errors": ("list", False), "overridden": ("bool", False), "reward": ("num", False),
-        "action_rewards": ("list", False), "action_life_lost": ("list", False), "action_reset": ("list", False),
-        "action_frames": ("list", False), "lives_lost": ("int", False), "noop_frames": ("int", False),
-        "score": ("num", False), "lives": ("int", False), "prompt": ("dict", False), "usage": ("dict", True),
-        "latency_s": ("num", False), "cost_usd": ("num", True), "attempts": ("list", False), "error": ("str", True),
-        "finish_reason": ("str", True), "game_over": ("bool", False), "cut_frames": ("int", True),
-        "dropped": ("list", False), "reset_frame": ("int", True), "discarded_replies": ("list", False),
-        "human_plan": ("bool", True), "current_only": ("bool", True), "override_source": ("str", True),
-    }
+    ORDER: ClassVar = ("turn", "start_frame", "end_frame", "raw", "thought", "planned", "actions", "valid", "rule",
+                        "errors", "overridden", "reward", "action_rewards", "action_life_lost", "action_reset",
+                        "action_frames", "lives_lost", "noop_frames", "score", "lives", "prompt", "usage", "latency_s",
+                        "cost_usd", "attempts", "error", "finish_reason", "game_over", "cut_frames", "dropped",
+                        "reset_frame", "discarded_replies", "human_plan", "current_only", "override_source")
     ITEMS: ClassVar = {"planned": _str, "actions": _str, "errors": _str, "action_rewards": _number,
                        "action_life_lost": _bool, "action_reset": _bool, "action_frames": _int, "dropped": _str}
     OMIT_EMPTY: ClassVar = ("discarded_replies",)
@@ -411,14 +426,6 @@ class SideTurn(_Played):
     errors: list[Any] = field(default_factory=list[Any])
     extra: dict[str, Any] = field(default_factory=dict[str, Any])
 
-    SPEC: ClassVar = {
-        "side": ("int", False), "raw": ("str", False), "thought": ("str", False), "planned": ("list", False),
-        "actions": ("list", False), "padded": ("int", False), "dropped": ("list", False), "valid": ("bool", False),
-        "rule": ("str", True), "errors": ("list", False), "reward": ("num", False), "action_rewards": ("list", False),
-        "action_life_lost": ("list", False), "lives_lost": ("int", False), "score": ("num", False),
-        "lives": ("int", False), "prompt": ("dict", False), "usage": ("dict", True), "latency_s": ("num", False),
-        "cost_usd": ("num", True), "attempts": ("list", False), "error": ("str", True),
-    }
     ITEMS: ClassVar = {"planned": _str, "actions": _str, "dropped": _str, "errors": _str,
                        "action_rewards": _number, "action_life_lost": _bool}
 
@@ -446,11 +453,6 @@ class MatchTurn(_Record):
     players: list[SideTurn] = field(default_factory=list[SideTurn])
     extra: dict[str, Any] = field(default_factory=dict[str, Any])
 
-    SPEC: ClassVar = {
-        "turn": ("int", False), "start_frame": ("int", False), "end_frame": ("int", False), "reward": ("num", False),
-        "score": ("num", False), "lives": ("int", False), "lives_lost": ("int", False), "game_over": ("bool", False),
-        "reset_frame": ("int", True), "lockstep_frames": ("list", False), "players": ("list", False),
-    }
     ITEMS: ClassVar = {"lockstep_frames": _int, "players": lambda name, value: _side(name, value)}
 
     @classmethod
@@ -502,16 +504,6 @@ class Summary(_Record):
     team_score: Any = None  # a co-operative match: the sides' scores added
     extra: dict[str, Any] = field(default_factory=dict[str, Any])
 
-    SPEC: ClassVar = {
-        "complete": ("bool", False), "game": ("str", True), "seed": ("int", True), "agent": ("str", True),
-        "total_reward": ("num", False), "frames": ("int", False), "turns": ("int", False),
-        "lives_lost": ("int", False), "invalid_turns": ("int", False), "failed_turns": ("int", True),
-        "episodes_ended": ("int", True), "games_ended": ("int", True), "calls": ("int", False), "usage": ("dict", False), "cost_usd": ("num", True),
-        "wall_s": ("num", True), "stopped": ("str", True), "files": ("dict", True),
-        "interventions": ("dict", True), "stopped_call": ("dict", True), "changed_by_hand": ("bool", True),
-        "overridden_turns": ("int", True), "kind": ("str", True), "players": ("any", True), "winner": ("any", True),
-        "result": ("any", True), "team_score": ("any", True),
-    }
     OMIT_EMPTY: ClassVar = ("failed_turns", "episodes_ended", "games_ended", "files", "interventions", "stopped_call",
                             "changed_by_hand", "overridden_turns")
     OMIT_NONE: ClassVar = ("kind", "players", "winner", "result", "team_score")
@@ -580,35 +572,30 @@ def _text(path: Path) -> str:
         raise RecordFileError(f"{path} is not UTF-8 text") from None
 
 
-def read_json(path: Path | str, kind: type = dict) -> Any:
-    """The JSON in ``path``, which must be a ``kind`` (an object by default); every failure one line naming it."""
-    path = Path(path)
-    text = _text(path)
+def _parsed(text: str, where: str, kind: type, what: str, *, error_line: bool) -> Any:
+    """``text`` (the file, or a line of it, ``where``) as JSON, which must be a ``kind`` (``what``); a failure is
+    one line naming ``where`` (and, with ``error_line``, the line of the JSON error)."""
     try:
         data = json.loads(text)
     except json.JSONDecodeError as e:
-        raise RecordFileError(f"{path} is not valid JSON ({e.msg} at line {e.lineno})") from None
+        at = f" at line {e.lineno}" if error_line else ""
+        raise RecordFileError(f"{where} is not valid JSON ({e.msg}{at})") from None
     if not isinstance(data, kind):
-        raise RecordFileError(f"{path} holds {_kind(data)}, not {TYPE_WORDS.get(kind.__name__, kind.__name__)}")
+        raise RecordFileError(f"{where} holds {_kind(data)}, not {what}")
     return data
+
+
+def read_json(path: Path | str, kind: type = dict) -> Any:
+    """The JSON in ``path``, which must be a ``kind`` (an object by default); every failure one line naming it."""
+    path = Path(path)
+    return _parsed(_text(path), str(path), kind, TYPE_WORDS.get(kind.__name__, kind.__name__), error_line=True)
 
 
 def read_jsonl(path: Path | str) -> list[tuple[int, dict[str, Any]]]:
     """(line number, object) for each non-blank line of ``path``; a line that is not a JSON object is one line."""
     path = Path(path)
-    text = _text(path)
-    out: list[tuple[int, dict[str, Any]]] = []
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise RecordFileError(f"{path} line {number} is not valid JSON ({e.msg})") from None
-        if not isinstance(data, dict):
-            raise RecordFileError(f"{path} line {number} holds {_kind(data)}, not a JSON object")
-        out.append((number, data))
-    return out
+    return [(number, _parsed(line, f"{path} line {number}", dict, "a JSON object", error_line=False))
+            for number, line in enumerate(_text(path).splitlines(), 1) if line.strip()]
 
 
 def check_fields(data: dict[str, Any], fields: dict[str, tuple[Any, ...]], where: str) -> dict[str, Any]:
@@ -637,6 +624,65 @@ def check_fields(data: dict[str, Any], fields: dict[str, tuple[Any, ...]], where
             if not lo <= value <= hi:
                 raise RecordFileError(f"{where}: field {key!r} is {_bound(value)}, outside {_bound(lo)}..{_bound(hi)}")
     return data
+
+
+# -- typed records declared once: their JSON checks from their annotations ------------------------------------------
+FLAT: dict[str, Any] = {"flat": True}  # a part stored flat, as ``<name>_<field>`` keys of the record
+
+
+def ranged(low: float, high: float) -> Any:
+    """A required number field that ``check_fields`` holds inside ``low..high``."""
+    return field(metadata={"range": (low, high)})
+
+
+def _check_word(hint: Any) -> str:
+    """The ``check_fields`` check of an annotation (None taken out): a nested record or a mapping is an object,
+    a tuple or a list a list."""
+    origin = get_origin(hint) or hint
+    if is_dataclass(origin) or origin is dict:
+        return "dict"
+    if origin in (list, tuple):
+        return "list"
+    return {str: "str", int: "int", float: "num", bool: "bool"}.get(origin, "any")
+
+
+def _flat_part(f: Field[Any]) -> type[DataclassInstance]:
+    """The record class of a ``FLAT`` field (its default is an instance)."""
+    part = f.default
+    assert is_dataclass(part) and not isinstance(part, type), f"{f.name}: a flat part needs a record as its default"
+    return type(part)
+
+
+def json_fields(cls: type[DataclassInstance]) -> dict[str, tuple[Any, ...]]:
+    """The fields of the typed record ``cls`` (a dataclass) as ``check_fields`` takes them, in its order: each
+    field's check from its annotation, optional (missing or null) where it may be None or has a default, its
+    range from ``ranged``; a ``FLAT`` part is its own fields under ``<name>_<field>``. So a record's fields and
+    their checks are declared once, in the record."""
+    hints = get_type_hints(cls)
+    out: dict[str, tuple[Any, ...]] = {}
+    for f in dataclass_fields(cls):
+        if f.metadata.get("flat"):
+            out.update({f"{f.name}_{k}": v for k, v in json_fields(_flat_part(f)).items()})
+            continue
+        check, nullable = _hint_check(hints[f.name])
+        optional = nullable or f.default is not MISSING or f.default_factory is not MISSING
+        out[f.name] = (check, optional, *f.metadata.get("range", ()))
+    return out
+
+
+def record_of(cls: type[_R], data: dict[str, Any], **parts: Any) -> _R:
+    """The typed record ``cls`` from a JSON object checked with ``json_fields(cls)``: each field as stored (a key
+    missing or null: the field's default), a ``FLAT`` part from its keys, ``parts`` (nested records) as given."""
+    values: dict[str, Any] = dict(parts)
+    for f in dataclass_fields(cls):
+        if f.name in parts:
+            continue
+        if f.metadata.get("flat"):
+            part = _flat_part(f)
+            values[f.name] = record_of(part, {p.name: data.get(f"{f.name}_{p.name}") for p in dataclass_fields(part)})
+        elif data.get(f.name) is not None:
+            values[f.name] = data[f.name]
+    return cls(**values)
 
 
 def _bound(x: float) -> str:

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from workstation.base.errors import UserError
 from workstation.run.agents import parse_agent
 from workstation.run.agents.registry import AgentSpecError
+from workstation.store.records import Summary
 from workstation.studies.arena.report import scan_matches
 
 if TYPE_CHECKING:
@@ -217,7 +218,8 @@ def play_arena(a: argparse.Namespace, players: list[str]) -> dict[str, int]:
             engine.close()
         with lock:
             if engine.writer is not None:
-                record(book, a.out, engine.writer.path, prep.run_id, game, (spec.p1, spec.p2), spec.seed, s)
+                record(book, a.out, engine.writer.path, prep.run_id, game, (spec.p1, spec.p2), spec.seed,
+                       Summary.from_json(s))
             spent[0] += s.get("cost_usd") or 0.0
             counts["played"] += 1
             p1, p2 = s["players"]
@@ -240,4 +242,4 @@ def _adopt(book: Ledger[PlayedMatch], out: str, fm: FinishedMatch, game: str) ->
 
     rec = Recording(fm.path)
     record(book, out, fm.path, fm.run_id, game, (fm.sides[0].agent, fm.sides[1].agent),
-           int(rec.manifest_record.seed or 0), rec.summary or {})
+           int(rec.manifest_record.seed or 0), rec.summary_record)

@@ -17,22 +17,16 @@ matches it holds, the next time the arena plays in it.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from workstation.store.ledger import Ledger
-from workstation.store.records import check_fields
+from workstation.store.records import Summary, check_fields, json_fields, record_of
 from workstation.store.seal import check_seal, seal
 
 LEDGER = "arena.jsonl"
 SEAL_KIND = "arena"
-
-FIELDS: dict[str, tuple[Any, ...]] = {"run_id": ("str", False), "path": ("str", False), "game": ("str", False),
-                                      "seed": ("int", False),
-                                      "p1": ("str", False), "p2": ("str", False), "complete": ("bool", False),
-                                      "cost_usd": ("num", True), "summary_sha256": ("str", True)}
-
 
 @dataclass(frozen=True)
 class PlayedMatch:
@@ -50,13 +44,13 @@ class PlayedMatch:
 
     @classmethod
     def from_json(cls, data: dict[str, Any], where: str) -> PlayedMatch:
-        d = check_fields(data, FIELDS, where)
-        return cls(d["run_id"], d["path"], d["game"], d["seed"], d["p1"], d["p2"], d["complete"], d.get("cost_usd"),
-                   d.get("summary_sha256"))
+        return record_of(cls, check_fields(data, FIELDS, where))
 
     def to_json(self) -> dict[str, Any]:
-        return {"run_id": self.run_id, "path": self.path, "game": self.game, "seed": self.seed, "p1": self.p1, "p2": self.p2,
-                "complete": self.complete, "cost_usd": self.cost_usd, "summary_sha256": self.summary_sha256}
+        return asdict(self)
+
+
+FIELDS = json_fields(PlayedMatch)  # a ledger line's checks, from the fields above
 
 
 def has_ledger(out: str | Path) -> bool:
@@ -73,13 +67,15 @@ def open_ledger(out: str | Path) -> Ledger[PlayedMatch]:
 
 
 def record(book: Ledger[PlayedMatch], out: str | Path, path: str | Path, run_id: str, game: str,
-           sides: tuple[str, str], seed: int, summary: dict[str, Any]) -> PlayedMatch:
-    """One played match into the ledger (its summary.json pinned by digest)."""
+           sides: tuple[str, str], seed: int, summary: Summary | None) -> PlayedMatch:
+    """One played match into the ledger (its summary.json pinned by digest; no summary: not complete, cost
+    unknown)."""
     from workstation.store.integrity import sha256_of
 
     summary_file = Path(path) / "summary.json"
-    m = PlayedMatch(run_id, os.path.relpath(path, out), game, seed, sides[0], sides[1], summary.get("complete") is True,
-                    summary.get("cost_usd"), sha256_of(summary_file) if summary_file.is_file() else None)
+    m = PlayedMatch(run_id, os.path.relpath(path, out), game, seed, sides[0], sides[1],
+                    summary is not None and summary.complete, None if summary is None else summary.cost_usd,
+                    sha256_of(summary_file) if summary_file.is_file() else None)
     book.append(m, m.to_json())
     return m
 

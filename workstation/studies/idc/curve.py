@@ -11,7 +11,7 @@ work; the rollback rule compares normalised means.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +19,7 @@ from workstation.base.errors import UserError
 from workstation.base.text_table import text_table
 from workstation.store.atomic import write_atomic
 from workstation.store.ledger import Ledger, write_json
-from workstation.store.records import RecordFileError, check_fields, read_json
+from workstation.store.records import FLAT, RecordFileError, check_fields, json_fields, ranged, read_json, record_of
 from workstation.store.seal import check_seal, seal
 
 CURVE = "curve.json"
@@ -86,41 +86,22 @@ def transfer_gain(best: float | None, none: float | None) -> tuple[float | None,
 def best_vs_final(curve: dict[str, Any] | Curve) -> dict[str, Any] | None:
     """The gap between the best round and the last one played (normalised and raw)."""
     c = curve if isinstance(curve, Curve) else Curve.from_json(curve, CURVE)
-    rounds = [r for r in c.rounds if r.score_mean is not None]
+    rounds = [r for r in c.rounds if r.score.mean is not None]
     if not rounds or c.best_round is None:
         return None
     best = next((r for r in rounds if r.round == c.best_round), None)
-    if best is None or best.score_mean is None:
+    if best is None or best.score.mean is None:
         return None
     final = rounds[-1]
-    assert final.score_mean is not None
+    assert final.score.mean is not None
     return {"best_round": best.round, "final_round": final.round,
-            "gap": best.score_mean - final.score_mean,
+            "gap": best.score.mean - final.score.mean,
             "gap_normalised": (best.normalised or 0.0) - (final.normalised or 0.0)}
 
 
 # -- the typed curve: one checked reader, one writer ---------------------------------------------------------------
 
 Fields = dict[str, tuple[Any, ...]]
-EPISODE_FIELDS: Fields = {"run_id": ("str", True), "score": ("num", True), "seed": ("int", True),
-                          "recording": ("str", True), "in_dir": ("str", True), "cost_usd": ("num", True),
-                          "arm": ("str", True), "summary_sha256": ("str", True)}
-ROUND_FIELDS: Fields = {"round": ("int", False, 0, 10_000), "skill": ("str", True), "skill_round": ("int", True),
-                        "skill_file": ("str", True), "score_mean": ("num", True), "score_se": ("num", True),
-                        "normalised": ("num", True), "episodes": ("list", True), "rolled_back": ("bool", True),
-                        "diagnosis": ("str", True), "reflection": ("dict", True), "notebook": ("str", True),
-                        "next_skill": ("str", True)}
-REFLECTION_FIELDS: Fields = {"status": ("str", True), "why": ("str", True), "tool_calls": ("int", True),
-                             "cost_usd": ("num", True), "transcript": ("str", True)}
-TRANSFER_FIELDS: Fields = {"mode": ("int", True), "difficulty": ("int", True), "best_round": ("int", True),
-                           "no_skill_mean": ("num", True), "no_skill_se": ("num", True), "best_mean": ("num", True),
-                           "best_se": ("num", True), "gain": ("num", True), "gain_pct": ("num", True),
-                           "note": ("str", True), "episodes": ("list", True), "cost_usd": ("num", True)}
-CURVE_FIELDS: Fields = {"game": ("str", True), "player": ("str", True), "reflector": ("str", True),
-                        "validator": ("str", True), "identity": ("dict", True), "rounds": ("list", False),
-                        "best_round": ("int", True), "transfer": ("list", True), "rounds_planned": ("int", True),
-                        "seeds": ("list", True), "random_mean": ("num", True), "random_scores": ("list", True),
-                        "best_vs_final": ("dict", True)}
 
 
 def _objects(items: list[Any], fields: Fields, where: str) -> list[dict[str, Any]]:
@@ -132,7 +113,17 @@ def _objects(items: list[Any], fields: Fields, where: str) -> list[dict[str, Any
     return out
 
 
+# Each record below is the one declaration of its JSON object: its fields' checks come from their annotations
+# (``json_fields``), and a mean with its standard error is a ``Mean`` stored flat (``score_mean``, ``score_se``).
 @dataclass(frozen=True)
+class Mean:
+    """A mean over episodes and its standard error."""
+
+    mean: float | None = None
+    se: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
 class Episode:
     """One episode of a round (or of a transfer arm): its recording and score."""
 
@@ -145,13 +136,8 @@ class Episode:
     arm: str | None = None
     summary_sha256: str | None = None  # the recording's summary.json when it was verified and counted
 
-    @classmethod
-    def from_json(cls, d: dict[str, Any]) -> Episode:
-        return cls(d.get("run_id"), d.get("score"), d.get("seed"), d.get("recording"), d.get("in_dir"),
-                   d.get("cost_usd"), d.get("arm"), d.get("summary_sha256"))
 
-
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Reflection:
     """What the reflection after a round did (submitted, skipped, no_skill, ...)."""
 
@@ -162,48 +148,57 @@ class Reflection:
     transcript: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Round:
     """One round of the curve."""
 
-    round: int
+    round: int = ranged(0, 10_000)
     skill: str | None = None
     skill_round: int | None = None
-    score_mean: float | None = None
-    score_se: float | None = None
+    skill_file: str | None = None
+    score: Mean = field(default=Mean(), metadata=FLAT)
     normalised: float | None = None
-    rolled_back: bool = False
     episodes: tuple[Episode, ...] = ()
-    reflection: Reflection | None = None  # None: not reflected on yet
+    rolled_back: bool = False
     diagnosis: str | None = None
+    reflection: Reflection | None = None  # None: not reflected on yet
     notebook: str | None = None
+    next_skill: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Transfer:
     """The best skill and no skill on one held-out variant."""
 
-    mode: int | None
-    difficulty: int | None
-    no_skill_mean: float | None = None
-    best_mean: float | None = None
+    mode: int | None = None
+    difficulty: int | None = None
+    best_round: int | None = None
+    no_skill: Mean = field(default=Mean(), metadata=FLAT)
+    best: Mean = field(default=Mean(), metadata=FLAT)
     gain: float | None = None
     gain_pct: float | None = None
+    note: str | None = None
+    episodes: tuple[Episode, ...] = ()
     cost_usd: float | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Curve:
     """DIR/curve.json, checked: every field's type (and the file and field named when one is wrong)."""
 
-    game: str | None
-    player: str | None
-    reflector: str | None
+    game: str | None = None
+    player: str | None = None
+    reflector: str | None = None
+    validator: str | None = None
+    identity: dict[str, Any] | None = None
     rounds: tuple[Round, ...]
     best_round: int | None = None
-    random_mean: float | None = None
     transfer: tuple[Transfer, ...] = ()
     rounds_planned: int | None = None
+    seeds: list[Any] | None = None
+    random_mean: float | None = None
+    random_scores: list[Any] | None = None
+    best_vs_final: dict[str, Any] | None = None
 
     @classmethod
     def from_json(cls, data: Any, where: str) -> Curve:
@@ -213,34 +208,41 @@ class Curve:
         rounds = []
         for i, r in enumerate(_objects(c["rounds"], ROUND_FIELDS, f"{where} rounds")):
             at = f"{where} rounds item {i}"
-            eps = tuple(Episode.from_json(e) for e in _objects(r.get("episodes") or [], EPISODE_FIELDS,
-                                                                  f"{at} episodes"))
+            eps = _episodes(r, f"{at} episodes")
             ref = r.get("reflection")
-            reflection = None if ref is None else Reflection(**{
-                k: check_fields(ref, REFLECTION_FIELDS, f"{at} reflection").get(k) for k in REFLECTION_FIELDS})
-            rounds.append(Round(r["round"], r.get("skill"), r.get("skill_round"), r.get("score_mean"),
-                                r.get("score_se"), r.get("normalised"), r.get("rolled_back") is True, eps,
-                                reflection, r.get("diagnosis"), r.get("notebook")))
-        transfer = []
-        for t in _objects(c.get("transfer") or [], TRANSFER_FIELDS, f"{where} transfer"):
-            _objects(t.get("episodes") or [], EPISODE_FIELDS, f"{where} transfer episodes")
-            transfer.append(Transfer(t.get("mode"), t.get("difficulty"), t.get("no_skill_mean"), t.get("best_mean"),
-                                     t.get("gain"), t.get("gain_pct"), t.get("cost_usd")))
+            reflection = None if ref is None else record_of(
+                Reflection, check_fields(ref, REFLECTION_FIELDS, f"{at} reflection"))
+            rounds.append(record_of(Round, r, episodes=eps, reflection=reflection))
+        transfer = [record_of(Transfer, t, episodes=_episodes(t, f"{where} transfer episodes"))
+                    for t in _objects(c.get("transfer") or [], TRANSFER_FIELDS, f"{where} transfer")]
         for i, played in enumerate(rounds):
             if played.round != i:
                 raise RecordFileError(f"{where} rounds item {i}: field 'round' is {played.round}, not {i}")
         best = c.get("best_round")
         if best is not None and not 0 <= best < max(1, len(rounds)):
             raise RecordFileError(f"{where}: field 'best_round' is {best}, but the curve holds {len(rounds)} rounds")
-        return cls(c.get("game"), c.get("player"), c.get("reflector"), tuple(rounds), best, c.get("random_mean"),
-                   tuple(transfer), c.get("rounds_planned"))
+        return record_of(cls, c, rounds=tuple(rounds), transfer=tuple(transfer))
+
+
+def _episodes(entry: dict[str, Any], where: str) -> tuple[Episode, ...]:
+    """The episodes of a checked round or transfer, each checked."""
+    return tuple(record_of(Episode, e) for e in _objects(entry.get("episodes") or [], EPISODE_FIELDS, where))
+
+
+EPISODE_FIELDS = json_fields(Episode)
+REFLECTION_FIELDS = json_fields(Reflection)
+ROUND_FIELDS = json_fields(Round)
+TRANSFER_FIELDS = json_fields(Transfer)
+CURVE_FIELDS = json_fields(Curve)
 
 
 # -- the ledger of steps: what a resume reads back --------------------------------------------------------------------
 
 STEPS = "rounds.jsonl"
-REFLECTED_FIELDS: Fields = {"round": ("int", False, 0, 10_000), "reflection": ("dict", False),
-                            "diagnosis": ("str", True), "notebook": ("str", True), "next_skill": ("str", True)}
+REFLECTED = ("reflection", "diagnosis", "notebook", "next_skill")  # what a reflection adds to its round's entry
+# a reflection step: its round and what it added, the reflection itself required
+REFLECTED_FIELDS: Fields = {"round": ROUND_FIELDS["round"], "reflection": ("dict", False),
+                            **{k: ROUND_FIELDS[k] for k in REFLECTED[1:]}}
 STEP_KINDS = ("round", "reflection", "transfer")
 
 
@@ -319,16 +321,14 @@ def apply_steps(curve: dict[str, Any], done: list[Step]) -> None:
 
 def reflected_step(entry: dict[str, Any]) -> Step:
     """The step of the reflection after the round ``entry``: what it added to the entry, as it added it."""
-    keys = ("reflection", "diagnosis", "notebook", "next_skill")
-    return Step("reflection", {"round": entry["round"], **{k: entry[k] for k in keys if k in entry}})
+    return Step("reflection", {"round": entry["round"], **{k: entry[k] for k in REFLECTED if k in entry}})
 
 
 def steps_of(curve: dict[str, Any]) -> list[Step]:
     """The steps a curve from before the ledger holds (its rounds, reflections and transfers), to start its ledger."""
     out: list[Step] = []
-    reflected = ("reflection", "diagnosis", "notebook", "next_skill")
     for r in curve.get("rounds") or []:
-        out.append(Step("round", {k: v for k, v in r.items() if k not in reflected}))
+        out.append(Step("round", {k: v for k, v in r.items() if k not in REFLECTED}))
         if r.get("reflection") is not None:
             out.append(reflected_step(r))
     out += [Step("transfer", dict(t)) for t in curve.get("transfer") or []]
@@ -406,7 +406,7 @@ def table_text(curve: dict[str, Any] | Curve) -> str:
         before = c.rounds[i - 1].reflection if i > 0 else None
         if before is not None and before.status not in (None, "submitted", "skipped"):
             note.append(f"kept previous skill (round {i - 1}'s reflection: {before.status})")
-        rows.append([r.round, skill, _num(r.score_mean), _num(r.score_se), _num(r.normalised), "; ".join(note)])
+        rows.append([r.round, skill, _num(r.score.mean), _num(r.score.se), _num(r.normalised), "; ".join(note)])
     lines += text_table(rows, right=(0, 2, 3, 4))
     gap = best_vs_final(c)
     if gap:
@@ -417,7 +417,7 @@ def table_text(curve: dict[str, Any] | Curve) -> str:
         table: list[list[object]] = [["variant", "no skill", "best", "gain", "gain %"]]
         for t in c.transfer:
             pct = "n/a" if t.gain_pct is None else f"{t.gain_pct:.1f}%"
-            table.append([f"mode={t.mode},difficulty={t.difficulty}", _num(t.no_skill_mean), _num(t.best_mean),
+            table.append([f"mode={t.mode},difficulty={t.difficulty}", _num(t.no_skill.mean), _num(t.best.mean),
                           _num(t.gain), pct])
         lines += ["  " + line for line in text_table(table, right=(1, 2, 3, 4))]
     return "\n".join(lines)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Self, TypeVar
 
@@ -337,9 +337,6 @@ class StudyMeta:
 
 
 # -- summary.json ------------------------------------------------------------------------------
-COUNT_KEYS = ("turns_judged", "failures", "unparsed", "text_cue_asked", "text_cue_followed")
-
-
 @dataclass(frozen=True)
 class SettingCounts:
     turns_judged: int = 0
@@ -349,11 +346,11 @@ class SettingCounts:
     text_cue_followed: int = 0
 
     def to_json(self) -> dict[str, int]:
-        return {k: getattr(self, k) for k in COUNT_KEYS}
+        return asdict(self)
 
     @classmethod
     def read(cls, f: Fields) -> SettingCounts:
-        c = cls(*(f.whole(k) for k in COUNT_KEYS))
+        c = cls(*(f.whole(k.name) for k in fields(cls)))
         if c.text_cue_followed > c.text_cue_asked:
             raise f._bad("text_cue_followed", f"is {c.text_cue_followed}, more than text_cue_asked")
         return c

@@ -93,7 +93,8 @@ def _eval(a: argparse.Namespace) -> int:
                        max_cost=a.max_cost)
     print(out)
     print(table([summary]))
-    return job_exit(summary, "some calls failed; run the same command again to retry them")
+    return job_exit(summary.stopped, summary.complete, summary.cost_usd,
+                    "some calls failed; run the same command again to retry them")
 
 
 MODEL_FLAGS = (("base_url", "--base-url"), ("effort", "--effort"), ("temperature", "--temperature"),
