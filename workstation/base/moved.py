@@ -30,6 +30,7 @@ MOVED: dict[str, str] = {
     "judge.command": "commands.judge",
     "packs.command": "commands.prompts",
     "qa.command": "commands.qa",
+    "qa.eval_command": "commands.qa_eval",
     "runs.ls_command": "commands.ls",
     "runs.importers.command": "commands.import_runs",
     "runs.run_command": "commands.run",

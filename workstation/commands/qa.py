@@ -34,10 +34,10 @@ def register(sub: Any) -> None:
 
     qa.set_defaults(func=lambda a: a.qa_func(a) if getattr(a, "qa_func", None) else _no_subcommand(qsub))
     try:
-        from workstation.studies.qa import eval_command
+        from workstation.commands import qa_eval
     except ImportError:
         return
-    eval_command.register(qsub)
+    qa_eval.register(qsub)
 
 
 def _no_subcommand(qsub: Any) -> int:
