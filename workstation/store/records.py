@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from workstation.base.errors import UserError
+from workstation.game.seed import SEED_MAX, is_seed
 
 FORMAT = "atari-workstation/1"
 READABLE_FORMATS = ("atari-workstation/1",)
@@ -81,6 +82,14 @@ def _int(name: str, value: Any, *, optional: bool = False) -> Any:
     return _whole(name, value, optional=optional)
 
 
+def _seed(name: str, value: Any, *, optional: bool = False) -> Any:
+    """A seed, by the one seed rule (``workstation.game.seed``): a whole number 0..SEED_MAX."""
+    value = _int(name, value, optional=optional)
+    if value is not None and not is_seed(value):
+        raise RecordError(f"field {name!r} is {value}, outside 0..{SEED_MAX}")
+    return value
+
+
 def _list(name: str, value: Any, item: Any = None, *, optional: bool = False) -> Any:
     value = _plain_list(name, value, optional=optional)
     if item is not None and value is not None:
@@ -92,7 +101,7 @@ def _any(name: str, value: Any, *, optional: bool = False) -> Any:
     return value
 
 
-FIELD_CHECKS = {"num": _number, "int": _int, "str": _str, "bool": _bool, "dict": _dict, "list": _list, "any": _any}
+FIELD_CHECKS = {"num": _number, "int": _int, "seed": _seed, "str": _str, "bool": _bool, "dict": _dict, "list": _list, "any": _any}
 
 
 class _Record:
@@ -190,7 +199,7 @@ class Manifest(_Record):
 
     SPEC: ClassVar = {
         "format": ("str", False), "rules": ("int", True), "run_id": ("str", True), "game": ("str", True), "env_id": ("str", True),
-        "in_paper": ("bool", True), "seed": ("int", True), "protocol": ("dict", False), "agent": ("dict", False),
+        "in_paper": ("bool", True), "seed": ("seed", True), "protocol": ("dict", False), "agent": ("dict", False),
         "prompt_pack": ("dict", False), "versions": ("dict", False), "created": ("str", True),
         "frame_shape": ("list", False), "clock": ("str", True), "seed_note": ("str", True),
         "parent": ("dict", True), "branch": ("dict", True), "kind": ("str", True), "skill": ("dict", True),
@@ -503,7 +512,7 @@ class Summary(_Record):
     extra: dict[str, Any] = field(default_factory=dict[str, Any])
 
     SPEC: ClassVar = {
-        "complete": ("bool", False), "game": ("str", True), "seed": ("int", True), "agent": ("str", True),
+        "complete": ("bool", False), "game": ("str", True), "seed": ("seed", True), "agent": ("str", True),
         "total_reward": ("num", False), "frames": ("int", False), "turns": ("int", False),
         "lives_lost": ("int", False), "invalid_turns": ("int", False), "failed_turns": ("int", True),
         "episodes_ended": ("int", True), "games_ended": ("int", True), "calls": ("int", False), "usage": ("dict", False), "cost_usd": ("num", True),
@@ -615,7 +624,7 @@ def check_fields(data: dict[str, Any], fields: dict[str, tuple[Any, ...]], where
     """Check the fields of a JSON object read from ``where`` (a file, or a file and line).
 
     ``fields`` maps a key to ``(check, optional)`` or ``(check, optional, low, high)``, the checks those of the
-    records above (num, int, str, bool, dict, list, any). A number must be finite and, with a range, inside it.
+    records above (num, int, seed, str, bool, dict, list, any). A number must be finite and, with a range, inside it.
     """
     for key, spec in fields.items():
         check, optional = spec[0], spec[1]

@@ -29,7 +29,7 @@ LEDGER = "arena.jsonl"
 SEAL_KIND = "arena"
 
 FIELDS: dict[str, tuple[Any, ...]] = {"run_id": ("str", False), "path": ("str", False), "game": ("str", False),
-                                      "seed": ("int", False),
+                                      "seed": ("seed", False),
                                       "p1": ("str", False), "p2": ("str", False), "complete": ("bool", False),
                                       "cost_usd": ("num", True), "summary_sha256": ("str", True)}
 

@@ -102,7 +102,7 @@ def best_vs_final(curve: dict[str, Any] | Curve) -> dict[str, Any] | None:
 # -- the typed curve: one checked reader, one writer ---------------------------------------------------------------
 
 Fields = dict[str, tuple[Any, ...]]
-EPISODE_FIELDS: Fields = {"run_id": ("str", True), "score": ("num", True), "seed": ("int", True),
+EPISODE_FIELDS: Fields = {"run_id": ("str", True), "score": ("num", True), "seed": ("seed", True),
                           "recording": ("str", True), "in_dir": ("str", True), "cost_usd": ("num", True),
                           "arm": ("str", True), "summary_sha256": ("str", True)}
 ROUND_FIELDS: Fields = {"round": ("int", False, 0, 10_000), "skill": ("str", True), "skill_round": ("int", True),
