@@ -64,3 +64,38 @@ def test_a_verdict_line_reads_back_by_the_same_rule() -> None:
             VerdictLine.from_json(data, "verdicts.jsonl line 1")
     unparsed = {**_line(), "parsed": False, "failure": None, "category": None, "group": None}
     assert VerdictLine.from_json(unparsed, "x").answer.verdict is None
+
+
+def test_the_summary_seed_is_the_manifest_seed(tmp_path) -> None:
+    import json
+    import shutil
+
+    from workstation.game.protocol import Protocol
+    from workstation.run.drive import drive
+    from workstation.run.start import RunSpec, start_run
+    from workstation.store.integrity import problems
+    from workstation.store.recording import Recording
+
+    engine = start_run(RunSpec("breakout", seed=3, protocol=Protocol(frames=60), out=str(tmp_path)), rewindable=False)
+    try:
+        drive(engine)
+    finally:
+        engine.close()
+    path = engine.writer.path
+    rec = Recording(path)
+    assert rec.manifest_record.seed == rec.summary_record.seed == 3 and problems(rec) == []
+    forged = tmp_path / "forged"
+    shutil.copytree(path, forged)
+    s = json.loads((forged / "summary.json").read_text())
+    (forged / "summary.json").write_text(json.dumps({**s, "seed": 4}, indent=1))
+    assert "the summary says seed 4; the manifest's seed is 3" in problems(Recording(forged))
+
+
+def test_an_idc_curve_reads_its_seeds_by_the_rule() -> None:
+    from workstation.store.records import RecordFileError
+    from workstation.studies.idc.curve import Curve
+
+    Curve.from_json({"rounds": [], "seeds": [[0, 1], [2, 3]]}, "curve.json")
+    for bad in ([[0, -1]], [[2**32]], [3], [["1"]]):
+        with pytest.raises(RecordFileError, match="field 'seeds' item 0"):
+            Curve.from_json({"rounds": [], "seeds": bad}, "curve.json")
