@@ -15,7 +15,6 @@ screen was given one) as a new proposed question, to finish in the curator.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 from rich.text import Text
@@ -44,9 +43,10 @@ from workstation.store.recording import Recording
 from workstation.store.records import RecordingError, TurnRecord
 from workstation.store.series import RunSeries, plural
 from workstation.studies.analysis.compare import event_frames, next_event_frame
+from workstation.studies.judge.records import VerdictLine
 
 
-def _verdicts(rec: Recording) -> dict[int, dict[str, Any]]:
+def _verdicts(rec: Recording) -> dict[int, VerdictLine]:
     from workstation.studies.judge.lookup import verdicts_for
 
     try:
@@ -57,25 +57,12 @@ def _verdicts(rec: Recording) -> dict[int, dict[str, Any]]:
 
 def _judgings(rec: Recording) -> int:
     """How many judge directories near the recording sampled this run (0: it was not judged at all)."""
-    import json
-
-    from workstation.studies.judge.lookup import judge_dirs
-    from workstation.studies.judge.run import META
+    from workstation.studies.judge.lookup import judgings_of
 
     try:
-        run_id = rec.manifest_record.run_id
-        dirs = judge_dirs(rec.path)
+        return judgings_of(rec.path, rec.manifest_record.run_id)
     except (OSError, ValueError, RecordingError):
         return 0
-    n = 0
-    for d in dirs:
-        try:
-            meta = json.loads((d / META).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        samples = meta.get("samples") if isinstance(meta, dict) else None
-        n += any(isinstance(s, dict) and s.get("run_id") == run_id for s in samples or [])
-    return n
 
 
 def _stuck_mask(rec: Recording, n: int) -> np.ndarray:
@@ -285,7 +272,7 @@ class ReplayScreen(FramePlaybackScreen):
 
     def action_judged(self, delta: int) -> None:
         """Jump to the next (or previous) turn the judge found a failure in."""
-        failed = sorted(t for t, v in self.verdicts.items() if v.get("failure") and 0 <= t < len(self.turns))
+        failed = sorted(t for t, v in self.verdicts.items() if v.answer.failure and 0 <= t < len(self.turns))
         ahead = [t for t in failed if (t > self.turn if delta > 0 else t < self.turn)]
         if not ahead:
             self.notify(self._no_failure_note(bool(failed)))

@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workstation.base.errors import UserError
-from workstation.run.options import MODEL_CLI, RUN_SETTING, SEED_MAX, add_argument
+from workstation.game.seed import SEED_MAX
+from workstation.run.options import MODEL_CLI, RUN_SETTING, add_argument
 
 if TYPE_CHECKING:
     from workstation.run.providers import ProviderOptions

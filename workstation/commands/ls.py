@@ -81,13 +81,14 @@ def _plays_its_agents_plans(path: object) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
+    from workstation.game.seed import check_seed
     from workstation.store.changes import mark
     from workstation.store.index import Index, select
     from workstation.store.records import RecordingError
 
     settings = _settings(args.setting)  # every filter checked before the index file is touched
-    if args.seed is not None and not 0 <= args.seed <= 2**32 - 1:
-        raise UserError(f"--seed must be 0..4294967295 (got {args.seed})")
+    if args.seed is not None:
+        check_seed(args.seed)
     try:
         index = Index(args.dir)
     except RecordingError as e:

@@ -83,15 +83,14 @@ def _check_gen_out(out: Path, recordings: list[str]) -> None:
 
 
 def _gen(a: argparse.Namespace) -> int:
-    from workstation.run.options import SEED_MAX
+    from workstation.game.seed import check_seed
     from workstation.studies.qa.gen import generate, parse_categories, write
     from workstation.studies.qa.qset import QUESTIONS, SetWriter
     from workstation.studies.qa.scene import open_scenes
 
     if not 1 <= a.per_game <= MAX_PER_GAME:
         raise UserError(f"--per-game must be 1..{MAX_PER_GAME} (got {a.per_game})", "per_game")
-    if not 0 <= a.seed <= SEED_MAX:
-        raise UserError(f"--seed must be 0..{SEED_MAX} (got {a.seed})", "seed")
+    check_seed(a.seed)
     cats = parse_categories(a.categories)
     from workstation.store.local_paths import refuse_uri
 

@@ -64,10 +64,9 @@ def _eval(a: argparse.Namespace) -> int:
     for name, hi in (("repeats", 1000), ("concurrency", 256)):
         if getattr(a, name) > hi:
             raise UserError(f"--{name} must be at most {hi} (got {getattr(a, name)})", name)
-    from workstation.run.options import SEED_MAX
+    from workstation.game.seed import check_seed
 
-    if not 0 <= a.seed <= SEED_MAX:
-        raise UserError(f"--seed must be 0..{SEED_MAX} (got {a.seed})", "seed")
+    check_seed(a.seed)
     from workstation.store.local_paths import refuse_uri
 
     refuse_uri(a.set, "", "qa eval reads a local question set")

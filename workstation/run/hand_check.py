@@ -54,8 +54,8 @@ def _random_replies(rec: Recording, game: Game, max_actions: int) -> Replies | N
     typed plan, one more per discarded reply), in turn order (a branch restores the generator it copies)."""
     desc = rec.manifest_record.agent
     per_turn = str(desc.get("actions_per_turn", "1..3")).rpartition("..")[2]
-    seed = desc.get("seed", rec.manifest_record.seed)
-    if not per_turn.isdigit() or not isinstance(seed, int):
+    seed = rec.manifest_record.seed  # the run seed, as the typed manifest holds it (the agent was made with it)
+    if not per_turn.isdigit() or seed is None:
         return None
     agent = RandomAgent(game, seed, int(per_turn))
 

@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from workstation.base.errors import UserError
+from workstation.game.seed import check_seed
 
 
 def protocol_from_args(a: argparse.Namespace) -> Any:
@@ -40,15 +41,6 @@ def provider_options(a: argparse.Namespace, spec: str, side: int | None = None) 
 
     url = {} if side is None else {"base_url": side_base_url(a, side)}
     return provider_options_from_args(argparse.Namespace(**{**vars(a), "agent": spec, **url}))
-
-
-def check_seed(seed: int, flag: str = "--seed") -> None:
-    """The one seed rule (``run``'s): 0..SEED_MAX, the emulator's 32-bit seed."""
-    from workstation.run.options import RUN_SETTING
-
-    why = RUN_SETTING["seed"].problem(seed)
-    if why:
-        raise UserError(why.replace("--seed", flag, 1), field=flag.lstrip("-").replace("-", "_"))
 
 
 def check_out_not_inside_inputs(out: str, specs: tuple[str, str], prompts: str | None) -> None:

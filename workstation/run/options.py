@@ -37,9 +37,9 @@ from workstation.base.errors import UserError
 from workstation.base.locations import RECORDINGS
 from workstation.game.games import GAMES, MODES, PACES, UnknownGame, get_game
 from workstation.game.protocol import SETTING, SETTINGS, Protocol, ProtocolError, Setting
+from workstation.game.seed import SEED_MAX, seed_problem
 from workstation.run.agents.registry import SPEC_HELP, AgentSpecError, parse_agent
 
-SEED_MAX = 2**32 - 1  # the emulator's seed is a 32-bit unsigned integer
 # The one --effort scale (workstation.run.providers.spec.EFFORTS; a test keeps the two equal).
 # Each provider then accepts its own subset per model, checked when the spec is made.
 EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
@@ -180,7 +180,10 @@ class RunSpec:
         for name in ("out", "prompts"):  # a Path is fine; the spec keeps text
             if isinstance(getattr(self, name), Path):
                 object.__setattr__(self, name, str(getattr(self, name)))
-        for name in ("seed", "max_cost", "prompts", "out"):
+        why = seed_problem(self.seed)  # the one seed rule (workstation.game.seed)
+        if why:
+            raise SpecError("seed", why)
+        for name in ("max_cost", "prompts", "out"):
             why = RUN_SETTING[name].problem(getattr(self, name))
             if why:
                 raise SpecError(name, why)
@@ -627,7 +630,7 @@ def spec_from_args(a: Any, agent: str | None = None) -> RunSpec:
     return spec_from_values(values)
 
 
-__all__ = ["ALL_SETTINGS", "EFFORTS", "GENERATION_KEYS", "Generation", "RUN_SETTINGS", "RunSpec", "SEED_MAX",
+__all__ = ["ALL_SETTINGS", "EFFORTS", "GENERATION_KEYS", "Generation", "RUN_SETTINGS", "RunSpec",
            "SpecError", "Transport", "add_model_arguments", "add_protocol_arguments", "check_out", "flag",
            "flat_values", "preflight", "run_identity", "spec_from_args", "spec_from_values"]
 

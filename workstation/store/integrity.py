@@ -116,6 +116,9 @@ def agreement_problems(rec: Recording) -> list[str]:
     if s is None:
         return []
     found = []
+    seed = rec.manifest_record.seed  # the seed is stored twice: the summary's must be the manifest's
+    if s.seed is not None and seed is not None and s.seed != seed:
+        found.append(f"the summary says seed {s.seed}; the manifest's seed is {seed}")
     turns = rec.turn_records
     if rec.cut_off_line is not None:
         found.append(f"turns.jsonl is cut off at line {rec.cut_off_line}, though the summary says the run ended")

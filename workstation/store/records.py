@@ -28,6 +28,7 @@ from types import UnionType
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, get_args, get_origin, get_type_hints
 
 from workstation.base.errors import UserError
+from workstation.game.seed import SEED_MAX, is_seed
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -88,6 +89,14 @@ def _int(name: str, value: Any, *, optional: bool = False) -> Any:
     return _whole(name, value, optional=optional)
 
 
+def _seed(name: str, value: Any, *, optional: bool = False) -> Any:
+    """A seed, by the one seed rule (``workstation.game.seed``): a whole number 0..SEED_MAX."""
+    value = _int(name, value, optional=optional)
+    if value is not None and not is_seed(value):
+        raise RecordError(f"field {name!r} is {value}, outside 0..{SEED_MAX}")
+    return value
+
+
 def _list(name: str, value: Any, item: Any = None, *, optional: bool = False) -> Any:
     value = _plain_list(name, value, optional=optional)
     if item is not None and value is not None:
@@ -99,7 +108,7 @@ def _any(name: str, value: Any, *, optional: bool = False) -> Any:
     return value
 
 
-FIELD_CHECKS = {"num": _number, "int": _int, "str": _str, "bool": _bool, "dict": _dict, "list": _list, "any": _any}
+FIELD_CHECKS = {"num": _number, "int": _int, "seed": _seed, "str": _str, "bool": _bool, "dict": _dict, "list": _list, "any": _any}
 
 
 class _Record:
@@ -123,7 +132,7 @@ class _Record:
             names = [f.name for f in dataclass_fields(cls) if f.name != "extra"]
             order = cls.ORDER or sorted(names, key=lambda k: k not in own)
             assert sorted(order) == sorted(names), f"{cls.__name__}.ORDER names each field once"
-            _SPECS[cls] = {k: _hint_check(hints[k]) for k in order}
+            _SPECS[cls] = {k: _hint_check(hints[k], k) for k in order}
         return _SPECS[cls]
 
     @classmethod
@@ -162,11 +171,13 @@ class _Record:
 _SPECS: dict[type, dict[str, tuple[str, bool]]] = {}
 
 
-def _hint_check(hint: Any) -> tuple[str, bool]:
-    """The check of a field annotated ``hint`` and whether it may be null (``Any`` may be anything, null too)."""
+def _hint_check(hint: Any, name: str = "") -> tuple[str, bool]:
+    """The check of a field ``name`` annotated ``hint`` and whether it may be null (``Any`` may be anything, null
+    too). A whole-number field named ``seed`` is a seed: the one seed rule (``workstation.game.seed``)."""
     args = get_args(hint) if isinstance(hint, UnionType) else (hint,)
     kinds = [a for a in args if a is not type(None)]
-    return _check_word(kinds[0]), len(kinds) < len(args) or hint is Any
+    word = _check_word(kinds[0])
+    return "seed" if word == "int" and name == "seed" else word, len(kinds) < len(args) or hint is Any
 
 
 # -- usage -------------------------------------------------------------------------
@@ -602,7 +613,7 @@ def check_fields(data: dict[str, Any], fields: dict[str, tuple[Any, ...]], where
     """Check the fields of a JSON object read from ``where`` (a file, or a file and line).
 
     ``fields`` maps a key to ``(check, optional)`` or ``(check, optional, low, high)``, the checks those of the
-    records above (num, int, str, bool, dict, list, any). A number must be finite and, with a range, inside it.
+    records above (num, int, seed, str, bool, dict, list, any). A number must be finite and, with a range, inside it.
     """
     for key, spec in fields.items():
         check, optional = spec[0], spec[1]
@@ -664,7 +675,7 @@ def json_fields(cls: type[DataclassInstance]) -> dict[str, tuple[Any, ...]]:
         if f.metadata.get("flat"):
             out.update({f"{f.name}_{k}": v for k, v in json_fields(_flat_part(f)).items()})
             continue
-        check, nullable = _hint_check(hints[f.name])
+        check, nullable = _hint_check(hints[f.name], f.name)
         optional = nullable or f.default is not MISSING or f.default_factory is not MISSING
         out[f.name] = (check, optional, *f.metadata.get("range", ()))
     return out

@@ -6,14 +6,13 @@ import os
 import re
 import time
 from pathlib import Path
-from typing import Any
 
 
 def slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9.]+", "-", text).strip("-")[:48] or "agent"
 
 
-def dir_name(game_key: str, agent_spec: str, seed: Any, run_id: str | None) -> str:
+def dir_name(game_key: str, agent_spec: str, seed: int | None, run_id: str | None) -> str:
     """``GAME-AGENT-sSEED-RUNID8`` (a replay is named ``replay``; no run id: the time)."""
     kind, _, _model = (agent_spec or "agent").partition(":")
     tail = run_id[:8] if run_id else time.strftime("%Y%m%d-%H%M%S")

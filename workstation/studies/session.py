@@ -168,7 +168,7 @@ def make_settings(participant: str, games: str, seeds: str, practice: int = 0, m
 # what session.json holds, checked as it is read (workstation.store.records.check_fields)
 SESSION_FIELDS = {"format": ("str", False), "settings": ("dict", False), "steps": ("list", False),
                   "created": ("str", True), "events": ("list", True), "finished": ("str", True)}
-STEP_FIELDS = {"index": ("int", False, 0, 10**6), "game": ("str", False), "seed": ("int", False, 0, 2**32 - 1),
+STEP_FIELDS = {"index": ("int", False, 0, 10**6), "game": ("str", False), "seed": ("seed", False),
                "practice": ("bool", False), "state": ("str", True), "recording": ("str", True),
                "incomplete": ("list", True), "started": ("str", True), "ended": ("str", True),
                "score": ("num", True), "frames": ("int", True), "lives_lost": ("int", True), "turns": ("int", True),

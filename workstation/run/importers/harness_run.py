@@ -21,14 +21,13 @@ from pathlib import Path
 from typing import Any
 
 from workstation.base.errors import UserError
-from workstation.run.options import SEED_MAX
 from workstation.store.records import read_jsonl, read_record
 
 _PNG = re.compile(r"^frame_(\d+)\.png$")
 MAX_FRAMES = 108_000  # the emulator's episode cap, as --frames
 # the summary fields the import reads, with their types and ranges (a seed -1 or a duration of 1e308 is refused)
 SUMMARY_FIELDS = {
-    "seed": ("int", True, 0, SEED_MAX), "duration_seconds": ("num", True, 1 / 30, MAX_FRAMES / 30),
+    "seed": ("seed", True), "duration_seconds": ("num", True, 1 / 30, MAX_FRAMES / 30),
     "frame_count": ("int", True, 2, MAX_FRAMES + 1), "frames_per_action": ("int", True, 1, 60),
     "history_clips": ("int", True, 0, 50), "non_zero_reward_clips": ("int", True, 0, 50),
     "total_reward": ("num", True), "total_lost_lives": ("int", True), "turn_count": ("int", True, 0, MAX_FRAMES),

@@ -20,13 +20,13 @@ from typing import TYPE_CHECKING, Any
 from workstation.base.errors import UserError
 from workstation.studies.analysis.report import Report, _f, _g, _table
 from workstation.studies.analysis.stats import Separability
+from workstation.studies.judge.verdict import CATEGORIES  # the judge's five
 
 if TYPE_CHECKING:
     from workstation.studies.judge.records import JudgeSummary
     from workstation.studies.judge.stuck import StuckReport
     from workstation.studies.qa.evaluate import EvalSummary
 
-CATEGORIES = ("perception", "spatiotemporal", "decision", "exploration", "rule")  # the judge's five
 ABLATIONS = (("feedback", "Feedback on vs off"), ("max_actions", "Actions per reply"), ("memory", "Memory mode"),
              ("horizon", "Fixed horizon vs game over"))
 

@@ -14,14 +14,12 @@ import tomllib
 from pathlib import Path
 
 from workstation.base.errors import UserError
-from workstation.run.options import SEED_MAX
+from workstation.game.seed import check_seed
 from workstation.store.local_paths import check_out_file, refuse_inside_inputs, refuse_uri
 
 
 def check_report_args(args: argparse.Namespace) -> None:
-    seed = args.bootstrap_seed
-    if not 0 <= seed <= SEED_MAX:
-        raise UserError(f"--bootstrap-seed must be 0..{SEED_MAX} (got {seed})")
+    check_seed(args.bootstrap_seed, "--bootstrap-seed")
     if args.paper and args.json:
         raise UserError("--paper writes Markdown (--md) and PNGs (--plots), no JSON: drop --json")
     inputs = _input_files(args.results)

@@ -209,7 +209,7 @@ def _games(value: Any, w: _Where) -> list[str]:
 
 
 def _seeds(value: Any, w: _Where) -> list[int]:
-    from workstation.run.options import SEED_MAX
+    from workstation.game.seed import SEED_MAX, is_seed
 
     if isinstance(value, str):
         m = re.fullmatch(r"\s*(\d+)\s*\.\.\s*(\d+)\s*", value)
@@ -228,7 +228,7 @@ def _seeds(value: Any, w: _Where) -> list[int]:
     else:
         raise w.error(("seeds",), f"{value!r} must be a list of seeds such as [0, 1, 2] or a range such as \"0..9\"")
     for s in seeds:
-        if not isinstance(s, int) or isinstance(s, bool) or not 0 <= s <= SEED_MAX:
+        if not is_seed(s):
             raise w.error(("seeds",), f"{s!r} is not a seed (an integer 0..{SEED_MAX})")
     if len(set(seeds)) != len(seeds):
         raise w.error(("seeds",), "a seed is listed twice")

@@ -17,6 +17,7 @@ from typing import Any
 
 from workstation.base.errors import UserError
 from workstation.base.text_table import text_table
+from workstation.game.seed import SEED_MAX, is_seed
 from workstation.store.atomic import write_atomic
 from workstation.store.ledger import Ledger, write_json
 from workstation.store.records import FLAT, RecordFileError, check_fields, json_fields, ranged, read_json, record_of
@@ -205,6 +206,9 @@ class Curve:
         if not isinstance(data, dict):
             raise RecordFileError(f"{where} holds {type(data).__name__}, not a JSON object")
         c = check_fields(data, CURVE_FIELDS, where)
+        for i, seeds in enumerate(c.get("seeds") or []):  # each round's episode seeds, as a resume plays them
+            if not isinstance(seeds, list) or not all(is_seed(s) for s in seeds):
+                raise RecordFileError(f"{where}: field 'seeds' item {i} is not a list of seeds (0..{SEED_MAX})")
         rounds = []
         for i, r in enumerate(_objects(c["rounds"], ROUND_FIELDS, f"{where} rounds")):
             at = f"{where} rounds item {i}"

@@ -85,7 +85,7 @@ class IdcConfig:
     def _check_seeds(self) -> None:
         """Every seed the IDC will play (each round's episodes, the transfers' share round 0's) is a run seed,
         checked before anything is written or paid."""
-        from workstation.run.options import SEED_MAX
+        from workstation.game.seed import SEED_MAX
 
         count = (self.rounds + 1) * self.episodes
         if self.base.seed + count - 1 > SEED_MAX:  # episode_seeds never goes below seed + count - 1

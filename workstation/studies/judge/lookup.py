@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
 
 from workstation.studies.judge.records import VerdictLine
 
@@ -39,38 +38,54 @@ def judge_dirs(rec_path: Path) -> list[Path]:
     return list(seen)
 
 
-def verdicts_for(rec_path: Path, run_id: str | None) -> dict[int, dict[str, Any]]:
-    """turn -> the verdict on it (its JSON form, with ``judging``: the directory it came from); {} when none is
-    found. A judge directory that does not read or fails its seal is left out (the screen shows what holds)."""
+def _sampling(rec_path: Path, run_id: str | None) -> list[Path]:
+    """The judge directories near the recording whose judge.json (read by the one checked reader) sampled
+    ``run_id``; one that does not read or fails its seal is left out."""
     from workstation.base.errors import UserError
     from workstation.studies.judge.records import check_study
-    from workstation.studies.judge.run import read_meta, verdict_ledger
+    from workstation.studies.judge.run import read_meta
 
     if not run_id:
-        return {}
-    found: list[tuple[float, Path, list[VerdictLine]]] = []
+        return []
+    out: list[Path] = []
     for d in judge_dirs(rec_path):
         try:
             check_study(d)
-            meta = read_meta(d)
-            if not any(s.run_id == run_id for s in meta.samples):
-                continue
+            if any(s.run_id == run_id for s in read_meta(d).samples):
+                out.append(d)
+        except (UserError, OSError):
+            continue
+    return out
+
+
+def judgings_of(rec_path: Path, run_id: str | None) -> int:
+    """How many judge directories near the recording sampled this run (0: it was not judged at all)."""
+    return len(_sampling(rec_path, run_id))
+
+
+def verdicts_for(rec_path: Path, run_id: str | None) -> dict[int, VerdictLine]:
+    """turn -> the verdict line on it, as the one checked reader gives it; {} when none is found. A judge
+    directory that does not read or fails its seal is left out (the screen shows what holds)."""
+    from workstation.base.errors import UserError
+    from workstation.studies.judge.run import verdict_ledger
+
+    found: list[tuple[float, Path, list[VerdictLine]]] = []
+    for d in _sampling(rec_path, run_id):
+        try:
             lines = list(verdict_ledger(d).done.values())
             found.append(((d / VERDICTS).stat().st_mtime if (d / VERDICTS).exists() else 0.0, d, lines))
         except (UserError, OSError):
             continue
-    out: dict[int, dict[str, Any]] = {}
-    for _, d, lines in sorted(found, key=lambda x: (x[0], str(x[1]))):
+    out: dict[int, VerdictLine] = {}
+    for _, _d, lines in sorted(found, key=lambda x: (x[0], str(x[1]))):
         for v in lines:
             if v.run_id == run_id:
-                out[v.turn] = {**v.to_json(), "judging": str(d)}
+                out[v.turn] = v
     return out
 
 
-def describe(v: dict[str, Any] | VerdictLine) -> str:
+def describe(v: VerdictLine) -> str:
     """One line for the screen: what the judge said and whether the RAM agrees."""
-    if isinstance(v, dict):
-        v = VerdictLine.from_json(v, "verdict")
     a = v.answer
     if not a.parsed:
         return f"judge: unreadable verdict ({a.problem or 'no reason'})"

@@ -10,9 +10,11 @@ A judge study is a directory (``workstation judge --out DIR``):
 - ``overreliance.json``: the over-reliance test (``Overreliance``);
 - ``seal.json``: the digests of all of them (``workstation.store.seal``, kind ``judge-study``).
 
-A verdict has this one shape from the judge's reply to the report: ``ask`` returns a
-``JudgeAnswer``, the line written is a ``VerdictLine``, the summary counts ``VerdictLine`` s and the
-report reads a ``JudgeSummary``. Every reader goes through ``Fields``: a field missing, of the wrong
+A verdict has this one shape from the judge's reply to the report: ``parse_verdict`` reads the reply
+into a ``Verdict`` (``workstation.studies.judge.verdict``: its one rule), ``ask`` returns it as a
+``JudgeAnswer`` (``JudgeAnswer.of``), the line written is a ``VerdictLine`` and the line read back is held
+to the same ``Verdict`` rule; the summary counts ``VerdictLine`` s, the report reads a ``JudgeSummary``
+and the open screen gets the ``VerdictLine`` s themselves (``lookup.verdicts_for``). Every reader goes through ``Fields``: a field missing, of the wrong
 type or out of range is one line naming the file, the line and the field. A study directory that
 fails its seal or holds a record that does not read is damaged (``DamagedArtifact``, exit 1): it is
 named and set aside, never counted.
@@ -28,11 +30,12 @@ from pathlib import Path
 from typing import Any, Self, TypeVar
 
 from workstation.base.errors import DamagedArtifact, UserError
+from workstation.game.seed import SEED_MAX, is_seed
 from workstation.store.seal import check_seal
+from workstation.studies.judge.verdict import CATEGORIES, Verdict, VerdictError
 
 FORMAT = "atari-workstation-judge/1"
 KIND = "judge-study"
-CATEGORIES = ("perception", "spatiotemporal", "decision", "exploration", "rule")
 UNKNOWN = "unknown"
 T = TypeVar("T")
 
@@ -92,6 +95,13 @@ class Fields:
         if v < lo or (hi is not None and v > hi):
             raise self._bad(key, f"is {v}, outside {lo}..{'' if hi is None else hi}")
         return v
+
+    def seed(self, key: str) -> int:
+        """A seed, by the one seed rule (``workstation.game.seed``)."""
+        value = self.whole(key)
+        if not is_seed(value):
+            raise self._bad(key, f"is {value}, not a seed (0..{SEED_MAX})")
+        return value
 
     def num_or_none(self, key: str, lo: float | None = 0.0, hi: float | None = None) -> float | None:
         v = self._take(key, True)
@@ -202,7 +212,11 @@ class _JsonLine:
 @dataclass(frozen=True)
 class JudgeAnswer:
     """What the judge answered on one turn: a verdict (parsed), a reply it could not read twice (not parsed),
-    or no reply at all (``error``; never written)."""
+    or no reply at all (``error``; never written).
+
+    A parsed answer is a ``Verdict`` (``verdict``) with the call's account: made by ``of`` from the parsed
+    reply, or read back from a line, it is held to the one rule of ``Verdict`` (a ``VerdictError``), and its
+    ``group`` is the verdict's own."""
 
     parsed: bool
     failure: bool | None = None
@@ -220,6 +234,26 @@ class JudgeAnswer:
     raw_first: str | None = None
     error: str | None = None  # the provider gave no reply
 
+    def __post_init__(self) -> None:
+        verdict = self.verdict
+        if verdict is not None and self.group != verdict.group:
+            raise VerdictError(f"group {self.group!r} is not the category's ({verdict.group!r})", "group")
+
+    @property
+    def verdict(self) -> Verdict | None:
+        """The verdict of a parsed answer (checked by ``Verdict``'s one rule), None for any other."""
+        if not self.parsed:
+            return None
+        failure: Any = self.failure  # true or false, or Verdict says which it is not
+        return Verdict(failure, self.category, self.subtype, self.evidence, self.text_cue_followed)
+
+    @classmethod
+    def of(cls, verdict: Verdict, raw: str | None, usage: dict[str, Any] | None, cost_usd: float | None,
+           calls: int, retried: bool) -> JudgeAnswer:
+        """A parsed answer: the verdict and the call's account."""
+        return cls(True, verdict.failure, verdict.category, verdict.group, verdict.subtype, verdict.evidence,
+                   verdict.text_cue_followed, raw, usage, cost_usd, calls, retried)
+
     def to_json(self) -> dict[str, Any]:
         if self.error is not None:
             return {"error": self.error, "usage": self.usage, "cost_usd": self.cost_usd, "calls": self.calls}
@@ -235,20 +269,14 @@ class JudgeAnswer:
 
     @classmethod
     def read(cls, f: Fields) -> JudgeAnswer:
-        parsed = f.boolean("parsed")
-        failure = f.bool_or_none("failure")
-        category, group = f.text_or_none("category"), f.text_or_none("group")
-        if parsed:
-            if failure is None:
-                raise f._bad("failure", "is null in a parsed verdict, not true/false")
-            if failure and group not in CATEGORIES:
-                raise f._bad("group", f"is {group!r}, not one of {', '.join(CATEGORIES)}")
-            if not failure and (category is not None or group is not None):
-                raise f._bad("category", "is given for a verdict with no failure")
-        return cls(parsed, failure, category, group, f.text_or_none("subtype"), f.text_or_none("evidence"),
-                   f.bool_or_none("text_cue_followed"), f.text_or_none("raw"), f.obj_or_none("usage"),
-                   f.num_or_none("cost_usd"), f.whole("calls") if "calls" in f.data else 0,
-                   f.bool_or_none("retried") or False, f.text_or_none("problem"), f.text_or_none("raw_first"))
+        try:
+            return cls(f.boolean("parsed"), f.bool_or_none("failure"), f.text_or_none("category"),
+                       f.text_or_none("group"), f.text_or_none("subtype"), f.text_or_none("evidence"),
+                       f.bool_or_none("text_cue_followed"), f.text_or_none("raw"), f.obj_or_none("usage"),
+                       f.num_or_none("cost_usd"), f.whole("calls") if "calls" in f.data else 0,
+                       f.bool_or_none("retried") or False, f.text_or_none("problem"), f.text_or_none("raw_first"))
+        except VerdictError as e:  # a parsed line that is no verdict: the rule ``ask`` made it by
+            raise f._bad(e.key, f"does not make a verdict: {e}") from None
 
 
 # -- a judged turn -------------------------------------------------------------------------
@@ -290,7 +318,7 @@ class VerdictLine(_JsonLine):
         claims = f.items("truth_claims") if "truth_claims" in f.data else []
         if not all(isinstance(c, dict) for c in claims):
             raise f._bad("truth_claims", "holds something that is not an object")
-        return cls(f.text("run_id"), f.text("setting"), f.text("game"), f.whole("seed"), f.whole("turn"),
+        return cls(f.text("run_id"), f.text("setting"), f.text("game"), f.seed("seed"), f.whole("turn"),
                    JudgeAnswer.read(f), agrees, claims, f.text_or_none("prompt_digest"),
                    f.text_or_none("request_digest"))
 
@@ -332,7 +360,7 @@ class StudyMeta:
         f.format(FORMAT)
         prompt = f.sub("prompt")
         return cls(f.text("judge"), prompt.text("digest"), prompt.text("path"), f.whole("turns", 1), f.whole("gap", 1),
-                   f.whole("seed"), [SampleRef.read(s) for s in f.each("samples")], f.obj_or_none("options"),
+                   f.seed("seed"), [SampleRef.read(s) for s in f.each("samples")], f.obj_or_none("options"),
                    f.obj_or_none("calibration"), f.data)
 
 

@@ -144,8 +144,7 @@ def ask(agent: ProviderAgent, prompt: Prompt, ctx: TurnContext, jp: JudgePrompt)
             if attempt == 0:
                 prompt = with_retry_note(prompt, jp, reply.text, problem)
             continue
-        return JudgeAnswer(True, v.failure, v.category, v.group, v.subtype, v.evidence, v.text_cue_followed,
-                           reply.text, usage, round(cost, 8) if priced and usage else None, calls, attempt == 1)
+        return JudgeAnswer.of(v, reply.text, usage, round(cost, 8) if priced and usage else None, calls, attempt == 1)
     return JudgeAnswer(False, None, None, None, None, None, None, raws[-1] if raws else None, usage,
                        round(cost, 8) if priced and usage else None, calls, True, problem,
                        raws[0] if raws else None)

@@ -81,11 +81,13 @@ def _read(path: Path, setting: str | None = None) -> tuple[RunRef | None, str | 
         return None, str(e) or type(e).__name__
     if m.run_id is None or m.game is None:
         return None, "its manifest names no run id or game"
+    if m.seed is None:
+        return None, "its manifest names no seed"
     if s.complete:  # a run that may be sampled: its files must agree with its summary (digests, turns, frames)
         damage = rec.damage()
         if damage:
             return None, damage
-    return RunRef(m.run_id, setting or _setting_of(rec), m.game, int(m.seed or 0), float(s.total_reward),
+    return RunRef(m.run_id, setting or _setting_of(rec), m.game, m.seed, float(s.total_reward),
                   bool(s.complete), path, m.agent_spec or ""), None
 
 

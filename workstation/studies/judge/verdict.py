@@ -31,7 +31,11 @@ PROMPT_KEYS = ("system", "question", "retry")
 
 
 class VerdictError(ValueError):
-    """A reply that is not a valid verdict (one line: what is wrong with it)."""
+    """A reply that is not a valid verdict (one line: what is wrong with it); ``key``: the field at fault."""
+
+    def __init__(self, message: str, key: str = "failure") -> None:
+        super().__init__(message)
+        self.key = key
 
 
 @dataclass(frozen=True)
@@ -66,11 +70,33 @@ def load_judge_prompt(path: str | Path | None = None) -> JudgePrompt:
 
 @dataclass(frozen=True)
 class Verdict:
+    """What the judge said of a turn, as read from its reply and as every verdict line holds it. Made only whole:
+    ``failure`` true or false, a ``category`` of the five (or an alias) exactly when there is a failure,
+    ``subtype`` and ``evidence`` text or null, ``text_cue_followed`` true, false or null; anything else is a
+    ``VerdictError`` naming what is wrong (the one rule for a reply and for a line read back)."""
+
     failure: bool
     category: str | None  # as the judge wrote it
     subtype: str | None
     evidence: str | None
     text_cue_followed: bool | None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.failure, bool):
+            raise VerdictError("failure must be true or false")
+        if self.category is not None and (not isinstance(self.category, str)
+                                          or ALIASES.get(self.category, self.category) not in CATEGORIES):
+            raise VerdictError(f"unknown category {self.category!r} (one of {', '.join(CATEGORIES)})", "category")
+        if self.failure and self.category is None:
+            raise VerdictError("a failure needs a category", "category")
+        if not self.failure and self.category is not None:
+            raise VerdictError(f"category {self.category!r} is given but failure is false", "category")
+        if self.subtype is not None and not isinstance(self.subtype, str):
+            raise VerdictError("subtype must be text or null", "subtype")
+        if self.evidence is not None and not isinstance(self.evidence, str):
+            raise VerdictError("evidence must be text", "evidence")
+        if self.text_cue_followed is not None and not isinstance(self.text_cue_followed, bool):
+            raise VerdictError("text_cue_followed must be true, false or null", "text_cue_followed")
 
     @property
     def group(self) -> str | None:
@@ -116,21 +142,10 @@ def parse_verdict(text: str | None) -> Verdict:
     failure = obj.get(key)
     if not isinstance(failure, bool):
         raise VerdictError(f"{key} must be true or false" if key in obj else "the key failure is missing")
-    category = _category(obj.get("category"))
-    if failure and category is None:
-        raise VerdictError("a failure needs a category")
-    if not failure and category is not None:
-        raise VerdictError(f"category {category!r} is given but failure is false")
-    subtype = obj.get("subtype")
-    if subtype is not None and not isinstance(subtype, str):
-        raise VerdictError("subtype must be text or null")
-    if isinstance(subtype, str) and subtype.strip().lower() in NULLS:
-        subtype = None
-    evidence = obj.get("evidence")
-    if evidence is not None and not isinstance(evidence, str):
-        raise VerdictError("evidence must be text")
-    cue = obj.get("text_cue_followed")
-    if cue is not None and not isinstance(cue, bool):
-        raise VerdictError("text_cue_followed must be true, false or null")
-    return Verdict(failure, category, subtype.strip() if isinstance(subtype, str) else None,
-                   evidence.strip() if isinstance(evidence, str) else None, cue)
+    category = _category(obj.get("category"))  # the reply's spellings: tidied, "none" read as null
+    subtype, evidence = obj.get("subtype"), obj.get("evidence")
+    if isinstance(subtype, str):
+        subtype = None if subtype.strip().lower() in NULLS else subtype.strip()
+    if isinstance(evidence, str):
+        evidence = evidence.strip()
+    return Verdict(failure, category, subtype, evidence, obj.get("text_cue_followed"))  # checked as it is made

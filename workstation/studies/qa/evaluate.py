@@ -159,7 +159,7 @@ def answer_ledger(out: Path) -> Ledger[Answer]:
 
 EVAL_FIELDS: dict[str, tuple[Any, ...]] = {
     "format": ("str", False), "set": ("str", False), "set_digest": ("str", False), "agent": ("str", False),
-    "seed": ("int", False, 0, 2**32 - 1), "repeats": ("int", False, 1, 10**6), "statuses": ("list", False)}
+    "seed": ("seed", False), "repeats": ("int", False, 1, 10**6), "statuses": ("list", False)}
 
 
 def check_eval(out: Path) -> None:
@@ -422,7 +422,7 @@ def _share(correct: float, n: int) -> float | None:
 GROUP_KEYS = ("perception", "motion", "decision", "overall")
 META_KEYS = ("format", "set", "set_digest", "agent", "seed", "repeats", "statuses")
 SUMMARY_FIELDS: dict[str, tuple[Any, ...]] = {
-    "agent": ("str", False), "set": ("str", True), "set_digest": ("str", True), "seed": ("int", True),
+    "agent": ("str", False), "set": ("str", True), "set_digest": ("str", True), "seed": ("seed", True),
     "repeats": ("int", True, 1, 10**6), "questions": ("int", True, 0, 10**9), "answers": ("int", True, 0, 10**9),
     "errors": ("int", True, 0, 10**9), "complete": ("bool", True), "accuracy": ("dict", False),
     "counts": ("dict", False), "agreement": ("num", True, 0, 1), "cost_usd": ("num", True, 0, 1e9),
