@@ -5,10 +5,14 @@ with its own seed and run id in manifest.json, the summary's digests left as
 they are), then times in the same run:
 
 - the baseline: walk the tree and json-load every manifest.json and summary.json;
-- the index, cold (no index file: it reads every recording and writes the index);
-- the index, warm (the index file is checked against every recording's files);
+- the index, cold (no cache: it reads every recording and writes the user's index cache);
+- the index, warm (the cache is checked against every recording's files);
 - the index after 1 % of the summaries changed;
-- a lookup by run id prefix (warm).
+- a lookup by run id prefix (warm);
+- `workstation ls DIR` (in process, its table printed to nowhere), cold and warm.
+
+The index cache goes under a temporary $XDG_CACHE_HOME, never inside the folder listed: the
+bench checks that listing added no file there.
 
 Usage: .venv/bin/python bench/index.py [N]   (default 10000)
 """
@@ -27,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from workstation.run.drive import drive
-from workstation.store.index import INDEX_FILE, Index
+from workstation.store.index import Index
 
 
 def make_corpus(root: Path, n: int) -> list[str]:
@@ -78,10 +82,21 @@ def timed(fn, repeat: int = 3) -> tuple[float, object]:
     return best, out
 
 
+def ls(runs: Path) -> None:
+    import contextlib
+    import io
+
+    from workstation.cli import main as cli
+
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert cli(["ls", str(runs)]) == 0
+
+
 def main() -> None:
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 10_000
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
+        os.environ["XDG_CACHE_HOME"] = str(tmp / "cache")  # the user's cache, away from the real home
         t0 = time.perf_counter()
         ids = make_corpus(tmp, n)
         print(f"made {n} recordings in {time.perf_counter() - t0:.1f} s")
@@ -89,8 +104,13 @@ def main() -> None:
         t_base, count = timed(lambda: baseline(runs))
         assert count == n
 
+        def uncache() -> None:
+            cache = Index(runs).cache_file
+            assert cache is not None
+            cache.unlink(missing_ok=True)
+
         def cold():
-            (runs / INDEX_FILE).unlink(missing_ok=True)
+            uncache()
             return Index(runs).entries()
 
         t_cold, entries = timed(cold, repeat=1)
@@ -113,12 +133,24 @@ def main() -> None:
         t_touched = time.perf_counter() - t0
         assert index.read_count == len(changed) and sum(e.score == 7.0 for e in entries) == len(changed)
 
+        def ls_cold() -> None:
+            uncache()
+            ls(runs)
+
+        t_ls_cold, _ = timed(ls_cold, repeat=1)
+        t_ls_warm, _ = timed(lambda: ls(runs))
+        assert not any(p.name.startswith(".") for p in runs.iterdir()), "a listing wrote inside the folder it lists"
+
         print(f"baseline: json-load every manifest + summary   {t_base * 1000:8.1f} ms")
         print(f"index, cold (reads all, writes the index)      {t_cold * 1000:8.1f} ms  ({t_cold / t_base:.2f}x baseline)")
         print(f"index, warm (checked against every file)       {t_warm * 1000:8.1f} ms  ({t_warm / t_base:.2f}x baseline)")
         print(f"index, {len(changed)} summaries changed (re-read them)    {t_touched * 1000:8.1f} ms  "
               f"({t_touched / t_base:.2f}x baseline)")
         print(f"lookup by run id prefix (8 chars), warm       {t_find * 1000:8.1f} ms  ({t_find / t_base:.2f}x baseline)")
+        print(f"workstation ls DIR, cold                       {t_ls_cold * 1000:8.1f} ms  "
+              f"({t_ls_cold / t_base:.2f}x baseline)")
+        print(f"workstation ls DIR, warm                       {t_ls_warm * 1000:8.1f} ms  "
+              f"({t_ls_warm / t_base:.2f}x baseline)")
 
 
 if __name__ == "__main__":

@@ -5,6 +5,10 @@ each SDK's wire format), ``tests/tui_helpers.py`` (Pilot helpers, recorded runs)
 ``tests/agents_for_tests.py`` (scripted agents); test files import those by name.
 """
 
+import os
+import shutil
+import tempfile
+
 import pytest
 
 from tests.cpu_load import cpu_load  # TUI_LOAD=N: N busy loops for the session (tests/cpu_load.py)
@@ -21,8 +25,28 @@ __all__ += ["cpu_load"]
 SHARED_WORKER = {"test_batch_ray.py": "ray", "test_batch_ray_cluster.py": "ray"}
 
 
+# -- a home of the suite's own ---------------------------------------------------------------------------------------
+# HOME and XDG_CACHE_HOME point into a temporary folder of this process (each xdist worker has its own) before any
+# test module is imported, so nothing the suite runs (the ls index cache, a batch's stages, a library's cache) writes
+# in the real home; subprocesses inherit them. Removed at the end.
+_HOME: list[str] = []
+
+
+def _own_home() -> None:
+    home = tempfile.mkdtemp(prefix="workstation-test-home-")
+    _HOME.append(home)
+    os.environ["HOME"] = home
+    os.environ["XDG_CACHE_HOME"] = os.path.join(home, ".cache")
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "xdist_group(name): tests of one group run on one xdist worker")
+    _own_home()
+
+
+def pytest_unconfigure(config):
+    for home in _HOME:
+        shutil.rmtree(home, ignore_errors=True)
 
 
 # The files that take longest (pytest --durations), started first so that the workers end close together

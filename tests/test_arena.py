@@ -489,7 +489,7 @@ def test_the_co_op_team_score_is_the_sum_of_both_scores():
 def test_the_report_figures_from_scores(tmp_path, monkeypatch):
     ms = [_fm("a", 3, "b", 1, i=0), _fm("b", 1, "a", 3, i=1), _fm("a", 0, "b", 2, i=2), _fm("b", 1, "a", 1, i=3),
           _fm("c", 5, "a", 0, i=4)]
-    monkeypatch.setattr(RP, "scan_matches", lambda out, game=None: (ms, [RP.DamagedMatch("/bad", "edited")]))
+    monkeypatch.setattr(RP, "scan_arena", lambda out, game=None: (ms, [RP.DamagedMatch("/bad", "edited")], []))
     r = RP.arena_report(tmp_path, "pong", 0)
     assert r["matches"] == 5 and r["players"] == ["a", "b", "c"] and r["damaged"] == [{"path": "/bad", "why": "edited"}]
     assert r["win_rate"][0] == [None, 0.625, 0.0] and r["win_rate"][1] == [0.375, None, None]
@@ -509,7 +509,7 @@ def test_the_report_figures_from_scores(tmp_path, monkeypatch):
 
 def test_equal_strengths_are_listed_in_name_order(tmp_path, monkeypatch):
     ms = [_fm("zed", 1, "amy", 0, i=0), _fm("amy", 1, "zed", 0, i=1)]
-    monkeypatch.setattr(RP, "scan_matches", lambda out, game=None: (ms, []))
+    monkeypatch.setattr(RP, "scan_arena", lambda out, game=None: (ms, [], []))
     r = RP.arena_report(tmp_path, "pong", 0)
     assert [k["agent"] for k in r["ratings"]] == ["amy", "zed"] and r["players"] == ["zed", "amy"]
     assert "damaged" not in r
@@ -585,10 +585,10 @@ def test_a_report_of_only_damaged_matches_is_a_damaged_artifact(tmp_path, monkey
     from workstation.base.errors import DamagedArtifact
 
     bad = [RP.DamagedMatch("/one", "edited"), RP.DamagedMatch("/two", "cut")]
-    monkeypatch.setattr(RP, "scan_matches", lambda out, game=None: ([], bad))
+    monkeypatch.setattr(RP, "scan_arena", lambda out, game=None: ([], bad, []))
     with pytest.raises(DamagedArtifact, match=r"2 damaged, left out: /one: edited \(and 1 more\)$"):
         RP.arena_report(tmp_path, "pong", 0)
-    monkeypatch.setattr(RP, "scan_matches", lambda out, game=None: ([], bad[:1]))
+    monkeypatch.setattr(RP, "scan_arena", lambda out, game=None: ([], bad[:1], []))
     with pytest.raises(DamagedArtifact, match=r"1 damaged, left out: /one: edited$"):
         RP.arena_report(tmp_path, "pong", 0)
 

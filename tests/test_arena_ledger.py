@@ -138,10 +138,89 @@ def test_an_arena_from_before_its_ledger_is_read_as_before_and_adopted_when_play
     assert cli("verify", str(d))[0] == 0
 
 
-def test_a_match_may_be_played_into_an_arena_directory_and_counts_as_before(world):
+class Killed(BaseException):
+    """The process killed at this instant (no handler sees it)."""
+
+
+def test_a_match_is_never_played_by_hand_into_an_arena(world):
+    """Only the arena plays into its directory: `match --out ARENA` (or `run --out ARENA`) is refused before anything
+    is played (one line, exit 2), not played and then left out of the ratings."""
     d, _ = world
+    before = snapshot(d)
+    for argv in (["match", "--game", "pong", "--p1", "random", "--p2", "random", "--frames", "30", "--seed", "7"],
+                 ["run", "--game", "breakout", "--agent", "random", "--frames", "30"]):
+        code, _, err = cli(*argv, "--out", str(d), "--quiet")
+        assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+        assert f"--out {d} is a sealed arena" in err and "`workstation arena` plays" in err, err
+    assert snapshot(d) == before
+
+
+def test_a_match_the_arena_did_not_play_is_left_out_of_its_ratings_in_one_line(world, tmp_path):
+    """A match copied into the arena's folder (or played there by hand with an older workstation) is not in its
+    ledger: named in one line, left out of every figure, and the arena neither counts nor adopts it."""
+    d, again = world
     code, _, err = cli("match", "--game", "pong", "--p1", "random", "--p2", "random", "--frames", "30", "--seed", "7",
-                       "--out", str(d), "--quiet")
+                       "--out", str(tmp_path / "elsewhere"), "--quiet")
     assert code == 0, err
+    (made,) = (tmp_path / "elsewhere").iterdir()
+    shutil.copytree(made, d / made.name)
     code, out, _ = cli("arena", "--game", "pong", "--report", "--out", str(d), "--json")
-    assert code == 0 and json.loads(out)["matches"] == 3
+    report = json.loads(out)
+    assert code == 0 and report["matches"] == 2 and report["not_own"] == [str(d / made.name)]
+    assert len(report["players"]) == 2
+    code, out, _ = cli("arena", "--game", "pong", "--report", "--out", str(d))
+    said = [x for x in out.splitlines() if "did not play" in x]
+    assert code == 0 and len(said) == 1 and str(d / made.name) in said[0] and "not rated" in said[0], out
+    code, out, err = cli(*again)
+    assert code == 0 and "2 already finished, 0 to play now" in err and len(lines(d)) == 2, err
+    assert sum("did not play" in x for x in (out + err).splitlines()) == 1, out + err
+
+
+def test_an_old_arena_adopts_its_matches_whole_and_a_kill_before_the_seal_resumes(world, monkeypatch):
+    """Adopting an arena from before its ledger writes the whole ledger in one rename, then seals: killed in
+    between, the next run reads every match (none left out as not the arena's), seals, and plays on."""
+    import workstation.studies.arena.played as played
+
+    d, again = world
+    (d / "arena.jsonl").unlink()
+    (d / "seal.json").unlink()
+    real = played.reseal
+
+    def killed(out):
+        raise Killed
+
+    monkeypatch.setattr(played, "reseal", killed)
+    with pytest.raises(Killed):
+        cli(*again[:-2], "--bootstrap", "0", "--seeds", "2")  # seed 1 is new: the arena adopts, then plays in it
+    monkeypatch.setattr(played, "reseal", real)
+    assert len(lines(d)) == 2 and not (d / "seal.json").exists()  # the whole ledger, no seal yet
+    code, out, _ = cli("arena", "--game", "pong", "--report", "--out", str(d), "--json")
+    assert code == 0 and json.loads(out)["matches"] == 2 and "not_own" not in json.loads(out)
+    code, _, err = cli(*again[:-2], "--bootstrap", "0", "--seeds", "2")
+    assert code == 0 and "2 already finished, 2 to play now" in err, err
+    assert len(lines(d)) == 4 and cli("verify", str(d))[0] == 0
+
+
+def test_a_new_arena_killed_after_its_first_match_resumes(played, tmp_path, monkeypatch):
+    """A new arena's ledger is there (empty) when it is first sealed, so a kill after a match, before the arena is
+    sealed again, leaves an arena that reads and resumes (it used to be named damaged: a ledger added after)."""
+    import workstation.studies.arena.played as played_mod
+
+    d = tmp_path / "arena"
+    argv = arena(d, (played / "source").read_text())
+    real, seals = played_mod.reseal, []
+
+    def dies_on_the_second_seal(out):
+        seals.append(out)
+        if len(seals) == 2:
+            raise Killed
+        real(out)
+
+    monkeypatch.setattr(played_mod, "reseal", dies_on_the_second_seal)
+    with pytest.raises(Killed):
+        cli(*argv, "--max-matches", "1")
+    monkeypatch.setattr(played_mod, "reseal", real)
+    assert len(lines(d)) == 1
+    code, _, err = cli(*argv)
+    assert code == 0 and "1 already finished, 1 to play now" in err, err
+    assert len(lines(d)) == 2 and cli("verify", str(d))[0] == 0

@@ -103,3 +103,71 @@ def test_an_idc_from_before_the_ledger_is_read_as_before_and_starts_its_ledger(f
     assert r.returncode == 0, r.stdout + r.stderr
     assert len(fake.seen) == asked and [(x["step"], x.get("round")) for x in lines(out)] == \
         [(x["step"], x.get("round")) for x in made]
+
+
+class Killed(BaseException):
+    """The process killed at this instant (no handler sees it)."""
+
+
+def _old_idc(fake, tmp_path, capsys) -> tuple[Path, list[dict]]:
+    """An IDC as one from before the ledger is: curve.json sealed, no rounds.jsonl."""
+    out = _made_idc(fake, tmp_path, capsys)
+    made = lines(out)
+    (out / C.STEPS).unlink()
+    _reseal(out)
+    return out, made
+
+
+def test_a_kill_between_starting_the_ledger_and_sealing_again_leaves_an_idc_that_reads_and_resumes(fake, tmp_path,
+                                                                                                  capsys):
+    """Adopting an IDC from before the ledger writes rounds.jsonl whole (one rename), then seals again: killed in
+    between, the ledger is exactly the one its sealed curve makes, so it is read, verified and resumed, not damaged."""
+    out, made = _old_idc(fake, tmp_path, capsys)
+    C.start_ledger(out)  # the adoption's first step, and the kill right after it: the seal does not name the ledger
+    assert "rounds.jsonl" not in json.loads((out / "seal.json").read_text())["files"]
+    for argv in (["report", str(out)], ["verify", "--quick", str(out)], ["verify", str(out)]):
+        r = in_process(capsys, argv)
+        assert r.returncode == 0, r.stdout + r.stderr
+    asked = len(fake.seen)
+    r = in_process(capsys, idc_args(fake, out, "--rounds", "1"))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert len(fake.seen) == asked and [(x["step"], x.get("round")) for x in lines(out)] == \
+        [(x["step"], x.get("round")) for x in made]
+    assert "rounds.jsonl" in json.loads((out / "seal.json").read_text())["files"]
+    assert in_process(capsys, ["verify", str(out)]).returncode == 0
+
+
+def test_a_kill_as_the_adopting_idc_seals_again_is_resumed(fake, tmp_path, capsys, monkeypatch):
+    """The kill itself: the process dies as it seals the IDC with a ledger the seal did not name yet."""
+    out, made = _old_idc(fake, tmp_path, capsys)
+    real = C.seal
+
+    def dies_sealing_a_new_ledger(where, *args, **kwargs):
+        if (out / C.STEPS).exists() and C.STEPS not in json.loads((out / "seal.json").read_text())["files"]:
+            raise Killed  # as a kill: nothing after it runs
+        real(where, *args, **kwargs)
+
+    monkeypatch.setattr(C, "seal", dies_sealing_a_new_ledger)
+    with pytest.raises(Killed):
+        in_process(capsys, idc_args(fake, out, "--rounds", "1"))
+    monkeypatch.setattr(C, "seal", real)
+    assert (out / C.STEPS).is_file()
+    r = in_process(capsys, idc_args(fake, out, "--rounds", "1"))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert [(x["step"], x.get("round")) for x in lines(out)] == [(x["step"], x.get("round")) for x in made]
+    assert in_process(capsys, ["verify", str(out)]).returncode == 0
+
+
+@pytest.mark.parametrize("edit", ["a line dropped", "a line added", "empty"])
+def test_a_ledger_added_to_a_sealed_idc_other_than_its_curve_makes_is_damage(fake, tmp_path, capsys, edit):
+    out, _ = _old_idc(fake, tmp_path, capsys)
+    C.start_ledger(out)
+    text = (out / C.STEPS).read_text().splitlines(keepends=True)
+    text = text[:-1] if edit == "a line dropped" else text + [text[-1]] if edit == "a line added" else []
+    (out / C.STEPS).write_text("".join(text))
+    before = _tree(out)
+    for argv in (["report", str(out)], idc_args(fake, out, "--rounds", "1")):
+        r = in_process(capsys, argv)
+        assert r.returncode == 1 and "rounds.jsonl was added after it was sealed" in r.stderr, r.stderr
+    assert in_process(capsys, ["verify", "--quick", str(out)]).returncode == 1
+    assert _tree(out) == before

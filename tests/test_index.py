@@ -1,4 +1,5 @@
-"""The recording index: list, find by run id among many, filter, never stale; `workstation ls`."""
+"""The recording index: list, find by run id among many, filter, never stale; `workstation ls`; its cache kept in
+the user's cache folder (a temporary one in the suite: tests/conftest.py), sealed, never inside the folder listed."""
 
 from __future__ import annotations
 
@@ -11,10 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.bad_input_world import snapshot
 from workstation.game.protocol import Protocol
 from workstation.run.drive import drive
 from workstation.run.start import RunSpec, start_run
-from workstation.store.index import INDEX_FILE, Index, select
+from workstation.store.index import CACHE_ENV, Index, cache_dir, select
 from workstation.store.recording import RecordingError
 
 ENV = {**os.environ, "PYTHONUNBUFFERED": "1"}
@@ -59,9 +61,9 @@ def test_the_index_lists_and_finds_a_run_by_id_among_many(many):
     index = Index(root)
     entries = index.entries()
     assert len(entries) == N + 2 and index.read_count == N + 2
-    assert (root / INDEX_FILE).is_file()
+    assert index.cache_file is not None and index.cache_file.is_file() and index.cache_file.parent == cache_dir()
     again = Index(root)
-    assert again.entries() == entries and again.read_count == 0  # all from the index file
+    assert again.entries() == entries and again.read_count == 0  # all from the cache
     hit = again.one(ids[123][:8])
     assert hit.run_id == ids[123] and hit.seed == 123 and again.path_of(hit) == root / "batch/runs/copy-123"
     assert [e.seed for e in again.find(ids[5])] == [5]
@@ -104,15 +106,67 @@ def test_a_changed_recording_is_never_read_from_a_stale_index(many):
     assert "batch/runs/copy-12" not in by_path and by_path[new.name].game == "seaquest"
 
 
-def test_a_damaged_index_file_is_rebuilt(many):
+def test_a_damaged_cache_is_rebuilt_and_never_changes_a_listing(many, tmp_path):
     root, _ = many
     first = Index(root).entries()
-    (root / INDEX_FILE).write_text("{not json")
+    cache = Index(root).cache_file
+    assert cache is not None
+    good = cache.read_bytes()
+    head, body = good.split(b"\n", 1)
+    other = tmp_path / "other"
+    _run(other)
+    Index(other).entries()
+    edited = body.replace(b'"score":0', b'"score":9', 1)
+    assert edited != body
+    for damage in (b"{not json", good[: len(good) // 2], head + b"\n" + edited, head + b"\n" + body + b" ",
+                   json.dumps({"version": 3, "runs": json.loads(body)}).encode(),  # the old unsealed shape
+                   Index(other).cache_file.read_bytes()):  # another folder's cache, sound in itself
+        cache.write_bytes(damage)
+        index = Index(root)
+        assert index.entries() == first and index.read_count == len(first), damage[:60]
+        assert cache.read_bytes() == good  # rebuilt as it was
+    again = Index(root)
+    assert again.entries() == first and again.read_count == 0
+
+
+def test_the_cache_is_never_written_inside_the_folder_listed(many, tmp_path, monkeypatch):
+    root, _ = many
+    before = snapshot(root)
+    assert Index(root).entries() and snapshot(root) == before
+    monkeypatch.setenv(CACHE_ENV, str(root / ".cache"))  # a cache folder inside the folder listed: nothing cached
     index = Index(root)
-    assert index.entries() == first and index.read_count == len(first)
-    (root / INDEX_FILE).write_text(json.dumps({"version": 1, "runs": {"batch/runs/copy-0": {"sig": None,
-                                                                                           "entry": {"x": 1}}}}))
-    assert Index(root).entries() == first
+    assert index.cache_file is None and index.entries() and snapshot(root) == before
+    monkeypatch.setenv(CACHE_ENV, "off")
+    assert Index(root).cache_file is None
+
+
+def test_ls_prints_the_same_from_no_cache_a_cold_one_a_warm_one_and_a_damaged_one(many, tmp_path):
+    root, _ = many
+    secret = "sk-test-never-in-the-cache-0123456789"
+    env = {**ENV, "OPENAI_API_KEY": secret, "ANTHROPIC_API_KEY": secret, "GEMINI_API_KEY": secret}
+    cache = Index(root).cache_file
+    assert cache is not None
+    cache.unlink(missing_ok=True)
+    before = snapshot(root)
+
+    def ls(**more: str) -> str:
+        r = subprocess.run([sys.executable, "-m", "workstation", "ls", str(root)], capture_output=True, text=True,
+                           timeout=120, env={**env, **more})
+        assert r.returncode == 0 and r.stderr == "", r.stderr
+        return r.stdout
+
+    plain = ls(**{CACHE_ENV: "off"})
+    assert not cache.exists()
+    assert ls() == plain and cache.is_file()  # cold: written to the user's cache
+    assert ls() == plain  # warm
+    data = cache.read_bytes()
+    assert secret.encode() not in data
+    assert (cache.parent.stat().st_mode & 0o077) == 0 and str(root) not in cache.name  # its own, by digest
+    entries = json.loads(data.split(b"\n", 1)[1])
+    assert all(set(v) == {"sig", "entry"} for v in entries.values())
+    cache.write_bytes(data.replace(b'"game":"pacman"', b'"game":"tennis"'))
+    assert ls() == plain
+    assert snapshot(root) == before
 
 
 def test_an_unreadable_recording_is_listed_as_such(tmp_path):

@@ -8,6 +8,7 @@ the judge is a real provider agent talking to the same fake, which serves script
 from __future__ import annotations
 
 import json
+import os
 import random
 import subprocess
 import sys
@@ -168,7 +169,7 @@ def test_the_cost_cap_stops_and_a_higher_cap_finishes(batch_dir, judge_fake, tmp
                       'cache_write = 1000.0\noutput = 1000.0\n')
     judge_fake.responder = ScriptedJudge()
     out = tmp_path / "j"
-    env = {"PATH": "/usr/bin:/bin", "WORKSTATION_PRICES": str(prices), "PYTHONPATH": str(ROOT)}
+    env = {"PATH": "/usr/bin:/bin", "HOME": os.environ["HOME"], "WORKSTATION_PRICES": str(prices), "PYTHONPATH": str(ROOT)}
     args = [sys.executable, "-m", "workstation", "judge", str(batch_dir), "--judge", f"compat:{JUDGE}",
             "--base-url", judge_fake.url("compat"), "--out", str(out)]
     r = subprocess.run([*args, "--max-cost", "2.5"], capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
@@ -365,7 +366,7 @@ def test_bad_input_is_one_line_exit_2(argv, message, batch_dir, tmp_path):
                                                              "judge": "compat:other", "prompt": {"digest": "x"}}))
     args = [a.replace("{batch}", str(batch_dir)).replace("{tmp}", str(tmp_path)) for a in argv]
     r = subprocess.run([sys.executable, "-m", "workstation", *args], capture_output=True, text=True, cwd=ROOT,
-                       timeout=60, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)})
+                       timeout=60, env={"PATH": "/usr/bin:/bin", "HOME": os.environ["HOME"], "PYTHONPATH": str(ROOT)})
     assert r.returncode == 2, r.stderr
     assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
     assert message in r.stderr
@@ -386,7 +387,7 @@ def test_a_moved_batch_is_read_where_it_is_and_a_damaged_recording_stops_the_jud
         r = subprocess.run([sys.executable, "-m", "workstation", "judge", str(source), "--judge", "compat:j",
                             "--base-url", "http://127.0.0.1:9/v1", "--out", str(tmp_path / "o")],
                            capture_output=True, text=True, cwd=ROOT, timeout=60,
-                           env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)})
+                           env={"PATH": "/usr/bin:/bin", "HOME": os.environ["HOME"], "PYTHONPATH": str(ROOT)})
         assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
         assert "damaged" in r.stderr and victim.name in r.stderr and "workstation verify" in r.stderr
         assert "Traceback" not in r.stderr and not (tmp_path / "o").exists()

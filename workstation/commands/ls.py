@@ -17,8 +17,9 @@ AGENT_WIDTH = 32
 def register(sub: Any) -> None:
     p = sub.add_parser("ls", help="list the recordings under a directory (game, agent, seed, score, state, run id)",
                        description=f"""List the recordings under DIR (nested ones too), newest first, as a table.
-                                   Filters combine; an index file in DIR keeps later listings fast and is checked
-                                   against every recording's files, so it is never out of date. The 'changed' column
+                                   Filters combine; an index cache of yours (never inside DIR: $XDG_CACHE_HOME/
+                                   workstation/index) keeps later listings fast and is checked against every
+                                   recording's files, so it is never out of date. The 'changed' column
                                    marks runs a person changed (counts per kind: {_legend()}); a changed run has its
                                    own run id.""")
     p.add_argument("dir", nargs="?", default=RECORDINGS, metavar="DIR",
@@ -86,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
     from workstation.store.index import Index, select
     from workstation.store.records import RecordingError
 
-    settings = _settings(args.setting)  # every filter checked before the index file is touched
+    settings = _settings(args.setting)  # every filter checked before the index cache is touched
     if args.seed is not None:
         check_seed(args.seed)
     try:

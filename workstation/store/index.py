@@ -1,18 +1,25 @@
 """Find recordings: list them under a root, look one up by run id, filter by what they are.
 
 Listing reads each recording's manifest and summary once and keeps what a
-listing shows in a small index file at the root (``.workstation-index.json``).
-Every later listing checks each entry against its files' signatures (size,
-modification and change times, inode of ``manifest.json`` and
+listing shows in a small index cache of this user, never inside the folder
+listed: ``$XDG_CACHE_HOME/workstation/index/<sha256 of the resolved root>.json``
+(``~/.cache/...``; ``WORKSTATION_INDEX_CACHE`` names another folder, ``off``
+none). Every later listing checks each entry against its files' signatures
+(size, modification and change times, inode of ``manifest.json`` and
 ``summary.json``, and of ``turns.jsonl`` while a run has no summary) and
-re-reads any that changed, so a stale index never gives a wrong answer: it
-only saves reading files that did not change. A root that cannot be written
-is listed all the same (nothing is cached).
+re-reads any that changed, so a stale cache never gives a wrong answer: it only
+saves reading files that did not change. The cache is sealed: its first line
+names its format, the root it lists and the size and SHA-256 of the rest; a
+cache that fails any of them (cut, edited, another root's, another version's)
+is not read, and the listing rebuilds it, so a damaged cache never changes what
+a listing shows. A cache that cannot be written (a read-only home) is skipped,
+and one that would fall inside the folder listed is never written.
 """
 
 from __future__ import annotations
 
 import gc
+import hashlib
 import json
 import os
 from collections.abc import Iterator
@@ -24,8 +31,8 @@ from workstation.store.atomic import write_atomic
 from workstation.store.recording import MANIFEST, SUMMARY, TURNS, Recording
 from workstation.store.records import RecordingError
 
-INDEX_FILE = ".workstation-index.json"
-INDEX_VERSION = 3  # 2: entries carry the changes made by hand, run ids include them; 3: hand verdict checked
+CACHE_ENV = "WORKSTATION_INDEX_CACHE"  # the folder of index caches (default $XDG_CACHE_HOME/workstation/index)
+CACHE_FORMAT = "atari-workstation-index/4"  # 2: changes made by hand; 3: hand verdict checked; 4: out of the root, sealed
 MAX_DEPTH = 4  # recordings nested this deep under the root are found (batches keep runs/ inside)
 
 
@@ -128,6 +135,66 @@ def walk(root: str, depth: int = 0) -> Iterator[tuple[str, list[Any]]]:
         yield from walk(sub, depth + 1)
 
 
+def cache_dir() -> Path | None:
+    """Where this user's index caches go (None: ``WORKSTATION_INDEX_CACHE=off``)."""
+    given = os.environ.get(CACHE_ENV)
+    if given is not None and given.strip().lower() in ("off", "none", "0", ""):
+        return None
+    if given:
+        return Path(given).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME")
+    if not base:
+        try:
+            base = str(Path.home() / ".cache")
+        except RuntimeError:  # no home: nothing cached
+            return None
+    return Path(base).expanduser() / "workstation" / "index"
+
+
+def cache_file(resolved_root: str) -> Path | None:
+    """The cache of the listing of ``resolved_root``; None when there is none to keep, or when it would lie inside
+    the root itself (a listing never writes inside what it lists)."""
+    folder = cache_dir()
+    if folder is None:
+        return None
+    try:
+        folder = folder.resolve()
+    except (OSError, RuntimeError):
+        return None
+    root = Path(resolved_root)
+    if folder == root or root in folder.parents:
+        return None
+    return folder / (hashlib.sha256(resolved_root.encode("utf-8", "surrogateescape")).hexdigest() + ".json")
+
+
+def read_cache(path: Path, resolved_root: str) -> dict[str, Any]:
+    """The entries of a sealed cache of ``resolved_root``; empty (rebuilt) when it is missing or fails its seal."""
+    try:
+        with open(path, "rb") as f:
+            head = f.readline(4096)
+            body = f.read()
+        seal = json.loads(head)
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(seal, dict) or seal.get("format") != CACHE_FORMAT or seal.get("root") != resolved_root \
+            or seal.get("bytes") != len(body) or seal.get("sha256") != hashlib.sha256(body).hexdigest():
+        return {}
+    try:
+        runs = json.loads(body)
+    except ValueError:
+        return {}
+    return runs if isinstance(runs, dict) else {}
+
+
+def write_cache(path: Path, resolved_root: str, runs: dict[str, Any]) -> None:
+    """The cache, sealed (format, root, size and digest of the entries), written whole, readable by this user only."""
+    body = json.dumps(runs, separators=(",", ":")).encode("utf-8")
+    head = json.dumps({"format": CACHE_FORMAT, "root": resolved_root, "bytes": len(body),
+                       "sha256": hashlib.sha256(body).hexdigest()}, ensure_ascii=True).encode("ascii")
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)  # the folders a user lists are theirs to know
+    write_atomic(path, head + b"\n" + body, fsync=False)
+
+
 class Index:
     """The recordings under ``root``; ``entries()`` lists them, newest first."""
 
@@ -145,26 +212,21 @@ class Index:
                 pass
         except OSError as e:
             raise RecordingError(f"cannot read the directory {self.root} ({e.strerror or e})") from None
-        self.cache = cache
+        self.resolved = str(self.root.resolve())
+        self.cache_file = cache_file(self.resolved) if cache else None
         self.read_count = 0  # recordings read from their files in the last listing (the rest came from the index)
 
     def _load(self) -> dict[str, Any]:
-        if not self.cache:
+        if self.cache_file is None:
             return {}
-        try:
-            data = json.loads((self.root / INDEX_FILE).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return {}
-        if not isinstance(data, dict) or data.get("version") != INDEX_VERSION or not isinstance(data.get("runs"), dict):
-            return {}
-        runs: dict[str, Any] = data["runs"]
-        return runs
+        return read_cache(self.cache_file, self.resolved)
 
     def _save(self, runs: dict[str, Any]) -> None:
-        path = self.root / INDEX_FILE
+        if self.cache_file is None:
+            return
         try:  # a cache, rebuilt when lost: no fsync
-            write_atomic(path, json.dumps({"version": INDEX_VERSION, "runs": runs}, separators=(",", ":")), fsync=False)
-        except OSError:  # a read-only root is listed all the same
+            write_cache(self.cache_file, self.resolved, runs)
+        except OSError:  # a read-only home: listed all the same
             pass
 
     def entries(self) -> list[Entry]:
@@ -189,7 +251,7 @@ class Index:
             rel = directory[cut:] if directory != root else "."
             hit = cached.get(rel)
             entry = None
-            if hit is not None and hit.get("sig") == sig:
+            if isinstance(hit, dict) and hit.get("sig") == sig:
                 try:
                     entry = Entry(**hit["entry"])
                 except (TypeError, KeyError):
@@ -201,7 +263,7 @@ class Index:
                 changed = True
             runs[rel] = hit
             out.append(entry)
-        if self.cache and "." not in runs and (changed or set(runs) != set(cached)):  # never inside a recording
+        if changed or set(runs) != set(cached):
             self._save(runs)
         out.sort(key=lambda e: (e.created or "", e.path), reverse=True)
         return out

@@ -130,8 +130,9 @@ def refuse_inside_artifacts(out: str | Path, flag: str, command: str, *, own: st
     any depth, resolved through symlinks: what the command writes there would change that artifact without a word.
 
     ``own``: the kind of the command's own sealed artifact (``batch``, ``judge-study``, ``arena``...): ``out``
-    itself may be one of that kind (resumed, or replaced), never of another. Without it (``run``, ``match``: ``out`` holds the new recording), ``out``
-    being one is refused too, unless its seal leaves recordings out (an arena's). Run it before the first write;
+    itself may be one of that kind (resumed, or replaced), never of another. Without it (``run``, ``match``: ``out``
+    holds the new recording), ``out`` being one is refused too, an arena included: only the arena plays into its
+    directory, and it counts only the matches its ledger holds (docs/two-player.md). Run it before the first write;
     an input's own check is ``refuse_inside_inputs``."""
     if uri_of(out) is not None:
         return
@@ -139,13 +140,15 @@ def refuse_inside_artifacts(out: str | Path, flag: str, command: str, *, own: st
         target = Path(out).expanduser().resolve()
     except (OSError, RuntimeError):  # a link loop: the output check names it
         return
-    from workstation.store.seal import admits_recordings, seal_kind
+    from workstation.store.seal import seal_kind
 
     shown = f"{flag} {out}" if flag else str(out)
-    itself = seal_kind(target) == own if own else admits_recordings(target)  # an arena's holds recordings by design
+    itself = own is not None and seal_kind(target) == own
     for around in ([] if itself else [target]) + list(target.parents):
         kind = seal_kind(around)
-        if kind is not None:
+        if kind == "arena" and around == target:  # a match played by hand into an arena would not count there
+            what = "a sealed arena (seal.json), whose matches are the ones `workstation arena` plays"
+        elif kind is not None:
             what = f"a sealed {kind} (seal.json)"
         elif (around / "manifest.json").is_file() and (around / "turns.jsonl").is_file():
             what = "a recording"

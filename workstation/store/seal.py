@@ -12,6 +12,11 @@ Append-only files (a resumable job's JSONL ledger) may be ``appendable``: a seal
 the file as long as its first sealed bytes are unchanged, so a job killed after the seal and
 resumed later still checks; the ledger reads the lines past the seal one by one.
 
+A file a writer adds in two steps (an artifact from before its ledger gets one: the ledger written whole, then the
+seal again) may be ``added_ok``: a file the seal does not name yet passes when its bytes are exactly the ones the
+sealed files make (``added_ok[rel]()``), so a kill between the two steps leaves an artifact that reads and resumes,
+while any other file added, or that file with other bytes, is named as before.
+
 Sub-directories that carry a seal or digests of their own (a recording inside a batch) are left
 out with ``skip``: the reader checks them with their own check. ``skip_recordings`` leaves out every
 recording (a directory holding a ``manifest.json``) found at check time too: an artifact whose recordings
@@ -22,7 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -114,16 +119,6 @@ def seal_kind(directory: str | Path) -> str | None:
     return kind if isinstance(kind, str) else None
 
 
-def admits_recordings(directory: str | Path) -> bool:
-    """Whether the seal of ``directory`` leaves out every recording in it (``skip_recordings``: an arena), so that a
-    new recording there changes nothing it covers."""
-    try:
-        data = json.loads((Path(directory) / SEAL).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        return False
-    return isinstance(data, dict) and data.get("skip_recordings") is True
-
-
 def _read_seal(directory: Path, kind: str) -> tuple[dict[str, Sealed], list[str], bool] | str:
     path = directory / SEAL
     try:
@@ -148,11 +143,25 @@ def _read_seal(directory: Path, kind: str) -> tuple[dict[str, Sealed], list[str]
     return out, skip, recordings
 
 
-def seal_problems(directory: str | Path, kind: str, *, missing_ok: bool = False) -> list[str]:
+Derived = Mapping[str, Callable[[], bytes | None]]  # a file's relative path -> the bytes it may be added with
+
+
+def _added_as_derived(p: Path, derive: Callable[[], bytes | None]) -> bool:
+    want = derive()
+    if want is None:
+        return False
+    try:
+        return p.read_bytes() == want
+    except OSError:
+        return False
+
+
+def seal_problems(directory: str | Path, kind: str, *, missing_ok: bool = False,
+                  added_ok: Derived | None = None) -> list[str]:
     """What is wrong with the artifact at ``directory`` against its seal (empty: it holds).
 
     ``missing_ok``: an artifact written before seals existed (no seal.json) passes; a seal that is
-    there must hold."""
+    there must hold. ``added_ok``: files the seal does not name yet that pass with exactly the bytes given."""
     directory = Path(directory)
     if not directory.is_dir():
         return [f"{directory} is not a directory"]
@@ -180,19 +189,20 @@ def seal_problems(directory: str | Path, kind: str, *, missing_ok: bool = False)
             problems.append(f"{rel} has {size} bytes, sealed with {want.bytes}")
         elif digest != want.sha256:
             problems.append(f"{rel} was changed after it was written (digest differs)")
-    for rel in present:
-        if rel not in sealed:
+    for rel, p in present.items():
+        if rel not in sealed and not (added_ok and rel in added_ok and _added_as_derived(p, added_ok[rel])):
             problems.append(f"{rel} was added after it was sealed")
     return problems
 
 
-def check_seal(directory: str | Path, kind: str, *, what: str | None = None, missing_ok: bool = False) -> None:
+def check_seal(directory: str | Path, kind: str, *, what: str | None = None, missing_ok: bool = False,
+               added_ok: Derived | None = None) -> None:
     """Raise ``DamagedArtifact`` (one line, exit 1) naming the first problem, if any."""
-    problems = seal_problems(directory, kind, missing_ok=missing_ok)
+    problems = seal_problems(directory, kind, missing_ok=missing_ok, added_ok=added_ok)
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         raise DamagedArtifact(f"{what or kind} {directory} is damaged: {problems[0]}{more}; it is left as it is "
                               "(write a new one, or remove it)", file=directory)
 
 
-__all__ = ["SEAL", "admits_recordings", "check_seal", "is_sealed", "seal", "seal_kind", "seal_problems"]
+__all__ = ["SEAL", "Derived", "check_seal", "is_sealed", "seal", "seal_kind", "seal_problems"]

@@ -28,7 +28,6 @@ from workstation.store.records import Summary
 from workstation.studies.arena.report import scan_matches
 
 if TYPE_CHECKING:
-    from workstation.store.ledger import Ledger
     from workstation.studies.arena.played import PlayedMatch
     from workstation.studies.arena.report import FinishedMatch
 
@@ -158,7 +157,8 @@ def play_arena(a: argparse.Namespace, players: list[str]) -> dict[str, int]:
                                               "p2_base_url": urls[p.p2]}), p.p1, p.p2, p.seed)
              for p in pairings(players, a.seeds)]
     from workstation.game.twoplayer import get_two_player_game
-    from workstation.studies.arena.played import has_ledger, open_ledger, record, reseal
+    from workstation.store.seal import is_sealed
+    from workstation.studies.arena.played import has_ledger, open_ledger, record, reseal, start_ledger
 
     game = get_two_player_game(a.game).key
     finished, damaged = scan_matches(a.out, game)  # the arena's seal and ledger checked first (exit 1 if damaged)
@@ -190,14 +190,14 @@ def play_arena(a: argparse.Namespace, players: list[str]) -> dict[str, int]:
     sys.stderr.write(f"arena: {len(specs)} matches, {skipped} already finished, {len(todo)} to play now"
                      + (f", {later} left for later (--max-matches)" if later else "")
                      + (f", estimated ${known:.2f}" if known else "") + "\n")
-    if todo:  # the checks passed: the arena's directory, its ledger (an older arena adopts what it holds), its seal
+    if todo or (has_ledger(a.out) and not is_sealed(a.out)):  # the checks passed: its directory, ledger and seal
         from pathlib import Path
 
         Path(a.out).mkdir(parents=True, exist_ok=True)
-        if not has_ledger(a.out):
-            for fm in finished:
-                _adopt(book, a.out, fm, game)
-        reseal(a.out)
+        if not has_ledger(a.out):  # a new arena (empty), or an older one adopting what it holds: whole, one rename
+            start_ledger(a.out, [_adopted(a.out, fm, game) for fm in finished])
+            book = open_ledger(a.out)
+        reseal(a.out)  # (a kill before it: the whole ledger and no seal yet, read with it, sealed on the next run)
     spent = [0.0]
     lock = threading.Lock()
     counts = {"played": 0, "skipped": skipped, "stopped": 0, "later": later}
@@ -235,11 +235,11 @@ def play_arena(a: argparse.Namespace, players: list[str]) -> dict[str, int]:
     return counts
 
 
-def _adopt(book: Ledger[PlayedMatch], out: str, fm: FinishedMatch, game: str) -> None:
-    """A sound, complete match of an arena from before its ledger, into the ledger as it is now."""
+def _adopted(out: str, fm: FinishedMatch, game: str) -> PlayedMatch:
+    """The ledger line of a sound, complete match of an arena from before its ledger, as the match is now."""
     from workstation.store.recording import Recording
-    from workstation.studies.arena.played import record
+    from workstation.studies.arena.played import played
 
     rec = Recording(fm.path)
-    record(book, out, fm.path, fm.run_id, game, (fm.sides[0].agent, fm.sides[1].agent),
-           int(rec.manifest_record.seed or 0), rec.summary_record)
+    return played(out, fm.path, fm.run_id, game, (fm.sides[0].agent, fm.sides[1].agent),
+                  int(rec.manifest_record.seed or 0), rec.summary_record)

@@ -21,7 +21,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from workstation.store.ledger import Ledger
+from workstation.store.atomic import write_atomic
+from workstation.store.ledger import Ledger, dumps
 from workstation.store.records import Summary, check_fields, json_fields, record_of
 from workstation.store.seal import check_seal, seal
 
@@ -66,18 +67,31 @@ def open_ledger(out: str | Path) -> Ledger[PlayedMatch]:
                   redo=lambda m: not m.complete, what="arena ledger")
 
 
-def record(book: Ledger[PlayedMatch], out: str | Path, path: str | Path, run_id: str, game: str,
-           sides: tuple[str, str], seed: int, summary: Summary | None) -> PlayedMatch:
-    """One played match into the ledger (its summary.json pinned by digest; no summary: not complete, cost
-    unknown)."""
+def played(out: str | Path, path: str | Path, run_id: str, game: str, sides: tuple[str, str], seed: int,
+           summary: Summary | None) -> PlayedMatch:
+    """The ledger line of a match played into ``out`` (its summary.json pinned by digest; no summary: not
+    complete, cost unknown)."""
     from workstation.store.integrity import sha256_of
 
     summary_file = Path(path) / "summary.json"
-    m = PlayedMatch(run_id, os.path.relpath(path, out), game, seed, sides[0], sides[1],
-                    summary is not None and summary.complete, None if summary is None else summary.cost_usd,
-                    sha256_of(summary_file) if summary_file.is_file() else None)
+    return PlayedMatch(run_id, os.path.relpath(path, out), game, seed, sides[0], sides[1],
+                       summary is not None and summary.complete, None if summary is None else summary.cost_usd,
+                       sha256_of(summary_file) if summary_file.is_file() else None)
+
+
+def record(book: Ledger[PlayedMatch], out: str | Path, path: str | Path, run_id: str, game: str,
+           sides: tuple[str, str], seed: int, summary: Summary | None) -> PlayedMatch:
+    """One played match into the ledger (its summary.json pinned by digest)."""
+    m = played(out, path, run_id, game, sides, seed, summary)
     book.append(m, m.to_json())
     return m
+
+
+def start_ledger(out: str | Path, adopted: list[PlayedMatch]) -> None:
+    """The ledger of a new arena (empty), or of one from before the ledger (a line for each sound, complete match
+    it holds), written whole in one rename before the arena is sealed with it: a kill at any instant leaves no
+    ledger (the arena read as before) or the whole one, never a part of the matches adopted."""
+    write_atomic(Path(out) / LEDGER, "".join(dumps(m.to_json()) + "\n" for m in adopted))
 
 
 def reseal(out: str | Path) -> None:
@@ -85,4 +99,5 @@ def reseal(out: str | Path) -> None:
     seal(out, SEAL_KIND, appendable=[LEDGER], skip_recordings=True)
 
 
-__all__ = ["LEDGER", "SEAL_KIND", "PlayedMatch", "has_ledger", "open_ledger", "record", "reseal"]
+__all__ = ["LEDGER", "SEAL_KIND", "PlayedMatch", "has_ledger", "open_ledger", "played", "record", "reseal",
+           "start_ledger"]

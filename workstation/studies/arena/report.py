@@ -101,31 +101,42 @@ def read_match(rec: Recording) -> FinishedMatch:
 
 
 def scan_matches(out: str | Path, game: str | None = None) -> tuple[list[FinishedMatch], list[DamagedMatch]]:
-    """(sound complete matches, damaged ones) under ``out``; unfinished matches are neither.
+    """(sound complete matches, damaged ones) under ``out``; unfinished matches are neither (nor is a match the
+    arena did not play: ``scan_arena``)."""
+    found, damaged, _ = scan_arena(out, game)
+    return found, damaged
+
+
+def scan_arena(out: str | Path, game: str | None = None) -> tuple[list[FinishedMatch], list[DamagedMatch], list[str]]:
+    """(sound complete matches, damaged ones, the folders of sound matches the arena did not play) under ``out``.
 
     An arena directory with a ledger (``arena/played.py``) is checked against it first (its seal, every line:
-    ``DamagedArtifact``, exit 1), and a match the ledger pins is counted only as it was pinned."""
+    ``DamagedArtifact``, exit 1), a match the ledger pins is counted only as it was pinned, and a match it does not
+    hold (played by hand into the directory, copied in) is not the arena's: left out of every figure, named apart.
+    A folder of matches without a ledger (an arena from before it) counts every sound, complete match, as before."""
     from workstation.studies.arena.played import has_ledger, open_ledger
 
     found, damaged = _scan(out, game)
     if not has_ledger(out):
-        return found, damaged  # an arena from before its ledger (or a folder of matches): read as before
+        return found, damaged, []
     return _against_ledger(Path(out), game, open_ledger(out).records, found, damaged)
 
 
 def _against_ledger(out: Path, game: str | None, played: list[Any], found: list[FinishedMatch],
-                    damaged: list[DamagedMatch]) -> tuple[list[FinishedMatch], list[DamagedMatch]]:
+                    damaged: list[DamagedMatch]) -> tuple[list[FinishedMatch], list[DamagedMatch], list[str]]:
     """Each match the arena recorded (the last line of each run id) as it was pinned: a changed summary, a second
-    copy elsewhere and a folder gone are named and left out (a resume plays them again)."""
+    copy elsewhere and a folder gone are named and left out (a resume plays them again); a match whose run id the
+    ledger does not hold is not the arena's own, left out and named apart."""
     from workstation.store.integrity import sha256_of
 
     last = {m.run_id: m for m in played if m.complete}
     where = {m.run_id: (out / m.path).resolve() for m in last.values()}
     keep: list[FinishedMatch] = []
+    foreign: list[str] = []
     for fm in found:
         pinned = last.get(fm.run_id)
-        if pinned is None:  # not the arena's own (a match from before its ledger): counted as before
-            keep.append(fm)
+        if pinned is None:  # not the arena's own: played by hand into it, or copied in
+            foreign.append(fm.path)
         elif Path(fm.path).resolve() != where[fm.run_id]:
             damaged.append(DamagedMatch(fm.path, f"a second copy of run id {fm.run_id}, which the arena recorded at "
                                                  f"{out / pinned.path} (arena.jsonl)"))
@@ -138,7 +149,7 @@ def _against_ledger(out: Path, game: str | None, played: list[Any], found: list[
         if (game is None or m.game == game) and not (out / m.path).is_dir():
             damaged.append(DamagedMatch(str(out / m.path), "the arena recorded this match (arena.jsonl), and its "
                                                            "folder is gone"))
-    return keep, damaged
+    return keep, damaged, foreign
 
 
 def _scan(out: str | Path, game: str | None = None) -> tuple[list[FinishedMatch], list[DamagedMatch]]:
@@ -174,14 +185,14 @@ def arena_report(out: str | Path, game: str, resamples: int = 1000) -> dict[str,
         tp = get_two_player_game(game)
     except TwoPlayerGameError as e:
         raise UserError(str(e)) from None
-    matches, damaged = scan_matches(out, tp.key)
+    matches, damaged, foreign = scan_arena(out, tp.key)
     if not matches and damaged:
         more = f" (and {len(damaged) - 1} more)" if len(damaged) > 1 else ""
         raise DamagedArtifact(f"{out} holds no sound {tp.key} match: {len(damaged)} damaged, left out: "
                               f"{damaged[0].path}: {damaged[0].why}{more}", file=damaged[0].path)
     if not matches:
-        raise UserError(f"{out} holds no finished {tp.key} matches; play some with `workstation arena --game "
-                        f"{tp.key} --players A,B --out {out}`", file=out)
+        raise UserError(f"{out} holds no finished {tp.key} matches{_not_own_note(foreign)}; play some with "
+                        f"`workstation arena --game {tp.key} --players A,B --out {out}`", file=out)
     names: list[str] = []
     for mt in matches:
         for side in mt.sides:
@@ -191,6 +202,8 @@ def arena_report(out: str | Path, game: str, resamples: int = 1000) -> dict[str,
     report: dict[str, Any] = {"game": tp.key, "matches": len(matches), "players": names, "team": tp.team}
     if damaged:
         report["damaged"] = [{"path": d.path, "why": d.why} for d in damaged]
+    if foreign:
+        report["not_own"] = foreign
     if tp.team:
         return {**report, **_team(matches, names, index)}
     results = [Result(index[mt.sides[0].agent], index[mt.sides[1].agent], mt.share) for mt in matches]
@@ -242,10 +255,27 @@ def _damaged_lines(r: dict[str, Any]) -> list[str]:
     return lines + [f"  {d['path']}: {d['why']}" for d in damaged]
 
 
+def _not_own_note(foreign: list[str]) -> str:
+    if not foreign:
+        return ""
+    n = len(foreign)
+    return f" (and {n} match{'es' if n != 1 else ''} it did not play, not counted)"
+
+
+def not_own_line(foreign: list[str]) -> str:
+    """The one line naming the matches in an arena's directory that the arena did not play (left out)."""
+    n = len(foreign)
+    more = f" (and {n - 1} more)" if n > 1 else ""
+    return (f"left out {n} match{'es' if n != 1 else ''} the arena did not play (not in its ledger arena.jsonl: "
+            f"played by hand into its folder, or copied in; not rated): {foreign[0]}{more}")
+
+
 def render_report(r: dict[str, Any]) -> str:
     from workstation.base.text_table import text_table
 
     lines = [f"{r['game']}: {r['matches']} finished matches, {len(r['players'])} players"]
+    if r.get("not_own"):
+        lines.append(not_own_line(r["not_own"]))
     lines += _damaged_lines(r)
     if r["team"]:
         lines.append("co-operative: the team's score (both players' points together)")

@@ -40,16 +40,14 @@ def runs_dir(batch_dir: str | Path) -> Path:
     return Path(batch_dir) / RUNS
 
 
-def recordings_by_id(batch_dir: str | Path, *, cache: bool = True) -> dict[str, list[Entry]]:
-    """The recordings under DIR/runs/ by run id, complete ones first, then newest first.
-
-    ``cache=False`` for a batch that is a command's input (export, judge): its index cache
-    (``runs/.workstation-index.json``) is neither read nor written, so reading it writes nothing inside it."""
+def recordings_by_id(batch_dir: str | Path) -> dict[str, list[Entry]]:
+    """The recordings under DIR/runs/ by run id, complete ones first, then newest first (through the user's index
+    cache, ``store/index.py``: nothing is written inside the batch)."""
     root = runs_dir(batch_dir)
     if not root.is_dir():
         return {}
     out: dict[str, list[Entry]] = {}
-    index = Index(root, cache=cache)
+    index = Index(root)
     for e in index.entries():
         if e.run_id:
             out.setdefault(e.run_id, []).append(e)
@@ -107,10 +105,9 @@ def rebuild(batch_dir: str | Path, cells: list[Job]) -> list[dict[str, Any]]:
     return rows
 
 
-def collect(batch_dir: str | Path, cells: list[Job], *, cache: bool = True) -> list[dict[str, Any]]:
-    """The rows of the grid's runs that have a recording, in grid order (nothing written but, with ``cache``,
-    the index cache under runs/: the batch's own writer keeps it; a reader of an input passes ``cache=False``)."""
-    found = recordings_by_id(batch_dir, cache=cache)
+def collect(batch_dir: str | Path, cells: list[Job]) -> list[dict[str, Any]]:
+    """The rows of the grid's runs that have a recording, in grid order (nothing written)."""
+    found = recordings_by_id(batch_dir)
     root = runs_dir(batch_dir)
     placed = placement.read(batch_dir)
     rows = []

@@ -10,7 +10,9 @@ work; the rollback rule compares normalised means.
 
 from __future__ import annotations
 
+import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,7 +21,7 @@ from workstation.base.errors import UserError
 from workstation.base.text_table import text_table
 from workstation.game.seed import SEED_MAX, is_seed
 from workstation.store.atomic import write_atomic
-from workstation.store.ledger import Ledger, write_json
+from workstation.store.ledger import Ledger, dumps, write_json
 from workstation.store.records import FLAT, RecordFileError, check_fields, json_fields, ranged, read_json, record_of
 from workstation.store.seal import check_seal, seal
 
@@ -339,6 +341,29 @@ def steps_of(curve: dict[str, Any]) -> list[Step]:
     return out
 
 
+def adopted_ledger(out: Path) -> bytes | None:
+    """The ledger an IDC from before the ledger starts with: a line for each step its curve.json holds, exactly as
+    ``start_ledger`` writes it (None: no curve.json of that shape)."""
+    try:
+        data = json.loads((Path(out) / CURVE).read_text(encoding="utf-8"))
+        found = steps_of(data)
+    except (OSError, UnicodeDecodeError, ValueError, AttributeError, TypeError, KeyError):
+        return None
+    return "".join(dumps(st.to_json()) + "\n" for st in found).encode("utf-8")
+
+
+def start_ledger(out: Path) -> None:
+    """Start the ledger of an IDC (a new one, or one from before the ledger, its curve.json saved and sealed first):
+    DIR/rounds.jsonl written whole from curve.json, in one rename. Until the IDC is sealed again, the seal lets
+    exactly those bytes stand (``adopting``), so a kill in between leaves an IDC that reads and resumes."""
+    write_atomic(Path(out) / STEPS, adopted_ledger(out) or b"")
+
+
+def adopting(out: Path) -> dict[str, Callable[[], bytes | None]]:
+    """The file the seal of an IDC may not name yet: its ledger, as ``start_ledger`` made it from curve.json."""
+    return {STEPS: lambda: adopted_ledger(out)}
+
+
 SEAL_KIND = "idc"
 # what the IDC writes itself (curve.json, skills/, reflections/, notebook.md) is sealed; the rounds and transfers
 # are batch directories whose recordings carry digests of their own
@@ -356,7 +381,7 @@ def load(out: Path) -> dict[str, Any] | None:
     if not path.is_file():
         raise UserError(f"{path} is not a file; move it aside to start this IDC afresh, or choose another --out",
                         file=path)
-    check_seal(out, SEAL_KIND, what="the IDC", missing_ok=True)
+    check_seal(out, SEAL_KIND, what="the IDC", missing_ok=True, added_ok=adopting(out))
     data = read_json(path)
     if not isinstance(data.get("rounds"), list):
         raise UserError(f"{path} is not an IDC curve (no list of rounds); choose another --out", file=path)
@@ -432,4 +457,5 @@ def _num(v: float | None) -> str:
 
 
 __all__ = ["CURVE", "Curve", "Episode", "Round", "Transfer", "best_vs_final", "load", "load_curve", "mean_se",
-           "normalised", "rollbacks", "rolls_back", "save", "table_text", "transfer_gain", "write_file", "write_text"]
+           "normalised", "rollbacks", "rolls_back", "save", "start_ledger", "table_text", "transfer_gain", "write_file",
+           "write_text"]

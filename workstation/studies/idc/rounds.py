@@ -314,11 +314,11 @@ class Idc:
         cfg = self.cfg
         curve = self.curve = self._start_curve()
         self.book = C.steps(self.out)
-        (self.out / C.STEPS).touch()  # sealed from the start, empty: every step is appended past what is sealed
-        if not self.book.records:  # a curve from before the ledger: its steps start it
-            for step in C.steps_of(curve):
-                self._record(step)
-        C.save(self.out, curve)
+        if not self.book.records:  # a new IDC, or a curve from before the ledger: its steps start the ledger
+            C.save(self.out, curve)  # the curve as it starts (pinned), sealed: what the ledger is made from
+            C.start_ledger(self.out)  # whole, in one rename; a kill before the next seal leaves it readable
+            self.book = C.steps(self.out)
+        C.save(self.out, curve)  # sealed with its ledger: every step is appended past what is sealed
         current: str | None = None  # the skill the next round plays
         current_from: int | None = None  # the round that first played it
         best: dict[str, Any] = {"round": None, "normalised": None, "skill": None, "skill_round": None}

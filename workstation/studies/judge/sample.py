@@ -125,7 +125,7 @@ def _from_rows(rows: list[dict[str, Any]], base: Path, where: str) -> list[RunRe
         path = runs_dir(base) / Path(stored).name if stored else None
         if path is None or not path.is_dir():
             if found is None:
-                found = recordings_by_id(base, cache=False)  # nothing is written into a source
+                found = recordings_by_id(base)  # nothing is written into a source
             entries = found[row["run_id"]] if row["run_id"] in found else None
             path = runs_dir(base) / entries[0].path if entries else (Path(stored) if stored else None)
         if path is None or not path.is_dir():

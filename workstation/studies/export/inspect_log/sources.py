@@ -62,7 +62,7 @@ def _batch(path: Path) -> list[tuple[Path, str]]:
     from workstation.studies.batch.jobs import jobs_of
 
     jobs = jobs_of(load_grid(path / "grid.toml"))
-    rows = results.collect(path, jobs, cache=False)  # nothing is written into an input
+    rows = results.collect(path, jobs)  # nothing is written into an input
     out = []
     for row in rows:
         stored = str(row.get("path") or "")
@@ -96,7 +96,7 @@ def _session(path: Path) -> list[tuple[Path, str]]:
 def _folder(path: Path) -> list[tuple[Path, str]]:
     from workstation.store.index import Index
 
-    entries = Index(path, cache=False).entries()  # nothing is written into an input
+    entries = Index(path).entries()  # nothing is written into an input (the index cache is the user's)
     if not entries:
         raise UserError(f"{path}: no recording, batch or session here (no manifest.json, grid.toml, session.json, "
                         "nor recordings under it); pass one of those")
