@@ -157,6 +157,7 @@ def play_arena(a: argparse.Namespace, players: list[str]) -> dict[str, int]:
                                               "p2_base_url": urls[p.p2]}), p.p1, p.p2, p.seed)
              for p in pairings(players, a.seeds)]
     from workstation.game.twoplayer import get_two_player_game
+    from workstation.store.records import Summary
     from workstation.studies.arena.played import has_ledger, open_ledger, record, reseal
 
     game = get_two_player_game(a.game).key
@@ -217,7 +218,8 @@ def play_arena(a: argparse.Namespace, players: list[str]) -> dict[str, int]:
             engine.close()
         with lock:
             if engine.writer is not None:
-                record(book, a.out, engine.writer.path, prep.run_id, game, (spec.p1, spec.p2), spec.seed, s)
+                record(book, a.out, engine.writer.path, prep.run_id, game, (spec.p1, spec.p2), spec.seed,
+                       Summary.from_json(s))
             spent[0] += s.get("cost_usd") or 0.0
             counts["played"] += 1
             p1, p2 = s["players"]
@@ -236,8 +238,10 @@ def play_arena(a: argparse.Namespace, players: list[str]) -> dict[str, int]:
 def _adopt(book: Ledger[PlayedMatch], out: str, fm: FinishedMatch, game: str) -> None:
     """A sound, complete match of an arena from before its ledger, into the ledger as it is now."""
     from workstation.store.recording import Recording
+    from workstation.store.records import Summary
     from workstation.studies.arena.played import record
 
     rec = Recording(fm.path)
+    summary = rec.summary_record or Summary(cost_usd=None)  # gone since it was counted: recorded as not complete
     record(book, out, fm.path, fm.run_id, game, (fm.sides[0].agent, fm.sides[1].agent),
-           int(rec.manifest_record.seed or 0), rec.summary or {})
+           int(rec.manifest_record.seed or 0), summary)

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from workstation.store.ledger import Ledger
-from workstation.store.records import check_fields
+from workstation.store.records import Summary, check_fields
 from workstation.store.seal import check_seal, seal
 
 LEDGER = "arena.jsonl"
@@ -73,13 +73,13 @@ def open_ledger(out: str | Path) -> Ledger[PlayedMatch]:
 
 
 def record(book: Ledger[PlayedMatch], out: str | Path, path: str | Path, run_id: str, game: str,
-           sides: tuple[str, str], seed: int, summary: dict[str, Any]) -> PlayedMatch:
-    """One played match into the ledger (its summary.json pinned by digest)."""
+           sides: tuple[str, str], seed: int, summary: Summary) -> PlayedMatch:
+    """One played match into the ledger (its summary.json pinned by digest), as its typed summary says."""
     from workstation.store.integrity import sha256_of
 
     summary_file = Path(path) / "summary.json"
-    m = PlayedMatch(run_id, os.path.relpath(path, out), game, seed, sides[0], sides[1], summary.get("complete") is True,
-                    summary.get("cost_usd"), sha256_of(summary_file) if summary_file.is_file() else None)
+    m = PlayedMatch(run_id, os.path.relpath(path, out), game, seed, sides[0], sides[1], summary.complete,
+                    summary.cost_usd, sha256_of(summary_file) if summary_file.is_file() else None)
     book.append(m, m.to_json())
     return m
 
