@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from functools import cached_property
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -272,7 +272,8 @@ class Recording:
 
     ``raw_manifest()``, ``raw_summary()`` and ``raw_turns()`` are the JSON as written, for output and
     copying only (``info --json``, the HTML page, a branch's copy); a field is never read out of them.
-    ``manifest``, ``summary`` and ``turns`` are their aliases, kept for outside code (scripts, older tests).
+    ``manifest``, ``summary`` and ``turns`` are their aliases, kept for outside code (scripts, older tests)
+    and hidden from the type checker: code in workstation/ and screens/ cannot use them.
     """
 
     def __init__(self, directory: str | Path) -> None:
@@ -339,20 +340,23 @@ class Recording:
         to read a field from (read ``turn_records`` or ``match_turns``). Not to be changed."""
         return self._turns_json
 
-    @property
-    def manifest(self) -> dict[str, Any]:
-        """Alias of ``raw_manifest()``, kept for outside code (scripts, older tests); read ``manifest_record``."""
-        return self.raw_manifest()
+    if not TYPE_CHECKING:  # kept for outside code (scripts, older tests); hidden from the type checker, so that
+        # workstation/ and screens/ (mypy-checked) cannot read a field out of them: they read the typed records
 
-    @property
-    def summary(self) -> dict[str, Any] | None:
-        """Alias of ``raw_summary()``, kept for outside code (scripts, older tests); read ``summary_record``."""
-        return self.raw_summary()
+        @property
+        def manifest(self) -> dict[str, Any]:
+            """Alias of ``raw_manifest()`` for outside code; read ``manifest_record``."""
+            return self.raw_manifest()
 
-    @property
-    def turns(self) -> list[dict[str, Any]]:
-        """Alias of ``raw_turns()``, kept for outside code (scripts, older tests); read ``turn_records``."""
-        return self.raw_turns()
+        @property
+        def summary(self) -> dict[str, Any] | None:
+            """Alias of ``raw_summary()`` for outside code; read ``summary_record`` or ``outcome()``."""
+            return self.raw_summary()
+
+        @property
+        def turns(self) -> list[dict[str, Any]]:
+            """Alias of ``raw_turns()`` for outside code; read ``turn_records`` (a match's: ``match_turns``)."""
+            return self.raw_turns()
 
     @property
     def complete(self) -> bool:
