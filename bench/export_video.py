@@ -61,16 +61,17 @@ def naive(rec: Recording, out: Path, frames: int) -> int:
             img = Image.new("RGB", (W, H), P.BG)
             img.paste(Image.fromarray(lut[rec.frames.indices(f)]).resize((w, h), Image.NEAREST), (0, 0))
             d = ImageDraw.Draw(img)
-            d.text((w + 6, 6), f"{rec.manifest['game']} · seed {rec.manifest['seed']}", fill=P.CLASSES["accent"], font=fnt)
+            m = rec.manifest_record
+            d.text((w + 6, 6), f"{m.game} · seed {m.seed}", fill=P.CLASSES["accent"], font=fnt)
             d.text((w + 6, 40), f"score {tl.score[f]:g}   lives {tl.lives[f]}", fill=P.CLASSES["text"], font=big)
             d.text((w + 6, 70), f"t {f / 30:6.2f} s   frame {f}/900", fill=P.CLASSES["dim"], font=fnt)
-            t = tl.turns[tl.turn[f]] if tl.turn[f] >= 0 else {}
+            t = tl.turns[tl.turn[f]] if tl.turn[f] >= 0 else None
             y = 110
-            for line in P.wrap(t.get("thought", ""), 40, 12):
+            for line in P.wrap(t.thought if t is not None else "", 40, 12):
                 d.text((w + 6, y), line, fill=P.CLASSES["text"], font=fnt)
                 y += 18
             y = 380
-            for k, a in enumerate(t.get("actions", [])):
+            for k, a in enumerate(t.actions if t is not None else []):
                 mark = "▶" if k == tl.action[f] else " "
                 d.text((w + 6, y), f"{mark} {k + 1:2d} {a}", fill=P.CLASSES["mark" if mark != " " else "text"], font=fnt)
                 y += 18

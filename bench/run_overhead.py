@@ -60,7 +60,7 @@ def recorded(game_key: str, out: str) -> tuple[float, float, int, int]:
     t2 = time.process_time()
     engine.close()
     rec = Recording(engine.writer.path)
-    return t2 - t0, t2 - t1, rec.size_bytes(), len(rec.turns)
+    return t2 - t0, t2 - t1, rec.size_bytes(), len(rec.turn_records)
 
 
 def main() -> None:

@@ -260,7 +260,8 @@ def _open(launch: OpenLaunch) -> WorkstationApp:
     from workstation.store.recording import Recording
 
     rec = Recording(Path(launch.recording))
-    _ = rec.turns, rec.frames  # read now: a damaged recording is a one-line RecordingError, not a traceback
+    # read now, typed as the screen reads them: a damaged recording is a one-line RecordingError, not a traceback
+    _ = rec.match_turns if rec.manifest_record.is_match else rec.turn_records, rec.frames
     return WorkstationApp(lambda: replay_screen(rec, can_go_back=False), launch)
 
 

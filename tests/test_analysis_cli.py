@@ -94,7 +94,9 @@ def test_batch_directory_reads_stagnation_from_its_recordings(tmp_path, capsys):
 
 
 def test_noop_share_counts_the_second_half():
-    t = lambda *a: {"actions": list(a)}
+    from workstation.store.records import TurnRecord
+
+    t = lambda *a: TurnRecord(actions=list(a))
     assert behaviour.noop_share([t("noop"), t("fire"), t("noop", "noop"), t("left", "noop")]) == 0.5
     assert behaviour.noop_share([t("fire"), t("noop"), t("noop")]) == 1.0  # turns 1..2 of 3
 

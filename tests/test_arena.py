@@ -558,27 +558,43 @@ def test_each_sides_score_is_checked_against_its_turns(scored, tmp_path):
                          f"({s['players'][side]['score']:g})"], found
 
 
-def test_score_problems_name_malformed_sides():
-    from types import SimpleNamespace
+def test_score_problems_name_malformed_sides(scored, tmp_path):
+    import json
+    import shutil
 
-    def rec(players, turns):
-        return SimpleNamespace(path=Path("/m"), summary={"players": players}, turns=turns)
+    from workstation.store.recording import Recording
 
-    two = [{"agent": "a", "score": 1}, {"agent": "b", "score": -1}]
-    turn = {"players": [{"reward": 1, "score": 1}, {"reward": -1, "score": -1}]}
-    assert RP.score_problems(rec(two, [turn])) == []
-    assert RP.score_problems(rec(two[:1], [turn])) == ["summary.json does not hold two players"]
-    assert RP.score_problems(rec({"a": 1}, [turn])) == ["summary.json does not hold two players"]
-    bad_turn = {"players": [{"reward": 1, "score": 1}]}
-    assert RP.score_problems(rec(two, [turn, bad_turn])) == ["turns.jsonl: a turn does not hold two players"]
-    not_dict = {"players": [{"reward": 1, "score": 1}, 7]}
-    assert RP.score_problems(rec(two, [turn, not_dict])) == ["turns.jsonl: a turn does not hold two players"]
-    text = {"players": [{"reward": "1", "score": 1}, {"reward": -1, "score": -1}]}
-    assert RP.score_problems(rec(two, [text])) == ["turns.jsonl: side 1's rewards or score are not numbers"]
-    text_score = {"players": [{"reward": 1, "score": 1}, {"reward": -1, "score": "x"}]}
-    assert RP.score_problems(rec(two, [text_score])) == ["turns.jsonl: side 2's rewards or score are not numbers"]
-    last_only = {"players": [{"reward": 0, "score": 1}, {"reward": -1, "score": -1}]}  # the score, not its rewards
-    assert RP.score_problems(rec(two, [last_only])) == ["summary.json side 1 score 1 contradicts its turns (1)"]
+    def rec(name, players=None, side=None):
+        """A copy of the scored match, its summary's players or one side of its second turn replaced."""
+        d = Path(shutil.copytree(scored, tmp_path / name))
+        if players is not None:
+            s = json.loads((d / "summary.json").read_text())
+            (d / "summary.json").write_text(json.dumps({**s, "players": players}))
+        if side is not None:
+            lines = (d / "turns.jsonl").read_text().splitlines()
+            turn = json.loads(lines[1])
+            turn["players"] = side(turn["players"])
+            lines[1] = json.dumps(turn)
+            (d / "turns.jsonl").write_text("\n".join(lines) + "\n")
+        return Recording(d)
+
+    two = json.loads((scored / "summary.json").read_text())["players"]
+    assert RP.score_problems(rec("same", two)) == []
+    assert RP.score_problems(rec("one", two[:1])) == ["summary.json does not hold two players"]
+    assert RP.score_problems(rec("obj", {"a": 1})) == ["summary.json does not hold two players"]
+    where = "turns.jsonl turn record 2"
+    found = RP.score_problems(rec("bad_turn", side=lambda ps: ps[:1]))  # the turns are read typed: named, one line
+    assert found == [f"damaged recording: {tmp_path / 'bad_turn' / where}: field 'players' does not hold sides "
+                     "1 and 2"], found
+    found = RP.score_problems(rec("not_dict", side=lambda ps: [ps[0], 7]))
+    assert len(found) == 1 and found[0].startswith(f"damaged recording: {tmp_path / 'not_dict' / where}: "), found
+    found = RP.score_problems(rec("text", side=lambda ps: [{**ps[0], "reward": "1"}, ps[1]]))
+    assert len(found) == 1 and "field 'reward' is text, not a number" in found[0], found
+    found = RP.score_problems(rec("text_score", side=lambda ps: [ps[0], {**ps[1], "score": "x"}]))
+    assert len(found) == 1 and "field 'score' is text, not a number" in found[0], found
+    edited = [{**two[0], "score": two[0]["score"] + 1}, two[1]]  # the score, not its turns
+    assert RP.score_problems(rec("edited", edited)) == [
+        f"summary.json side 1 score {two[0]['score'] + 1:g} contradicts its turns ({two[0]['score']:g})"]
 
 
 def test_a_report_of_only_damaged_matches_is_a_damaged_artifact(tmp_path, monkeypatch):

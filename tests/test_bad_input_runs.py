@@ -205,7 +205,7 @@ def match(tmp_path_factory: pytest.TempPathFactory) -> Path:
         engine.close()
     assert engine.writer is not None
     path = engine.writer.path
-    scores = [p["score"] for p in Recording(path).summary["players"]]  # type: ignore[index]
+    scores = [p["score"] for p in Recording(path).summary_record.players]
     assert scores[0] != scores[1]  # seed 3 has a winner: editing a score changes the result
     return path
 
@@ -320,7 +320,7 @@ def test_a_co_operative_match_s_team_score_is_the_sum_of_the_sides(tmp_path: Pat
     rec = engine.writer.path
 
     def points(t: dict[str, Any]) -> None:  # the last turn scores 800 for side 1 and 300 for side 2
-        if t["turn"] == len(Recording(rec).turns) - 1:
+        if t["turn"] == len(Recording(rec).match_turns) - 1:
             for side, pts in zip(t["players"], (800.0, 300.0)):
                 side.update(reward=side["reward"] + pts, score=side["score"] + pts)
             t.update(reward=t["reward"] + 800.0, score=t["score"] + 800.0)
@@ -391,7 +391,7 @@ def test_a_match_is_replayed_as_one_player(match: Path, tmp_path: Path) -> None:
                     "--out", str(tmp_path / "out"), "--quiet")
     assert code == 0, out
     (played,) = (tmp_path / "out").iterdir()
-    assert Recording(played).manifest["players"][0]["agent"]["kind"] == "replay"
+    assert Recording(played).manifest_record.players[0]["agent"]["kind"] == "replay"
 
 
 @pytest.mark.parametrize("side", [1, 2])

@@ -74,7 +74,7 @@ def assert_complete_once(out: Path, n: int) -> list[dict]:
     assert all(r["complete"] == "true" for r in rows)
     on_disk = [p for p in (out / "runs").iterdir() if p.is_dir() and not p.name.startswith(".")]
     assert len(on_disk) == n  # one recording per run in runs/, partial ones set aside
-    ids = [Recording(p).manifest["run_id"] for p in on_disk]
+    ids = [Recording(p).manifest_record.run_id for p in on_disk]
     assert sorted(ids) == sorted(r["run_id"] for r in rows)
     jsonl = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
     assert [r["run_id"] for r in jsonl] == [r["run_id"] for r in rows]
@@ -91,9 +91,9 @@ def test_batch_runs_every_cell_and_rows_come_from_recordings(tmp_path):
     assert {r["setting"] for r in rows} == {"random|feedback=true", "random|feedback=false"}
     assert {r["feedback"] for r in rows} == {"true", "false"}
     for r in rows:  # every figure is the recording's own
-        s = Recording(Path(b.dir / "runs").glob(f"*-{r['run_id'][:8]}").__next__()).summary
-        assert float(r["score"]) == s["total_reward"] and int(r["turns"]) == s["turns"]
-        assert int(r["frames"]) == s["frames"] == 30
+        s = Recording(Path(b.dir / "runs").glob(f"*-{r['run_id'][:8]}").__next__()).summary_record
+        assert float(r["score"]) == s.total_reward and int(r["turns"]) == s.turns
+        assert int(r["frames"]) == s.frames == 30
     # the table is rebuilt, never edited: a damaged table comes back as the recordings say
     (b.dir / "results.csv").write_text("run_id,setting\nbogus,x\n")
     rebuild(b.dir, b.cells)
@@ -251,8 +251,8 @@ def test_cost_guard_ends_running_runs_at_a_turn_boundary(tmp_path, provider):
     stopped = [r for r in b.state.runs.values() if r.status == STOPPED]
     assert len(stopped) == 1 and sum(r.status == LEFT for r in b.state.runs.values()) == 5
     rec = Recording(Path(stopped[0].path))
-    assert not rec.complete and "cost cap" in rec.summary["stopped"]
-    assert rec.summary["calls"] == 3 and len(rec.turns) == 3  # ended at the turn boundary, nothing half done
+    assert not rec.complete and "cost cap" in rec.summary_record.stopped
+    assert rec.summary_record.calls == 3 and len(rec.turn_records) == 3  # ended at the turn boundary, nothing half done
     assert b.state.spent == pytest.approx(3 * per_call)
     rows = read_rows(b.dir)
     assert len(rows) == 1 and rows[0]["complete"] == "false" and float(rows[0]["cost_usd"]) > 0
@@ -338,7 +338,7 @@ def test_sigterm_stops_cleanly_and_everything_resumes(tmp_path):
     recs = [Recording(p) for p in (out / "runs").iterdir() if p.is_dir() and not p.name.startswith(".")]
     assert recs and len(recs) < 8
     stopped = [r for r in recs if not r.complete]
-    assert stopped and all("SIGTERM" in r.summary["stopped"] for r in stopped)  # closed at a turn, saying why
+    assert stopped and all("SIGTERM" in r.summary_record.stopped for r in stopped)  # closed at a turn, saying why
     rows = read_rows(out)
     assert len(rows) == len(recs)
     r = cli("batch", str(grid), "--out", str(out), "--plain")

@@ -109,4 +109,4 @@ def test_cost_guard_across_ray_workers(tmp_path, local_ray, fake_server, monkeyp
     assert sum(r.status == LEFT for r in b.state.runs.values()) == 3
     assert not any(r.status == DONE for r in b.state.runs.values())
     rec = Recording(Path(stopped[0].path))
-    assert "cost cap" in rec.summary["stopped"] and rec.summary["calls"] == 3
+    assert "cost cap" in rec.summary_record.stopped and rec.summary_record.calls == 3

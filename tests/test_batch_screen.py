@@ -96,8 +96,8 @@ async def test_the_screen_shows_a_batch_to_its_end_and_opens_a_run(tmp_path):
         for i in range(4):  # each run: its score and turns, as its recording says
             status, _setting, game, seed, score, turns, *_ = [str(c) for c in runs.get_row_at(i)]
             r = next(r for r in batch.state.runs.values() if r.cell.game == game and str(r.cell.seed) == seed)
-            s = Recording(Path(r.path)).summary
-            assert status == "done" and float(score) == s["total_reward"] and int(turns) == s["turns"]
+            s = Recording(Path(r.path)).summary_record
+            assert status == "done" and float(score) == s.total_reward and int(turns) == s.turns
         await pilot.press("enter")
         await wait_until(pilot, lambda: isinstance(app.screen, ReplayScreen), what="the replay screen")
     assert screen.code == 0

@@ -95,11 +95,11 @@ def plain(tmp_path_factory) -> Recording:
 def test_each_kind_of_change_is_counted_and_gives_the_run_its_own_id(tmp_path, plain, kind):
     rec, summary = changed_run(tmp_path, KINDS[kind])
     assert summary.interventions == {kind: 1} and summary.changed_by_hand is True
-    assert rec.summary["interventions"] == {kind: 1}
-    assert rec.manifest["plain_run_id"] == plain.run_id
-    assert rec.run_id == rec.manifest["run_id"] != plain.run_id
-    assert rec.run_id == changed_run_id(plain.run_id, rec.manifest["changes"])
-    assert rec.manifest["changes"][0]["kind"] == kind and rec.manifest["changes"][0]["turn"] == 1
+    assert rec.summary_record.interventions == {kind: 1}
+    assert rec.manifest_record.plain_run_id == plain.run_id
+    assert rec.run_id == rec.manifest_record.run_id != plain.run_id
+    assert rec.run_id == changed_run_id(plain.run_id, rec.manifest_record.changes)
+    assert rec.manifest_record.changes[0]["kind"] == kind and rec.manifest_record.changes[0]["turn"] == 1
     assert rec.path.name == f"breakout-random-s5-{rec.run_id[:8]}"  # the folder carries its own id
     assert rec.problems() == []  # the rewritten manifest is the one the digests cover
     from workstation.run.hand_check import problems
@@ -109,8 +109,8 @@ def test_each_kind_of_change_is_counted_and_gives_the_run_its_own_id(tmp_path, p
 
 def test_the_plain_run_keeps_its_id_and_is_not_marked(plain, tmp_path):
     again = plain_run(tmp_path)
-    assert again.run_id == plain.run_id and plain.interventions == {} and "interventions" not in plain.summary
-    assert plain.manifest["changes"] == [] and plain.path.name.endswith(plain.run_id[:8])
+    assert again.run_id == plain.run_id and plain.interventions == {} and plain.summary_record.interventions is None
+    assert plain.manifest_record.changes == [] and plain.path.name.endswith(plain.run_id[:8])
 
 
 def test_two_different_changes_give_two_different_ids(tmp_path):
@@ -136,8 +136,8 @@ def test_a_branch_is_marked_and_keeps_the_changes_of_the_turns_it_copies(tmp_pat
     branch = Recording(e.writer.path)
     assert branch.path == path and path.name == f"breakout-random-s5-{branch.run_id[:8]}"
     assert branch.interventions == {"override": 1, "branch": 1}
-    assert branch.summary["interventions"] == {"override": 1, "branch": 1}
-    assert branch.manifest["parent"]["run_id"] == parent.run_id
+    assert branch.summary_record.interventions == {"override": 1, "branch": 1}
+    assert branch.manifest_record.parent["run_id"] == parent.run_id
     assert len({branch.run_id, parent.run_id, plain.run_id}) == 3
     assert branch.plain_run_id == parent.plain_run_id == plain.run_id
     from workstation.run.hand_check import problems
@@ -246,7 +246,7 @@ def test_a_batch_does_not_take_a_changed_run_for_its_cell_and_runs_it(tmp_path, 
     with open(out / "results.csv", newline="") as f:
         rows = list(csv.DictReader(f))
     assert len(rows) == 1 and rows[0]["run_id"] == plain.run_id and rows[0]["by_hand"] == "-"
-    assert float(rows[0]["score"]) == plain.summary["total_reward"]
+    assert float(rows[0]["score"]) == plain.summary_record.total_reward
     assert (out / "runs" / rec.path.name).is_dir()  # the changed run is left where it was
     assert len([p for p in (out / "runs").iterdir() if p.is_dir()]) == 2
 
@@ -288,8 +288,8 @@ def test_a_run_changed_twice_keeps_the_untouched_runs_id_as_its_plain_run_id(tmp
     finally:
         e.close()
     rec = Recording(e.writer.path)
-    assert [(c["kind"], c["turn"]) for c in rec.manifest["changes"]] == [("override", 1), ("override", 2)]
-    assert rec.manifest["plain_run_id"] == rec.plain_run_id == plain.run_id
-    assert rec.run_id == changed_run_id(plain.run_id, rec.manifest["changes"]) != plain.run_id
+    assert [(c["kind"], c["turn"]) for c in rec.manifest_record.changes] == [("override", 1), ("override", 2)]
+    assert rec.manifest_record.plain_run_id == rec.plain_run_id == plain.run_id
+    assert rec.run_id == changed_run_id(plain.run_id, rec.manifest_record.changes) != plain.run_id
     assert summary.interventions == {"override": 2} and rec.problems() == []
     assert rec.path.name == f"breakout-random-s5-{rec.run_id[:8]}"

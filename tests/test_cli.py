@@ -93,10 +93,10 @@ def test_a_killed_run_leaves_a_readable_incomplete_recording(tmp_path):
     p.wait(10)
     assert turns is not None, "the run never wrote turns"
     rec = Recording(turns.parent)
-    assert rec.summary is None and not rec.complete
-    s = rec.summary_or_partial()
-    assert s["complete"] is False and s["turns"] == len(rec.turns) > 10
-    assert len(rec.frames) >= rec.turns[-1]["end_frame"] + 1
+    assert rec.summary_record is None and not rec.complete
+    s = rec.outcome()  # rebuilt from the turns
+    assert s.complete is False and s.turns == len(rec.turn_records) > 10
+    assert len(rec.frames) >= rec.turn_records[-1].end_frame + 1
     rec.frames.rgb(len(rec.frames) - 1)
     assert verify(rec).ok, "the recorded prefix re-executes exactly"
     r = cli("info", str(turns.parent))

@@ -72,10 +72,10 @@ def test_the_summary_table_agrees_with_the_series(runs):
     for run in load_runs([runs["a"], runs["noops"]]):
         row = summary_row(run)
         s = run.series
-        assert row.score == float(s.score[-1]) == run.rec.summary["total_reward"]
-        assert row.lives_lost == int(s.losses.sum()) == run.rec.summary["lives_lost"]
-        assert row.turns == len(run.turns) == run.rec.summary["turns"]
-        assert row.games_ended == (run.rec.summary.get("games_ended") or 0)
+        assert row.score == float(s.score[-1]) == run.rec.summary_record.total_reward
+        assert row.lives_lost == int(s.losses.sum()) == run.rec.summary_record.lives_lost
+        assert row.turns == len(run.turns) == run.rec.summary_record.turns
+        assert row.games_ended == (run.rec.summary_record.games_ended or 0)
         actions = [a for t in run.turns for a in t.actions]
         assert row.mean_actions == pytest.approx(len(actions) / len(run.turns))
         assert row.noop_share == pytest.approx(actions.count("noop") / len(actions))

@@ -47,6 +47,6 @@ def test_doctor_then_a_full_run_with_images(tmp_path, capsys):
     out, err = capsys.readouterr()
     assert code == 0, err
     rec = Recording(Path(out.splitlines()[0]))
-    assert rec.complete and rec.summary["frames"] == int(frames)
-    assert all(t["attempts"] and t["attempts"][-1]["ok"] for t in rec.turns)  # every call answered (noise or not)
+    assert rec.complete and rec.summary_record.frames == int(frames)
+    assert all(t.attempts and t.attempts[-1]["ok"] for t in rec.turn_records)  # every call answered (noise or not)
     assert main(["verify", str(rec.path)]) == 0

@@ -28,14 +28,14 @@ def test_random_smoke_run_is_complete_and_reproducible(tmp_path):
     assert s.complete and s.frames == 900 and s.invalid_turns == 0
     rec = Recording(e.writer.path)
     assert len(rec.frames) == 901 and rec.complete
-    assert all(1 <= len(t["actions"]) <= 3 for t in rec.turns)
-    assert s.turns == len(rec.turns) and 100 < s.turns < 300
+    assert all(1 <= len(t.actions) <= 3 for t in rec.turn_records)
+    assert s.turns == len(rec.turn_records) and 100 < s.turns < 300
     e2 = start_run(RunSpec(game="breakout", agent="random", seed=3, out=str(tmp_path)))
     drive(e2)
-    assert [t["actions"] for t in Recording(e2.writer.path).turns] == [t["actions"] for t in rec.turns]
+    assert [t.actions for t in Recording(e2.writer.path).turn_records] == [t.actions for t in rec.turn_records]
     e3 = start_run(RunSpec(game="breakout", agent="random", seed=4, out=str(tmp_path)))
     drive(e3)
-    assert [t["actions"] for t in Recording(e3.writer.path).turns] != [t["actions"] for t in rec.turns]
+    assert [t.actions for t in Recording(e3.writer.path).turn_records] != [t.actions for t in rec.turn_records]
     assert verify(rec).ok
 
 
@@ -109,13 +109,13 @@ def test_rewind_and_branch_gives_identical_frames_up_to_the_branch(tmp_path):
     drive(e)
     parent, child = Recording(parent_path), Recording(path)
     assert not parent.complete and child.complete
-    assert child.manifest["parent"]["turn"] == branch_at and child.manifest["parent"]["path"] == str(parent_path)
+    assert child.manifest_record.parent["turn"] == branch_at and child.manifest_record.parent["path"] == str(parent_path)
     for i in range(start_frame + 1):
         assert np.array_equal(parent.frames.indices(i), child.frames.indices(i))
         assert np.array_equal(parent.frames.ram(i), child.frames.ram(i))
     # the random agent's stream was rewound too: the branch replays the parent's turns exactly
-    n = len(parent.turns)
-    assert [t["actions"] for t in child.turns[:n]] == [t["actions"] for t in parent.turns]
+    n = len(parent.turn_records)
+    assert [t.actions for t in child.turn_records[:n]] == [t.actions for t in parent.turn_records]
     assert verify(child).ok
 
 
@@ -135,7 +135,7 @@ def test_fatal_error_stops_the_run_and_keeps_the_recording(tmp_path):
     s = drive(e)
     assert not s.complete and "bad key" in s.stopped and s.turns == 2
     rec = Recording(e.writer.path)
-    assert rec.summary["complete"] is False and len(rec.turns) == 2 and len(rec.frames) == 1 + 3 + 3
+    assert rec.summary_record.complete is False and len(rec.turn_records) == 2 and len(rec.frames) == 1 + 3 + 3
 
 
 def test_max_cost_stops_cleanly(tmp_path):
@@ -178,9 +178,9 @@ def test_replay_agent_reproduces_a_recording(tmp_path):
     again = drive(r)
     assert again.total_reward == src.total_reward and again.turns == src.turns
     a, b = Recording(e.writer.path), Recording(r.writer.path)
-    assert [t["actions"] for t in a.turns] == [t["actions"] for t in b.turns]
+    assert [t.actions for t in a.turn_records] == [t.actions for t in b.turn_records]
     assert all(np.array_equal(a.frames.indices(i), b.frames.indices(i)) for i in range(0, 301, 25))
-    assert b.manifest["agent"]["kind"] == "replay"
+    assert b.manifest_record.agent["kind"] == "replay"
 
 
 def test_run_identity_ignores_transport_but_not_generation():
@@ -247,8 +247,8 @@ def test_an_agent_crash_closes_the_recording_as_stopped_and_raises(tmp_path):
     with pytest.raises(RuntimeError, match="provider bug"):
         drive(e)
     rec = Recording(e.writer.path)
-    assert rec.summary["stopped"] == "RuntimeError: provider bug" and rec.summary["complete"] is False
-    assert len(rec.turns) == 2 and verify(rec).ok
+    assert rec.summary_record.stopped == "RuntimeError: provider bug" and rec.summary_record.complete is False
+    assert len(rec.turn_records) == 2 and verify(rec).ok
 
 
 class _FailingAgent(ScriptedAgent):
@@ -282,10 +282,10 @@ def test_append_only_prompts_match_a_fresh_rebuild_every_turn(tmp_path):
                   agent=agent)
     drive(e)
     rec = Recording(e.writer.path)
-    assert len(agent.prompts) == len(rec.turns) > 5
+    assert len(agent.prompts) == len(rec.turn_records) > 5
     for turn, asked in enumerate(agent.prompts):
         assert asked.to_json() == rebuild_prompt(rec, turn).to_json()
-    assert len(agent.prompts[-1].messages) == 2 + 2 * (len(rec.turns) - 1)
+    assert len(agent.prompts[-1].messages) == 2 + 2 * (len(rec.turn_records) - 1)
 
 
 @pytest.mark.parametrize("memory", ["structured", "append"])
@@ -303,4 +303,4 @@ def test_latency_clock_tells_the_model_the_game_ran_on(tmp_path, memory):
     from workstation.run.request import rebuild_prompt
 
     rec = Recording(e.writer.path)
-    assert rebuild_prompt(rec, 1).digest() == rec.turns[1]["prompt"]["digest"]
+    assert rebuild_prompt(rec, 1).digest() == rec.turn_records[1].prompt_digest

@@ -55,7 +55,7 @@ def test_three_failed_turns_in_a_row_stop_the_run(tmp_path):
     assert not s.complete and s.failed_turns == 3 and s.turns == 3
     assert s.stopped.startswith("3 turns in a row lost to provider errors (--max-failed-turns 3); last: no usable")
     rec = Recording(e.writer.path)
-    assert rec.summary["failed_turns"] == 3 and len(rec.turns) == 3
+    assert rec.summary_record.failed_turns == 3 and len(rec.turn_records) == 3
 
 
 def test_a_good_turn_breaks_the_streak(tmp_path):
@@ -80,7 +80,7 @@ def test_fatal_failure_with_an_account_stops_and_keeps_the_call(tmp_path):
     assert s.stopped.startswith("x:m: nothing answers at http://127.0.0.1:9") and s.turns == 1
     assert s.calls == 1 and s.stopped_call["turn"] == 1 and not s.stopped_call["cancelled"]
     rec = Recording(e.writer.path)
-    assert len(rec.turns) == 1 and verify(rec).ok
+    assert len(rec.turn_records) == 1 and verify(rec).ok
 
 
 def test_cancel_during_a_60s_backoff_ends_the_run_and_records_the_turn(agents, fake, tmp_path):
@@ -105,9 +105,9 @@ def test_cancel_during_a_60s_backoff_ends_the_run_and_records_the_turn(agents, f
     assert s.stopped == "quit" and not s.complete and s.turns == 1 and s.failed_turns == 0
     assert s.calls == 2  # one answered, one rate-limited; nothing after the cancel
     rec = Recording(e.writer.path)
-    (first,) = rec.turns
-    cancelled = rec.summary["stopped_call"]
-    assert first["valid"] and cancelled["turn"] == 1 and cancelled["error"] == "cancelled: quit"
+    (first,) = rec.turn_records
+    cancelled = rec.summary_record.stopped_call
+    assert first.valid and cancelled["turn"] == 1 and cancelled["error"] == "cancelled: quit"
     assert cancelled["cancelled"] and [a["error_class"] for a in cancelled["attempts"]] == ["rate_limit"]
     assert 0 < cancelled["attempts"][0]["wait_s"] < 30
     assert verify(rec).ok
@@ -124,5 +124,5 @@ def test_connection_refused_stops_after_the_first_turn(agents, keys, tmp_path):
     assert s.stopped.startswith(f"compat:m: nothing answers at {url}/chat/completions")
     assert s.turns == 0 and s.calls == 1
     rec = Recording(e.writer.path)
-    assert rec.turns == [] and rec.summary["stopped_call"]["error"] == s.stopped
-    assert [(a["error_class"], a["status"]) for a in rec.summary["stopped_call"]["attempts"]] == [("fatal", None)]
+    assert rec.turn_records == [] and rec.summary_record.stopped_call["error"] == s.stopped
+    assert [(a["error_class"], a["status"]) for a in rec.summary_record.stopped_call["attempts"]] == [("fatal", None)]

@@ -128,7 +128,7 @@ def _run(fake: FakeProvider, out: Path, lib: Path | None, frames: int = 450, age
     finally:
         e.close()
     rec = Recording(e.writer.path)
-    assert rec.manifest["run_id"] == expected
+    assert rec.manifest_record.run_id == expected
     return rec
 
 
@@ -138,7 +138,7 @@ def test_a_run_with_a_library_learns_a_rule_records_it_and_verifies(fake: FakePr
     plain = _run(fake, tmp_path / "plain", None)
     fake.seen.clear()
     rec = _run(fake, tmp_path / "runs", lib)
-    turns = len(rec.turns)
+    turns = len(rec.turn_records)
     assert turns >= 10
     # the rule is in DIR, sealed
     assert read_library(lib, SPECS["openai"], "breakout") == [RULE]
@@ -152,20 +152,20 @@ def test_a_run_with_a_library_learns_a_rule_records_it_and_verifies(fake: FakePr
     assert "Now answer with your edits" in json.dumps(updates[0]["request"])
     assert "What you are told about Breakout when you play" in json.dumps(updates[0]["request"])
     # one extra request per update, counted in the summary
-    assert rec.summary["calls"] == turns + len(updates)
+    assert rec.summary_record.calls == turns + len(updates)
     # the rule is in a later turn's prompt, not in an earlier one
     bodies = [json.dumps(s.body) for s in fake.seen]
     assert RULE not in bodies[0] and any(RULE in b for b in bodies[7:])
     assert RULE in rebuild_prompt(rec, 6).render_text() and RULE not in rebuild_prompt(rec, 4).render_text()
     # its own setting: another run id than the same run without the library; the start digest is recorded
-    assert rec.manifest["run_id"] != plain.manifest["run_id"]
-    assert rec.manifest["experience"]["start_digest"] == digest([])
+    assert rec.manifest_record.run_id != plain.manifest_record.run_id
+    assert rec.manifest_record.experience.start_digest == digest([])
     assert verify(rec).ok
     # the next run starts from the rule: another run id again, and the rule is in its first prompt
     fake.seen.clear()
     nxt = _run(fake, tmp_path / "next", lib, frames=60)
-    assert nxt.manifest["experience"]["rules"] == [RULE]
-    assert nxt.manifest["run_id"] not in (rec.manifest["run_id"], plain.manifest["run_id"])
+    assert nxt.manifest_record.experience.rules == [RULE]
+    assert nxt.manifest_record.run_id not in (rec.manifest_record.run_id, plain.manifest_record.run_id)
     assert RULE in json.dumps(fake.seen[0].body)
 
 
@@ -252,7 +252,7 @@ def test_a_failed_update_is_recorded_and_the_run_goes_on(fake: FakeProvider, key
     rec = _run(fake, tmp_path / "runs", tmp_path / "lib", frames=120)
     updates = [json.loads(x) for x in (rec.path / UPDATES).read_text().splitlines()]
     assert updates and all(u["error"] and u["after"] == [] for u in updates)
-    assert rec.summary["complete"] and read_library(tmp_path / "lib", SPECS["openai"], "breakout") == []
+    assert rec.summary_record.complete and read_library(tmp_path / "lib", SPECS["openai"], "breakout") == []
     assert verify(rec).ok
 
 

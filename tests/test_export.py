@@ -50,7 +50,7 @@ def test_mp4_decodes_to_the_run_frame_count_at_paper_pace_with_the_frames_drawn(
     assert r.stdout.splitlines()[0] == str(out) and "900 frames" in r.stdout
     rec = Recording(SAMPLE)
     frames, (rate, codec, pix_fmt, _) = decode(out)
-    assert len(frames) == rec.summary["frames"] == 900
+    assert len(frames) == rec.summary_record.frames == 900
     assert rate == 30 and codec == "h264" and pix_fmt == "yuv420p"
     h, w = rec.frames.height, rec.frames.width
     assert frames[0].shape[0] == h * SCALE and frames[0].shape[1] > w * SCALE  # the panel sits beside the frame

@@ -99,13 +99,13 @@ def test_page_loads_offline_scrubs_and_shows_frame_thought_plan_and_prompt(tmp_p
     x, y = distinct_pixel(rec, k)
     scrub(page, k)
     assert pixel(page, 0, x, y) == tuple(rec.frames.rgb(k)[y, x])
-    turn = rec.turns[int(tl.turn[k])]
-    assert f"frame {k}/900" in page.inner_text("#clock-0") and f"turn {turn['turn']}" in page.inner_text("#clock-0")
-    assert page.inner_text("#thought-0") == turn["thought"]
-    assert page.inner_text("#plan-0 li.now") == turn["actions"][int(tl.action[k])]
+    turn = rec.turn_records[int(tl.turn[k])]
+    assert f"frame {k}/900" in page.inner_text("#clock-0") and f"turn {turn.turn}" in page.inner_text("#clock-0")
+    assert page.inner_text("#thought-0") == turn.thought
+    assert page.inner_text("#plan-0 li.now") == turn.actions[int(tl.action[k])]
     assert f"score {tl.score[k]:g}" in page.inner_text("#score-0")
-    assert f"prompt of turn {turn['turn']}" in page.inner_text("#prompt-0")
-    images = len(turn["prompt"]["images"])
+    assert f"prompt of turn {turn.turn}" in page.inner_text("#prompt-0")
+    images = len(turn.prompt["images"])
     assert page.locator("#prompt-0 canvas").count() == images
     page.keyboard.press("ArrowRight")  # one frame on, by key
     assert page.evaluate("window.shownFrame") == k + 1

@@ -28,9 +28,9 @@ def _run(tmp_path, **protocol):
 def test_a_mode_changes_the_game_and_is_recorded_and_verified(tmp_path):
     default = _run(tmp_path / "a")
     variant = _run(tmp_path / "b", game_mode=4, game_difficulty=1)
-    assert variant.manifest["protocol"]["game_mode"] == 4 and variant.manifest["protocol"]["game_difficulty"] == 1
-    assert "game_mode" not in default.manifest["protocol"], "runs without a variant keep their protocol (and id)"
-    assert variant.manifest["run_id"] != default.manifest["run_id"]
+    assert variant.manifest_record.protocol["game_mode"] == 4 and variant.manifest_record.protocol["game_difficulty"] == 1
+    assert "game_mode" not in default.manifest_record.protocol, "runs without a variant keep their protocol (and id)"
+    assert variant.manifest_record.run_id != default.manifest_record.run_id
     differ = any(not np.array_equal(default.frames.ram(i), variant.frames.ram(i)) for i in range(len(default.frames)))
     assert differ, "mode 4 with difficulty 1 is another game than the default"
     assert verify(variant).ok

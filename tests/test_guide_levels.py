@@ -166,9 +166,9 @@ def test_the_same_run_at_three_levels_sends_three_prompts(fake: FakeProvider, ke
         finally:
             e.close()
         rec = Recording(e.writer.path)
-        assert rec.manifest["protocol"]["guide"] == level
-        assert rec.manifest["run_id"] == spec.identity()
-        ids[level] = rec.manifest["run_id"]
+        assert rec.manifest_record.protocol["guide"] == level
+        assert rec.manifest_record.run_id == spec.identity()
+        ids[level] = rec.manifest_record.run_id
         assert fake.seen, "the model was asked"
         sent[level] = str(fake.seen[0].body)
     assert len(set(sent.values())) == 3 and len(set(ids.values())) == 3

@@ -30,39 +30,39 @@ PNG_FRAMES = (0, 3, 100)
 
 def write_harness_run(rec: Recording, dest: Path, png_frames=PNG_FRAMES) -> Path:
     """Write ``rec`` as a public-harness run directory (``runs/<game>/<model>/<run>`` layout)."""
-    game = get_game(rec.manifest["game"])
+    game = get_game(rec.manifest_record.game)
     names = HARNESS_NAMES[game.key]
     ids = {game.action_name(a): a for a in game.allowed}
     run_dir = dest / "runs" / game.key / "random" / "0101_000000_cfg_001_run_001"
     (run_dir / "frames").mkdir(parents=True)
     lives = 5
     with open(run_dir / "turns.jsonl", "w", encoding="utf-8") as f:
-        for t in rec.turns:
-            start = t["start_frame"]
+        for t in rec.turn_records:
+            start = t.start_frame
             records = []
-            for k, name in enumerate(t["actions"]):
-                end = t["action_frames"][k]
-                lost = bool(t["action_life_lost"][k])
+            for k, name in enumerate(t.actions):
+                end = t.action_frames[k]
+                lost = bool(t.action_life_lost[k])
                 lives = lives - 1 if lost else lives
                 records.append({"action_name": names[ids[name]], "action_id": ids[name], "start_frame_index": start,
-                                "end_frame_index": end, "reward_delta": float(t["action_rewards"][k]),
+                                "end_frame_index": end, "reward_delta": float(t.action_rewards[k]),
                                 "lost_life": lost, "end_info": {"lives": lives, "frame_number": end}})
                 start = end
-            if t.get("game_over"):
+            if t.game_over:
                 lives = 5
-            planned_ids = [ids[n] for n in t["planned"]]
+            planned_ids = [ids[n] for n in t.planned]
             f.write(json.dumps({
-                "turn_index": t["turn"] + 1, "raw_response": t["raw"], "parsed_thought": t["thought"],
+                "turn_index": t.turn + 1, "raw_response": t.raw, "parsed_thought": t.thought,
                 "planned_action_strings": [names[a] for a in planned_ids], "planned_action_ids": planned_ids,
-                "parse_errors": [], "input_tokens": 1000 + t["turn"], "output_tokens": 50, "total_tokens": 1050 + t["turn"],
-                "thinking_tokens": None, "cached_input_tokens": None, "start_frame_index": t["start_frame"],
-                "executed_frame_end": t["end_frame"], "reward_delta": float(t["reward"]),
-                "action_records": records, "new_game_started": bool(t.get("game_over", False))}) + "\n")
-    s = rec.summary_or_partial()
+                "parse_errors": [], "input_tokens": 1000 + t.turn, "output_tokens": 50, "total_tokens": 1050 + t.turn,
+                "thinking_tokens": None, "cached_input_tokens": None, "start_frame_index": t.start_frame,
+                "executed_frame_end": t.end_frame, "reward_delta": float(t.reward),
+                "action_records": records, "new_game_started": bool(t.game_over)}) + "\n")
+    s = rec.outcome()
     summary = {"model_name": "random", "frame_count": len(rec.frames), "frames_per_action": 3, "history_clips": 3,
                "non_zero_reward_clips": 3, "prompt_mode": "structured_history", "stop_reason": "frame_budget",
-               "run_dir": str(run_dir), "total_reward": s["total_reward"], "total_lost_lives": s["lives_lost"],
-               "turn_count": s["turns"]}
+               "run_dir": str(run_dir), "total_reward": s.total_reward, "total_lost_lives": s.lives_lost,
+               "turn_count": s.turns}
     (run_dir / "summary.json").write_text(json.dumps(summary, indent=2))
     for i in png_frames:
         (run_dir / "frames" / f"frame_{i:06d}.png").write_bytes(rec.frames.png(i))
@@ -94,17 +94,17 @@ def test_identical_run_imports_identical_and_verifies(harness_run: Path, tmp_pat
     assert rec.complete
     assert verify(rec).ok
     src = [json.loads(x) for x in (harness_run / "turns.jsonl").read_text().splitlines()]
-    assert len(rec.turns) == len(src)
-    first = rec.turns[0]
-    assert first["raw"] == src[0]["raw_response"]  # the original reply is kept
-    assert first["source"]["turn_index"] == 1 and first["usage"]["input_tokens"] == 1000
-    assert rec.manifest["source"]["path"] == str(harness_run.resolve())
-    assert rec.manifest["source"]["stored_pngs"] == len(PNG_FRAMES)
+    assert len(rec.turn_records) == len(src)
+    first = rec.turn_records[0]
+    assert first.raw == src[0]["raw_response"]  # the original reply is kept
+    assert first.extra["source"]["turn_index"] == 1 and first.usage["input_tokens"] == 1000
+    assert rec.manifest_record.source["path"] == str(harness_run.resolve())
+    assert rec.manifest_record.source["stored_pngs"] == len(PNG_FRAMES)
     assert json.loads((rec.path / "summary.json").read_text())["import"]["result"] == "identical"
     # named as every run is, GAME-AGENT-sSEED-RUNID8; replaying the harness's actions is no change by hand
-    assert rec.path.name == f"breakout-{rec.manifest['agent']['spec'].replace(':', '-')}-s{rec.manifest['seed']}-" \
+    assert rec.path.name == f"breakout-{rec.manifest_record.agent['spec'].replace(':', '-')}-s{rec.manifest_record.seed}-" \
                             f"{rec.run_id[:8]}"
-    assert rec.interventions == {} and rec.run_id == rec.manifest["run_id"]
+    assert rec.interventions == {} and rec.run_id == rec.manifest_record.run_id
 
 
 def _copy(src: Path, tmp_path: Path) -> Path:

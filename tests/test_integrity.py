@@ -73,7 +73,7 @@ def _damaged(good: Path, tmp_path: Path, how: str) -> Path:
 
 def test_the_summary_holds_every_files_digest(good):
     rec = Recording(good)
-    files = rec.summary["files"]
+    files = rec.summary_record.files
     assert set(files) == {p.name for p in good.iterdir() if p.name != "summary.json"}
     assert all(len(f["sha256"]) == 64 and f["bytes"] == (good / n).stat().st_size for n, f in files.items())
     assert rec.problems() == [] and rec.damage() is None
@@ -109,7 +109,7 @@ def test_replay_refuses_a_damaged_recording(good, tmp_path, how):
 def test_a_sound_recording_replays(good, tmp_path):
     r = cli("run", "--game", "breakout", "--agent", f"replay:{good}", "--frames", "240", "--out", str(tmp_path))
     assert r.returncode == 0, r.stderr
-    assert Recording(Path(r.stdout.splitlines()[0])).turns[5]["actions"] == Recording(good).turns[5]["actions"]
+    assert Recording(Path(r.stdout.splitlines()[0])).turn_records[5].actions == Recording(good).turn_records[5].actions
 
 
 def test_a_recording_before_digests_gets_the_agreement_checks(good, tmp_path):

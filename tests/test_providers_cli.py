@@ -46,12 +46,12 @@ def test_cli_run_completes_through_a_429(provider, fake_server: FakeProvider, tm
     assert r.returncode == 0, r.stderr
     path = Path(r.stdout.splitlines()[0])
     rec = Recording(path)
-    assert rec.complete and rec.summary["frames"] == 90
-    first = rec.turns[0]
-    assert [a["error_class"] for a in first["attempts"]][:1] == ["rate_limit"] and first["attempts"][-1]["ok"]
-    assert first["attempts"][0]["wait_s"] >= 1.0, "retry-after was honoured"
-    assert first["actions"] == ["left", "left", "fire"] and first["usage"]["output_tokens"] > 0
-    assert rec.summary["calls"] >= len(rec.turns) + 1
+    assert rec.complete and rec.summary_record.frames == 90
+    first = rec.turn_records[0]
+    assert [a["error_class"] for a in first.attempts][:1] == ["rate_limit"] and first.attempts[-1]["ok"]
+    assert first.attempts[0]["wait_s"] >= 1.0, "retry-after was honoured"
+    assert first.actions == ["left", "left", "fire"] and first.usage["output_tokens"] > 0
+    assert rec.summary_record.calls >= len(rec.turn_records) + 1
     # the key never lands on disk or in what the user saw
     blob = "".join(p.read_text(errors="replace") for p in path.iterdir() if p.suffix in (".json", ".jsonl"))
     for secret in KEYS.values():
@@ -81,5 +81,5 @@ def test_cli_fatal_error_stops_with_one_line_and_incomplete_recording(fake_serve
     assert r.returncode == 1
     assert "Traceback" not in r.stderr and all(s not in r.stderr + r.stdout for s in KEYS.values())
     rec = Recording(Path(r.stdout.splitlines()[0]))
-    assert rec.summary["complete"] is False and len(rec.turns) == 1
+    assert rec.summary_record.complete is False and len(rec.turn_records) == 1
     assert json.loads((rec.path / "summary.json").read_text())["stopped"]

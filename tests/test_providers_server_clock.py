@@ -31,30 +31,30 @@ def run(fake, tmp_path: Path, capsys, monkeypatch, clock: str) -> Recording:
 def test_server_time_is_charged(fake, tmp_path, capsys, monkeypatch):
     fake.shape = llamacpp_like(prompt_ms=300.0, predicted_ms=400.5)  # 0.7005 s: 21 NOOP frames on the paper clock
     rec = run(fake, tmp_path, capsys, monkeypatch, "latency:server")
-    assert rec.manifest["protocol"]["clock"] == "latency:server"
-    assert rec.manifest["agent"]["options"]["clock"] == "server"
-    assert rec.turns
-    for turn in rec.turns:
-        last = turn["attempts"][-1]
+    assert rec.manifest_record.protocol["clock"] == "latency:server"
+    assert rec.manifest_record.agent["options"]["clock"] == "server"
+    assert rec.turn_records
+    for turn in rec.turn_records:
+        last = turn.attempts[-1]
         assert last["server_s"] == pytest.approx(0.7005) and last["charged"] == "server" and last["wall_s"] >= 0
-        assert turn["latency_s"] == pytest.approx(0.7005)
-        assert turn["noop_frames"] == 21 or turn is rec.turns[-1]  # the budget may cut the last turn's NOOPs
+        assert turn.latency_s == pytest.approx(0.7005)
+        assert turn.noop_frames == 21 or turn is rec.turn_records[-1]  # the budget may cut the last turn's NOOPs
 
 
 def test_no_timings_falls_back_to_wall_time_and_says_so(fake, tmp_path, capsys, monkeypatch):
     fake.shape = ServerShape()
     rec = run(fake, tmp_path, capsys, monkeypatch, "latency:server")
-    for turn in rec.turns:
-        last = turn["attempts"][-1]
+    for turn in rec.turn_records:
+        last = turn.attempts[-1]
         assert last["charged"] == "wall" and "server_s" not in last
-        assert turn["latency_s"] == pytest.approx(last["wall_s"], abs=1e-3)
+        assert turn.latency_s == pytest.approx(last["wall_s"], abs=1e-3)
 
 
 def test_wall_clock_records_server_time_without_charging_it(fake, tmp_path, capsys, monkeypatch):
     fake.shape = llamacpp_like()
     rec = run(fake, tmp_path, capsys, monkeypatch, "latency")
-    assert rec.manifest["protocol"]["clock"] == "latency" and "clock" not in rec.manifest["agent"]["options"]
-    last = rec.turns[0]["attempts"][-1]
+    assert rec.manifest_record.protocol["clock"] == "latency" and "clock" not in rec.manifest_record.agent["options"]
+    last = rec.turn_records[0].attempts[-1]
     assert last["server_s"] == pytest.approx(0.5008, abs=1e-4) and "charged" not in last and "wall_s" not in last
 
 

@@ -148,8 +148,8 @@ def test_cli_closed_port_exits_quickly_with_one_line(tmp_path):
     assert r.returncode == 1 and "Traceback" not in r.stderr
     (line,) = r.stderr.strip().splitlines()
     assert line.startswith(f"workstation: run stopped: compat:m: nothing answers at {url}/chat/completions")
-    summary = Recording(Path(r.stdout.splitlines()[0])).summary
-    assert summary["complete"] is False and summary["calls"] == 1 and summary["stopped_call"]["turn"] == 0
+    summary = Recording(Path(r.stdout.splitlines()[0])).summary_record
+    assert summary.complete is False and summary.calls == 1 and summary.stopped_call["turn"] == 0
 
 
 def test_cli_unknown_model_exits_with_one_line(fake, tmp_path, capsys, monkeypatch):
@@ -174,7 +174,7 @@ def test_cli_three_lost_turns_in_a_row_stop_the_run(fake, tmp_path, capsys, monk
     (line,) = r.stderr.strip().splitlines()
     assert "3 turns in a row lost to provider errors (--max-failed-turns 3)" in line and "503" in line
     rec = Recording(Path(r.stdout.splitlines()[0]))
-    assert rec.summary["failed_turns"] == 3 and len(rec.turns) == 3 and len(fake.seen) == 18
+    assert rec.summary_record.failed_turns == 3 and len(rec.turn_records) == 3 and len(fake.seen) == 18
 
 
 def test_cli_a_run_that_never_played_is_not_a_success(fake, tmp_path, capsys, monkeypatch):
@@ -182,7 +182,7 @@ def test_cli_a_run_that_never_played_is_not_a_success(fake, tmp_path, capsys, mo
     r = cli("--agent", "compat:m", "--base-url", fake.url("compat"), "--frames", "30", "--max-failed-turns", "0",
             "--out", str(tmp_path), "--quiet", here=(capsys, monkeypatch))
     rec = Recording(Path(r.stdout.splitlines()[0]))
-    assert rec.complete and rec.summary["failed_turns"] == rec.summary["turns"] > 3
+    assert rec.complete and rec.summary_record.failed_turns == rec.summary_record.turns > 3
     assert r.returncode == 1
     (line,) = r.stderr.strip().splitlines()
     assert "did not really play" in line

@@ -69,55 +69,55 @@ def test_replies_opening_with_think_are_parsed_after_it(fake, tmp_path, capsys, 
 
     fake.responder = reply
     rec = run(fake, tmp_path, capsys, monkeypatch)
-    assert len(rec.turns) >= 3
-    for i, turn in enumerate(rec.turns):
-        assert turn["valid"], turn["errors"]
-        assert turn["planned"] == PLANS[i % 3]  # never the moves written inside the think block
-        assert turn["thought"] == " ".join(THINKS[i % 3].split())
-        assert turn["raw"].startswith("<think>")
-    assert rec.manifest["agent"]["reasoning"] == {"rule": "leading", "matched": "default"}
+    assert len(rec.turn_records) >= 3
+    for i, turn in enumerate(rec.turn_records):
+        assert turn.valid, turn.errors
+        assert turn.planned == PLANS[i % 3]  # never the moves written inside the think block
+        assert turn.thought == " ".join(THINKS[i % 3].split())
+        assert turn.raw.startswith("<think>")
+    assert rec.manifest_record.agent["reasoning"] == {"rule": "leading", "matched": "default"}
     # a replay of it plays the same plans (its thoughts carry the moves written while thinking)
     assert main(["run", "--game", "breakout", "--agent", f"replay:{rec.path}", "--frames", "60",
                  "--out", str(tmp_path / "replay")]) == 0
     again = Recording(Path(capsys.readouterr().out.splitlines()[0]))
-    assert [t["actions"] for t in again.turns] == [t["actions"] for t in rec.turns]
-    assert [t["thought"] for t in again.turns] == [t["thought"] for t in rec.turns]
+    assert [t.actions for t in again.turn_records] == [t.actions for t in rec.turn_records]
+    assert [t.thought for t in again.turn_records] == [t.thought for t in rec.turn_records]
 
 
 def test_an_unclosed_think_is_never_played_under_the_default_rule(fake, tmp_path, capsys, monkeypatch):
     fake.responder = lambda seen: Step(text="<think>never closed move: [right]")
     rec = run(fake, tmp_path, capsys, monkeypatch, "m1")
-    assert rec.manifest["agent"]["reasoning"]["rule"] == "leading"
-    assert rec.turns
-    for turn in rec.turns:
-        assert not turn["valid"] and "right" not in turn["planned"] and turn["actions"] == ["noop"], turn
-        assert turn["thought"] == "never closed move: [right]" and "never closed" in turn["errors"][0]
+    assert rec.manifest_record.agent["reasoning"]["rule"] == "leading"
+    assert rec.turn_records
+    for turn in rec.turn_records:
+        assert not turn.valid and "right" not in turn.planned and turn.actions == ["noop"], turn
+        assert turn.thought == "never closed move: [right]" and "never closed" in turn.errors[0]
 
 
 def test_reasoning_content_is_the_thought(fake, tmp_path, capsys, monkeypatch):
     fake.shape = vllm_like(image_limit=None, models=["m"], thinking="thinking apart: move: [fire]")
     fake.responder = lambda seen: Step(text="move: [left]")
     rec = run(fake, tmp_path, capsys, monkeypatch, "m")
-    for turn in rec.turns:
-        assert turn["planned"] == ["left"]
-        assert turn["thought"] == "thinking apart: move: [fire]"
-        assert turn["raw"] == "<think>thinking apart: move: [fire]</think>\nmove: [left]"
+    for turn in rec.turn_records:
+        assert turn.planned == ["left"]
+        assert turn.thought == "thinking apart: move: [fire]"
+        assert turn.raw == "<think>thinking apart: move: [fire]</think>\nmove: [left]"
 
 
 def test_qwen3_reply_with_only_the_closing_tag(fake, tmp_path, capsys, monkeypatch):
     fake.responder = lambda seen: Step(text="the template opened it; move: [fire, fire]\n</think>\n\nmove: [right]")
     rec = run(fake, tmp_path, capsys, monkeypatch, "Qwen/Qwen3-VL-8B-Thinking")
-    assert rec.manifest["agent"]["reasoning"] == {"rule": "think_tags", "matched": "qwen3"}
-    for turn in rec.turns:
-        assert turn["planned"] == ["right"]
-        assert turn["thought"] == "the template opened it; move: [fire, fire]"
-        assert turn["raw"].startswith("<think>the template opened it")
+    assert rec.manifest_record.agent["reasoning"] == {"rule": "think_tags", "matched": "qwen3"}
+    for turn in rec.turn_records:
+        assert turn.planned == ["right"]
+        assert turn.thought == "the template opened it; move: [fire, fire]"
+        assert turn.raw.startswith("<think>the template opened it")
 
 
 def test_plain_run_id_is_unchanged(fake, tmp_path, capsys, monkeypatch):
     rec = run(fake, tmp_path, capsys, monkeypatch)
-    assert rec.manifest["run_id"] == "8826b4d76f08a29c"  # the id this spec had before reasoning rules and clocks
-    assert "clock" not in rec.manifest["agent"]["options"] and "clock_source" not in rec.manifest["protocol"]
+    assert rec.manifest_record.run_id == "8826b4d76f08a29c"  # the id this spec had before reasoning rules and clocks
+    assert "clock" not in rec.manifest_record.agent["options"] and "clock_source" not in rec.manifest_record.protocol
     t = Transport(base_url="http://127.0.0.1:1/v1")
     ids = {c: RunSpec(game="breakout", agent="compat:qwen2.5-vl-7b", protocol=Protocol(frames=60, clock=c),
                       transport=t).identity() for c in ("paused", "latency", "latency:server")}

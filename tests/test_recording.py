@@ -84,12 +84,14 @@ def test_finished_run_reads_back(tmp_path):
     writer, seen = record(tmp_path / "run", frames=900)
     writer.finish({"game": "breakout", "total_reward": 3.0})
     rec = Recording(tmp_path / "run")
-    files = rec.summary.pop("files")  # every file's size and digest, for the fast integrity check
-    assert rec.complete and rec.summary == {"complete": True, "game": "breakout", "total_reward": 3.0}
-    assert set(files) == {"manifest.json", "turns.jsonl", "frames.bin", "frames.idx", "frames.pal", "frames.ram"}
-    assert rec.manifest == MANIFEST
-    assert rec.turns == [t for *_, t in seen if t]
-    assert rec.turns[0]["reply"] == "move → left"
+    summary = dict(rec.raw_summary())  # the JSON as written
+    files = summary.pop("files")  # every file's size and digest, for the fast integrity check
+    assert rec.complete and summary == {"complete": True, "game": "breakout", "total_reward": 3.0}
+    assert set(files) == set(rec.summary_record.files) == {"manifest.json", "turns.jsonl", "frames.bin", "frames.idx",
+                                                          "frames.pal", "frames.ram"}
+    assert rec.raw_manifest() == MANIFEST
+    assert rec.raw_turns() == [t for *_, t in seen if t]
+    assert rec.turn_records[0].extra["reply"] == "move → left"
     assert len(rec.frames) == 901
     assert_frames(rec, seen)
     assert rec.size_bytes() == sum(p.stat().st_size for p in (tmp_path / "run").iterdir())
@@ -105,7 +107,7 @@ def test_finish_keeps_an_explicit_incomplete_and_abort_says_why(tmp_path):
     assert not Recording(tmp_path / "a").complete
     writer, _ = record(tmp_path / "b", frames=30)
     writer.abort({"stopped": "user quit", "complete": True})
-    summary = Recording(tmp_path / "b").summary
+    summary = dict(Recording(tmp_path / "b").raw_summary())
     summary.pop("files")
     assert summary == {"stopped": "user quit", "complete": False}
     with pytest.raises(RecordingError, match="already finished"):
@@ -118,7 +120,7 @@ def test_exception_inside_with_block_aborts(tmp_path):
     with pytest.raises(KeyError):
         with RecordingWriter(tmp_path, MANIFEST, 210):
             raise KeyError("boom")
-    summary = Recording(tmp_path).summary
+    summary = dict(Recording(tmp_path).raw_summary())
     summary.pop("files")
     assert summary == {"stopped": "error: KeyError", "complete": False}
 
@@ -131,8 +133,8 @@ def test_cut_short_recording_reads_as_partial(tmp_path):
     data = (tmp_path / DATA_FILE).read_bytes()
     (tmp_path / DATA_FILE).write_bytes(data[: len(data) * 2 // 3 + 3])  # mid-block
     rec = Recording(tmp_path)
-    assert not rec.complete and rec.summary is None
-    assert len(rec.turns) == 100
+    assert not rec.complete and rec.summary_record is None and rec.raw_summary() is None
+    assert len(rec.turn_records) == 100
     assert 0 < len(rec.frames) < 301
     assert_frames(rec, seen)
     partial = rec.summary_or_partial()
@@ -162,7 +164,7 @@ def test_damaged_turn_in_the_middle_is_an_error(tmp_path):
     lines[3] = lines[3][:10]
     (tmp_path / "turns.jsonl").write_text("\n".join(lines) + "\n")
     with pytest.raises(RecordingError, match="line 4 is not valid JSON"):
-        _ = Recording(tmp_path).turns
+        _ = Recording(tmp_path).turn_records
 
 
 def test_killed_writer_process_leaves_a_readable_recording(tmp_path):
@@ -188,11 +190,11 @@ def test_killed_writer_process_leaves_a_readable_recording(tmp_path):
         proc.wait()
     rec = Recording(tmp_path / "run")
     assert not rec.complete
-    assert len(rec.turns) >= 150
-    last = rec.turns[-1]["end_frame"]
+    assert len(rec.turn_records) >= 150
+    last = rec.turn_records[-1].end_frame
     assert len(rec.frames) >= last + 1  # a turn's frames reach the disk before the turn does
     seen = list(play(len(rec.frames) - 1))
-    assert rec.turns == [t for *_, t in seen if t][: len(rec.turns)]
+    assert rec.raw_turns() == [t for *_, t in seen if t][: len(rec.turn_records)]
     assert_frames(rec, seen)
     assert rec.summary_or_partial()["frames"] == last
 
@@ -208,8 +210,8 @@ def test_branch_copies_the_prefix(tmp_path):
     child.add_turn({"turn": 51, "end_frame": 210})
     child.finish({})
     rec = Recording(tmp_path / "child")
-    assert rec.manifest["branch"] == {"parent": str(tmp_path / "parent"), "frames": 151, "turns": 50}
-    assert rec.turns == parent.turns[:50] + [{"turn": 51, "end_frame": 210}]
+    assert rec.manifest_record.branch == {"parent": str(tmp_path / "parent"), "frames": 151, "turns": 50}
+    assert rec.raw_turns() == parent.raw_turns()[:50] + [{"turn": 51, "end_frame": 210}]  # copied as written
     assert len(rec.frames) == 151 + 60
     assert_frames(rec, seen[:151] + other[1:])
     with pytest.raises(RecordingError, match="holds 301 frames"):
@@ -250,3 +252,36 @@ def test_find_recordings_newest_first(tmp_path):
         os.utime(tmp_path / name / "manifest.json", (stamp, stamp))
     (tmp_path / "not_a_run").mkdir()
     assert find_recordings(tmp_path) == [tmp_path / "c", tmp_path / "a", tmp_path / "b/nested"]
+
+
+def test_the_dict_attributes_are_aliases_of_the_json_as_written(tmp_path):
+    """``manifest``, ``summary`` and ``turns`` stay for outside code: the very objects the raw accessors return."""
+    writer, _ = record(tmp_path / "run", frames=30)
+    writer.finish({"game": "breakout"})
+    rec = Recording(tmp_path / "run")
+    assert rec.manifest is rec.raw_manifest() and rec.summary is rec.raw_summary() and rec.turns is rec.raw_turns()
+    assert rec.manifest == MANIFEST and rec.summary["complete"] is True and len(rec.turns) == len(rec.turn_records)
+
+
+RAW_OUTPUT = {  # the only places in workstation/ and screens/ that take the JSON as written: output and copying
+    ("workstation/commands/recording.py", "raw_manifest"),  # info --json
+    ("workstation/run/start.py", "raw_manifest"),  # a branch's manifest, copied from its parent's
+    # the recording itself: a branch's first turns copied line for line, summary_or_partial (info --json and the
+    # HTML page), and the aliases kept for outside code
+    ("workstation/store/recording.py", "raw_manifest"),
+    ("workstation/store/recording.py", "raw_summary"),
+    ("workstation/store/recording.py", "raw_turns"),
+}
+
+
+def test_only_output_and_copying_take_the_json_as_written():
+    """Code reads the typed records; the raw accessors serve output and copying alone (the dict aliases are
+    hidden from mypy, which checks workstation/ and screens/)."""
+    import ast
+
+    found = set()
+    for path in sorted([*(ROOT / "workstation").rglob("*.py"), *(ROOT / "screens").rglob("*.py")]):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Attribute) and node.attr in ("raw_manifest", "raw_summary", "raw_turns"):
+                found.add((path.relative_to(ROOT).as_posix(), node.attr))
+    assert found == RAW_OUTPUT

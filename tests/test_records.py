@@ -33,9 +33,9 @@ def cli(*args: str) -> subprocess.CompletedProcess:
 
 def test_the_sample_reads_back_typed_with_its_keys_unchanged():
     rec = Recording(SAMPLE)
-    assert Manifest.from_json(rec.manifest).to_json() == rec.manifest
-    assert Summary.from_json(rec.summary).to_json() == rec.summary
-    for raw, typed in zip(rec.turns, rec.turn_records):
+    assert rec.manifest_record.to_json() == rec.raw_manifest()
+    assert rec.summary_record.to_json() == rec.raw_summary()
+    for raw, typed in zip(rec.raw_turns(), rec.turn_records):
         out = typed.to_json()
         assert {k: out[k] for k in raw} == raw  # every key kept, with its value
         assert set(out) - set(raw) <= GAME_OVER_KEYS  # written before game-over handling: defaults added
@@ -51,9 +51,9 @@ def test_a_new_run_writes_what_the_records_read(tmp_path):
     finally:
         engine.close()
     rec = Recording(engine.writer.path)
-    assert Manifest.from_json(rec.manifest).to_json() == rec.manifest
-    assert Summary.from_json(rec.summary).to_json() == rec.summary
-    assert [t.to_json() for t in rec.turn_records] == rec.turns
+    assert rec.manifest_record.to_json() == rec.raw_manifest()
+    assert rec.summary_record.to_json() == rec.raw_summary()
+    assert [t.to_json() for t in rec.turn_records] == rec.raw_turns()
     assert rec.manifest_record.rule_version == 2
 
 

@@ -48,8 +48,8 @@ def test_two_runs_of_one_spec_started_together_both_succeed(tmp_path):
     paths = [Path(o.strip().splitlines()[0]) for o, _ in outs]
     assert paths[0] != paths[1]
     recs = [Recording(p) for p in paths]
-    run_id = recs[0].manifest["run_id"]
-    assert recs[1].manifest["run_id"] == run_id  # the same spec: the same run id
+    run_id = recs[0].manifest_record.run_id
+    assert recs[1].manifest_record.run_id == run_id  # the same spec: the same run id
     assert all(r.complete and run_id[:8] in r.path.name for r in recs)
     assert all(r.path.name.startswith("breakout-random-s0-") for r in recs)
 

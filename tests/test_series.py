@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -81,10 +82,10 @@ def test_tokens_and_cost_per_turn(tmp_path):
     rec = Recording(engine.writer.path)
     series = RunSeries.from_recording(rec)
     n_in, n_out = series.turn_tokens()
-    assert (n_in == 100).all() and (n_out == 10).all() and len(n_in) == rec.summary["turns"]
+    assert (n_in == 100).all() and (n_out == 10).all() and len(n_in) == rec.summary_record.turns
     assert np.allclose(series.turn_costs(), 0.002)
     stats = series.run_stats()
-    assert stats.cost_usd == pytest.approx(rec.summary["cost_usd"]) and stats.calls == rec.summary["calls"]
+    assert stats.cost_usd == pytest.approx(rec.summary_record.cost_usd) and stats.calls == rec.summary_record.calls
     mid = series.stats_at(30)
     assert mid.input_tokens == 100 * (series.turn_at(30) + 1) and mid.cost_usd == pytest.approx(
         0.002 * (series.turn_at(30) + 1))
@@ -109,11 +110,12 @@ def test_a_live_series_fills_and_rewinds():
 
 def test_the_summary_line():
     rec = Recording(SAMPLE)
-    assert summary_line(rec.summary) == ("breakout seed=0 agent=random score=3 frames=900 turns=146 lives_lost=4 "
-                                         "invalid=0 complete")
-    assert summary_line({**rec.summary, "complete": False, "stopped": "cost cap reached"}).endswith(
+    s = rec.summary_record
+    assert summary_line(s) == summary_line(rec.raw_summary()) == (
+        "breakout seed=0 agent=random score=3 frames=900 turns=146 lives_lost=4 invalid=0 complete")
+    assert summary_line(replace(s, complete=False, stopped="cost cap reached")).endswith(
         "INCOMPLETE (cost cap reached)")
-    assert summary_line(rec.summary, damage="frames.bin differs").endswith("DAMAGED (frames.bin differs)")
+    assert summary_line(s, damage="frames.bin differs").endswith("DAMAGED (frames.bin differs)")
 
 
 def test_forward_reads_the_field_it_names_and_cannot_be_set():

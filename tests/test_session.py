@@ -262,4 +262,4 @@ async def test_real_time_session_counts_down_on_the_play_screen(tmp_path):
         assert "scored run, seed 0: done" in body(screen)
     rec = record(session)
     assert rec["steps"][0]["state"] == "done" and rec["steps"][0]["frames"] == 9
-    assert Recording(tmp_path / "rt" / rec["steps"][0]["recording"]).manifest["agent"]["mode"] == "realtime"
+    assert Recording(tmp_path / "rt" / rec["steps"][0]["recording"]).manifest_record.agent["mode"] == "realtime"

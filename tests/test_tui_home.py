@@ -50,7 +50,7 @@ async def test_home_lists_the_games_and_starts_a_watch(tmp_path):
         await wait_until(pilot, lambda: app.screen is home, what="home")
         assert home.recent and home.recent[0] == live.recording_path
     rec = Recording(find_recordings(tmp_path)[0])
-    assert rec.manifest["game"] == "demon_attack" and rec.manifest["protocol"]["frames"] == 30 and rec.complete
+    assert rec.manifest_record.game == "demon_attack" and rec.manifest_record.protocol["frames"] == 30 and rec.complete
 
 
 @run_async

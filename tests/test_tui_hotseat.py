@@ -56,10 +56,10 @@ async def test_two_people_queue_and_commit_their_own_plans(tmp_path):
         await wait_until(pilot, lambda: screen.summary is not None, what="the match to stop")
         path = screen.recording
     rec = Recording(path)
-    first, second = rec.turns[0]["players"], rec.turns[1]["players"]
-    assert first[0]["actions"] == ["right", "right", "downfire"] and first[1]["actions"] == ["left", "fire", "noop"]
-    assert first[1]["padded"] == 1 and second[0]["actions"] == ["noop", "noop"]
-    assert [p["agent"]["spec"] for p in rec.manifest["players"]] == ["human", "human"]
+    first, second = rec.match_turns[0].players, rec.match_turns[1].players
+    assert first[0].actions == ["right", "right", "downfire"] and first[1].actions == ["left", "fire", "noop"]
+    assert first[1].padded == 1 and second[0].actions == ["noop", "noop"]
+    assert [p["agent"]["spec"] for p in rec.manifest_record.players] == ["human", "human"]
     assert verify_match(rec).ok
 
 

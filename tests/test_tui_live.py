@@ -39,9 +39,9 @@ async def test_watch_random_shows_frame_prompt_thought_and_records(tmp_path):
         assert screen.stats.frame == 60
         path = screen.recording_path
     rec = Recording(path)
-    assert rec.complete and rec.summary["frames"] == 60
+    assert rec.complete and rec.summary_record.frames == 60
     assert len(rec.frames) == 61
-    assert len(rec.turns) == rec.summary["turns"] == len(screen.turn_records)
+    assert len(rec.turn_records) == rec.summary_record.turns == len(screen.turn_records)
 
 
 @run_async
@@ -111,12 +111,12 @@ async def test_rewind_and_branch_continues_in_a_new_recording(tmp_path):
         await pilot.press("s")  # run the branch out
         await wait_until(pilot, lambda: screen.summary is not None, what="the branch to finish")
     p, b = Recording(parent), Recording(branch)
-    assert b.manifest["parent"]["turn"] == 4 and b.complete
-    at = b.manifest["parent"]["frame"]
-    assert at == p.turns[4]["start_frame"]
+    assert b.manifest_record.parent["turn"] == 4 and b.complete
+    at = b.manifest_record.parent["frame"]
+    assert at == p.turn_records[4].start_frame
     for i in range(at + 1):
         assert (b.frames.indices(i) == p.frames.indices(i)).all(), f"frame {i} differs from the parent"
-    assert b.turns[:4] == p.turns[:4]
+    assert b.raw_turns()[:4] == p.raw_turns()[:4]  # copied as written
 
 
 @run_async
@@ -148,7 +148,7 @@ async def test_model_run_streams_then_a_fatal_error_is_a_notice(tmp_path, monkey
     finally:
         fake.close()
     rec = Recording(path)
-    assert not rec.complete and "401" in rec.summary["stopped"] and len(rec.turns) == 1
+    assert not rec.complete and "401" in rec.summary_record.stopped and len(rec.turn_records) == 1
 
 
 class _BrokenAgent:
@@ -185,8 +185,8 @@ async def test_an_engine_crash_is_a_notice_and_the_recording_is_kept(tmp_path):
         assert sum("a bug" in n.message for n in app._notifications) == 1  # said once, not twice
         assert app.is_running  # the app is still up
     rec = Recording(engine.writer.path)
-    assert rec.summary is not None and not rec.complete
-    assert rec.summary["stopped"] == "ZeroDivisionError: a bug in the agent"
+    assert rec.summary_record is not None and not rec.complete
+    assert rec.summary_record.stopped == "ZeroDivisionError: a bug in the agent"
 
 
 def test_paper_pace_holds_each_action_a_tenth_of_a_second(tmp_path):

@@ -64,12 +64,12 @@ async def test_a_person_plays_side_1_against_a_model_paused(tmp_path):
         await pilot.press("escape")
         assert app.left_with == {"summary": screen.summary, "path": path}
     rec = Recording(path)
-    first = rec.turns[0]["players"]
+    first = rec.match_turns[0].players
     n = max(3, len(model_plan))
-    assert first[0]["actions"] == ["right", "right", "downfire"] + ["noop"] * (n - 3)
-    assert first[1]["planned"] == model_plan and rec.turns[0]["lockstep_frames"][-1] == 3 * n
-    assert [p["agent"]["spec"] for p in rec.manifest["players"]] == ["human", "random"]
-    assert rec.summary["complete"] is False and verify_match(rec).ok
+    assert first[0].actions == ["right", "right", "downfire"] + ["noop"] * (n - 3)
+    assert first[1].planned == model_plan and rec.match_turns[0].lockstep_frames[-1] == 3 * n
+    assert [p["agent"]["spec"] for p in rec.manifest_record.players] == ["human", "random"]
+    assert rec.summary_record.complete is False and verify_match(rec).ok
 
 
 @run_async
@@ -86,11 +86,11 @@ async def test_real_time_the_person_steers_while_the_model_plan_plays(tmp_path):
         await wait_until(pilot, lambda: screen.summary is not None, what="the match to finish")
         path = screen.recording
     rec = Recording(path)
-    played = [a for t in rec.turns for a in t["players"][1]["actions"]]
-    model = [len(t["players"][0]["planned"]) for t in rec.turns]
+    played = [a for t in rec.match_turns for a in t.players[1].actions]
+    model = [len(t.players[0].planned) for t in rec.match_turns]
     assert played[:2] == ["right", "right"] and played[-1] == "noop"  # held, then let go
-    assert [len(t["players"][1]["actions"]) for t in rec.turns] == model  # one live action per model action
-    assert rec.complete and rec.summary["frames"] == 18 and verify_match(rec).ok
+    assert [len(t.players[1].actions) for t in rec.match_turns] == model  # one live action per model action
+    assert rec.complete and rec.summary_record.frames == 18 and verify_match(rec).ok
 
 
 @pytest.mark.parametrize("argv,needle", [
@@ -131,7 +131,7 @@ async def test_play_vs_command_line_opens_the_match_app(tmp_path):
         assert "result: complete" in str(screen.query_one("#match-banner").render())
         await pilot.press("escape")
     rec = Recording(screen.recording)
-    assert rec.complete and rec.turns[0]["players"][1]["planned"] == ["left"]
+    assert rec.complete and rec.match_turns[0].players[1].planned == ["left"]
 
 
 @run_async

@@ -26,22 +26,22 @@ async def test_open_scrubs_turns_and_frames(tmp_path):
         assert (screen.turn, screen.frame, frame.frame_index) == (0, 0, 0)
         assert prompt.turn == 0 and "=== user ===" in prompt.editor.text
         assert screen.query_one(ReplyView).thought == "random baseline"
-        assert screen.query_one(PlanView).plan == rec.turns[0]["planned"]
+        assert screen.query_one(PlanView).plan == rec.turn_records[0].planned
         await pilot.press("right", "right")
-        assert screen.turn == 2 and screen.frame == rec.turns[2]["start_frame"] == frame.frame_index
-        assert prompt.turn == 2 and prompt.images[-1][0].frame == rec.turns[2]["start_frame"]
-        assert screen.query_one(ReplyView).raw == rec.turns[2]["raw"]
+        assert screen.turn == 2 and screen.frame == rec.turn_records[2].start_frame == frame.frame_index
+        assert prompt.turn == 2 and prompt.images[-1][0].frame == rec.turn_records[2].start_frame
+        assert screen.query_one(ReplyView).raw == rec.turn_records[2].raw
         await pilot.press("full_stop", "full_stop")
-        assert screen.frame == rec.turns[2]["start_frame"] + 2
+        assert screen.frame == rec.turn_records[2].start_frame + 2
         assert screen.query_one(PlanView).done == 0  # the first action is still running
         await pilot.press("comma")
-        assert screen.frame == rec.turns[2]["start_frame"] + 1
+        assert screen.frame == rec.turn_records[2].start_frame + 1
         await pilot.press("left_square_bracket")
         assert screen.turn == 1
         await pilot.press("right_square_bracket", "right_square_bracket", "right_square_bracket")
         assert screen.turn == 4
         await pilot.press("end")
-        assert screen.frame == len(rec.frames) - 1 and screen.turn == len(rec.turns) - 1
+        assert screen.frame == len(rec.frames) - 1 and screen.turn == len(rec.turn_records) - 1
         await pilot.press("home")
         assert screen.frame == 0
         await pilot.press("space")  # playback at paper pace: 3 frames per 0.1 s

@@ -75,7 +75,7 @@ class PlayApp(App):
 
 
 def actions_of(path) -> list[str]:
-    return list(chain.from_iterable(t["actions"] for t in Recording(path).turns))
+    return list(chain.from_iterable(t.actions for t in Recording(path).turn_records))
 
 
 @run_async
@@ -105,9 +105,9 @@ async def test_real_time_play_records_the_keys_held_at_each_slot(tmp_path):
         assert app.left_with == {"summary": screen.summary, "path": path}
     assert actions_of(path) == ["left"] * 6 + ["noop"] * 4 + ["fire"] * 5 + ["right"] * 5
     rec = Recording(path)
-    assert rec.complete and rec.summary["frames"] == 60 and rec.summary["agent"] == "human"
-    assert rec.manifest["agent"]["mode"] == "realtime" and rec.manifest["protocol"]["max_actions"] == 1
-    assert rec.manifest["agent"]["pace"] == screen.pace
+    assert rec.complete and rec.summary_record.frames == 60 and rec.summary_record.agent == "human"
+    assert rec.manifest_record.agent["mode"] == "realtime" and rec.manifest_record.protocol["max_actions"] == 1
+    assert rec.manifest_record.agent["pace"] == screen.pace
     assert "complete" in banner and str(path) in banner.replace("\n", "")
     assert "frames 60/60" in stats and "paper clock   2.00 s / 2 s" in stats and "native clock  1.00 s" in stats
 
@@ -135,11 +135,11 @@ async def test_paused_play_records_exactly_the_committed_plans(tmp_path):
         await wait_until(pilot, lambda: screen.summary is not None, what="the run to stop")
         path = screen.recording
     rec = Recording(path)
-    assert [t["actions"] for t in rec.turns] == [["upleft", "fire", "noop", "right"], ["uprightfire"]]
-    assert all(t["valid"] for t in rec.turns)
-    assert all(t["latency_s"] > 0 for t in rec.turns)  # the person's thinking time is the agent's latency
-    assert rec.summary["complete"] is False and rec.summary["stopped"] == "play was cancelled"
-    assert rec.manifest["seed"] == 3 and rec.manifest["protocol"]["max_actions"] == 10
+    assert [t.actions for t in rec.turn_records] == [["upleft", "fire", "noop", "right"], ["uprightfire"]]
+    assert all(t.valid for t in rec.turn_records)
+    assert all(t.latency_s > 0 for t in rec.turn_records)  # the person's thinking time is the agent's latency
+    assert rec.summary_record.complete is False and rec.summary_record.stopped == "play was cancelled"
+    assert rec.manifest_record.seed == 3 and rec.manifest_record.protocol["max_actions"] == 10
 
 
 @run_async

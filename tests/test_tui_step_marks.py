@@ -38,10 +38,10 @@ async def test_send_override_one_plan_finish_marks_the_run_changed_by_hand(tmp_p
         hint = str(screen.query_one("#step-hint").render())
         assert "finished after" in hint and "turn 0" not in hint  # not left at the first hold
     rec = Recording(path)
-    assert rec.summary["interventions"] == {"override": 1}
+    assert rec.summary_record.interventions == {"override": 1}
     assert rec.plain_run_id == plain.run_id and rec.run_id != plain.run_id
     assert path != started_in and path.name.endswith(rec.run_id[:8]) and not started_in.exists()
-    assert rec.turns[0]["overridden"] and rec.turns[0]["actions"] == ["left", "left"]
+    assert rec.turn_records[0].overridden and rec.turn_records[0].actions == ["left", "left"]
 
 
 @run_async
@@ -126,9 +126,9 @@ async def test_a_plan_typed_before_the_prompt_is_sent_is_a_human_plan(tmp_path):
         await wait_until(pilot, lambda: screen.summary is not None, what="the run to finish")
         assert screen.summary["interventions"] == {"human_plan": 1} and screen.summary["overridden_turns"] == 1
         path = screen.recording_path
-    first = Recording(path).turns[0]
-    assert first["human_plan"] is True and first["raw"] == "" and first["actions"] == ["fire", "right"]
-    assert first["valid"] is True and Recording(path).summary["invalid_turns"] == 0
+    first = Recording(path).turn_records[0]
+    assert first.human_plan is True and first.raw == "" and first.actions == ["fire", "right"]
+    assert first.valid is True and Recording(path).summary_record.invalid_turns == 0
 
 
 @run_async

@@ -128,13 +128,13 @@ def _match(tmp_path: Path, game: str, seed: int = 3, frames: int = 900) -> Path:
 def test_match_is_zero_sum_verifies_and_repeats(tmp_path, game):
     a, b = _match(tmp_path / "a", game), _match(tmp_path / "b", game)
     ra, rb = Recording(a), Recording(b)
-    sa, sb = ra.summary, rb.summary
-    assert ra.manifest["run_id"] == rb.manifest["run_id"] and a.name == b.name
-    scores = [p["score"] for p in sa["players"]]
-    assert scores == [p["score"] for p in sb["players"]]
+    sa, sb = ra.summary_record, rb.summary_record
+    assert ra.manifest_record.run_id == rb.manifest_record.run_id and a.name == b.name
+    scores = [p["score"] for p in sa.players]
+    assert scores == [p["score"] for p in sb.players]
     assert scores[1] == -scores[0] and scores != [0, 0]  # both games are zero-sum; seed 3 scores
-    assert [p["side"] for p in sa["players"]] == [1, 2] and sa["winner"] == (1 if scores[0] > 0 else 2)
-    assert [p["agent"]["spec"] for p in ra.manifest["players"]] == ["random", "random"]
+    assert [p["side"] for p in sa.players] == [1, 2] and sa.winner == (1 if scores[0] > 0 else 2)
+    assert [p["agent"]["spec"] for p in ra.manifest_record.players] == ["random", "random"]
     assert verify_match(ra).ok and ra.damage() is None
 
 
@@ -175,9 +175,9 @@ def test_a_model_plays_a_side_through_the_fake_provider(fake_server: FakeProvide
                         "--out", str(tmp_path)], capture_output=True, text=True, timeout=120, env=env, check=False)
     assert r.returncode == 0, r.stderr
     rec = Recording(Path(r.stdout.splitlines()[0]))
-    first = rec.turns[0]["players"][0]
-    assert first["planned"] == ["left", "left", "fire"] and first["usage"]["output_tokens"] > 0
-    assert rec.summary["players"][0]["calls"] >= 1 and rec.summary["players"][1]["calls"] == 0
+    first = rec.match_turns[0].players[0]
+    assert first.planned == ["left", "left", "fire"] and first.usage["output_tokens"] > 0
+    assert rec.summary_record.players[0]["calls"] >= 1 and rec.summary_record.players[1]["calls"] == 0
     sent = json.dumps(fake_server.seen[0].body)
     assert "white boxer" in sent and "Score so far: you 0" in sent and "black boxer, starting" in sent
 
@@ -258,8 +258,8 @@ def test_a_match_interrupted_mid_turn_keeps_a_recording_that_verifies(tmp_path):
         engine.run()
     engine.close()
     rec = Recording(engine.writer.path)
-    assert rec.summary["complete"] is False and rec.summary["stopped"] == "interrupted"
-    assert len(rec.turns) == 2
+    assert rec.summary_record.complete is False and rec.summary_record.stopped == "interrupted"
+    assert len(rec.match_turns) == 2
     res = verify_match(rec)
     assert res.ok and res.unchecked_frames == 3 and res.turns_checked == 2
 
@@ -302,7 +302,7 @@ def test_every_side_prompt_of_a_match_is_rebuilt_exactly(tmp_path, capsys):
 
     path = _match(tmp_path, "boxing", seed=3, frames=150)
     rec = Recording(path)
-    for turn in range(len(rec.turns)):
+    for turn in range(len(rec.match_turns)):
         for side in (1, 2):  # the recorded digest is checked: a different prompt raises
             prompt = rebuild_side_prompt(rec, turn, side)
     assert "Score so far" in prompt.render_text()
@@ -323,7 +323,7 @@ def test_both_random_boxers_can_land_punches_with_the_one_player_baseline_s_draw
     landed = {}
     for seed in (2, 3):  # measured: seed 2 side 1 wins 1-0, seed 3 side 2 wins (0..9: six of ten score)
         rec = Recording(_match(tmp_path / str(seed), "boxing", seed=seed))
-        landed[seed] = [sum(1 for t in rec.turns for r in t["players"][k]["action_rewards"] if r > 0) for k in (0, 1)]
+        landed[seed] = [sum(1 for t in rec.match_turns for r in t.players[k].action_rewards if r > 0) for k in (0, 1)]
     assert landed[2][0] > 0 and landed[3][1] > 0
 
 

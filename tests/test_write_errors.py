@@ -30,7 +30,7 @@ def test_a_file_size_limit_mid_run_stops_it_with_one_line(tmp_path):
     (path,) = [d for d in tmp_path.iterdir() if d.is_dir()]
     assert str(path) in lines[0] or path.name in lines[0]
     rec = Recording(path)
-    assert not rec.complete and len(rec.turns) > 10, "what was written before the failure is kept"
+    assert not rec.complete and len(rec.turn_records) > 10, "what was written before the failure is kept"
     summary = rec.summary_or_partial()
     assert summary["complete"] is False
 

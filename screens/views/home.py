@@ -74,7 +74,7 @@ def recent_label(path: Path) -> Text:
     text.append(path.name)
     try:
         rec = Recording(path)
-        s = rec.summary_or_partial()
+        s = rec.outcome()  # typed: the stored summary, or one rebuilt from the turns of a killed run
         damage = integrity.problems(rec)  # digests and totals against the turns: a forged score shows here
     except RecordingError as e:
         text.append(f"  unreadable: {e}", style="red")
@@ -82,8 +82,8 @@ def recent_label(path: Path) -> Text:
     if damage:
         text.append(f"  DAMAGED: {damage[0]}", style="bold red")
         return text
-    text.append(f"  score {s.get('total_reward', 0):g}  {plural(s.get('turns', 0), 'turn')}", style="dim")
-    if s.get("complete"):
+    text.append(f"  score {s.total_reward:g}  {plural(s.turns, 'turn')}", style="dim")
+    if s.complete:
         text.append("  complete", style="green")
     else:
         text.append("  incomplete", style="yellow")

@@ -25,19 +25,16 @@ from screens.views.run_layout import leave, turn_label
 from screens.widgets.frame_view import FrameView, frame_beside
 from workstation.store.framestore import FrameStoreError
 from workstation.store.recording import Recording
-from workstation.store.records import RecordingError
+from workstation.store.records import MatchTurn, RecordingError, SideTurn
 
 
-def side_scores(turns: list[dict[str, Any]]) -> list[tuple[int, float, float]]:
+def side_scores(turns: list[MatchTurn]) -> list[tuple[int, float, float]]:
     """(frame, side 1's score, side 2's score) after each action that scored, in frame order."""
     events: list[tuple[int, float, float]] = []
     s = [0.0, 0.0]
     for t in turns:
-        frames = t.get("lockstep_frames") or []
-        players = t.get("players") or []
-        for i, end in enumerate(frames):
-            gained = [float((p.get("action_rewards") or [])[i]) if i < len(p.get("action_rewards") or []) else 0.0
-                      for p in players[:2]]
+        for i, end in enumerate(t.lockstep_frames):
+            gained = [float(p.action_rewards[i]) if i < len(p.action_rewards) else 0.0 for p in t.players[:2]]
             if any(gained):
                 s = [s[k] + (gained[k] if k < len(gained) else 0.0) for k in range(2)]
                 events.append((int(end), s[0], s[1]))
@@ -68,12 +65,12 @@ class MatchReplayScreen(FramePlaybackScreen):
         super().__init__()
         self.rec = rec
         self.can_go_back = can_go_back
-        self.turns: list[dict[str, Any]] = list(rec.turns)
+        self.turns: list[MatchTurn] = rec.match_turns
         self.n_frames = len(rec.frames)
-        self.starts = [int(t.get("start_frame", 0)) for t in self.turns]
+        self.starts = [t.start_frame for t in self.turns]
         self.score_events = side_scores(self.turns)
         self._event_frames = [e[0] for e in self.score_events]
-        self.players = {p.get("side"): p for p in rec.manifest.get("players") or []}
+        self.players = {p.get("side"): p for p in rec.manifest_record.players or []}
         self.frame = 0
         self.turn = -1
         self.playing = False
@@ -91,9 +88,9 @@ class MatchReplayScreen(FramePlaybackScreen):
         return str(agent.get("spec") or agent.get("kind") or "?") if isinstance(agent, dict) else str(agent)
 
     def _title(self) -> str:
-        m = self.rec.manifest
+        m = self.rec.manifest_record
         state = "complete" if self.rec.complete else "INCOMPLETE"
-        return (f"match · {m.get('game')} · seed {m.get('seed')}\n"
+        return (f"match · {m.game} · seed {m.seed}\n"
                 f"side 1 {self.agent_of(1)}  vs  side 2 {self.agent_of(2)}\n"
                 f"{len(self.turns)} turns, {self.n_frames} frames · {state}")
 
@@ -112,8 +109,7 @@ class MatchReplayScreen(FramePlaybackScreen):
         return (0.0, 0.0) if i < 0 else self.score_events[i][1:]
 
     def actions_done(self, turn: int, frame: int) -> int:
-        frames = self.turns[turn].get("lockstep_frames") or []
-        return bisect_right(frames, frame)
+        return bisect_right(self.turns[turn].lockstep_frames, frame)
 
     # -- navigation ------------------------------------------------------------
     def goto(self, frame: int) -> None:
@@ -135,32 +131,28 @@ class MatchReplayScreen(FramePlaybackScreen):
         who = f"[b]side {side}[/b] {escape(self.agent_of(side))}"
         if self.turn < 0:
             return f"{who}\n(before the first turn)"
-        t = self.turns[self.turn]
-        players = t.get("players") or []
-        p = players[side - 1] if side - 1 < len(players) else {}
-        actions = list(p.get("actions") or [])
+        p: SideTurn = self.turns[self.turn].players[side - 1]  # typed: a match turn holds sides 1 and 2
         done = self.actions_done(self.turn, self.frame)
-        shown = [f"[reverse]{escape(a)}[/reverse]" if i == done else escape(a) for i, a in enumerate(actions)]
-        padded = int(p.get("padded") or 0)
-        lines = [who, escape(f"plan: [{', '.join(p.get('planned') or []) or '-'}]"),
-                 f"played: {' '.join(shown) or '-'}" + (f"  ({padded} noop padding)" if padded else "")]
-        if p.get("dropped"):
-            lines.append(f"dropped: {escape(', '.join(map(str, p['dropped'])))}")
-        if not p.get("valid", True):
-            lines.append(f"[red]invalid reply[/red]: {escape('; '.join(map(str, p.get('errors') or [])))}")
-        if p.get("error"):
-            lines.append(f"[red]error[/red]: {escape(str(p['error']))}")
-        if p.get("thought"):
-            lines.append(f"thought: {escape(str(p['thought']))}")
-        lines.append(f"turn reward {float(p.get('reward') or 0):g}  lives lost {int(p.get('lives_lost') or 0)}")
+        shown = [f"[reverse]{escape(a)}[/reverse]" if i == done else escape(a) for i, a in enumerate(p.actions)]
+        lines = [who, escape(f"plan: [{', '.join(p.planned) or '-'}]"),
+                 f"played: {' '.join(shown) or '-'}" + (f"  ({p.padded} noop padding)" if p.padded else "")]
+        if p.dropped:
+            lines.append(f"dropped: {escape(', '.join(map(str, p.dropped)))}")
+        if not p.valid:
+            lines.append(f"[red]invalid reply[/red]: {escape('; '.join(map(str, p.errors)))}")
+        if p.error:
+            lines.append(f"[red]error[/red]: {escape(str(p.error))}")
+        if p.thought:
+            lines.append(f"thought: {escape(str(p.thought))}")
+        lines.append(f"turn reward {float(p.reward):g}  lives lost {p.lives_lost}")
         return "\n".join(lines)
 
     def _show(self) -> None:
         s1, s2 = self.scores_at(self.frame)
         scores = f"score  side 1 {s1:g}  ·  side 2 {s2:g}"
-        summary = self.rec.summary or {}
-        if summary.get("result"):
-            scores += f"\nfinal: {escape(str(summary['result']))}"
+        result = self.rec.summary_record.result if self.rec.summary_record is not None else None
+        if result:
+            scores += f"\nfinal: {escape(str(result))}"
         self.query_one("#mr-scores", Static).update(scores)
         self.query_one("#mr-side1", Static).update(self._side_text(1))
         self.query_one("#mr-side2", Static).update(self._side_text(2))
@@ -188,7 +180,7 @@ class MatchReplayScreen(FramePlaybackScreen):
 
 def replay_screen(rec: Recording, **kwargs: Any) -> Screen[Any]:
     """The screen that opens ``rec``: a match gets its own, anything else the one-player replay screen."""
-    if rec.manifest.get("kind") == "match":
+    if rec.manifest_record.is_match:
         return MatchReplayScreen(rec, can_go_back=kwargs.get("can_go_back", True))
     from screens.views.replay_view import ReplayScreen
 

@@ -100,10 +100,10 @@ def _info(a: argparse.Namespace) -> int:
     if found:
         raise DamagedRecording(f"damaged recording {rec.path}: {found[0]}; `workstation verify --quick "
                                f"{rec.path}` says more")
-    s = rec.summary_or_partial()
     damage = rec.damage()  # the fast integrity check: a damaged recording is never called complete
-    if a.json:
-        print(json.dumps({"manifest": rec.manifest, "summary": s, "size_bytes": rec.size_bytes(),
+    if a.json:  # the JSON as written (a killed run's summary rebuilt from its turns)
+        print(json.dumps({"manifest": rec.raw_manifest(), "summary": rec.summary_or_partial(),
+                          "size_bytes": rec.size_bytes(),
                           "damage": damage, "run_id": rec.run_id, "plain_run_id": rec.plain_run_id,
                           "interventions": rec.interventions}, indent=2))
         if damage:
@@ -120,14 +120,15 @@ def _info(a: argparse.Namespace) -> int:
     print(f"prompts    {m.prompt_pack.get('name')} ({m.prompt_pack.get('digest')})")
     if m.parent is not None:
         print(f"branch of  {m.parent.get('path')} at turn {m.parent.get('turn')}")
+    s = rec.outcome()
     print(f"result     {summary_line(s, damage and rec.problems()[0])}")
-    if rec.manifest_record.kind == "match" and s.get("players"):  # score= above is side 1's
-        print("players    " + ", ".join(f"side {p['side']} {p['agent']} {p['score']:g}" for p in s["players"])
-              + f"; {s.get('result', '')}")
+    if rec.manifest_record.kind == "match" and s.players:  # score= above is side 1's
+        print("players    " + ", ".join(f"side {p['side']} {p['agent']} {p['score']:g}" for p in s.players)
+              + f"; {'' if s.result is None else s.result}")
     from workstation.run.info import calls_line, hand_line
 
     print(hand_line(rec))
-    if (line := calls_line(rec, rec.outcome())) is not None:
+    if (line := calls_line(rec, s)) is not None:
         print(line)
     print(f"size       {rec.size_bytes() / 1e6:.2f} MB, {len(rec.frames)} frame{'s' if len(rec.frames) != 1 else ''}")
     if damage:

@@ -164,7 +164,7 @@ def branch_run(engine: TurnEngine, turn: int, out: Path | None = None) -> Path:
     if engine.summary is None:
         engine.stop(reason=f"left for a branch at turn {turn}")
     parent = Recording(parent_writer.path)
-    manifest = dict(parent.manifest)
+    manifest = dict(parent.raw_manifest())  # the parent's manifest as written, copied; then the branch's own
     manifest["parent"] = {"path": str(parent.path), "run_id": parent.run_id, "turn": turn,
                           "frame": frame}
     manifest["created"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")

@@ -89,7 +89,7 @@ def digest_problems(directory: Path, files: dict[str, Any]) -> list[str]:
     return found
 
 
-def interrupted_tail(rec: Any) -> int:
+def interrupted_tail(rec: Recording) -> int:
     """Frames after a match's last recorded turn that a turn interrupted mid-way made (0: none, or not allowed).
 
     A match stopped in the middle of a turn (Ctrl-C) has stored that turn's frames and its
@@ -164,7 +164,7 @@ def _sides(value: Any, where: str) -> str | None:
     return None
 
 
-def match_problems(rec: Any) -> list[str]:
+def match_problems(rec: Recording) -> list[str]:
     """Where a two-player match's manifest, turns and summary disagree (its scores, sides, result and winner).
 
     A one-player reader's checks see side 1 only (a match's ``total_reward`` is side 1's score): this holds

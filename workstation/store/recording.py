@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from functools import cached_property
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -138,8 +138,9 @@ class RecordingWriter:
         """
         if not 0 <= n_frames <= len(parent.frames):
             raise RecordingError(f"cannot branch at frame {n_frames}: {parent.path} holds {len(parent.frames)} frames")
-        if not 0 <= n_turns <= len(parent.turns):
-            raise RecordingError(f"cannot branch at turn {n_turns}: {parent.path} holds {len(parent.turns)} turns")
+        copied = parent.raw_turns()  # the parent's turn records as written, copied line for line
+        if not 0 <= n_turns <= len(copied):
+            raise RecordingError(f"cannot branch at turn {n_turns}: {parent.path} holds {len(copied)} turns")
         manifest = {**manifest}
         manifest.setdefault("branch", {"parent": str(parent.path), "frames": n_frames, "turns": n_turns})
         self = cls.__new__(cls)
@@ -149,7 +150,7 @@ class RecordingWriter:
         except FrameStoreError as e:
             self._turns.close()
             raise RecordingError(str(e)) from None
-        self._turns.write("".join(dumps(t) + "\n" for t in parent.turns[:n_turns]).encode("utf-8"))
+        self._turns.write("".join(dumps(t) + "\n" for t in copied[:n_turns]).encode("utf-8"))
         self.frames.flush()
         self._turns.flush()
         return self
@@ -265,9 +266,14 @@ def _as_dict(summary: dict[str, Any] | Summary) -> dict[str, Any]:
 class Recording:
     """Reads a recording directory, finished or not.
 
-    ``manifest``, ``summary`` and ``turns`` are the JSON as stored; ``manifest_record``,
-    ``summary_record`` and ``turn_records`` are the same, typed and checked
-    (``workstation.store.records``). Opening checks the manifest's format.
+    Read it through its typed records: ``manifest_record``, ``summary_record``, ``turn_records`` (a
+    two-player match's: ``match_turns``), checked (``workstation.store.records``); ``outcome()`` is the
+    summary, rebuilt for a run that wrote none. Opening checks the manifest's format.
+
+    ``raw_manifest()``, ``raw_summary()`` and ``raw_turns()`` are the JSON as written, for output and
+    copying only (``info --json``, the HTML page, a branch's copy); a field is never read out of them.
+    ``manifest``, ``summary`` and ``turns`` are their aliases, kept for outside code (scripts, older tests)
+    and hidden from the type checker: code in workstation/ and screens/ cannot use them.
     """
 
     def __init__(self, directory: str | Path) -> None:
@@ -289,14 +295,14 @@ class Recording:
             raise RecordingError(
                 f"not a recording: {self.path} (no manifest.json); pass a directory written by 'workstation run'"
             )
-        self.manifest = self._load(manifest_path)
-        self.manifest_record: Manifest = self._typed(Manifest, self.manifest, manifest_path)
+        self._manifest_json = self._load(manifest_path)
+        self.manifest_record: Manifest = self._typed(Manifest, self._manifest_json, manifest_path)
         summary_path = self.path / SUMMARY
-        self.summary: dict[str, Any] | None = self._load(summary_path) if summary_path.is_file() else None
+        self._summary_json: dict[str, Any] | None = self._load(summary_path) if summary_path.is_file() else None
         self.summary_record: Summary | None = None
-        if self.summary is not None:  # written by the workstation alone: a field of the wrong type is damage (exit 1)
-            try:
-                self.summary_record = Summary.from_json(self.summary)
+        if self._summary_json is not None:  # written by the workstation alone: a field of the wrong type is damage
+            try:  # (exit 1)
+                self.summary_record = Summary.from_json(self._summary_json)
             except RecordError as e:
                 raise DamagedRecording(f"damaged recording {self.path}: cannot read {summary_path}: {e}") from None
         self.cut_off_line: int | None = None  # the last line of turns.jsonl, cut off mid-write
@@ -318,6 +324,39 @@ class Recording:
         if not isinstance(data, dict):
             raise RecordingError(f"damaged recording: {path} holds {type(data).__name__}, not a JSON object")
         return data
+
+    def raw_manifest(self) -> dict[str, Any]:
+        """manifest.json as written (the JSON object, checked as ``manifest_record``): for output and copying
+        only, never to read a field from (read ``manifest_record``). Not to be changed."""
+        return self._manifest_json
+
+    def raw_summary(self) -> dict[str, Any] | None:
+        """summary.json as written (None: the run wrote none), checked as ``summary_record``: for output and
+        copying only, never to read a field from (read ``summary_record`` or ``outcome()``). Not to be changed."""
+        return self._summary_json
+
+    def raw_turns(self) -> list[dict[str, Any]]:
+        """turns.jsonl's records as written (a cut-off last line left out): for output and copying only, never
+        to read a field from (read ``turn_records`` or ``match_turns``). Not to be changed."""
+        return self._turns_json
+
+    if not TYPE_CHECKING:  # kept for outside code (scripts, older tests); hidden from the type checker, so that
+        # workstation/ and screens/ (mypy-checked) cannot read a field out of them: they read the typed records
+
+        @property
+        def manifest(self) -> dict[str, Any]:
+            """Alias of ``raw_manifest()`` for outside code; read ``manifest_record``."""
+            return self.raw_manifest()
+
+        @property
+        def summary(self) -> dict[str, Any] | None:
+            """Alias of ``raw_summary()`` for outside code; read ``summary_record`` or ``outcome()``."""
+            return self.raw_summary()
+
+        @property
+        def turns(self) -> list[dict[str, Any]]:
+            """Alias of ``raw_turns()`` for outside code; read ``turn_records`` (a match's: ``match_turns``)."""
+            return self.raw_turns()
 
     @property
     def complete(self) -> bool:
@@ -369,8 +408,8 @@ class Recording:
         return hand_changes.changed_run_id(self.manifest_record.run_id, self.changes)
 
     @cached_property
-    def turns(self) -> list[dict[str, Any]]:
-        """Turn records in order; a cut-off last line (killed writer) is left out."""
+    def _turns_json(self) -> list[dict[str, Any]]:
+        """turns.jsonl read once: the records in order; a cut-off last line (killed writer) is left out."""
         try:
             raw = (self.path / TURNS).read_bytes()
         except FileNotFoundError:
@@ -410,7 +449,7 @@ class Recording:
     def _typed_turns(self, parse: Callable[[dict[str, Any]], T]) -> list[T]:
         """Each turn record through ``parse``; a malformed one is a one-line error naming its number."""
         out = []
-        for number, t in enumerate(self.turns, 1):
+        for number, t in enumerate(self._turns_json, 1):
             try:
                 out.append(parse(t))
             except RecordError as e:
@@ -437,7 +476,7 @@ class Recording:
         if self.summary_record is None:
             rebuilt = rebuild_summary(self.manifest_record, self.turn_records, UNFINISHED)
             return replace(rebuilt, interventions=self.interventions or None)
-        stored = self.summary or {}
+        stored = self._summary_json or {}
         missing = [k for k in (*Summary.CORE, "failed_turns") if k not in stored]
         if "episodes_ended" not in stored and "games_ended" not in stored:
             missing.append("games_ended" if self.manifest_record.rule_version >= 2 else "episodes_ended")
@@ -449,9 +488,11 @@ class Recording:
         return filled
 
     def summary_or_partial(self) -> dict[str, Any]:
-        """``outcome()`` as JSON: the stored summary (filled in where it lacks fields) or one rebuilt."""
-        if self.summary is not None and self.outcome() is self.summary_record:
-            return self.summary
+        """``outcome()`` as JSON, for output (``info --json``, the HTML page): summary.json as written
+        (``raw_summary()``) where it lacks no field, else the one filled in or rebuilt from the turns."""
+        raw = self.raw_summary()
+        if raw is not None and self.outcome() is self.summary_record:
+            return raw
         return self.outcome().to_json()
 
     def problems(self, digests: bool = True) -> list[str]:

@@ -14,13 +14,16 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from workstation.store.changes import mark
 from workstation.store.forward import Forward
 from workstation.store.records import Manifest, Summary, TurnRecord
+
+if TYPE_CHECKING:
+    from workstation.store.integrity import Recording
 
 LATENCY_NOOP = "noop"  # the action on frames the game ran while the agent thought (latency clock)
 NEW_GAME = "reset"  # rule 2: the new game's first frame after a game over, a budget frame of its own
@@ -151,7 +154,7 @@ class RunSeries:
     ends: list[int] = field(default_factory=list)
 
     @classmethod
-    def from_recording(cls, rec: Any) -> RunSeries:
+    def from_recording(cls, rec: Recording) -> RunSeries:
         """From a ``workstation.store.recording.Recording`` (its typed turns and manifest)."""
         n_frames = None
         try:

@@ -12,16 +12,19 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from workstation.studies.analysis.table import Results
 
+if TYPE_CHECKING:
+    from workstation.store.records import TurnRecord
 
-def noop_share(turns: list[dict[str, Any]]) -> float:
+
+def noop_share(turns: list[TurnRecord]) -> float:
     second = turns[len(turns) // 2:]
     if not second:
         return math.nan
-    noop = sum(1 for t in second if t.get("actions") and all(str(a).lower() == "noop" for a in t["actions"]))
+    noop = sum(1 for t in second if t.actions and all(str(a).lower() == "noop" for a in t.actions))
     return noop / len(second)
 
 
@@ -41,12 +44,12 @@ def _recordings_by_run_id(batch_dir: Path) -> dict[str, Path]:
     return found
 
 
-def _turns(path: Path) -> list[dict[str, Any]]:
+def _turns(path: Path) -> list[TurnRecord]:
     from workstation.store.recording import Recording
     from workstation.store.records import RecordingError
 
     try:
-        return Recording(path).turns
+        return Recording(path).turn_records
     except RecordingError:
         return []
 

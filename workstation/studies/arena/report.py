@@ -64,22 +64,18 @@ MANIFEST_FIELDS: dict[str, tuple[Any, ...]] = {"run_id": ("str", False), "game":
 def score_problems(rec: Recording) -> list[str]:
     """Where summary.json's sides disagree with the turns: each side's score against its last turn's score and
     the sum of its rewards (the recording's own check reads side 1 only)."""
-    s = rec.summary or {}
-    players = s.get("players")
+    players = rec.summary_record.players if rec.summary_record is not None else None
     if not isinstance(players, list) or len(players) != 2:
         return ["summary.json does not hold two players"]
-    turns = rec.turns
+    try:
+        turns = rec.match_turns  # typed: a turn without its two sides, or a side's score not a number, is named
+    except RecordingError as e:
+        return [str(e)]
     found = []
     for k, p in enumerate(players):
         check_fields(p, SIDE_FIELDS, f"{rec.path / 'summary.json'} player {k + 1}")
-        sides = [t.get("players") for t in turns]
-        if not all(isinstance(x, list) and len(x) == 2 and isinstance(x[k], dict) for x in sides):
-            return ["turns.jsonl: a turn does not hold two players"]
-        rewards = [x[k].get("reward") for x in sides if x is not None]
-        final = sides[-1] if sides else None
-        last = final[k].get("score") if final is not None else 0.0
-        if not all(isinstance(r, (int, float)) for r in rewards) or not isinstance(last, (int, float)):
-            return [f"turns.jsonl: side {k + 1}'s rewards or score are not numbers"]
+        rewards = [t.players[k].reward for t in turns]
+        last = turns[-1].players[k].score if turns else 0.0
         if abs(p["score"] - last) > 1e-6 or abs(p["score"] - sum(rewards)) > 1e-6:
             found.append(f"summary.json side {k + 1} score {p['score']:g} contradicts its turns ({last:g})")
     return found
@@ -88,16 +84,22 @@ def score_problems(rec: Recording) -> list[str]:
 def read_match(rec: Recording) -> FinishedMatch:
     """The typed match (RecordFileError names the file and field)."""
     where = str(rec.path / "summary.json")
-    m = check_fields(rec.manifest, MANIFEST_FIELDS, str(rec.path / "manifest.json"))
-    s = check_fields(rec.summary or {}, SUMMARY_FIELDS, where)
-    players = s["players"]
+    m, s = rec.manifest_record, rec.summary_record  # typed; the fields a match needs are checked here
+    check_fields(_given({"run_id": m.run_id, "game": m.game}), MANIFEST_FIELDS, str(rec.path / "manifest.json"))
+    players: Any = None if s is None else s.players
+    team: Any = None if s is None else s.team_score
+    check_fields(_given({"players": players, "team_score": team}), SUMMARY_FIELDS, where)
     if len(players) != 2 or not all(isinstance(p, dict) for p in players):
         raise RecordFileError(f"{where}: field 'players' must hold two objects")
     sides = tuple(MatchSide(str(check_fields(p, SIDE_FIELDS, f"{where} player {k + 1}")["agent"]),
                             float(p["score"])) for k, p in enumerate(players))
-    team = s.get("team_score")
-    return FinishedMatch(str(rec.path), m["run_id"], m["game"], (sides[0], sides[1]),
+    return FinishedMatch(str(rec.path), str(m.run_id), str(m.game), (sides[0], sides[1]),
                          None if team is None else float(team))
+
+
+def _given(fields: dict[str, Any]) -> dict[str, Any]:
+    """The typed fields a record holds (a field absent or null is left out: ``check_fields`` calls it missing)."""
+    return {k: v for k, v in fields.items() if v is not None}
 
 
 def scan_matches(out: str | Path, game: str | None = None) -> tuple[list[FinishedMatch], list[DamagedMatch]]:

@@ -56,12 +56,13 @@ def run_data(rec: Recording, start: int, stop: int, overlays: tuple[str, ...]) -
     texts: dict[str, int] = {}
     lo = start
     wanted = {int(x) for x in np.unique(tl.turn[start:n]) if x >= 0}
+    match = rec.manifest_record.is_match  # a match's turn has no reply, validity or latency of its own (its sides do)
     for ti, t in enumerate(tl.turns):
-        entry = {"turn": t.get("turn", ti), "start": t.get("start_frame"), "end": t.get("end_frame"),
-                 "actions": t.get("actions") or [], "planned": t.get("planned") or [], "valid": t.get("valid"),
-                 "rule": t.get("rule"), "thought": t.get("thought") or "", "raw": t.get("raw") or "",
-                 "reward": t.get("reward"), "latency": t.get("latency_s")}
-        if ti in wanted and (t.get("prompt") or {}):
+        entry: dict[str, Any] = {
+            "turn": t.turn, "start": t.start_frame, "end": t.end_frame, "actions": t.actions, "planned": t.planned,
+            "valid": None if match else t.valid, "rule": t.rule, "thought": t.thought, "raw": t.raw,
+            "reward": t.reward, "latency": None if match else t.latency_s}
+        if ti in wanted and t.prompt:
             entry["prompt"] = _prompt(rec, ti, texts)
             for _, parts in entry["prompt"].get("messages", []):
                 for p in parts:

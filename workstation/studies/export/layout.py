@@ -96,7 +96,7 @@ class Tile:
         self.bar_done = P.value("accent", 12)
         n = max(1, self.tl.budget)
         for t in self.tl.turns:
-            for f, r, lost in zip(t.get("action_frames") or [], t.get("action_rewards") or [], t.get("action_life_lost") or []):
+            for f, r, lost in zip(t.action_frames, t.action_rewards, t.action_life_lost):
                 x = min(b.w - 1, int(f * b.w / n))
                 if lost:
                     base[:, x] = P.value("bad", 15)
@@ -144,7 +144,7 @@ class Tile:
         if ended:
             t_txt += "   ended"
         elif turn >= 0:
-            t_txt += f"   turn {tl.turns[turn].get('turn', turn)}"
+            t_txt += f"   turn {tl.turns[turn].turn}"
         if self._shown.get("clock") != t_txt:
             self._shown["clock"] = t_txt
             self.clock_box.of(canvas)[:] = self.small.render_line(t_txt, "dim")
@@ -174,9 +174,9 @@ class Tile:
         lines: list[tuple[str, str]] = [("thought", "accent")]
         if turn >= 0:
             t = self.tl.turns[turn]
-            text = t.get("thought") or ""
-            if not text and t.get("raw"):  # nothing parsed as a thought: show the reply itself
-                lines, text = [("reply (no thought parsed)", "accent")], t["raw"]
+            text = t.thought
+            if not text and t.raw:  # nothing parsed as a thought: show the reply itself
+                lines, text = [("reply (no thought parsed)", "accent")], t.raw
             lines += [(line, "text") for line in P.wrap(text, body.columns(), max(1, rows - 1))]
         return body.render(lines, box.h)
 
@@ -193,10 +193,9 @@ class Tile:
             lines.append(("plan", "accent"))
         else:
             t = self.tl.turns[turn]
-            valid = t.get("valid")
-            state = "" if valid is not False else f"  invalid: {t.get('rule') or 'rejected'}"
-            lines.append((f"plan{state}", "accent" if valid is not False else "bad"))
-            acts = list(t.get("actions") or [])
+            state = "" if t.valid else f"  invalid: {t.rule or 'rejected'}"
+            lines.append((f"plan{state}", "accent" if t.valid else "bad"))
+            acts = list(t.actions)
             if not acts:
                 lines.append(("  (no actions: NOOP)", "dim"))
             if action == NO_ACTION and acts:

@@ -8,11 +8,11 @@ turn's first action is marked on the frame the model saw.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from workstation.store.recording import Recording
+from workstation.store.records import TurnRecord
 
 NO_ACTION = -1  # latency NOOP frames before a plan applies
 
@@ -25,7 +25,7 @@ class Timeline:
     lives: np.ndarray  # int16 per frame (-1 when unknown)
     turn: np.ndarray  # int32 per frame: index into turns, -1 before the first
     action: np.ndarray  # int16 per frame: index into the turn's actions, NO_ACTION when none
-    turns: list[dict[str, Any]]
+    turns: list[TurnRecord]
 
 
 def build_timeline(rec: Recording) -> Timeline:
@@ -34,7 +34,7 @@ def build_timeline(rec: Recording) -> Timeline:
     from workstation.store.series import RunSeries
 
     n = len(rec.frames)
-    turns = rec.turns
+    turns = rec.turn_records
     series = RunSeries.from_recording(rec)
     budget = int((rec.manifest_record.protocol or {}).get("frames") or series.budget)
     score = np.zeros(n, np.float64)
@@ -45,15 +45,15 @@ def build_timeline(rec: Recording) -> Timeline:
         lives[:m] = series.lives[:m]
     if m < n and m:
         score[m:], lives[m:] = score[m - 1], lives[m - 1]
-    starts = np.array([int(t.get("start_frame", 0)) for t in turns], np.int64)
+    starts = np.array([t.start_frame for t in turns], np.int64)
     turn_at = (np.searchsorted(starts, np.arange(n), side="right") - 1).astype(np.int32)
     action_at = np.full(n, NO_ACTION, np.int16)
     for t in turns:
-        start = max(0, int(t.get("start_frame", 0)))
-        a_start = start + int(t.get("noop_frames") or 0)
-        action_at[start:] = len(t.get("action_frames") or [])  # past its end: every action done (later turns overwrite)
+        start = max(0, t.start_frame)
+        a_start = start + t.noop_frames
+        action_at[start:] = len(t.action_frames)  # past its end: every action done (later turns overwrite)
         action_at[start:min(a_start, n)] = NO_ACTION
-        for k, end in enumerate(int(f) for f in t.get("action_frames") or []):
+        for k, end in enumerate(t.action_frames):
             a, b = max(a_start, 0), min(end, n)
             if a < b:
                 action_at[a:b] = k
