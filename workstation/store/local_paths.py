@@ -131,9 +131,11 @@ def refuse_inside_artifacts(out: str | Path, flag: str, command: str, *, own: st
 
     ``own``: the kind of the command's own sealed artifact (``batch``, ``judge-study``, ``arena``...): ``out``
     itself may be one of that kind (resumed, or replaced), never of another. Without it (``run``, ``match``: ``out``
-    holds the new recording), ``out`` being one is refused too, an arena included: only the arena plays into its
-    directory, and it counts only the matches its ledger holds (docs/two-player.md). Run it before the first write;
-    an input's own check is ``refuse_inside_inputs``."""
+    holds the new recording), ``out`` being one is refused too, except an arena: its seal leaves recordings out, so
+    a recording added there changes nothing it pins, and the arena counts only the matches its ledger holds (one
+    played there by hand is named and left out, docs/two-player.md). An arena's directory is often the shared
+    default ``recordings``, which runs and matches keep writing into. Run it before the first write; an input's own
+    check is ``refuse_inside_inputs``."""
     if uri_of(out) is not None:
         return
     try:
@@ -146,9 +148,9 @@ def refuse_inside_artifacts(out: str | Path, flag: str, command: str, *, own: st
     itself = own is not None and seal_kind(target) == own
     for around in ([] if itself else [target]) + list(target.parents):
         kind = seal_kind(around)
-        if kind == "arena" and around == target:  # a match played by hand into an arena would not count there
-            what = "a sealed arena (seal.json), whose matches are the ones `workstation arena` plays"
-        elif kind is not None:
+        if kind == "arena":  # its seal leaves recordings out; a match it did not play is named and not rated
+            continue
+        if kind is not None:
             what = f"a sealed {kind} (seal.json)"
         elif (around / "manifest.json").is_file() and (around / "turns.jsonl").is_file():
             what = "a recording"
