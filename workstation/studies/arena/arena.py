@@ -223,8 +223,9 @@ def play_arena(a: argparse.Namespace, players: list[str]) -> dict[str, int]:
             spent[0] += s.get("cost_usd") or 0.0
             counts["played"] += 1
             p1, p2 = s["players"]
+            why = "" if s["complete"] else f" (stopped: {s.get('stopped') or 'incomplete'})"  # the reason, not a draw
             sys.stderr.write(f"  [{counts['played']}/{len(todo)}] seed {s['seed']}: {p1['agent']} {p1['score']:g} - "
-                             f"{p2['score']:g} {p2['agent']}{'' if s['complete'] else ' (stopped)'}\n")
+                             f"{p2['score']:g} {p2['agent']}{why}\n")
 
     try:
         with ThreadPoolExecutor(max_workers=a.workers) as pool:
