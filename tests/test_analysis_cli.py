@@ -173,3 +173,19 @@ def test_a_batch_results_table_with_protocol_columns(tmp_path):
     sep = d["games"]["breakout"]["separability"]
     assert sep["best"] == "m|feedback=true|max_actions=10" and sep["label"] == "strong"
     assert "footprint" in d and d["footprint"]["all"]["totals"]["calls"] == 0 and "cost_usd" not in d["footprint"]["all"]["totals"]
+
+
+def test_a_tiny_p_value_is_shown_as_below_a_bound_never_as_zero(tmp_path):
+    """Separability's q-values to four decimals; one under 0.0001 reads `<0.0001`, not `0.0000` (it is not zero)."""
+    import subprocess
+    import sys
+
+    md = tmp_path / "r.md"
+    root = Path(__file__).resolve().parent.parent
+    r = subprocess.run([sys.executable, "-m", "workstation", "report", str(root / "docs" / "sample_results.csv"),
+                        "--md", str(md)], capture_output=True, text=True, cwd=root)
+    assert r.returncode == 0, r.stderr
+    rows = {line.split(" | ")[0].lstrip("| "): line.split(" | ") for line in md.read_text().splitlines()
+            if line.startswith("| breakout | model-a") or line.startswith("| boxing | model-a")}
+    assert rows["breakout"][4] == "<0.0001" and rows["breakout"][6] == "<0.0001", rows
+    assert rows["boxing"][4] == "0.7133" and rows["boxing"][6] == "0.7780", rows

@@ -190,6 +190,13 @@ def _g(x: float) -> str:
     return f"{x:.4g}"
 
 
+def _q(x: float | None) -> str:
+    """A p- or q-value to four decimals; one below 0.0001 as ``<0.0001`` (never ``0.0000``: it is not zero)."""
+    if x is None or math.isnan(x):
+        return "-"
+    return "<0.0001" if x < 0.0001 else f"{x:.4f}"
+
+
 def _table(head: list[str], rows: list[list[str]], md: bool, right: set[int] | None = None) -> list[str]:
     right = right if right is not None else set(range(1, len(head)))
     if md:
@@ -255,8 +262,8 @@ def render(r: Report, md: bool = False) -> str:
     rows = []
     for g in games:
         sep = r.separability[g]
-        rows.append([g, sep.best or "-", _g(sep.gap_best), _f(sep.d_best), _g(sep.q_best), _f(sep.d_quartile),
-                     _g(sep.q_anova), _f(sep.eta2, 3), mark(sep, 0), mark(sep, 1), mark(sep, 2), sep.label])
+        rows.append([g, sep.best or "-", _g(sep.gap_best), _f(sep.d_best), _q(sep.q_best), _f(sep.d_quartile),
+                     _q(sep.q_anova), _f(sep.eta2, 3), mark(sep, 0), mark(sep, 1), mark(sep, 2), sep.label])
     out += _table(["game", "best", "gap", "d_best", "q_best", "d_quart", "q_anova", "eta2", "(1)", "(2)", "(3)", "label"],
                   rows, md, right={2, 3, 4, 5, 6, 7})
     counts = {k: [g for g in games if r.separability[g].label == k] for k in ("strong", "weak", "none")}
