@@ -38,7 +38,7 @@ def pack(tmp_path, capsys) -> Path:
     root = make_harness(tmp_path / "harness")
     code, out, err = run_cli(capsys, "prompts", "from-atari-bench", str(root), "--out", str(tmp_path / "pack"))
     assert code == 0, err
-    assert "could not read: nothing" in out
+    assert "every file of the harness was read" in out
     assert "pacman: the pack's warm-up is 3 s, the game table's 4 s; the pack's is used" in out
     assert "lacks the instruction levels visual, steps, goal" in out  # the harness has one guide a game
     return tmp_path / "pack"

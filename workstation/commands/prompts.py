@@ -97,7 +97,7 @@ def _from_atari_bench(a: argparse.Namespace) -> int:
     pack = load_pack(out)
     n_words = sum(len(w) for w in harness.words.values())
     print(f"wrote {out}: {len(harness.guides)} game guides, {n_words} action words, digest {pack.digest}")
-    print("could not read: " + "; ".join(harness.unread) if harness.unread else "could not read: nothing")
+    print("could not read: " + "; ".join(harness.unread) if harness.unread else "every file of the harness was read")
     for note in pack.warmup_notes():
         print(f"warm-up {note}")
     print(levels_line(pack))
