@@ -61,8 +61,8 @@ def test_the_paper_protocol_costs_the_papers_calls_a_run_at_list_prices(tmp_path
     e = paper_estimate(mini)
     assert e.source == "paper"
     assert e.calls == pytest.approx(PAPER_CALLS_A_RUN)
-    assert e.input_tokens == pytest.approx(140.8e6 / 200)  # per run: the paper's total over its 200 runs
-    assert e.output_tokens == pytest.approx((2.85e6 + 17.2e6) / 200)
+    assert e.input_tokens == pytest.approx(140.8e6 / 200, rel=1e-12)  # per run: the paper's total over its 200 runs
+    assert e.output_tokens == pytest.approx((2.85e6 + 17.2e6) / 200, rel=1e-12)
     assert e.cost_usd == pytest.approx(PAPER_CALLS_A_RUN * PER_CALL)  # $0.98 a run
     assert e.cost_per_call == pytest.approx(PER_CALL)
     assert paper_estimate(rnd) == Estimate(0.0, 0.0, 0.0, 0.0, "no calls")  # a built-in agent makes no calls
