@@ -462,6 +462,10 @@ def test_non_transitive_needs_more_than_half_each_way_and_lists_each_cycle_once(
     assert non_transitive(cyc) == [(0, 1, 2)]
     rev = np.array([[np.nan, 0.4, 0.6], [0.6, np.nan, 0.4], [0.4, 0.6, np.nan]])
     assert non_transitive(rev) == [(0, 2, 1)]
+    for i, j in ((0, 1), (1, 2), (2, 0)):  # the cycle 0 > 1 > 2 > 0 with one of its three legs a tie: no cycle
+        tie = cyc.copy()
+        tie[i, j] = tie[j, i] = 0.5
+        assert non_transitive(tie) == [], (i, j)
 
 
 def _fm(a: str, sa: float, b: str, sb: float, team: float | None = None, i: int = 0) -> RP.FinishedMatch:

@@ -95,6 +95,8 @@ def test_earlier_complete_runs_give_their_mean(tmp_path):
     unpriced = from_rows([_row("mini", 30, 1.0), _row("mini", 30, None)])
     assert unpriced is not None and unpriced.cost_usd is None  # one unpriced run: the cost is unknown
     assert from_rows([_row("mini", None, 0.0)]) == Estimate(0.0, 100.0, 10.0, 0.0, "1 earlier run")
+    blank = {**_row("mini", 4, 0.0), "input_tokens": None, "output_tokens": None}  # no usage: counted 0
+    assert from_rows([blank, _row("mini", 2, 0.0, tokens=60)]) == Estimate(3.0, 30.0, 3.0, 0.0, "2 earlier runs")
 
 
 def test_estimates_per_setting_prefer_earlier_runs_of_that_setting(tmp_path):
@@ -123,3 +125,25 @@ def test_the_dry_run_plan_prints_the_estimates_times_the_runs_left(tmp_path):
     assert text.splitlines()[0].startswith("batch est: 12 runs (2 settings x 1 protocol variant x 2 games x 3 seeds)")
     assert "5.0k input and 718 output tokens" in text and "; --max-cost $5" in text
     assert not (tmp_path / "out").exists()
+
+
+def test_runs_done_before_are_counted_and_cost_nothing_more(tmp_path):
+    from workstation.studies.batch.progress import SKIPPED
+
+    b = Batch(load_grid(_grid(tmp_path, frames=300, max_actions=1), out=str(tmp_path / "out" / "runs")),
+              tmp_path / "out")
+    b.prepare(dry_run=True)
+    for c in b.cells:
+        if c.is_model:  # as prepare marks a complete recording found in runs/
+            b.state.runs[c.run_id].status = SKIPPED
+    lines = plan_text(b).splitlines()
+    assert next(x.split() for x in lines if x.startswith("mini ")) == ["mini", "breakout", "3", "3", "0", "0", "0",
+                                                                      "0", "$0.0000"]
+    assert next(x.split() for x in lines if x.startswith("total")) == ["total", "12", "6", "6", "0", "0", "0",
+                                                                      "$0.0000"]
+
+
+def test_token_counts_print_in_thousands_from_1000_and_millions_from_a_million():
+    from workstation.studies.batch.plan import _k
+
+    assert [_k(999), _k(1000), _k(999_949), _k(1e6), _k(2.5e6)] == ["999", "1.0k", "999.9k", "1.00M", "2.50M"]
