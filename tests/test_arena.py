@@ -430,6 +430,8 @@ def test_win_rates_are_wins_over_games_and_nan_where_never_met():
     rate = win_rates(w)
     assert rate[0, 1] == 0.75 and rate[1, 0] == 0.25
     assert np.isnan(rate[0, 2]) and np.isnan(rate[2, 2]) and np.isnan(rate[1, 2])
+    once = win_rates(np.array([[0.0, 0.5], [0.5, 0.0]]))  # one drawn match: met once, half each
+    assert once[0, 1] == once[1, 0] == 0.5
 
 
 def test_strengths_are_bounded_and_centred():
