@@ -147,3 +147,23 @@ def test_token_counts_print_in_thousands_from_1000_and_millions_from_a_million()
     from workstation.studies.batch.plan import _k
 
     assert [_k(999), _k(1000), _k(999_949), _k(1e6), _k(2.5e6)] == ["999", "1.0k", "999.9k", "1.00M", "2.50M"]
+
+
+def test_the_plan_names_the_protocol_variants_its_sources_and_rules_off_head_and_total(tmp_path):
+    text = GRID.format(frames=300, max_actions="[1, 2]").split("[[settings]]")[0] + \
+        '[[settings]]\nlabel = "mini"\nspec = "openai:gpt-5.4-mini"\n\n[[settings]]\nlabel = "rnd"\nspec = "random"\n'
+    (tmp_path / "g.toml").write_text(text, encoding="utf-8")
+    b = Batch(load_grid(tmp_path / "g.toml", out=str(tmp_path / "out" / "runs")), tmp_path / "out")
+    b.prepare(dry_run=True)
+    lines = plan_text(b).splitlines()
+    assert lines[0].startswith("batch est: 24 runs (2 settings x 2 protocol variants x 2 games x 3 seeds)")
+    dashes = [i for i, x in enumerate(lines) if set(x) <= {"-", " "} and x]
+    assert dashes == [2, 11]  # under the head, and over the total after 4 labels x 2 games
+    assert lines[dashes[1] + 1].startswith("total")
+    sources = next(x for x in lines if x.startswith("estimates per run"))
+    assert sources.startswith("estimates per run (mini|max_actions=1: paper; mini|max_actions=2: paper); ")
+    one = tmp_path / "one.toml"
+    one.write_text(text.split('\n\n[[settings]]\nlabel = "rnd"')[0] + "\n", encoding="utf-8")
+    b1 = Batch(load_grid(one, out=str(tmp_path / "out1" / "runs")), tmp_path / "out1")
+    b1.prepare(dry_run=True)
+    assert plan_text(b1).startswith("batch est: 12 runs (1 setting x 2 protocol variants x 2 games x 3 seeds)")
