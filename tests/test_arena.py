@@ -505,11 +505,14 @@ def test_the_report_figures_from_scores(tmp_path, monkeypatch):
     assert [k["agent"] for k in r["ratings"]] == ["c", "a", "b"]
     assert [k["games"] for k in r["ratings"]] == [1, 5, 4]
     assert all(k["low"] is None and k["high"] is None for k in r["ratings"])
-    s = bradley_terry(wins_matrix([Result(0, 1, 1.0), Result(1, 0, 0.0), Result(0, 1, 0.0), Result(1, 0, 0.5),
-                                   Result(2, 0, 1.0)], 3))
+    results = [Result(0, 1, 1.0), Result(1, 0, 0.0), Result(0, 1, 0.0), Result(1, 0, 0.5), Result(2, 0, 1.0)]
+    s = bradley_terry(wins_matrix(results, 3))
     assert [k["strength"] for k in r["ratings"]] == [round(float(s[i]), 4) for i in (2, 0, 1)]
     boot = RP.arena_report(tmp_path, "pong", 30)
     assert all(k["low"] <= k["strength"] <= k["high"] for k in boot["ratings"])
+    lo, hi = bootstrap(results, 3, 1)  # --bootstrap 1: one resample is still a bootstrap, seed 0
+    one = RP.arena_report(tmp_path, "pong", 1)["ratings"]
+    assert [(k["low"], k["high"]) for k in one] == [(round(float(lo[i]), 4), round(float(hi[i]), 4)) for i in (2, 0, 1)]
     text = RP.render_report(r)
     assert "5 finished matches, 3 players" in text and "left out 1 damaged match" in text and "/bad: edited" in text
     assert "0.62" in text and "(no bootstrap)" in text and "5 games" in text and "no non-transitive triples" in text
