@@ -516,6 +516,9 @@ def test_the_report_figures_from_scores(tmp_path, monkeypatch):
     text = RP.render_report(r)
     assert "5 finished matches, 3 players" in text and "left out 1 damaged match" in text and "/bad: edited" in text
     assert "0.62" in text and "(no bootstrap)" in text and "5 games" in text and "no non-transitive triples" in text
+    i = text.splitlines().index("           1       2       3")  # the win rates, numbers and "-" to the right
+    assert text.splitlines()[i + 1:i + 4] == ["1. a       -  ▓ 0.62    0.00", "2. b  ░ 0.38       -       -",
+                                              "3. c  █ 1.00       -       -"]
 
 
 def test_equal_strengths_are_listed_in_name_order(tmp_path, monkeypatch):

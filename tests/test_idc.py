@@ -538,3 +538,26 @@ def test_mean_se_is_the_sample_sd_over_root_n_and_best_vs_final_needs_a_best_rou
     assert best_vs_final(played) is None  # rounds but no best round: no gap to tell
     assert best_vs_final({"rounds": [], "best_round": 0}) is None  # a best round but nothing played
     assert best_vs_final({**played, "best_round": 0}) is not None
+
+
+def test_the_ledger_steps_rebuild_the_rounds_and_count_their_cost():
+    ep = lambda cost: {"run_id": "r", "score": 1.0, "cost_usd": cost}  # an episode: its cost only
+    played = [C.Step("round", {"round": 0, "score_mean": 1.0, "episodes": [ep(0.25), ep(0.5), ep(None)]}),
+              C.Step("reflection", {"round": 0, "reflection": {"status": "submitted", "cost_usd": 0.125},
+                                    "next_skill": "s1"}),
+              C.Step("round", {"round": 1, "score_mean": 2.0, "episodes": [ep(1.0)]}),
+              C.Step("round", {"round": 1, "score_mean": 3.0, "episodes": []}),  # round 1 played again: it replaces
+              C.Step("transfer", {"mode": 1, "difficulty": 0, "cost_usd": 2.0})]
+    assert [st.cost_usd for st in played] == [0.75, 0.125, 1.0, 0.0, 2.0]  # an episode without a cost counts 0
+    assert C.Step("reflection", {"round": 0, "reflection": {"cost_usd": None}}).cost_usd == 0.0
+    assert C.Step("transfer", {"mode": 1, "difficulty": 0}).cost_usd == 0.0
+    curve: dict = {}
+    C.apply_steps(curve, played)
+    assert [(r["round"], r["score_mean"], r.get("next_skill")) for r in curve["rounds"]] == [(0, 1.0, "s1"),
+                                                                                               (1, 3.0, None)]
+    assert curve["rounds"][0]["reflection"] == {"status": "submitted", "cost_usd": 0.125}
+    assert curve["transfer"] == [{"mode": 1, "difficulty": 0, "cost_usd": 2.0}]
+    with pytest.raises(C.RecordFileError, match="round 2 comes before round 1"):
+        C.apply_steps({}, [played[0], C.Step("round", {"round": 2})])
+    with pytest.raises(C.RecordFileError, match="a reflection after round 1, which was not played"):
+        C.apply_steps({}, [played[0], C.Step("reflection", {"round": 1, "reflection": {}})])
