@@ -45,6 +45,8 @@ def test_one_reply_without_a_price_makes_the_cost_unknown():
 
 def test_invalid_and_lost_turns_and_the_failed_ones_in_a_row():
     a = Accounting()
+    assert (a.calls, a.invalid_turns, a.failed_turns, a.failed_in_a_row, a.cost) == (0, 0, 0, 0, 0.0)
+    assert not a.failing(1)  # a fresh account has lost no turn
     a.end_turn(invalid=True, lost=False)
     a.end_turn(invalid=False, lost=True)
     a.end_turn(invalid=True, lost=True)
