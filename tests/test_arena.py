@@ -516,9 +516,17 @@ def test_the_report_figures_from_scores(tmp_path, monkeypatch):
     text = RP.render_report(r)
     assert "5 finished matches, 3 players" in text and "left out 1 damaged match" in text and "/bad: edited" in text
     assert "0.62" in text and "(no bootstrap)" in text and "5 games" in text and "no non-transitive triples" in text
+    assert text.splitlines()[-4:-1] == ["  c  +10.532  (no bootstrap)  1 games", "  a   -5.010  (no bootstrap)  5 games",
+                                        "  b   -5.521  (no bootstrap)  4 games"]  # strengths to the right
     i = text.splitlines().index("           1       2       3")  # the win rates, numbers and "-" to the right
     assert text.splitlines()[i + 1:i + 4] == ["1. a       -  ▓ 0.62    0.00", "2. b  ░ 0.38       -       -",
                                               "3. c  █ 1.00       -       -"]
+
+
+def test_win_rates_print_to_four_places(tmp_path, monkeypatch):
+    ms = [_fm("a", 1, "b", 0, i=0), _fm("a", 0, "b", 1, i=1), _fm("b", 2, "a", 1, i=2)]
+    monkeypatch.setattr(RP, "scan_matches", lambda out, game=None: (ms, []))
+    assert RP.arena_report(tmp_path, "pong", 0)["win_rate"] == [[None, 0.3333], [0.6667, None]]
 
 
 def test_equal_strengths_are_listed_in_name_order(tmp_path, monkeypatch):
