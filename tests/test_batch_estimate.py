@@ -120,6 +120,7 @@ def test_the_dry_run_plan_prints_the_estimates_times_the_runs_left(tmp_path):
     assert rows[("mini", "breakout")] == ["mini", "breakout", "3", "0", "3", "300", "1.51M", "215.3k",
                                           f"${300 * PER_CALL:.2f}"]
     assert rows[("random", "seaquest")] == ["random", "seaquest", "3", "0", "3", "0", "0", "0", "-"]
+    assert text.splitlines()[3] == "mini     breakout     3     0       3    300  1.51M  215.3k  $2.10"  # numbers right
     total = next(line.split() for line in text.splitlines() if line.startswith("total"))
     assert total == ["total", "12", "0", "12", "600", "3.02M", "430.6k", f"${600 * PER_CALL:.2f}"]
     assert text.splitlines()[0].startswith("batch est: 12 runs (2 settings x 1 protocol variant x 2 games x 3 seeds)")
