@@ -561,3 +561,22 @@ def test_the_ledger_steps_rebuild_the_rounds_and_count_their_cost():
         C.apply_steps({}, [played[0], C.Step("round", {"round": 2})])
     with pytest.raises(C.RecordFileError, match="a reflection after round 1, which was not played"):
         C.apply_steps({}, [played[0], C.Step("reflection", {"round": 1, "reflection": {}})])
+
+
+def test_the_small_rules_of_the_table_and_the_gap():
+    rnd = lambda r, skill, mean, se, rolled=False: {  # a round: what the table shows of it
+        "round": r, "skill_round": skill, "score_mean": mean, "score_se": se, "normalised": mean - 1.0,
+        "rolled_back": rolled, "episodes": []}
+    curve = {"game": "freeway", "player": "compat:p", "reflector": "compat:r", "random_mean": 1.0, "best_round": 1,
+             "rounds": [rnd(0, None, 1.0, 0.5), rnd(1, 1, 14.0, 0.25), rnd(2, 2, 1.0, 10.5, rolled=True)],
+             "transfer": [{"mode": 1, "difficulty": 0, "no_skill_mean": 2.0, "best_mean": 3.0, "gain": 1.0,
+                           "gain_pct": None}]}
+    assert C.table_text(curve).splitlines()[:6] == [
+        "IDC freeway  player compat:p  reflector compat:r  random baseline 1.00",
+        "round  skill     mean     se   norm  note",
+        "    0  none      1.00   0.50   0.00",  # round 0 plays no skill; the numbers to the right
+        "    1  round 1  14.00   0.25  13.00  best",
+        "    2  round 2   1.00  10.50   0.00  rolled back: next round plays the best skill",
+        "best round 1 vs final round 2: gap 13.00 (normalised 13.00)"]  # the final round's normalised 0 is 0
+    flat = {"best_round": 0, "rounds": [rnd(0, None, 1.0, 0.0), rnd(1, 0, -2.0, 0.0)]}  # the best at random level
+    assert C.best_vs_final(flat) == {"best_round": 0, "final_round": 1, "gap": 3.0, "gap_normalised": 3.0}
