@@ -569,8 +569,11 @@ def test_the_small_rules_of_the_table_and_the_gap():
         "rolled_back": rolled, "episodes": []}
     curve = {"game": "freeway", "player": "compat:p", "reflector": "compat:r", "random_mean": 1.0, "best_round": 1,
              "rounds": [rnd(0, None, 1.0, 0.5), rnd(1, 1, 14.0, 0.25), rnd(2, 2, 1.0, 10.5, rolled=True)],
-             "transfer": [{"mode": 1, "difficulty": 0, "no_skill_mean": 2.0, "best_mean": 3.0, "gain": 1.0,
+             "transfer": [{"mode": 1, "difficulty": 0, "no_skill_mean": 2.0, "best_mean": 13.0, "gain": 11.0,
                            "gain_pct": None}]}
+    assert C.table_text(curve).splitlines()[6:] == ["transfer (held-out variants):",
+                                                    "  variant              no skill   best   gain  gain %",
+                                                    "  mode=1,difficulty=0      2.00  13.00  11.00     n/a"]
     assert C.table_text(curve).splitlines()[:6] == [
         "IDC freeway  player compat:p  reflector compat:r  random baseline 1.00",
         "round  skill     mean     se   norm  note",
