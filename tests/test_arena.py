@@ -510,9 +510,14 @@ def test_the_report_figures_from_scores(tmp_path, monkeypatch):
     assert [k["strength"] for k in r["ratings"]] == [round(float(s[i]), 4) for i in (2, 0, 1)]
     boot = RP.arena_report(tmp_path, "pong", 30)
     assert all(k["low"] <= k["strength"] <= k["high"] for k in boot["ratings"])
+    ms[1] = _fm("b", 3, "a", 1, i=1)  # b beats a once: seed 0's one resample (4, 3, 2, 1, 1) is not these matches
+    results[1] = Result(1, 0, 1.0)
     lo, hi = bootstrap(results, 3, 1)  # --bootstrap 1: one resample is still a bootstrap, seed 0
+    full = bradley_terry(wins_matrix(results, 3))
+    assert not np.allclose(lo, full, atol=1e-3)
     one = RP.arena_report(tmp_path, "pong", 1)["ratings"]
-    assert [(k["low"], k["high"]) for k in one] == [(round(float(lo[i]), 4), round(float(hi[i]), 4)) for i in (2, 0, 1)]
+    order = [["a", "b", "c"].index(k["agent"]) for k in one]
+    assert [(k["low"], k["high"]) for k in one] == [(round(float(lo[i]), 4), round(float(hi[i]), 4)) for i in order]
     text = RP.render_report(r)
     assert "5 finished matches, 3 players" in text and "left out 1 damaged match" in text and "/bad: edited" in text
     assert "0.62" in text and "(no bootstrap)" in text and "5 games" in text and "no non-transitive triples" in text
