@@ -45,6 +45,14 @@ class Target:
     select: str = ""  # pytest -k: the tests that state this module's rules (a survivor is then a lower bound)
 
 
+# test_arena.py's tests of the ratings and the report's figures (no match played)
+ARENA_RULES = ("ln3 or chain or score_equations or cycle or bootstrap or wins_matrix or win_rates or strengths or "
+               "non_transitive or share_is or co_op_team or report_figures or equal_strengths or shades or team_means "
+               "or only_damaged or stopped_match or malformed")
+# test_idc.py's tests of the curve's rules and its table (no round played)
+IDC_RULES = ("rollback_rule or transfer_gain_and or report_shows or rollbacks_are or small_rules or "
+             "rolled_back_round_below or reflection_note or mean_se_is or ledger_steps")
+
 TARGETS = (
     Target("studies/analysis/stats.py", ("test_analysis_stats.py",)),
     Target("studies/analysis/report.py", ("test_report_sources.py", "test_analysis_stats.py"),
@@ -53,9 +61,16 @@ TARGETS = (
     Target("studies/judge/requery.py", ("test_judge_stats.py",), ("tally",)),
     Target("studies/judge/overreliance.py", ("test_judge_stats.py",)),
     Target("studies/idc/curve.py", ("test_idc.py",), ("mean_se", "normalised", "rolls_back", "rollbacks", "transfer_gain",
-                                              "best_vs_final")),
-    Target("studies/arena/ratings.py", ("test_arena.py",)),
-    Target("studies/arena/report.py", ("test_arena.py",), ("team_score", "_team")),  # the co-op team score
+                                                     "best_vs_final", "cost_usd", "apply_steps", "table_text"),
+           select=IDC_RULES),  # idc's curve and report
+    Target("studies/arena/ratings.py", ("test_arena.py",), select=ARENA_RULES),
+    Target("studies/arena/report.py", ("test_arena.py",), ("arena_report", "team_score", "_team", "render_report"),
+           select=ARENA_RULES),  # arena --report
+    Target("studies/qa/evaluate.py", ("test_qa_summary.py",),  # qa eval's summary, qa table, verify's check
+           ("summarise", "_share", "_group", "wilson", "table", "share", "summary_problem", "off")),
+    Target("studies/batch/estimate.py", ("test_batch_estimate.py",)),
+    Target("studies/batch/plan.py", ("test_batch_estimate.py",), ("_k", "plan_text")),  # batch --dry-run
+    Target("engine/accounting.py", ("test_accounting.py",)),
     Target("store/changes.py", ("test_changes_rules.py", "test_changed_by_hand.py")),
 )
 

@@ -63,6 +63,8 @@ def test_bootstrap_is_seeded_and_holds_the_estimate():
     lo2, hi2 = bootstrap(results, 3, resamples=60)
     assert np.array_equal(lo, lo2) and np.array_equal(hi, hi2)
     assert np.all(lo <= s + 1e-9) and np.all(s <= hi + 1e-9) and np.all(hi > lo)
+    lo0, hi0 = bootstrap(results, 3, resamples=60, seed=0)  # the report passes no seed: seed 0, its intervals
+    assert np.array_equal(lo, lo0) and np.array_equal(hi, hi0)
 
 
 def test_pairings_play_each_pair_on_both_sides():
@@ -428,6 +430,8 @@ def test_win_rates_are_wins_over_games_and_nan_where_never_met():
     rate = win_rates(w)
     assert rate[0, 1] == 0.75 and rate[1, 0] == 0.25
     assert np.isnan(rate[0, 2]) and np.isnan(rate[2, 2]) and np.isnan(rate[1, 2])
+    once = win_rates(np.array([[0.0, 0.5], [0.5, 0.0]]))  # one drawn match: met once, half each
+    assert once[0, 1] == once[1, 0] == 0.5
 
 
 def test_strengths_are_bounded_and_centred():
@@ -460,6 +464,10 @@ def test_non_transitive_needs_more_than_half_each_way_and_lists_each_cycle_once(
     assert non_transitive(cyc) == [(0, 1, 2)]
     rev = np.array([[np.nan, 0.4, 0.6], [0.6, np.nan, 0.4], [0.4, 0.6, np.nan]])
     assert non_transitive(rev) == [(0, 2, 1)]
+    for i, j in ((0, 1), (1, 2), (2, 0)):  # the cycle 0 > 1 > 2 > 0 with one of its three legs a tie: no cycle
+        tie = cyc.copy()
+        tie[i, j] = tie[j, i] = 0.5
+        assert non_transitive(tie) == [], (i, j)
 
 
 def _fm(a: str, sa: float, b: str, sb: float, team: float | None = None, i: int = 0) -> RP.FinishedMatch:
@@ -497,14 +505,33 @@ def test_the_report_figures_from_scores(tmp_path, monkeypatch):
     assert [k["agent"] for k in r["ratings"]] == ["c", "a", "b"]
     assert [k["games"] for k in r["ratings"]] == [1, 5, 4]
     assert all(k["low"] is None and k["high"] is None for k in r["ratings"])
-    s = bradley_terry(wins_matrix([Result(0, 1, 1.0), Result(1, 0, 0.0), Result(0, 1, 0.0), Result(1, 0, 0.5),
-                                   Result(2, 0, 1.0)], 3))
+    results = [Result(0, 1, 1.0), Result(1, 0, 0.0), Result(0, 1, 0.0), Result(1, 0, 0.5), Result(2, 0, 1.0)]
+    s = bradley_terry(wins_matrix(results, 3))
     assert [k["strength"] for k in r["ratings"]] == [round(float(s[i]), 4) for i in (2, 0, 1)]
     boot = RP.arena_report(tmp_path, "pong", 30)
     assert all(k["low"] <= k["strength"] <= k["high"] for k in boot["ratings"])
+    ms[1] = _fm("b", 3, "a", 1, i=1)  # b beats a once: seed 0's one resample (4, 3, 2, 1, 1) is not these matches
+    results[1] = Result(1, 0, 1.0)
+    lo, hi = bootstrap(results, 3, 1)  # --bootstrap 1: one resample is still a bootstrap, seed 0
+    full = bradley_terry(wins_matrix(results, 3))
+    assert not np.allclose(lo, full, atol=1e-3)
+    one = RP.arena_report(tmp_path, "pong", 1)["ratings"]
+    order = [["a", "b", "c"].index(k["agent"]) for k in one]
+    assert [(k["low"], k["high"]) for k in one] == [(round(float(lo[i]), 4), round(float(hi[i]), 4)) for i in order]
     text = RP.render_report(r)
     assert "5 finished matches, 3 players" in text and "left out 1 damaged match" in text and "/bad: edited" in text
     assert "0.62" in text and "(no bootstrap)" in text and "5 games" in text and "no non-transitive triples" in text
+    assert text.splitlines()[-4:-1] == ["  c  +10.532  (no bootstrap)  1 games", "  a   -5.010  (no bootstrap)  5 games",
+                                        "  b   -5.521  (no bootstrap)  4 games"]  # strengths to the right
+    i = text.splitlines().index("           1       2       3")  # the win rates, numbers and "-" to the right
+    assert text.splitlines()[i + 1:i + 4] == ["1. a       -  ▓ 0.62    0.00", "2. b  ░ 0.38       -       -",
+                                              "3. c  █ 1.00       -       -"]
+
+
+def test_win_rates_print_to_four_places(tmp_path, monkeypatch):
+    ms = [_fm("a", 1, "b", 0, i=0), _fm("a", 0, "b", 1, i=1), _fm("b", 2, "a", 1, i=2)]
+    monkeypatch.setattr(RP, "scan_matches", lambda out, game=None: (ms, []))
+    assert RP.arena_report(tmp_path, "pong", 0)["win_rate"] == [[None, 0.3333], [0.6667, None]]
 
 
 def test_equal_strengths_are_listed_in_name_order(tmp_path, monkeypatch):

@@ -538,3 +538,48 @@ def test_mean_se_is_the_sample_sd_over_root_n_and_best_vs_final_needs_a_best_rou
     assert best_vs_final(played) is None  # rounds but no best round: no gap to tell
     assert best_vs_final({"rounds": [], "best_round": 0}) is None  # a best round but nothing played
     assert best_vs_final({**played, "best_round": 0}) is not None
+
+
+def test_the_ledger_steps_rebuild_the_rounds_and_count_their_cost():
+    ep = lambda cost: {"run_id": "r", "score": 1.0, "cost_usd": cost}  # an episode: its cost only
+    played = [C.Step("round", {"round": 0, "score_mean": 1.0, "episodes": [ep(0.25), ep(0.5), ep(None)]}),
+              C.Step("reflection", {"round": 0, "reflection": {"status": "submitted", "cost_usd": 0.125},
+                                    "next_skill": "s1"}),
+              C.Step("round", {"round": 1, "score_mean": 2.0, "episodes": [ep(1.0)]}),
+              C.Step("round", {"round": 1, "score_mean": 3.0, "episodes": []}),  # round 1 played again: it replaces
+              C.Step("transfer", {"mode": 1, "difficulty": 0, "cost_usd": 2.0})]
+    assert [st.cost_usd for st in played] == [0.75, 0.125, 1.0, 0.0, 2.0]  # an episode without a cost counts 0
+    assert C.Step("reflection", {"round": 0, "reflection": {"cost_usd": None}}).cost_usd == 0.0
+    assert C.Step("transfer", {"mode": 1, "difficulty": 0}).cost_usd == 0.0
+    curve: dict = {}
+    C.apply_steps(curve, played)
+    assert [(r["round"], r["score_mean"], r.get("next_skill")) for r in curve["rounds"]] == [(0, 1.0, "s1"),
+                                                                                               (1, 3.0, None)]
+    assert curve["rounds"][0]["reflection"] == {"status": "submitted", "cost_usd": 0.125}
+    assert curve["transfer"] == [{"mode": 1, "difficulty": 0, "cost_usd": 2.0}]
+    with pytest.raises(C.RecordFileError, match="round 2 comes before round 1"):
+        C.apply_steps({}, [played[0], C.Step("round", {"round": 2})])
+    with pytest.raises(C.RecordFileError, match="a reflection after round 1, which was not played"):
+        C.apply_steps({}, [played[0], C.Step("reflection", {"round": 1, "reflection": {}})])
+
+
+def test_the_small_rules_of_the_table_and_the_gap():
+    rnd = lambda r, skill, mean, se, rolled=False: {  # a round: what the table shows of it
+        "round": r, "skill_round": skill, "score_mean": mean, "score_se": se, "normalised": mean - 1.0,
+        "rolled_back": rolled, "episodes": []}
+    curve = {"game": "freeway", "player": "compat:p", "reflector": "compat:r", "random_mean": 1.0, "best_round": 1,
+             "rounds": [rnd(0, None, 1.0, 0.5), rnd(1, 1, 14.0, 0.25), rnd(2, 2, 1.0, 10.5, rolled=True)],
+             "transfer": [{"mode": 1, "difficulty": 0, "no_skill_mean": 2.0, "best_mean": 13.0, "gain": 11.0,
+                           "gain_pct": None}]}
+    assert C.table_text(curve).splitlines()[6:] == ["transfer (held-out variants):",
+                                                    "  variant              no skill   best   gain  gain %",
+                                                    "  mode=1,difficulty=0      2.00  13.00  11.00     n/a"]
+    assert C.table_text(curve).splitlines()[:6] == [
+        "IDC freeway  player compat:p  reflector compat:r  random baseline 1.00",
+        "round  skill     mean     se   norm  note",
+        "    0  none      1.00   0.50   0.00",  # round 0 plays no skill; the numbers to the right
+        "    1  round 1  14.00   0.25  13.00  best",
+        "    2  round 2   1.00  10.50   0.00  rolled back: next round plays the best skill",
+        "best round 1 vs final round 2: gap 13.00 (normalised 13.00)"]  # the final round's normalised 0 is 0
+    flat = {"best_round": 0, "rounds": [rnd(0, None, 1.0, 0.0), rnd(1, 0, -2.0, 0.0)]}  # the best at random level
+    assert C.best_vs_final(flat) == {"best_round": 0, "final_round": 1, "gap": 3.0, "gap_normalised": 3.0}

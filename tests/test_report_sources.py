@@ -138,3 +138,56 @@ def test_the_notes_say_why_d_or_the_anova_is_not_a_number():
     assert "ANOVA undefined: every setting scores the same on every run" in flat
     assert notes({"random": [0, 1, 2, 1, 0], "m": [3, 5, 4, 4, 3]}) == []  # finite d, a p value, 5 runs: nothing
     assert not any(n.startswith("d_best undefined") for n in notes({"random": [1], "m": [2]}))  # lacking, not undefined
+
+
+def _rows(*cells: tuple[str, str, list[float]]):
+    from workstation.studies.analysis.table import Results, Row
+
+    rows = [Row(0, s, g, str(i), float(v)) for s, g, vs in cells for i, v in enumerate(vs)]
+    return Results(source=Path("t.csv"), rows=rows, columns=["setting", "game", "seed", "score"])
+
+
+def test_human_normalised_needs_both_the_humans_and_the_baseline_on_a_game_and_takes_a_human_below_random():
+    from workstation.studies.analysis import report
+
+    res = _rows(("random", "a", [0, 2]), ("human:P", "a", [5, 5]), ("m", "a", [3, 3]),  # (3 - 1) / (5 - 1)
+                ("random", "b", [1, 1]), ("m", "b", [4, 4]),  # no human runs on b: left out, not a division by 0
+                ("human:P", "c", [7, 7]), ("m", "c", [9, 9]),  # no baseline runs on c: left out
+                ("random", "d", [10, 10]), ("human:P", "d", [4, 4]), ("m", "d", [7, 7]),  # (7 - 10) / (4 - 10)
+                ("random", "e", [1, 1]), ("human:P", "e", [1.5, 1.5]), ("m", "e", [2, 2]))  # (2 - 1) / (1.5 - 1)
+    r = report.build(res)
+    games = {"a": pytest.approx(0.5), "d": pytest.approx(0.5), "e": pytest.approx(2.0)}
+    assert r.human == {"m": {"games": games, "overall": pytest.approx(1.0)}}
+
+
+def test_no_human_normalised_with_a_human_baseline_even_beside_other_humans():
+    from workstation.studies.analysis import report
+
+    res = _rows(("human:P", "a", [2, 2]), ("human:Q", "a", [8, 8]), ("m", "a", [4, 4]))
+    r = report.build(res, baseline="human:P")
+    assert r.human is None  # not (4 - 2) / (5 - 2) against the mean of both humans
+    assert report.build(_rows(("random", "a", [0, 1]), ("m", "a", [4, 4]))).human is None  # no humans at all
+
+
+def test_of_several_expanded_baselines_the_one_at_the_papers_values_else_the_first():
+    from workstation.studies.analysis import report
+
+    def baseline(*settings: str) -> str:
+        return report.build(_results({**{s: [0, 1] for s in settings}, "m": [5, 6]})).baseline
+
+    assert baseline("random|history=0", "random|history=3") == "random|history=3"  # the paper's history
+    assert baseline("random|history=0", "random|history=5") == "random|history=0"  # neither: the first
+    assert report.varied_baseline(["random|history=5", "Random|history=0"], "random") == "random|history=5"
+    assert baseline("random|feedback=False|history=3", "random|feedback=true|history=3") == \
+        "random|feedback=true|history=3"  # every value at the paper's, whatever its case
+    assert baseline("random|history=3") == "random|history=3"  # the one variant
+    assert report.varied_baseline(["randomly|history=3", "m|history=3", "random"], "random") is None
+    assert report.varied_baseline(["random|note=a=b", "random|history=3"], "random") == "random|history=3"  # "=" in a value
+
+
+def test_a_missing_baseline_lists_eight_settings_in_full():
+    from workstation.base.errors import UserError
+    from workstation.studies.analysis import report
+
+    with pytest.raises(UserError, match=r"settings: s0, s1, s2, s3, s4, s5, s6, s7\); name one"):
+        report.build(_results({f"s{i}": [i, i + 1] for i in range(8)}))  # no ", ..." when nothing is left out

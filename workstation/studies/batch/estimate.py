@@ -17,7 +17,6 @@ from workstation.studies.batch.jobs import Job
 PAPER_CALLS, PAPER_RUNS, PAPER_FRAMES = 27_938, 200, 900
 PAPER_INPUT_PER_CALL = 140.8e6 / PAPER_CALLS  # ~5.0k
 PAPER_OUTPUT_PER_CALL = (2.85e6 + 17.2e6) / PAPER_CALLS  # output including thinking, ~718
-PAPER_REASONING_PER_CALL = 17.2e6 / PAPER_CALLS
 PAPER_ACTIONS_PER_CALL = PAPER_FRAMES / (3 * PAPER_CALLS / PAPER_RUNS)  # ~2.1 actions a reply at max_actions 10
 
 
