@@ -530,7 +530,7 @@ def test_the_report_figures_from_scores(tmp_path, monkeypatch):
 
 def test_win_rates_print_to_four_places(tmp_path, monkeypatch):
     ms = [_fm("a", 1, "b", 0, i=0), _fm("a", 0, "b", 1, i=1), _fm("b", 2, "a", 1, i=2)]
-    monkeypatch.setattr(RP, "scan_matches", lambda out, game=None: (ms, []))
+    monkeypatch.setattr(RP, "scan_arena", lambda out, game=None: (ms, [], []))
     assert RP.arena_report(tmp_path, "pong", 0)["win_rate"] == [[None, 0.3333], [0.6667, None]]
 
 
