@@ -61,6 +61,20 @@ DAMAGE = {
     "a file removed": (lambda p: (p / "frames.ram").unlink(), "frames.ram is missing"),
     "total_reward forged": (lambda p: _edit_summary(p, total_reward=9999), "total_reward 9999"),
     "turn count forged": (lambda p: _edit_summary(p, turns=3), "says 3 turns"),
+    # each field of the summary holds to what it must agree with: the manifest, the turns, the budget
+    "agent forged": (lambda p: _edit_summary(p, agent="openai:gpt-5"), "agent 'openai:gpt-5' is not the manifest's"),
+    "cost forged": (lambda p: _edit_summary(p, cost_usd=1e6), "cost_usd 1e+06 contradicts"),
+    "calls forged": (lambda p: _edit_summary(p, calls=7), "calls 7 contradict the turns' 0"),
+    "usage forged": (lambda p: _edit_summary(p, usage={"input_tokens": 5}), "usage input_tokens 5"),
+    "cost unpriced": (lambda p: _edit_summary(p, cost_usd=None), "cost_usd is null"),
+    "wall_s absurd": (lambda p: _edit_summary(p, wall_s=1e308), "wall_s is 1e+308, outside"),
+    "wall_s negative": (lambda p: _edit_summary(p, wall_s=-3), "wall_s is -3, outside"),
+    "total_reward NaN": (lambda p: _edit_summary(p, total_reward=float("nan")), "total_reward is nan"),
+    "complete false": (lambda p: _edit_summary(p, complete=False), "says complete false, but the run played"),
+    "complete while stopped": (lambda p: _edit_summary(p, stopped="stopped by the user"),
+                               "says complete, but the run did not play its budget"),
+    "unknown key": (lambda p: _edit_summary(p, score=99), "summary.json holds 'score'"),
+    "invalid_turns forged": (lambda p: _edit_summary(p, invalid_turns=4), "invalid_turns is 4; the turns count 0"),
 }
 
 
@@ -123,6 +137,41 @@ def test_a_recording_before_digests_gets_the_agreement_checks(good, tmp_path):
     _edit_summary(path, frames=17)
     r = cli("verify", "--quick", str(path))
     assert r.returncode == 1 and "the summary says 17 frames" in r.stdout
+
+
+def test_an_interrupted_run_still_passes_and_an_old_summary_lacking_fields_too(tmp_path):
+    """A run stopped early (complete false, fewer turns, stopped said) agrees with itself; so does a summary
+    written before the account fields (calls, usage, cost): what it lacks is filled in from the turns."""
+    engine = start_run(RunSpec("breakout", protocol=Protocol(frames=240), out=str(tmp_path)), rewindable=False)
+    try:
+        for _ in range(3):
+            engine.run_turn()
+        engine.stop()
+    finally:
+        engine.close()
+    path = engine.writer.path
+    s = Recording(path).summary_record
+    assert s is not None and not s.complete and s.turns == 3 and s.stopped == "stopped by the user"
+    r = cli("verify", "--quick", str(path))
+    assert r.returncode == 0 and r.stdout.startswith("OK (quick)"), r.stdout
+    raw = json.loads((path / "summary.json").read_text())
+    for key in ("calls", "usage", "cost_usd", "failed_turns", "games_ended", "files"):
+        del raw[key]
+    (path / "summary.json").write_text(json.dumps(raw))
+    assert Recording(path).problems() == []
+    _edit_summary(path, stopped=None)  # fewer frames than the budget: still not complete, and not a contradiction
+    assert Recording(path).problems() == []
+
+
+@pytest.mark.parametrize("cmd", [("verify",), ("verify", "--quick"), ("info",), ("info", "--json")])
+def test_a_summary_that_is_not_json_is_damage_exit_1(good, tmp_path, cmd):
+    path = tmp_path / "bad"
+    shutil.copytree(good, path)
+    (path / "summary.json").write_text('{"complete": ')
+    r = cli(*cmd, str(path))
+    assert r.returncode == 1, (r.returncode, r.stderr)
+    assert r.stderr.startswith("workstation: error: damaged recording: ") and "summary.json" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
 
 
 def test_nothing_to_check_is_not_ok(tmp_path):
