@@ -44,10 +44,9 @@ def _stuck(d: Path) -> None:
 
 
 def _idc(d: Path) -> None:
-    from workstation.studies.idc.curve import load_curve, steps
+    from workstation.studies.idc.curve import load_checked
 
-    load_curve(d)
-    steps(d)  # its ledger's every line
+    load_checked(d)  # the curve and its ledger's every line, as `report` reads them
 
 
 def _qa_set(d: Path) -> None:
