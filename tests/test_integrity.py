@@ -219,3 +219,14 @@ async def test_open_of_a_recording_with_no_turns_says_so(good, tmp_path):
     async with app.run_test(size=(160, 40)):
         status = str(app.screen.query_one("#status", Static).render())
         assert "no turns recorded" in status and "turn -1" not in status and "DAMAGED" in status
+
+
+@pytest.mark.parametrize("how", ["agent forged", "complete false", "unknown key", "wall_s absurd"])
+def test_ls_lists_a_summary_that_contradicts_its_manifest_as_unreadable(good, tmp_path, how):
+    """`ls` reads no turns and no digests, but holds the summary to its manifest as the fast check does."""
+    path = _damaged(good, tmp_path, how)
+    r = subprocess.run([sys.executable, "-m", "workstation", "ls", str(path.parent)], capture_output=True, text=True,
+                       timeout=120, env={**ENV, "WORKSTATION_INDEX_CACHE": "off"})
+    assert r.returncode == 0, r.stderr
+    row = next(line for line in r.stdout.splitlines() if str(path) in line)
+    assert "unreadable" in row and "complete" not in row, row

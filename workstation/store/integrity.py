@@ -183,6 +183,17 @@ def summary_problems(rec: Recording) -> list[str]:
     """
     if rec.summary_record is None:
         return []
+    found = summary_claim_problems(rec)
+    if rec.manifest_record.is_match:
+        return found + _match_account_problems(rec)
+    return found + _account_and_count_problems(rec)
+
+
+def summary_claim_problems(rec: Recording) -> list[str]:
+    """The part of ``summary_problems`` that reads no turn (its keys, numbers, agent and complete against the
+    manifest): cheap enough for a listing (``ls``) of many recordings."""
+    if rec.summary_record is None:
+        return []
     s, m = rec.outcome(), rec.manifest_record  # a field an older writer left out: filled in from the turns
     found = []
     allowed = ("import",) if m.imported else ()
@@ -215,8 +226,13 @@ def summary_problems(rec: Recording) -> list[str]:
         elif not s.complete and played:
             found.append(f"summary.json says complete false, but the run played its whole budget of {budget} "
                          "frames and was not stopped")
-    if m.is_match:
-        return found + _match_account_problems(rec)
+    return found
+
+
+def _account_and_count_problems(rec: Recording) -> list[str]:
+    """A one-player summary's counts and account (calls, usage, cost) against its turns."""
+    s, m = rec.outcome(), rec.manifest_record
+    found: list[str] = []
     turns = rec.turn_records
     ref = rebuild_summary(m, turns, None)
     counts = [("invalid_turns", s.invalid_turns, ref.invalid_turns), ("failed_turns", s.failed_turns, ref.failed_turns)]
