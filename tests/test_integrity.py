@@ -230,3 +230,29 @@ def test_ls_lists_a_summary_that_contradicts_its_manifest_as_unreadable(good, tm
     assert r.returncode == 0, r.stderr
     row = next(line for line in r.stdout.splitlines() if str(path) in line)
     assert "unreadable" in row and "complete" not in row, row
+
+
+def test_a_match_summary_is_held_to_its_seats_and_each_sides_account(tmp_path):
+    from workstation.run.match_start import MatchSpec, start_match
+
+    engine = start_match(MatchSpec("pong", "random", "random", 1, Protocol(frames=30), str(tmp_path / "m")))
+    try:
+        engine.run()
+    finally:
+        engine.close()
+    path = engine.writer.path
+    assert Recording(path).problems() == []
+    s = json.loads((path / "summary.json").read_text())
+    forged = {
+        "agent": ({**s, "agent": "random vs openai:gpt-5"}, "agent 'random vs openai:gpt-5' is not the manifest's"),
+        "side calls": ({**s, "players": [{**s["players"][0], "calls": 9}, s["players"][1]]},
+                       "side 1's calls 9 contradict"),
+        "side cost": ({**s, "players": [s["players"][0], {**s["players"][1], "cost_usd": 3.0}]},
+                      "side 2's cost_usd 3 contradicts"),
+    }
+    for name, (summary, says) in forged.items():
+        d = tmp_path / name.replace(" ", "_")
+        shutil.copytree(path, d)
+        (d / "summary.json").write_text(json.dumps(summary))
+        damage = Recording(d).damage()
+        assert damage is not None and says in damage, (name, damage)
