@@ -249,13 +249,13 @@ def _account_and_count_problems(rec: Recording) -> list[str]:
     stop = s.stopped_call or {}
     if stop:  # the call that ended the run: counted in the summary, in no turn
         attempts = stop.get("attempts")
-        calls += len(attempts) if isinstance(attempts, list) and attempts else (1 if stop.get("usage") else 0)
+        calls += len(attempts) if isinstance(attempts, list) and attempts else (1 if stop.get("usage") is not None else 0)
         stop_usage = stop.get("usage")
         if isinstance(stop_usage, dict):
             usage = {k: usage.get(k, 0) + _count(stop_usage.get(k)) for k in USAGE_KEYS}
         if _is_number(stop.get("cost_usd")):
             costs.append(float(stop["cost_usd"]))
-        elif stop_usage:
+        elif stop_usage is not None:
             priced = False
     whole = m.experience is None and not any(t.discarded_replies for t in turns)
     return found + _account_problems("summary.json", s.calls, s.usage, s.cost_usd,
