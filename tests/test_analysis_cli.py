@@ -113,6 +113,11 @@ def test_noop_share_counts_the_second_half():
     ("setting,game,seed,score,complete\nrandom,pong,0,1,false\n", "no complete runs (1 incomplete"),
     ("setting,game,seed,score\na,pong,0,1\na,pong,1,2\n", "baseline setting 'random' has no runs"),
     ("setting,game,seed,score\nrandom,pong,0,\"1\n", "not a readable CSV"),
+    # the one seed rule (workstation.game.seed) and the games: the CSV line named
+    ("setting,game,seed,score\nrandom,pong,-1,1\n", "line 2: seed must be 0..4294967295 (got -1)"),
+    ("setting,game,seed,score\nrandom,pong,99999999999999,1\n", "line 2: seed must be 0..4294967295 (got 99999999999999)"),
+    ("setting,game,seed,score\nrandom,pong,0,1\nrandom,pong,1.5,1\n", "line 3: seed must be a whole number (got '1.5')"),
+    ("setting,game,seed,score\nrandom,nogame,0,1\n", "line 2: unknown game 'nogame'"),
 ])
 def test_bad_csv_is_one_line_exit_2(tmp_path, content, needle):
     path = tmp_path / "bad.csv"
@@ -120,6 +125,17 @@ def test_bad_csv_is_one_line_exit_2(tmp_path, content, needle):
     p = subprocess.run([sys.executable, "-m", "workstation", "report", str(path)], capture_output=True, text=True)
     assert p.returncode == 2, p.stderr
     assert p.stderr.count("\n") == 1 and needle in p.stderr and p.stdout == ""
+
+
+def test_paths_after_report_options_are_paths_too():
+    """`report BATCH --paper judged/` (the documented order): a path after an option is one of the paths."""
+    from workstation.cli import build_parser
+
+    args = build_parser().parse_args(["report", "b2", "--paper", "judged", "--md", "p.md", "qa/eval"])
+    assert args.results == ["b2", "judged", "qa/eval"] and args.paper and args.md == "p.md"
+    p = subprocess.run([sys.executable, "-m", "workstation", "report", "b2", "--paper", "judged", "--bogus"],
+                       capture_output=True, text=True)
+    assert p.returncode == 2 and "unrecognized arguments: judged --bogus" in p.stderr, p.stderr
 
 
 def test_missing_paths_are_one_line(tmp_path, capsys):

@@ -89,7 +89,7 @@ def test_a_match_changed_or_removed_after_the_arena_recorded_it_is_named_and_pla
     if damage == "match folder removed":
         shutil.rmtree(bad)
     else:
-        _redigest(bad, note="looks sound to its own check")
+        _redigest(bad, wall_s=12.5)  # a field nothing else holds: sound to its own check
         assert cli("verify", "--quick", str(bad))[0] == 0  # the recording's own check passes: only the pin sees it
     code, out, _ = cli("arena", "--game", "pong", "--report", "--out", str(d), "--json")
     assert code == 0
@@ -228,3 +228,49 @@ def test_a_new_arena_killed_after_its_first_match_resumes(played, tmp_path, monk
     code, _, err = cli(*argv)
     assert code == 0 and "1 already finished, 1 to play now" in err, err
     assert len(lines(d)) == 2 and cli("verify", str(d))[0] == 0
+
+
+def test_an_arena_is_pinned_to_its_game_and_protocol_and_a_resume_with_others_is_refused(world):
+    """Matches of another budget or game are never pooled into one arena: its identity (arena.json, sealed) names
+    the setting that differs, in one line, exit 2, and nothing is written."""
+    d, again = world
+    assert json.loads((d / "arena.json").read_text())["game"] == "pong"
+    assert json.loads((d / "arena.json").read_text())["frames"] == 30
+    before = snapshot(d)
+    frames = again.index("--frames") + 1
+    for changed, says in (({frames: "60"}, "frames=30"), ({again.index("--game") + 1: "boxing"}, "game='pong'")):
+        argv = [changed.get(i, x) for i, x in enumerate(again)]
+        code, out, err = cli(*argv)
+        assert code == 2 and len(err.strip().splitlines()) == 1 and says in err, err
+        assert "is an arena of other matches" in err and "Traceback" not in err
+        assert snapshot(d) == before
+    code, _, err = cli(*again)  # its own settings: resumed
+    assert code == 0 and "2 already finished, 0 to play now" in err, err
+
+
+def test_an_arena_from_before_its_identity_reads_as_before_and_is_pinned_to_what_its_matches_share(world,
+                                                                                                   monkeypatch):
+    import workstation.studies.arena.played as played_mod
+
+    d, again = world
+    (d / "arena.json").unlink()
+    played_mod.reseal(d)  # sealed as an arena from before the identity was
+    assert cli("verify", str(d))[0] == 0
+    code, out, _ = cli("arena", "--game", "pong", "--report", "--out", str(d), "--json")
+    assert code == 0 and json.loads(out)["matches"] == 2 and not (d / "arena.json").exists()
+    argv = [("60" if again[i - 1] == "--frames" else x) for i, x in enumerate(again)]
+    code, _, err = cli(*argv)  # its matches were played with 30 frames: refused
+    assert code == 2 and "frames=30" in err and "frames=60" in err, err
+    real = played_mod.reseal
+
+    def killed(out):
+        raise Killed
+
+    monkeypatch.setattr(played_mod, "reseal", killed)  # killed after pinning it, before sealing again
+    with pytest.raises(Killed):
+        cli(*again[:-2], "--bootstrap", "0", "--seeds", "2")
+    monkeypatch.setattr(played_mod, "reseal", real)
+    assert (d / "arena.json").is_file() and cli("verify", str(d))[0] == 0  # it reads: the identity its matches make
+    code, _, err = cli(*again[:-2], "--bootstrap", "0", "--seeds", "2")
+    assert code == 0 and "2 already finished, 2 to play now" in err, err
+    assert cli("verify", str(d))[0] == 0 and json.loads((d / "arena.json").read_text())["frames"] == 30

@@ -48,7 +48,7 @@ def test_drops_per_model_game_and_overall(tmp_path):
 
 
 def test_no_levels_no_library_no_section(tmp_path):
-    res = load_results(_csv(tmp_path / "results.csv", [("a", "g", 0, 1, "x"), ("b", "g", 0, 2, "y")]))
+    res = load_results(_csv(tmp_path / "results.csv", [("a", "breakout", 0, 1, "x"), ("b", "breakout", 0, 2, "y")]))
     assert levels.section(res) == []
 
 

@@ -91,6 +91,25 @@ def test_a_damaged_ledger_line_is_named_exit_1_and_nothing_is_written(fake, tmp_
     assert in_process(capsys, ["verify", "--quick", str(out)]).returncode == 1
 
 
+@pytest.mark.parametrize("damage", ["garbage appended", "a field of the wrong type"])
+def test_report_checks_the_ledger_as_verify_and_a_resume_do(fake, tmp_path, capsys, damage):
+    """`report IDC` never prints the curve of an IDC whose ledger is damaged: one line naming it, exit 1."""
+    out = _made_idc(fake, tmp_path, capsys)
+    if damage == "garbage appended":
+        with open(out / C.STEPS, "a") as f:
+            f.write("x\n")  # a whole line, not torn: damage
+    else:
+        text = (out / C.STEPS).read_text().splitlines()
+        text[0] = json.dumps({**json.loads(text[0]), "round": "zero"})
+        (out / C.STEPS).write_text("\n".join(text) + "\n")
+        _reseal(out)
+    for argv in (["report", str(out)], ["verify", "--quick", str(out)]):
+        r = in_process(capsys, argv)
+        assert r.returncode == 1, (argv, r.stdout, r.stderr)
+    r = in_process(capsys, ["report", str(out)])
+    assert C.STEPS in r.stderr and len(r.stderr.strip().splitlines()) == 1 and r.stdout == "", (r.stdout, r.stderr)
+
+
 def test_an_idc_from_before_the_ledger_is_read_as_before_and_starts_its_ledger(fake, tmp_path, capsys):
     out = _made_idc(fake, tmp_path, capsys)
     made = lines(out)

@@ -61,6 +61,20 @@ DAMAGE = {
     "a file removed": (lambda p: (p / "frames.ram").unlink(), "frames.ram is missing"),
     "total_reward forged": (lambda p: _edit_summary(p, total_reward=9999), "total_reward 9999"),
     "turn count forged": (lambda p: _edit_summary(p, turns=3), "says 3 turns"),
+    # each field of the summary holds to what it must agree with: the manifest, the turns, the budget
+    "agent forged": (lambda p: _edit_summary(p, agent="openai:gpt-5"), "agent 'openai:gpt-5' is not the manifest's"),
+    "cost forged": (lambda p: _edit_summary(p, cost_usd=1e6), "cost_usd 1e+06 contradicts"),
+    "calls forged": (lambda p: _edit_summary(p, calls=7), "calls 7 contradict the turns' 0"),
+    "usage forged": (lambda p: _edit_summary(p, usage={"input_tokens": 5}), "usage input_tokens 5"),
+    "cost unpriced": (lambda p: _edit_summary(p, cost_usd=None), "cost_usd is null"),
+    "wall_s absurd": (lambda p: _edit_summary(p, wall_s=1e308), "wall_s is 1e+308, outside"),
+    "wall_s negative": (lambda p: _edit_summary(p, wall_s=-3), "wall_s is -3, outside"),
+    "total_reward NaN": (lambda p: _edit_summary(p, total_reward=float("nan")), "total_reward is nan"),
+    "complete false": (lambda p: _edit_summary(p, complete=False), "says complete false, but the run played"),
+    "complete while stopped": (lambda p: _edit_summary(p, stopped="stopped by the user"),
+                               "says complete, but the run did not play its budget"),
+    "unknown key": (lambda p: _edit_summary(p, score=99), "summary.json holds 'score'"),
+    "invalid_turns forged": (lambda p: _edit_summary(p, invalid_turns=4), "invalid_turns is 4; the turns count 0"),
 }
 
 
@@ -125,6 +139,41 @@ def test_a_recording_before_digests_gets_the_agreement_checks(good, tmp_path):
     assert r.returncode == 1 and "the summary says 17 frames" in r.stdout
 
 
+def test_an_interrupted_run_still_passes_and_an_old_summary_lacking_fields_too(tmp_path):
+    """A run stopped early (complete false, fewer turns, stopped said) agrees with itself; so does a summary
+    written before the account fields (calls, usage, cost): what it lacks is filled in from the turns."""
+    engine = start_run(RunSpec("breakout", protocol=Protocol(frames=240), out=str(tmp_path)), rewindable=False)
+    try:
+        for _ in range(3):
+            engine.run_turn()
+        engine.stop()
+    finally:
+        engine.close()
+    path = engine.writer.path
+    s = Recording(path).summary_record
+    assert s is not None and not s.complete and s.turns == 3 and s.stopped == "stopped by the user"
+    r = cli("verify", "--quick", str(path))
+    assert r.returncode == 0 and r.stdout.startswith("OK (quick)"), r.stdout
+    raw = json.loads((path / "summary.json").read_text())
+    for key in ("calls", "usage", "cost_usd", "failed_turns", "games_ended", "files"):
+        del raw[key]
+    (path / "summary.json").write_text(json.dumps(raw))
+    assert Recording(path).problems() == []
+    _edit_summary(path, stopped=None)  # fewer frames than the budget: still not complete, and not a contradiction
+    assert Recording(path).problems() == []
+
+
+@pytest.mark.parametrize("cmd", [("verify",), ("verify", "--quick"), ("info",), ("info", "--json")])
+def test_a_summary_that_is_not_json_is_damage_exit_1(good, tmp_path, cmd):
+    path = tmp_path / "bad"
+    shutil.copytree(good, path)
+    (path / "summary.json").write_text('{"complete": ')
+    r = cli(*cmd, str(path))
+    assert r.returncode == 1, (r.returncode, r.stderr)
+    assert r.stderr.startswith("workstation: error: damaged recording: ") and "summary.json" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
+
+
 def test_nothing_to_check_is_not_ok(tmp_path):
     engine = start_run(RunSpec("breakout", protocol=Protocol(frames=30), out=str(tmp_path)), rewindable=False)
     engine.close()
@@ -170,3 +219,40 @@ async def test_open_of_a_recording_with_no_turns_says_so(good, tmp_path):
     async with app.run_test(size=(160, 40)):
         status = str(app.screen.query_one("#status", Static).render())
         assert "no turns recorded" in status and "turn -1" not in status and "DAMAGED" in status
+
+
+@pytest.mark.parametrize("how", ["agent forged", "complete false", "unknown key", "wall_s absurd"])
+def test_ls_lists_a_summary_that_contradicts_its_manifest_as_unreadable(good, tmp_path, how):
+    """`ls` reads no turns and no digests, but holds the summary to its manifest as the fast check does."""
+    path = _damaged(good, tmp_path, how)
+    r = subprocess.run([sys.executable, "-m", "workstation", "ls", str(path.parent)], capture_output=True, text=True,
+                       timeout=120, env={**ENV, "WORKSTATION_INDEX_CACHE": "off"})
+    assert r.returncode == 0, r.stderr
+    row = next(line for line in r.stdout.splitlines() if str(path) in line)
+    assert "unreadable" in row and "complete" not in row, row
+
+
+def test_a_match_summary_is_held_to_its_seats_and_each_sides_account(tmp_path):
+    from workstation.run.match_start import MatchSpec, start_match
+
+    engine = start_match(MatchSpec("pong", "random", "random", 1, Protocol(frames=30), str(tmp_path / "m")))
+    try:
+        engine.run()
+    finally:
+        engine.close()
+    path = engine.writer.path
+    assert Recording(path).problems() == []
+    s = json.loads((path / "summary.json").read_text())
+    forged = {
+        "agent": ({**s, "agent": "random vs openai:gpt-5"}, "agent 'random vs openai:gpt-5' is not the manifest's"),
+        "side calls": ({**s, "players": [{**s["players"][0], "calls": 9}, s["players"][1]]},
+                       "side 1's calls 9 contradict"),
+        "side cost": ({**s, "players": [s["players"][0], {**s["players"][1], "cost_usd": 3.0}]},
+                      "side 2's cost_usd 3 contradicts"),
+    }
+    for name, (summary, says) in forged.items():
+        d = tmp_path / name.replace(" ", "_")
+        shutil.copytree(path, d)
+        (d / "summary.json").write_text(json.dumps(summary))
+        damage = Recording(d).damage()
+        assert damage is not None and says in damage, (name, damage)

@@ -388,8 +388,9 @@ def test_a_moved_batch_is_read_where_it_is_and_a_damaged_recording_stops_the_jud
                             "--base-url", "http://127.0.0.1:9/v1", "--out", str(tmp_path / "o")],
                            capture_output=True, text=True, cwd=ROOT, timeout=60,
                            env={"PATH": "/usr/bin:/bin", "HOME": os.environ["HOME"], "PYTHONPATH": str(ROOT)})
-        assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+        assert r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1, r.stderr  # damage: exit 1
         assert "damaged" in r.stderr and victim.name in r.stderr and "workstation verify" in r.stderr
+        assert r.stderr.count(str(victim)) == 2, r.stderr  # named once, and in the command that checks it
         assert "Traceback" not in r.stderr and not (tmp_path / "o").exists()
 
 

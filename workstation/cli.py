@@ -30,6 +30,9 @@ from workstation.store.recording import DamagedRecording, RecordingWriteError
 from workstation.tui import open_tui
 
 EXIT_BAD_INPUT = 2
+# a subcommand's default naming its positional list (nargs "+") that takes the paths given after its options too
+# (argparse alone fills a positional list from the first run of paths only)
+INTERMIXED = "intermixed_positional"
 
 # Commands that live in their own modules. Each module has ``register(sub)``, which adds
 # its subparser and sets ``func=<callable(args) -> int>`` as a default. Import it above and
@@ -63,6 +66,10 @@ class _Parser(argparse.ArgumentParser):
         """As argparse's, but an unknown argument is refused by the (sub)command it was given to, so the
         line points to that command's own help (`workstation run --help`), not the whole program's."""
         parsed, extras = self.parse_known_args(args, namespace)
+        more = getattr(parsed, INTERMIXED, None)  # a command whose list of paths may go on after its options
+        if extras and more and not any(x.startswith("-") for x in extras):
+            getattr(parsed, more).extend(extras)  # `report b2 --paper judged/`: judged/ is one of the paths
+            extras = []
         if extras:
             _chosen(self, parsed).error(f"unrecognized arguments: {' '.join(extras)}")
         assert isinstance(parsed, argparse.Namespace)

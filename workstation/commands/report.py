@@ -26,7 +26,7 @@ def register(sub: Any) -> None:
     p.add_argument("--bootstrap-seed", type=int, default=0, metavar="N", help="seed of the ablation bootstrap (default 0)")
     p.add_argument("--paper", action="store_true", help="the paper's tables and figures from a batch plus any "
                    "qa eval, judge and stuck results (Markdown; PNGs with --plots); see workstation/studies/analysis/paper.py")
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, intermixed_positional="results")  # `report BATCH --paper EVAL judged/`: paths anywhere
 
 
 def run(args: argparse.Namespace) -> int:

@@ -7,6 +7,7 @@ indices into the game's minimal action set (``full_action_space=False``).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
@@ -182,3 +183,18 @@ def get_game(name: str) -> Game:
 def paper_games() -> list[Game]:
     """The 20 games the paper reports (IceHockey is in the harness but not the paper)."""
     return [g for g in GAMES.values() if g.in_paper]
+
+
+def is_atari_game(name: str) -> bool:
+    """Whether ``name`` names an Atari game: one of the workstation's (a key, ALE name or env id) or any game the
+    ALE has a ROM id for (``pong``), as a results CSV from elsewhere may hold; ``nogame`` is none."""
+    key = re.sub(r"[\s_\-]", "", name.strip().lower())
+    return key in _LOOKUP or key in _rom_ids()
+
+
+@functools.cache
+def _rom_ids() -> frozenset[str]:
+    """The ALE's ROM ids, as ``_LOOKUP``'s keys are written (lower case, no spaces, dashes or underscores)."""
+    from ale_py import roms
+
+    return frozenset(re.sub(r"[\s_\-]", "", r.lower()) for r in roms.get_all_rom_ids())

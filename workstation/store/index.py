@@ -27,12 +27,14 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from workstation.store import integrity
 from workstation.store.atomic import write_atomic
 from workstation.store.recording import MANIFEST, SUMMARY, TURNS, Recording
 from workstation.store.records import RecordingError
 
 CACHE_ENV = "WORKSTATION_INDEX_CACHE"  # the folder of index caches (default $XDG_CACHE_HOME/workstation/index)
-CACHE_FORMAT = "atari-workstation-index/4"  # 2: changes made by hand; 3: hand verdict checked; 4: out of the root, sealed
+CACHE_FORMAT = "atari-workstation-index/5"  # 2: changes made by hand; 3: hand verdict checked; 4: out of the root, sealed;
+# 5: the summary held to its manifest (integrity.summary_claim_problems)
 MAX_DEPTH = 4  # recordings nested this deep under the root are found (batches keep runs/ inside)
 
 
@@ -93,6 +95,12 @@ def _read(path: Path, rel: str) -> Entry:
         return Entry(path=rel, error=str(e))
     if rec.hand.problems:  # edited to look otherwise than it was: damaged, and never taken for a plain run
         return Entry(path=rel, error=f"damaged recording: {rec.hand.problems[0]}", changes=rec.interventions or None)
+    try:  # a summary that contradicts its manifest (agent, complete, a key or number no writer makes): damaged
+        claims = integrity.summary_claim_problems(rec)
+    except RecordingError as e:
+        claims = [str(e)]
+    if claims:
+        return Entry(path=rel, error=f"damaged recording: {claims[0]}")
     protocol = m.protocol if isinstance(m.protocol, dict) else {}
     parent = m.parent.get("path") if isinstance(m.parent, dict) else None
     return Entry(path=rel, run_id=rec.run_id, game=m.game, agent=m.agent_spec, seed=m.seed, protocol=protocol,

@@ -11,12 +11,21 @@ before digests existed get the agreement checks only. ``verify --quick``,
 from __future__ import annotations
 
 import hashlib
+import math
 from pathlib import Path
 from typing import Any, Protocol
 
 from workstation.store.changes import HandVerdict
 from workstation.store.framestore import FrameReader, FrameStoreError
-from workstation.store.records import Manifest, MatchTurn, RecordingError, Summary, TurnRecord
+from workstation.store.records import (
+    USAGE_KEYS,
+    Manifest,
+    MatchTurn,
+    RecordingError,
+    Summary,
+    TurnRecord,
+    rebuild_summary,
+)
 
 
 class Recording(Protocol):
@@ -45,6 +54,8 @@ class Recording(Protocol):
 
     @property
     def match_turns(self) -> list[MatchTurn]: ...
+
+    def outcome(self) -> Summary: ...
 
 SUMMARY = "summary.json"
 CHUNK = 1 << 20
@@ -147,6 +158,171 @@ def agreement_problems(rec: Recording) -> list[str]:
     else:
         if (turns or s.frames) and n != s.frames + 1:
             found.append(f"the frame store holds {n} frames; the summary says frames 0..{s.frames}")
+    found += summary_problems(rec)
+    return found
+
+
+WALL_MAX_S = 366 * 24 * 3600  # no run lasts a year: a longer wall_s is an edit, not a measurement
+TOLERANCE = 1e-6  # a summary's cost is the sum of its calls' rounded to 6 places
+
+
+def summary_problems(rec: Recording) -> list[str]:
+    """Where summary.json contradicts the manifest or the turns, field by field (the totals and the frames are
+    held against the turns above). What each field must agree with:
+
+    - its keys: the summary's own fields (``Summary.spec()``), and ``import`` for an imported run: any other key
+      was not written by the workstation;
+    - every number finite; ``wall_s`` (how long the run took) 0..a year, or null;
+    - ``agent``: the manifest's agent spec (a match: ``SIDE1 vs SIDE2``, the manifest's seats);
+    - ``complete``: true exactly when the run was not stopped (``stopped`` null) and played its whole frame budget
+      (the manifest's protocol); an interrupted run (fewer turns, ``stopped`` set) stays false;
+    - ``invalid_turns``, ``failed_turns``, ``games_ended``/``episodes_ended``: counted from the turns;
+    - ``calls``, ``usage`` and ``cost_usd``: the turns' replies (and ``stopped_call``, the call that ended the
+      run); where the turns do not hold every call (a step-mode re-send, an experience library's requests, a
+      match stopped mid-call) at least the turns'. A match holds each side's account against that side's turns.
+    """
+    if rec.summary_record is None:
+        return []
+    found = summary_claim_problems(rec)
+    if rec.manifest_record.is_match:
+        return found + _match_account_problems(rec)
+    return found + _account_and_count_problems(rec)
+
+
+def summary_claim_problems(rec: Recording) -> list[str]:
+    """The part of ``summary_problems`` that reads no turn (its keys, numbers, agent and complete against the
+    manifest): cheap enough for a listing (``ls``) of many recordings."""
+    if rec.summary_record is None:
+        return []
+    s, m = rec.outcome(), rec.manifest_record  # a field an older writer left out: filled in from the turns
+    found = []
+    allowed = ("import",) if m.imported else ()
+    unknown = [k for k in s.extra if k not in allowed]
+    if unknown:
+        found.append(f"summary.json holds {', '.join(repr(k) for k in unknown)}, which the workstation never "
+                     "writes in a summary")
+    for key in ("total_reward", "cost_usd", "wall_s"):
+        value = getattr(s, key)
+        if value is not None and not math.isfinite(value):
+            found.append(f"summary.json's {key} is {value}, not a finite number")
+    if s.wall_s is not None and math.isfinite(s.wall_s) and not 0 <= s.wall_s <= WALL_MAX_S:
+        found.append(f"summary.json's wall_s is {s.wall_s:g}, outside 0..{WALL_MAX_S} seconds (a year)")
+    if s.cost_usd is not None and s.cost_usd < 0:
+        found.append(f"summary.json's cost_usd is {s.cost_usd:g}, below 0")
+    if m.is_match:
+        seats = [p.get("agent", {}).get("spec") if isinstance(p, dict) and isinstance(p.get("agent"), dict) else None
+                 for p in (m.players if isinstance(m.players, list) else [])]
+        want_agent = f"{seats[0]} vs {seats[1]}" if len(seats) == 2 and all(seats) else None
+    else:
+        want_agent = m.agent_spec
+    if want_agent is not None and s.agent is not None and s.agent != want_agent:
+        found.append(f"summary.json's agent {s.agent!r} is not the manifest's {want_agent!r}")
+    budget = m.budget
+    if budget is not None:
+        played = s.stopped is None and s.frames >= budget
+        if s.complete and not played:
+            why = f"stopped: {s.stopped}" if s.stopped is not None else f"{s.frames} of {budget} frames"
+            found.append(f"summary.json says complete, but the run did not play its budget ({why})")
+        elif not s.complete and played:
+            found.append(f"summary.json says complete false, but the run played its whole budget of {budget} "
+                         "frames and was not stopped")
+    return found
+
+
+def _account_and_count_problems(rec: Recording) -> list[str]:
+    """A one-player summary's counts and account (calls, usage, cost) against its turns."""
+    s, m = rec.outcome(), rec.manifest_record
+    found: list[str] = []
+    turns = rec.turn_records
+    ref = rebuild_summary(m, turns, None)
+    counts = [("invalid_turns", s.invalid_turns, ref.invalid_turns), ("failed_turns", s.failed_turns, ref.failed_turns)]
+    if m.rule_version >= 2:
+        counts.append(("games_ended", s.games_ended, ref.games_ended))
+    else:
+        counts.append(("episodes_ended", s.episodes_ended, ref.episodes_ended))
+    for key, stored, want in counts:
+        if stored is not None and want is not None and stored != want:
+            found.append(f"summary.json's {key} is {stored}; the turns count {want}")
+    calls, usage = ref.calls, dict(ref.usage)
+    costs = [t.cost_usd for t in turns if t.cost_usd is not None]
+    priced = all(t.cost_usd is not None for t in turns if t.usage is not None)
+    stop = s.stopped_call or {}
+    if stop:  # the call that ended the run: counted in the summary, in no turn
+        attempts = stop.get("attempts")
+        calls += len(attempts) if isinstance(attempts, list) and attempts else (1 if stop.get("usage") is not None else 0)
+        stop_usage = stop.get("usage")
+        if isinstance(stop_usage, dict):
+            usage = {k: usage.get(k, 0) + _count(stop_usage.get(k)) for k in USAGE_KEYS}
+        if _is_number(stop.get("cost_usd")):
+            costs.append(float(stop["cost_usd"]))
+        elif stop_usage is not None:
+            priced = False
+    whole = m.experience is None and not any(t.discarded_replies for t in turns)
+    return found + _account_problems("summary.json", s.calls, s.usage, s.cost_usd,
+                                     calls, usage, sum(costs), priced, whole)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _count(value: Any) -> int:
+    return int(value) if _is_number(value) and math.isfinite(value) else 0
+
+
+def _account_problems(where: str, calls: Any, usage: Any, cost: Any, want_calls: int, want_usage: dict[str, Any],
+                      want_cost: float, priced: bool, whole: bool) -> list[str]:
+    """Where an account (calls, usage, cost) contradicts its turns' sums: equal where the turns hold every call
+    (``whole``), else at least them."""
+    found = []
+    if not _is_number(calls) or (calls != want_calls if whole else calls < want_calls):
+        found.append(f"{where}'s calls {calls!r} contradict the turns' {want_calls} "
+                     f"{'calls' if whole else 'calls (at least)'}")
+    usage = usage if isinstance(usage, dict) else {}
+    for key in USAGE_KEYS:
+        got, want = usage.get(key, 0), want_usage.get(key, 0)
+        if not _is_number(got) or not math.isfinite(got) or (got != want if whole else got < want):
+            found.append(f"{where}'s usage {key} {got!r} contradicts the turns' {want}")
+            break
+    if cost is None:
+        if whole and priced:
+            found.append(f"{where}'s cost_usd is null (unpriced), but every reply in the turns has its price "
+                         f"(${want_cost:.6f})")
+    elif not _is_number(cost) or not math.isfinite(cost):
+        found.append(f"{where}'s cost_usd {cost!r} is not a finite number")
+    elif not priced:
+        found.append(f"{where}'s cost_usd is {cost:g}, but a reply in the turns has no price (the cost is unknown)")
+    elif abs(cost - want_cost) > TOLERANCE if whole else cost < want_cost - TOLERANCE:
+        found.append(f"{where}'s cost_usd {cost:g} contradicts the turns' ${want_cost:.6f}")
+    return found
+
+
+def _match_account_problems(rec: Recording) -> list[str]:
+    """A match's account: each side's calls, usage and cost against its turns (at least them when the match was
+    stopped, maybe mid-call), and the summary's totals against the sides'."""
+    s = rec.summary_record
+    if s is None or _sides(s.players, "summary.json's players") is not None:
+        return []  # match_problems names it
+    try:
+        turns = rec.match_turns
+    except RecordingError:
+        return []  # match_problems names it
+    found = []
+    whole = s.complete
+    for k, p in enumerate(s.players):
+        sides = [t.players[k] for t in turns]
+        calls = sum(len(t.attempts) or (1 if t.usage is not None else 0) for t in sides)
+        usage = {key: sum(_count((t.usage or {}).get(key)) for t in sides) for key in USAGE_KEYS}
+        cost = sum(t.cost_usd for t in sides if t.cost_usd is not None)
+        priced = all(t.cost_usd is not None for t in sides if t.usage is not None)
+        found += _account_problems(f"summary.json's side {k + 1}", p.get("calls"), p.get("usage"),
+                                   p.get("cost_usd"), calls, usage, cost, priced, whole)
+    side_calls = [p.get("calls") for p in s.players]
+    if all(_is_number(c) for c in side_calls) and s.calls != sum(side_calls):
+        found.append(f"summary.json's calls {s.calls} are not its sides' {sum(side_calls)}")
+    side_costs = [p.get("cost_usd") for p in s.players]
+    if all(_is_number(c) for c in side_costs) and (s.cost_usd is None or abs(s.cost_usd - sum(side_costs)) > TOLERANCE):
+        found.append(f"summary.json's cost_usd {s.cost_usd!r} is not its sides' {sum(side_costs):g}")
     return found
 
 

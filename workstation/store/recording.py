@@ -317,12 +317,17 @@ class Recording:
     @staticmethod
     def _load(path: Path) -> dict[str, Any]:
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-            reason = e.strerror if isinstance(e, OSError) else str(e).splitlines()[0]
-            raise RecordingError(f"damaged recording: {path} cannot be read ({reason})") from None
+            text = path.read_text(encoding="utf-8")
+        except OSError as e:  # the system will not let it be read: bad input (exit 2), not damage
+            raise RecordingError(f"damaged recording: {path} cannot be read ({e.strerror or e})") from None
+        except UnicodeDecodeError as e:  # written by the workstation as UTF-8 JSON: anything else is damage (exit 1)
+            raise DamagedRecording(f"damaged recording: {path} cannot be read ({str(e).splitlines()[0]})") from None
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise DamagedRecording(f"damaged recording: {path} cannot be read ({str(e).splitlines()[0]})") from None
         if not isinstance(data, dict):
-            raise RecordingError(f"damaged recording: {path} holds {type(data).__name__}, not a JSON object")
+            raise DamagedRecording(f"damaged recording: {path} holds {type(data).__name__}, not a JSON object")
         return data
 
     def raw_manifest(self) -> dict[str, Any]:
@@ -427,11 +432,11 @@ class Recording:
                 if number == len(lines):  # the last line, without its newline: cut off mid-write
                     self.cut_off_line = number
                     break
-                raise RecordingError(
+                raise DamagedRecording(
                     f"damaged recording: {self.path / TURNS} line {number} is not valid JSON"
                 ) from None
             if not isinstance(record, dict):
-                raise RecordingError(f"damaged recording: {self.path / TURNS} line {number} holds "
+                raise DamagedRecording(f"damaged recording: {self.path / TURNS} line {number} holds "
                                      f"{type(record).__name__}, not a JSON object (a turn record)")
             out.append(record)
         return out
@@ -453,7 +458,7 @@ class Recording:
             try:
                 out.append(parse(t))
             except RecordError as e:
-                raise RecordingError(f"damaged recording: {self.path / TURNS} turn record {number}: {e}") from None
+                raise DamagedRecording(f"damaged recording: {self.path / TURNS} turn record {number}: {e}") from None
         return out
 
     @cached_property
@@ -461,7 +466,7 @@ class Recording:
         try:
             return FrameReader(self.path)
         except FrameStoreError as e:
-            raise RecordingError(f"damaged recording: {e}") from None
+            raise DamagedRecording(f"damaged recording: {e}") from None
         except OSError as e:
             raise RecordingError(f"damaged recording: {e.filename or self.path} cannot be read "
                                  f"({e.strerror or e})") from None

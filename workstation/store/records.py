@@ -2,7 +2,8 @@
 
 Each keeps the JSON keys the recording has always had (``to_json`` writes them
 in the same order; keys it does not know are kept in ``extra`` and written
-back, so a newer writer's additions survive a read and a write). ``from_json``
+back, so a newer writer's additions survive a read and a write; a summary's
+unknown key is named as damage by the fast check, ``store/integrity.summary_problems``). ``from_json``
 checks the type of every field it knows and fails with one line naming the
 field, so a damaged or forged record never reaches a reader as garbage.
 

@@ -44,10 +44,9 @@ def _stuck(d: Path) -> None:
 
 
 def _idc(d: Path) -> None:
-    from workstation.studies.idc.curve import load_curve, steps
+    from workstation.studies.idc.curve import load_checked
 
-    load_curve(d)
-    steps(d)  # its ledger's every line
+    load_checked(d)  # the curve and its ledger's every line, as `report` reads them
 
 
 def _qa_set(d: Path) -> None:
@@ -93,8 +92,15 @@ def _idc_adopting(d: Path) -> Derived:
     return adopting(d)
 
 
-# the files a kind's seal may not name yet (an IDC's ledger, started whole from its curve and not yet sealed)
-ADDING: dict[str, Callable[[Path], Derived]] = {"idc": _idc_adopting}
+def _arena_adding(d: Path) -> Derived:
+    from workstation.studies.arena.played import adding
+
+    return adding(d)
+
+
+# the files a kind's seal may not name yet (an IDC's ledger, started whole from its curve and not yet sealed; an
+# arena's identity, pinned to what its matches share and not yet sealed)
+ADDING: dict[str, Callable[[Path], Derived]] = {"idc": _idc_adopting, "arena": _arena_adding}
 
 
 # an artifact written before seals existed is known by the file its kind always writes

@@ -85,6 +85,20 @@ def _number(name: str, text: str, where: str) -> float:
     return value
 
 
+def _check_seed_and_game(seed: str, game: str, where: str) -> None:
+    """A row's seed by the one seed rule (``workstation.game.seed``) and its game one of the games; else one line
+    naming the CSV line (exit 2). The seed stays the CSV's text (the rows' keys and messages keep it as written)."""
+    from workstation.game.games import is_atari_game
+    from workstation.game.seed import seed_problem
+
+    why = seed_problem(int(seed) if seed.lstrip("+-").isdigit() else seed, "seed")
+    if why:
+        raise UserError(f"{where}: {why}; fix or remove that row")
+    if not is_atari_game(game):
+        raise UserError(f"{where}: unknown game {game!r}, no Atari game (`workstation games` lists the workstation's, "
+                        "e.g. breakout); fix or remove that row")
+
+
 def resolve(path: str | Path) -> tuple[Path, Path | None]:
     """The CSV to read and the batch directory (when a directory was given)."""
     p = Path(path)
@@ -148,6 +162,7 @@ def load_results(path: str | Path, include_changed: bool = False) -> Results:
             for c in ("setting", "game", "seed"):
                 if not rec[c]:
                     raise UserError(f"{where}: {c} is empty")
+            _check_seed_and_game(rec["seed"], rec["game"], where)
             key = (rec["setting"], rec["game"], rec["seed"])
             if key in seen:
                 raise UserError(f"{where}: setting {key[0]!r} game {key[1]!r} seed {key[2]!r} also on line "

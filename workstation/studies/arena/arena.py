@@ -158,11 +158,22 @@ def play_arena(a: argparse.Namespace, players: list[str]) -> dict[str, int]:
              for p in pairings(players, a.seeds)]
     from workstation.game.twoplayer import get_two_player_game
     from workstation.store.seal import is_sealed
-    from workstation.studies.arena.played import has_ledger, open_ledger, record, reseal, start_ledger
+    from workstation.studies.arena.played import (
+        check_identity,
+        has_ledger,
+        identity,
+        open_ledger,
+        record,
+        reseal,
+        start_ledger,
+        write_identity,
+    )
 
     game = get_two_player_game(a.game).key
     finished, damaged = scan_matches(a.out, game)  # the arena's seal and ledger checked first (exit 1 if damaged)
     book = open_ledger(a.out)
+    wanted = identity(game, specs[0].protocol.to_json())  # every match of one call has the one protocol
+    check_identity(a.out, wanted)  # another game or protocol than the arena's: refused, nothing written (exit 2)
     done_ids = {m.run_id for m in finished}  # a damaged match is not finished: it is played again, elsewhere
     todo = []
     for spec in specs:
@@ -197,6 +208,7 @@ def play_arena(a: argparse.Namespace, players: list[str]) -> dict[str, int]:
         if not has_ledger(a.out):  # a new arena (empty), or an older one adopting what it holds: whole, one rename
             start_ledger(a.out, [_adopted(a.out, fm, game) for fm in finished])
             book = open_ledger(a.out)
+        write_identity(a.out, wanted)  # its game and protocol, pinned for every resume
         reseal(a.out)  # (a kill before it: the whole ledger and no seal yet, read with it, sealed on the next run)
     spent = [0.0]
     lock = threading.Lock()

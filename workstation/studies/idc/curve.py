@@ -389,6 +389,15 @@ def load(out: Path) -> dict[str, Any] | None:
     return dict(data)
 
 
+def load_checked(out: Path) -> dict[str, Any] | None:
+    """DIR/curve.json checked as ``load`` does, and the IDC's ledger too (every line of DIR/rounds.jsonl): what
+    ``verify`` and a resume check, so a reader (``report``) never shows the curve of a damaged IDC."""
+    data = load(out)
+    if data is not None:
+        steps(out)  # a damaged line: DamagedArtifact naming it (exit 1)
+    return data
+
+
 def load_curve(out: Path) -> Curve | None:
     """The typed curve of DIR (checked as ``load``), or None."""
     data = load(out)
@@ -456,6 +465,6 @@ def _num(v: float | None) -> str:
     return "-" if v is None else f"{v:.2f}"
 
 
-__all__ = ["CURVE", "Curve", "Episode", "Round", "Transfer", "best_vs_final", "load", "load_curve", "mean_se",
+__all__ = ["CURVE", "Curve", "Episode", "Round", "Transfer", "best_vs_final", "load", "load_checked", "load_curve", "mean_se",
            "normalised", "rollbacks", "rolls_back", "save", "start_ledger", "table_text", "transfer_gain", "write_file",
            "write_text"]

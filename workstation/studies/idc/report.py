@@ -14,7 +14,7 @@ def is_idc_dir(path: str | Path) -> bool:
 
 
 def report(path: str | Path, json_out: str | None = None, md_out: str | None = None) -> int:
-    data = C.load(Path(path))
+    data = C.load_checked(Path(path))  # the curve and the ledger, checked as `verify` and a resume check them
     if data is None:
         raise UserError(f"{path}: no IDC there (curve.json)")
     root = Path(path).resolve()

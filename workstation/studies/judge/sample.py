@@ -23,8 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from workstation.base.errors import UserError
-from workstation.store.recording import Recording
+from workstation.base.errors import DamagedArtifact, UserError
+from workstation.store.framestore import FrameStoreError
+from workstation.store.recording import DamagedRecording, Recording
 from workstation.store.records import RecordingError
 
 
@@ -69,8 +70,9 @@ def _setting_of(rec: Recording) -> str:
     return f"{m.agent_spec or 'unknown'}{extra}"
 
 
-def _read(path: Path, setting: str | None = None) -> tuple[RunRef | None, str | None]:
-    """The run a recording holds, or None and why it cannot be read."""
+def _read(path: Path, setting: str | None = None) -> tuple[RunRef | None, str | None, bool]:
+    """The run a recording holds, or None, why it cannot be read and whether that is damage (a recording that
+    reads but fails its check: exit 1) rather than bad input (exit 2)."""
     if is_match(path):
         raise UserError(f"{path} is a two-player match; judge works on one-player runs (recordings and batches of "
                         "`run` and `batch`)", file=path)
@@ -78,17 +80,17 @@ def _read(path: Path, setting: str | None = None) -> tuple[RunRef | None, str | 
         rec = Recording(path)
         m, s = rec.manifest_record, rec.outcome()
     except (RecordingError, OSError, ValueError) as e:
-        return None, str(e) or type(e).__name__
+        return None, str(e) or type(e).__name__, isinstance(e, (DamagedRecording, FrameStoreError))
     if m.run_id is None or m.game is None:
-        return None, "its manifest names no run id or game"
+        return None, "its manifest names no run id or game", False
     if m.seed is None:
-        return None, "its manifest names no seed"
+        return None, "its manifest names no seed", False
     if s.complete:  # a run that may be sampled: its files must agree with its summary (digests, turns, frames)
         damage = rec.damage()
         if damage:
-            return None, damage
+            return None, damage, True
     return RunRef(m.run_id, setting or _setting_of(rec), m.game, m.seed, float(s.total_reward),
-                  bool(s.complete), path, m.agent_spec or ""), None
+                  bool(s.complete), path, m.agent_spec or ""), None, False
 
 
 def is_match(path: Path) -> bool:
@@ -100,10 +102,16 @@ def is_match(path: Path) -> bool:
     return isinstance(data, dict) and "kind" in data and data["kind"] == "match"
 
 
-def _damaged(where: str, path: Path, why: str) -> UserError:
-    what = why if "damaged" in why else f"the recording {path} is damaged ({why})"
-    return UserError(f"{where}: {what}; check it with `workstation verify {path}`, or move it out of the "
-                     "batch and judge again")
+def _damaged(where: str, path: Path, why: str, damaged: bool, out_of: str | None) -> UserError:
+    """One line for a source recording that cannot be judged: a damaged one (``damaged``) is a DamagedArtifact
+    (exit 1), one that cannot be read bad input (exit 2); named once, with what to do."""
+    what = why.replace(f"{path}: ", "", 1) if why.startswith(f"{path}: ") else why
+    if str(path) not in what:
+        what = f"the recording {path} {'is damaged' if damaged else 'cannot be judged'} ({what})"
+    at = "" if where == str(path) else f"{where}: "
+    leave = f", or move it out of {out_of} and judge again" if out_of else ""
+    line = f"{at}{what}; check it with `workstation verify --quick {path}`{leave}"
+    return DamagedArtifact(line, file=path) if damaged else UserError(line, file=path)
 
 
 def _row(r: dict[str, Any]) -> dict[str, str]:
@@ -130,9 +138,9 @@ def _from_rows(rows: list[dict[str, Any]], base: Path, where: str) -> list[RunRe
             path = runs_dir(base) / entries[0].path if entries else (Path(stored) if stored else None)
         if path is None or not path.is_dir():
             continue
-        ref, why = _read(path, setting=row["setting"])
+        ref, why, damaged = _read(path, setting=row["setting"])
         if ref is None:
-            raise _damaged(where, path, why or "unreadable")
+            raise _damaged(where, path, why or "unreadable", damaged, "the batch")
         out.append(ref)
     if not out and rows:
         raise UserError(f"{where}: none of its {len(rows)} runs has a readable recording; "
@@ -179,9 +187,9 @@ def read_sources(sources: list[str]) -> list[RunRef]:
             paths = [p] if (p / "manifest.json").is_file() else find_recordings(p)
             got = []
             for q in paths:
-                ref, why = _read(q)
+                ref, why, damaged = _read(q)
                 if ref is None:
-                    raise _damaged(str(p), q, why or "unreadable")
+                    raise _damaged(str(p), q, why or "unreadable", damaged, None if q == p else str(p))
                 got.append(ref)
             if not got:
                 raise UserError(f"{p}: holds no readable recording; pass a batch directory, a results CSV "
