@@ -13,8 +13,9 @@ from typing import Any
 
 from rich.text import Text
 from textual import work
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult
 from textual.binding import Binding
+from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Button, Input, Static
 from textual.worker import Worker, WorkerState, get_current_worker
@@ -34,6 +35,7 @@ from screens.messages import (
     EngineTurn,
     EngineWaiting,
     PaletteCommand,
+    RecordingClosed,
 )
 from screens.views.run_layout import blur_or_leave, compose_run, protocol_label, titled
 from screens.widgets.alive import unless_leaving
@@ -133,7 +135,8 @@ class LiveScreen(Screen[Any]):
         self.holds = 0  # step-mode holds announced so far
         self.prompt_on_show: Prompt | None = None  # the Prompt the prompt view shows (an edit is checked against it)
         self._frame_view = FrameView(id="frame")
-        self.driver = EngineDriver(engine, self.post_message, self._frame_view.post_frame, step_mode, self.speed)
+        self._app: App[Any] | None = None  # the app, kept at mount: the run ends after this screen is left
+        self.driver = EngineDriver(engine, self._from_engine, self._frame_view.post_frame, step_mode, self.speed)
         self.recording_path = self.driver.path
         self.series = FrameSeries.over(self.driver.rewards, self.driver.losses,  # filled by the driver, in place
                                        self.driver.resets)
@@ -144,6 +147,7 @@ class LiveScreen(Screen[Any]):
         yield from compose_run(self.title_text, self._frame_view, titled(StepPanel(id="steps"), "step mode"))
 
     def on_mount(self) -> None:
+        self._app = self.app
         self._show_step_panel()
         self._status()
         self._worker = self.run_engine()
@@ -152,6 +156,13 @@ class LiveScreen(Screen[Any]):
         if self._worker is not None:
             self.driver.cancel_calls("the viewer was closed before the end of the run")  # a call in flight ends now
             self._worker.cancel()
+
+    def _from_engine(self, message: Message) -> None:
+        """The driver's messages (from its thread): to this screen; the run's end to the app too, since a run
+        left on purpose ends after this screen is gone, and its folder may have been renamed as it closed."""
+        self.post_message(message)
+        if isinstance(message, EngineFinished) and self._app is not None:
+            self._app.post_message(RecordingClosed(message.path))
 
     @work(thread=True, exclusive=True, group="engine", exit_on_error=False)
     def run_engine(self) -> None:
