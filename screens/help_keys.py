@@ -25,7 +25,8 @@ NOTES: dict[str, str] = {
 `esc` leaves a field (so `w` `s` `p` work again). A refused setting is marked and the reason shown above
 the form.
 Agents: `random`, `human`, `replay:PATH`, or a provider spec such as `openai:gpt-5.1`
-(`openai`, `anthropic`, `gemini`, `compat` need their key in the environment).
+(`openai`, `anthropic` and `gemini` need their key in the environment; `compat` needs a server's
+`--base-url`, the base URL setting here, and a key only if that server asks for one).
 Protocol settings start at the paper's values; a changed one is highlighted.
 """,
     'Live view': """\
@@ -82,6 +83,12 @@ sides' plans and scores.
 Two people on one keyboard, each queuing a plan on their own half (the game keys above) and committing it;
 when both are in, the two plans play in lockstep. `esc` stops the match; then `esc`, `enter` or `q` leaves.
 """,
+    "Match form": """\
+Game, opponent, your side, mode, seed, frames, then the opponent's base URL (only a model on a server of its
+own needs one): `tab` and `shift+tab` move through them top to bottom, `enter` in a field (or the Start
+button) checks the match as `workstation play --vs` does and starts it; a refused field is marked and the
+reason shown at the top. `esc` closes the form, starting nothing.
+""",
     "Match replay": """\
 A recorded two-player match: both sides' plans and the scores at the frame on screen.
 """,
@@ -113,6 +120,8 @@ SCREEN_NOTES: dict[str, tuple[str, tuple[str, ...]]] = {
     "MatchScreen": ("Two-player match", ("Match", "Play yourself")),
     "HotseatScreen": ("Two-player match, two people", ("Hotseat",)),
     "ReplayScreen": ("Open a recording", ("Open a recording",)),
+    "MatchForm": ("Two-player match: the form", ("Match form",)),
+    "ConfirmScreen": ("A question", ()),
     "MatchReplayScreen": ("Match replay", ("Match replay",)),
     "CompareScreen": ("Compare runs", ("Compare runs",)),
     "BatchScreen": ("Batch", ("Batch",)),

@@ -122,7 +122,7 @@ class HomeScreen(Screen[Any]):
         Binding("o", "open", "Open"),
         Binding("m", "mark", "Mark"),
         Binding("c", "compare", "Compare marked"),
-        Binding("v", "match", "Match", show=False),  # a two-player match: screens/views/match_form.py
+        Binding("v", "match", "Match"),  # a two-player match: screens/views/match_form.py
         Binding("escape", "leave_field", "Leave field"),  # shown only while a field has the cursor
         Binding("q", "app.quit", "Quit"),
     ]
