@@ -68,6 +68,9 @@ STEP_BINDINGS = [  # what step mode adds; outside it these actions are hidden an
     Binding("b", "branch", "Branch"),
 ]
 STEP_ACTIONS = {b.action for b in STEP_BINDINGS}
+# What a run that is over (finished or stopped) has no use for: hidden and refused until a branch makes it live.
+# Rewind and branch is what is left to do: its panel shows then, in step mode or not.
+OVER_ACTIONS = {"pause", "resume", "speed", "step_mode", "stop_run"} | (STEP_ACTIONS - {"branch"})
 
 # The command palette's entries: (name, help text, the action it runs); those of STEP_ACTIONS only in step mode.
 PALETTE = [
@@ -259,6 +262,7 @@ class LiveScreen(Screen[Any]):
         self.recording_path = m.path or self.recording_path
         self.query_one(StepPanel).set_finished(int(s.get("turns") or 0), bool(s.get("stopped")))
         self.query_one(PromptView).set_editable(False)
+        self._show_step_panel()  # and the footer: only what a run that is over can still do
         if s.get("stopped") and not s.get("complete") and not self._user_stopped:
             self._fail(f"run stopped: {s['stopped']}", s["stopped"].split(": ", 1)[-1])
         elif s.get("stopped"):
@@ -276,6 +280,8 @@ class LiveScreen(Screen[Any]):
         self.turn_records = [r for r in self.turn_records if r["turn"] < m.turn]
         self.query_one(ReplyView).begin(f"rewound to the start of turn {m.turn}; continuing in a branch")
         self.query_one(PlanView).clear_plan()
+        self.query_one(StepPanel).set_live(True)
+        self._show_step_panel()  # live again: its keys are back
         self.notify(f"branch of turn {m.turn} (frame {m.frame}): {m.path}", title="rewound")
         self._status()
 
@@ -308,13 +314,22 @@ class LiveScreen(Screen[Any]):
             t.append("  ⚠ " + (self.error or self.notice or ""), style="bold red" if self.error else "yellow")
         self.query_one("#status", Static).update(t)
 
+    @property
+    def over(self) -> bool:
+        """The run has ended (finished or stopped) and no branch goes on from it."""
+        return self.summary is not None
+
     def _show_step_panel(self) -> None:
-        self.query_one(StepPanel).display = self.step_mode
+        panel = self.query_one(StepPanel)
+        panel.display = self.step_mode or self.over  # over: the panel to pick a turn to branch from
+        panel.border_title = "rewind and branch" if self.over else "step mode"
         if not self.step_mode:
             self.query_one(PromptView).set_editable(False)
         self.refresh_bindings()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if self.over:
+            return action not in OVER_ACTIONS
         if action in STEP_ACTIONS and not self.step_mode:
             return False
         if action in ("pause", "resume"):
@@ -413,6 +428,10 @@ class LiveScreen(Screen[Any]):
         self.driver.send("turn")
 
     def action_branch(self, turn: int | None = None) -> None:
+        """Rewind to the start of ``turn`` (the panel's choice) and go on in a branch. From a run that is over the
+        branch holds before the turn's prompt, in step mode, for the change it was made for (`s` runs it out)."""
+        if self.over and not self.step_mode:
+            self.action_step_mode()
         self.driver.send("branch", self.query_one(StepPanel).branch_turn if turn is None else turn)
 
     def _ask_branch(self) -> None:
@@ -479,6 +498,7 @@ class LiveScreen(Screen[Any]):
             action()
 
     def palette_commands(self) -> list[PaletteCommand]:
-        """Commands this screen offers in the command palette (step mode's own only in step mode)."""
+        """Commands this screen offers in the command palette (step mode's own only in step mode; once the run is
+        over, only what is left to do)."""
         return [(name, what, getattr(self, f"action_{action}")) for name, what, action in PALETTE
-                if self.step_mode or action not in STEP_ACTIONS]
+                if ((action not in OVER_ACTIONS) if self.over else (self.step_mode or action not in STEP_ACTIONS))]

@@ -346,7 +346,7 @@ class ReplayScreen(FramePlaybackScreen):
             return
         self.marked, self._mark_open = None, False
         self._status()
-        self.notify(f"{q['id']} ({len(q['frames'])} frames) added to {root} as proposed; "
+        self.notify(f"{q['id']} ({plural(len(q['frames']), 'frame')}) added to {root} as proposed; "
                     f"set its answer with: workstation qa curate {root}", title="new QA question", timeout=15)
 
     def action_export(self) -> None:
