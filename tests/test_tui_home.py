@@ -236,6 +236,7 @@ async def test_a_run_changed_by_hand_and_left_is_listed_and_opened_under_its_new
         await pilot.press("o")
         await wait_until(pilot, lambda: isinstance(app.screen, ReplayScreen), what="the recording to open")
         assert app.screen.rec.path == home.recent[0]
+        assert "STOPPED" in str(app.screen.query_one("#title").render())  # the same word there too
 
 
 @run_async

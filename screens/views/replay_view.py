@@ -121,7 +121,8 @@ class ReplayScreen(FramePlaybackScreen):
     def compose(self) -> ComposeResult:
         m = self.rec.manifest_record
         changed = Protocol.from_json(m.protocol).changed() if isinstance(m.protocol, dict) and m.protocol else {}
-        state = "DAMAGED" if self.damage else "complete" if self.rec.complete else "INCOMPLETE"
+        outcome = self.rec.outcome().state  # the word `workstation ls` and home print: complete, stopped, unfinished
+        state = "DAMAGED" if self.damage else outcome if outcome == "complete" else outcome.upper()
         hand = f" · CHANGED BY HAND ({mark(self.rec.interventions)})" if self.rec.interventions else ""
         title = (f"{m.game} · agent {m.agent_spec} · seed {m.seed} · "
                  f"{protocol_label(changed)} · {plural(len(self.turns), 'turn')}, {plural(self.n_frames, 'frame')} "
