@@ -23,7 +23,7 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Markdown
 
 from screens.help_keys import EVERYWHERE, all_notes, help_markdown
-from screens.messages import OpenRecording, PaletteCommand, StartRun
+from screens.messages import OpenRecording, PaletteCommand, RecordingClosed, StartRun
 from workstation.base.errors import UserError
 from workstation.base.locations import RECORDINGS
 from workstation.run.launch import (
@@ -153,6 +153,14 @@ class WorkstationApp(App[int]):
             self.push_screen(replay_screen(Recording(m.path)))
         except RecordingError as e:
             self.notify(str(e), title="cannot open", severity="error")
+
+    def on_recording_closed(self, m: RecordingClosed) -> None:
+        """A run's recording closed (maybe renamed): home, wherever it is in the stack, lists the disk again."""
+        from screens.views.home import HomeScreen
+
+        for screen in self.screen_stack:
+            if isinstance(screen, HomeScreen):
+                screen.recordings_changed()
 
     def open_newest(self) -> None:
         from workstation.store.index import find_recordings

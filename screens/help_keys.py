@@ -25,7 +25,8 @@ NOTES: dict[str, str] = {
 `esc` leaves a field (so `w` `s` `p` work again). A refused setting is marked and the reason shown above
 the form.
 Agents: `random`, `human`, `replay:PATH`, or a provider spec such as `openai:gpt-5.1`
-(`openai`, `anthropic`, `gemini`, `compat` need their key in the environment).
+(`openai`, `anthropic` and `gemini` need their key in the environment; `compat` needs a server's
+`--base-url`, the base URL setting here, and a key only if that server asks for one).
 Protocol settings start at the paper's values; a changed one is highlighted.
 """,
     'Live view': """\
@@ -45,7 +46,8 @@ After the reply: `r` re-send, type actions in the override box (`o` or `tab` int
 and `enter` (or `o`) to override the plan, `esc` abandons the typed plan (the run stays plain),
 `a` one action, `.` one frame, `t` the rest of the turn.
 Pick a turn and `b` to rewind to its start and branch: the run goes on in a new recording that
-copies the parent's frames and turns up to that point.
+copies the parent's frames and turns up to that point. Once a run is over only this is left (its panel
+shows, step mode or not); such a branch holds before the turn's prompt, in step mode (`s` runs it out).
 """,
     'Play yourself': """\
 **Real time**: hold `←` `↑` `→` `↓` (or `w` `a` `s` `d`) to move and `space` to fire; keys held
@@ -68,7 +70,7 @@ question set (`qa/<game>-hand/`) as a new proposed question, to finish with `wor
 """,
     'Compare runs': """\
 On the home screen `m` marks recordings and `c` compares them (or `workstation compare A B`).
-`,` `.` a frame · `<` `>` a second · `←` `→` a turn of the focused run (`1`-`4` picks it) ·
+`,` `.` a frame · `<` `>` a second · `←` `→` a turn of the focused run (its number picks it) ·
 `r` `l` `g` next reward / life loss / game over in any run (shifted: back) · `d` first differing
 frame · `t` first differing plan · `space` play · `e` export the runs side by side as an MP4.
 """,
@@ -81,6 +83,12 @@ sides' plans and scores.
     "Hotseat": """\
 Two people on one keyboard, each queuing a plan on their own half (the game keys above) and committing it;
 when both are in, the two plans play in lockstep. `esc` stops the match; then `esc`, `enter` or `q` leaves.
+""",
+    "Match form": """\
+Game, opponent, your side, mode, seed, frames, then the opponent's base URL (only a model on a server of its
+own needs one): `tab` and `shift+tab` move through them top to bottom, `enter` in a field (or the Start
+button) checks the match as `workstation play --vs` does and starts it; a refused field is marked and the
+reason shown at the top. `esc` closes the form, starting nothing.
 """,
     "Match replay": """\
 A recorded two-player match: both sides' plans and the scores at the frame on screen.
@@ -113,6 +121,8 @@ SCREEN_NOTES: dict[str, tuple[str, tuple[str, ...]]] = {
     "MatchScreen": ("Two-player match", ("Match", "Play yourself")),
     "HotseatScreen": ("Two-player match, two people", ("Hotseat",)),
     "ReplayScreen": ("Open a recording", ("Open a recording",)),
+    "MatchForm": ("Two-player match: the form", ("Match form",)),
+    "ConfirmScreen": ("A question", ()),
     "MatchReplayScreen": ("Match replay", ("Match replay",)),
     "CompareScreen": ("Compare runs", ("Compare runs",)),
     "BatchScreen": ("Batch", ("Batch",)),
@@ -131,6 +141,12 @@ def screen_bindings(screen_class: type[Screen[Any]]) -> list[Binding]:
         bindings: Iterable[BindingType] = cls.__dict__["BINDINGS"]
         found.extend(Binding.make_bindings(bindings))
     return found
+
+
+def absent(screen: Screen[Any], binding: Binding) -> bool:
+    """A key this screen says it does not have at all (its ``absent_key``): compare's `4` over three runs."""
+    check = getattr(screen, "absent_key", None)
+    return bool(check(binding)) if callable(check) else False
 
 
 def key_rows(bindings: Iterable[Binding], app: App[Any]) -> list[tuple[str, str]]:
@@ -183,12 +199,16 @@ def game_key_rows(screen_class: type[Screen[Any]]) -> list[tuple[str, str]]:
 
 
 def help_markdown(screen: Screen[Any] | type[Screen[Any]], app: App[Any]) -> str:
-    """The help for ``screen`` (or a screen class): its keys (from its bindings), its notes, then the app's keys."""
+    """The help for ``screen`` (or a screen class): its keys (from its bindings, less those the screen says it has
+    not got), its notes, then the app's keys."""
     screen_class = screen if isinstance(screen, type) else type(screen)
     name = screen_class.__name__
     title, notes = SCREEN_NOTES.get(name, (name, ()))
     lines = [f"# Keys: {title}", ""]
-    for keys, what in key_rows(screen_bindings(screen_class), app):
+    bindings = screen_bindings(screen_class)
+    if not isinstance(screen, type):
+        bindings = [b for b in bindings if not absent(screen, b)]
+    for keys, what in key_rows(bindings, app):
         lines.append(f"- {keys}  {what}")
     game_keys = game_key_rows(screen_class)
     if game_keys:

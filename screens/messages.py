@@ -84,6 +84,15 @@ class EngineFinished(Message):
         self.turn, self.summary, self.path = turn, summary, path
 
 
+class RecordingClosed(Message):
+    """A run's recording is closed at ``path``, posted to the app: a run changed by hand has just been renamed
+    for its own run id, often after its screen was left, so a list of recordings (home's) reads the disk again."""
+
+    def __init__(self, path: Path | None):
+        super().__init__()
+        self.path = path
+
+
 class EngineProgress(Message):
     """Latest figures; a newer one replaces it while queued."""
 

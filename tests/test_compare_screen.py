@@ -122,6 +122,37 @@ async def test_home_marks_recordings_and_opens_them_in_compare(tmp_path):
         assert sorted(r.path for r in screen.runs) == sorted([a, b])
         await pilot.press("escape")
         await wait_until(pilot, lambda: isinstance(app.screen, HomeScreen), what="back home")
+        # back home the list is read again: the marks stay, and show, so `c` compares what the ✓ say
+        assert "2 marked" in str(home.query_one("#recent-hint").render())
+        box = home.query_one("#recent")
+        assert all(str(box.get_option_at_index(i).prompt).startswith("✓ ") for i in range(2))
+        await pilot.press("c")
+        screen = await opened(pilot)
+        assert sorted(r.path for r in screen.runs) == sorted([a, b])
+
+
+@run_async
+async def test_three_runs_with_a_replay_read_as_the_cli_says_and_list_only_their_keys(tmp_path, capsys):
+    from screens.app import HelpScreen
+    from workstation.cli import main
+
+    a = make_run(tmp_path, seed=0, frames=60)
+    paths = [a, make_run(tmp_path, seed=0, frames=60, agent=f"replay:{a}"), make_run(tmp_path, seed=1, frames=60)]
+    assert main(["compare", "--text", *map(str, paths)]) == 0
+    cli = capsys.readouterr().out.splitlines()
+    app = make_app(CompareLaunch(tuple(map(str, paths))))
+    async with app.run_test(size=(200, 60)) as pilot:
+        screen = await opened(pilot)
+        assert text(screen, "#cmp-diverge") == cli[1]  # the one computation (studies/analysis/compare.py)
+        assert "3 vs 1: never" not in cli[1] and "2 vs 1: never" in cli[1]  # the replay never differs from run 1
+        assert "1-3 run" in text(screen, "#cmp-status")
+        await pilot.press("4")  # no fourth run: refused, the focus stays
+        await pilot.press("3")
+        assert screen.focus_index == 2
+        await pilot.press("f1")
+        await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen), what="the help")
+        help_text = app.screen.text
+        assert "`3`  Run 3" in help_text and "`4`" not in help_text and "Run 4" not in help_text
 
 
 @run_async

@@ -199,3 +199,62 @@ def test_the_recordings_list_flags_a_forged_score(tmp_path):
     (e.writer.path / "summary.json").write_text(json.dumps(summary))
     label = recent_label(e.writer.path).plain
     assert "DAMAGED" in label and "9999" not in label.split("DAMAGED")[0]
+
+
+@run_async
+async def test_a_run_changed_by_hand_and_left_is_listed_and_opened_under_its_new_name(tmp_path):
+    """Step mode, a plan typed by hand, then leave (yes): the folder is renamed for the changed run's id as the run
+    ends, after home has come back; home lists the folder as it is now and `o` opens it."""
+    from screens.views.replay_view import ReplayScreen
+    from screens.widgets.confirm import ConfirmScreen
+    from tests.test_tui_step_override import keys_for
+
+    app = home_app(tmp_path)
+    async with app.run_test(size=(160, 48)) as pilot:
+        home = app.screen
+        home.query_one("#p-frames", Input).value = "120"
+        await pilot.press("s")
+        await wait_until(pilot, lambda: isinstance(app.screen, LiveScreen), what="the live view")
+        live = app.screen
+        await wait_until(pilot, lambda: live.phase == "prompt", what="the hold before the first prompt")
+        first = live.recording_path
+        await pilot.press("g")
+        await wait_until(pilot, lambda: live.phase == "plan", what="the reply")
+        await pilot.press("t")
+        await wait_until(pilot, lambda: live.phase == "prompt" and live.last_turn == 1, what="the second prompt")
+        await pilot.press("o", *keys_for("fire, right, right"), "enter")
+        await pilot.press("escape", "t")
+        await wait_until(pilot, lambda: live.driver.engine.changes, what="the plan typed by hand")
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="the question")
+        await pilot.press("y")
+        await wait_until(pilot, lambda: app.screen is home, what="home")
+        await wait_until(pilot, lambda: home.recent and home.recent[0].is_dir(), what="the list to show the folder")
+        assert not first.exists() and home.recent[0] != first  # renamed for the changed run's own id
+        assert "changed by hand" in str(home.query_one("#recent").get_option_at_index(0).prompt)
+        assert "stopped" in str(home.query_one("#recent").get_option_at_index(0).prompt)  # as `ls` says it
+        await pilot.press("o")
+        await wait_until(pilot, lambda: isinstance(app.screen, ReplayScreen), what="the recording to open")
+        assert app.screen.rec.path == home.recent[0]
+        assert "STOPPED" in str(app.screen.query_one("#title").render())  # the same word there too
+
+
+@run_async
+async def test_marks_for_compare_stay_on_their_recordings_when_the_list_is_read_again(tmp_path):
+    from tests.tui_helpers import record
+
+    a, b = record(tmp_path, frames=15), record(tmp_path, frames=15)
+    app = home_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        home = app.screen
+        box = home.query_one("#recent")
+        await wait_until(pilot, lambda: len(home.recent) == 2, what="the two recordings")
+        await pilot.press("m")
+        marked = home.recent[0]
+        box.highlighted = 1
+        home.refresh_recent()  # as on coming back to home, or when a run closes
+        await pilot.pause()
+        assert home.marked_for_compare == [marked] and box.highlighted == 1
+        shown = [str(box.get_option_at_index(i).prompt) for i in range(2)]
+        assert shown[home.recent.index(marked)].startswith("✓ ") and not shown[1 - home.recent.index(marked)].startswith("✓")
+        assert {a.path, b.path} == set(home.recent)

@@ -100,9 +100,9 @@ async def test_rewind_and_branch_continues_in_a_new_recording(tmp_path):
         screen = app.screen
         await wait_until(pilot, lambda: screen.summary is not None, what="the parent run to finish")
         parent = screen.recording_path
-        await pilot.press("s")  # step mode shows the rewind controls
+        assert screen.query_one("#branch-turn", Select).display  # a run that is over shows the rewind controls
         screen.query_one("#branch-turn", Select).value = 4
-        await pilot.press("b")
+        await pilot.press("b")  # the branch holds in step mode
         await wait_until(pilot, lambda: screen.recording_path != parent, what="the branch")
         branch = screen.recording_path
         assert screen.error is None and screen.summary is None  # the view goes on in the branch

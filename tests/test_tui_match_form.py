@@ -125,21 +125,18 @@ async def test_the_opponents_url_defaults_to_homes_and_goes_to_the_opponents_sid
 
 
 @run_async
-async def test_tab_from_the_opponent_reaches_start_before_cancel_and_cancel_says_so(tmp_path):
-    from textual.widgets import Button
-
+async def test_tab_goes_down_the_form_base_url_last_then_start_before_cancel_and_cancel_says_so(tmp_path):
     app = _home(tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:
         form = await _open_form(app, pilot)
-        form.query_one("#mf-vs").focus()
-        await pilot.press("tab")
-        await wait_until(pilot, lambda: form.focused is form.query_one("#mf-url"), what="the URL field")
-        for _ in range(12):
-            if isinstance(form.focused, Button):
-                break
+        assert form.focused is form.query_one("#mf-vs")  # the opponent first: the game is already set
+        order = []
+        for _ in range(6):
             await pilot.press("tab")
-            await pilot.pause()
-        assert form.focused is form.query_one("#mf-start")  # the first button Tab meets is Start
+            await wait_until(pilot, lambda: form.focused is not None, what="a field")
+            order.append(form.focused.id)
+        # top to bottom, as on screen; the base URL (a model on its own server only) last; Start before Cancel
+        assert order == ["mf-side", "mf-mode", "mf-seed", "mf-frames", "mf-url", "mf-start"]
         for close in ("cancel", "escape"):  # each way of closing the form says so (a notice of its own)
             if close == "cancel":
                 form.query_one("#mf-cancel").focus()
@@ -150,3 +147,29 @@ async def test_tab_from_the_opponent_reaches_start_before_cancel_and_cancel_says
                                                 for n in app._notifications), what=f"the notice after {close}")
             if close == "cancel":
                 form = await _open_form(app, pilot)
+
+
+@run_async
+async def test_the_form_has_its_own_footer_and_f1_shows_its_keys_and_home_shows_v_match(tmp_path):
+    from textual.widgets import Footer
+
+    from screens.app import HelpScreen
+
+    def footer(screen) -> list[str]:
+        return [str(k.description) for k in screen.query_one(Footer).children if hasattr(k, "description")]
+
+    app = _home(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, HomeScreen), what="home")
+        home = app.screen
+        await wait_until(pilot, lambda: "Match" in footer(home), what="home's footer")  # as its help lists `v`
+        form = await _open_form(app, pilot)
+        await wait_until(pilot, lambda: "Cancel" in footer(form), what="the form's footer")
+        assert "Help" in footer(form) and "Watch" not in footer(form)  # not home's keys, under the form
+        await pilot.press("f1")  # the cursor is in the opponent field: F1 still opens the help
+        await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen), what="the form's help")
+        text = app.screen.text
+        assert text.startswith("# Keys: Two-player match: the form") and "`esc`  Cancel" in text
+        assert "## Home" not in text
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: app.screen is form, what="the form again")

@@ -100,6 +100,8 @@ async def test_real_time_play_records_the_keys_held_at_each_slot(tmp_path):
         path = screen.recording
         banner = str(screen.query_one("#play-banner").render())
         stats = str(screen.query_one("#play-stats").render())
+        keys = str(screen.query_one("#play-keys").render())
+        assert "applying" not in keys and "held now" not in keys and "the run is over" in keys  # nothing applies now
         assert screen.query_one("#play-frame").frame_index == 60
         await pilot.press("escape")
         assert app.left_with == {"summary": screen.summary, "path": path}
@@ -134,6 +136,8 @@ async def test_paused_play_records_exactly_the_committed_plans(tmp_path):
         await pilot.press("escape")  # quit: the recording stays, marked incomplete
         await wait_until(pilot, lambda: screen.summary is not None, what="the run to stop")
         path = screen.recording
+        keys, queue = (str(screen.query_one(f"#play-{name}").render()) for name in ("keys", "queue"))
+        assert "applying" not in keys and "waiting for the game" not in queue and "the run is over" in queue
     rec = Recording(path)
     assert [t.actions for t in rec.turn_records] == [["upleft", "fire", "noop", "right"], ["uprightfire"]]
     assert all(t.valid for t in rec.turn_records)

@@ -28,6 +28,7 @@ async def test_before_sending_the_panels_say_nothing_was_sent_and_name_the_keys(
         assert "waiting for the reply" not in reply(screen)
         assert "not sent yet" in reply(screen) and "g sends" in reply(screen)
         assert "waiting for the reply" not in str(screen.query_one(PlanView).render())
+        assert "  1 image  " in str(screen.query_one("#prompt-head").render())  # turn 0 shows the current frame only
         await pilot.press("g")
         await wait_until(pilot, lambda: screen.phase == "plan", what="the reply")
         await pilot.pause()

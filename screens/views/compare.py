@@ -35,8 +35,17 @@ from workstation.base.errors import UserError
 from workstation.game.games import FPS_PAPER
 from workstation.store.framestore import FrameStoreError
 from workstation.store.records import RecordingError
-from workstation.studies.analysis.compare import SUMMARY_COLUMNS, Comparison, Run, next_event, run_at, summary_cells
+from workstation.studies.analysis.compare import (
+    MAX_RUNS,
+    SUMMARY_COLUMNS,
+    Comparison,
+    Run,
+    next_event,
+    run_at,
+    summary_cells,
+)
 
+RUN_ACTIONS = [f"focus_run({i})" for i in range(MAX_RUNS)]  # the run keys' actions: `1` focuses run 1...
 EVENT_NAMES = {"reward": "reward", "life_lost": "life loss", "game_over": "game over"}
 
 
@@ -122,7 +131,7 @@ class CompareScreen(FramePlaybackScreen):
         *EVENT_BINDINGS,
         Binding("d", "divergence", "Divergence"),
         Binding("t", "divergent_turn", "Plans differ", show=False),
-        *(Binding(str(i + 1), f"focus_run({i})", f"Run {i + 1}", show=False) for i in range(4)),
+        *(Binding(str(i + 1), action, f"Run {i + 1}", show=False) for i, action in enumerate(RUN_ACTIONS)),
         Binding("space", "play", "Play/pause"),
         Binding("e", "export", "Export MP4", show=False),
         *END_BINDINGS,
@@ -233,7 +242,7 @@ class CompareScreen(FramePlaybackScreen):
         t.append(f"turns follow run {self.focus_index + 1} ({run.label}): {turn_label(turn, len(run.turns))}  ",
                  style=COLOURS[self.focus_index % len(COLOURS)])
         t.append("r l g next reward / life loss / game over (shift: previous) · d t first differing frame / plan"
-                 " · 1-4 run",
+                 f" · 1-{len(self.runs)} run",
                  style="dim")
         self.query_one("#cmp-status", Static).update(t)
 
@@ -242,6 +251,15 @@ class CompareScreen(FramePlaybackScreen):
             self.query_one(f"#cmp-run-{i}").set_class(i == self.focus_index, "-focused")
 
     # -- actions ---------------------------------------------------------------------
+    def absent_key(self, binding: Binding) -> bool:
+        """A run key past the runs compared (`4` over three runs): not in the help, and refused."""
+        return binding.action in RUN_ACTIONS[len(self.runs):]
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "focus_run" and parameters and isinstance(parameters[0], int):
+            return parameters[0] < len(self.runs)
+        return True
+
     @property
     def last_frame(self) -> int:
         return self.c.end

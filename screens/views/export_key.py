@@ -8,6 +8,8 @@ from typing import Any
 
 from textual.screen import Screen
 
+from workstation.store.series import plural
+
 
 def export_in_background(screen: Screen[Any], paths: list[Path], out: Path) -> None:
     """Export ``paths`` (side by side when several) to ``out``; failures are a notice, never a crash."""
@@ -23,6 +25,6 @@ def export_in_background(screen: Screen[Any], paths: list[Path], out: Path) -> N
             screen.app.call_from_thread(screen.notify, f"export failed: {e}", severity="error")
             return
         of = f" of {len(paths)} runs" if len(paths) > 1 else ""
-        screen.app.call_from_thread(screen.notify, f"exported {n} frames{of} to {out}")
+        screen.app.call_from_thread(screen.notify, f"exported {plural(n, 'frame')}{of} to {out}")
 
     screen.run_worker(work, thread=True, group="export")

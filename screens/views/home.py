@@ -41,6 +41,7 @@ from workstation.store.records import RecordingError
 from workstation.store.series import plural
 
 MAX_RECENT = 20
+OPEN_HINT = "enter or o opens the highlighted recording (play it back turn by turn); m marks it for compare"
 PROVIDER_EXAMPLES = ["openai:gpt-5.1", "anthropic:claude-sonnet-4-5", "gemini:gemini-2.5-flash", "compat:MODEL"]
 
 # The form's protocol rows, generated from the protocol's declaration: field -> (label, kind),
@@ -83,10 +84,8 @@ def recent_label(path: Path) -> Text:
         text.append(f"  DAMAGED: {damage[0]}", style="bold red")
         return text
     text.append(f"  score {s.total_reward:g}  {plural(s.turns, 'turn')}", style="dim")
-    if s.complete:
-        text.append("  complete", style="green")
-    else:
-        text.append("  incomplete", style="yellow")
+    # the word `workstation ls` prints: complete, stopped, or unfinished (killed or still running)
+    text.append(f"  {s.state}", style={"complete": "green", "stopped": "yellow"}.get(s.state, "bold yellow"))
     if rec.interventions:
         text.append(f"  changed by hand ({mark(rec.interventions)})", style="bold yellow")
     return text
@@ -123,7 +122,7 @@ class HomeScreen(Screen[Any]):
         Binding("o", "open", "Open"),
         Binding("m", "mark", "Mark"),
         Binding("c", "compare", "Compare marked"),
-        Binding("v", "match", "Match", show=False),  # a two-player match: screens/views/match_form.py
+        Binding("v", "match", "Match"),  # a two-player match: screens/views/match_form.py
         Binding("escape", "leave_field", "Leave field"),  # shown only while a field has the cursor
         Binding("q", "app.quit", "Quit"),
     ]
@@ -183,7 +182,7 @@ class HomeScreen(Screen[Any]):
                     yield from self._row(RUN_SETTING[name].title, self._model_widget(name), name=name)
         with Vertical(id="recent-box"):
             with Horizontal(id="recent-head"):
-                yield Label("enter or o opens the highlighted recording; play it back turn by turn", id="recent-hint")
+                yield Label(OPEN_HINT, id="recent-hint")
                 yield Button("Open o", id="open", compact=True)
             yield OptionList(id="recent")
         yield Footer()
@@ -287,13 +286,16 @@ class HomeScreen(Screen[Any]):
 
     # -- recordings ----------------------------------------------------------
     def refresh_recent(self) -> None:
-        """Re-read the recordings under the out directory (newest first)."""
-        self.recent = find_recordings(self.out)[:MAX_RECENT]
+        """Re-read the recordings under the out directory (newest first); marks and the highlight stay on their
+        recordings (a mark on one that is gone is dropped)."""
         box = self.query_one("#recent", OptionList)
+        was = self.recent[box.highlighted] if self.recent and box.highlighted is not None else None
+        self.recent = find_recordings(self.out)[:MAX_RECENT]
+        self.marked_for_compare = [p for p in self.marked_for_compare if p in self.recent]
         box.clear_options()
         if self.recent:
-            box.add_options([Option(recent_label(p)) for p in self.recent])
-            box.highlighted = 0
+            box.add_options([Option(self._recent_prompt(p)) for p in self.recent])
+            box.highlighted = self.recent.index(was) if was in self.recent else 0
         else:
             box.add_option(Option(Text(f"no recordings in {self.out} yet: watch a run to make one", style="dim"),
                                   disabled=True))
@@ -302,9 +304,20 @@ class HomeScreen(Screen[Any]):
         presets += [(f"{spec} (needs a key)", spec) for spec in PROVIDER_EXAMPLES[:3]]
         self.query_one("#agent-preset", Select).set_options(presets)
 
+    def _recent_prompt(self, path: Path) -> Text:
+        label = recent_label(path)
+        return Text.assemble(("✓ ", "bold green"), label) if path in self.marked_for_compare else label
+
     @unless_leaving
     def on_screen_resume(self) -> None:
         self.refresh_recent()
+        self._show_marked()
+
+    @unless_leaving
+    def recordings_changed(self) -> None:
+        """A run's recording closed, maybe after its screen was left (a run changed by hand is renamed then)."""
+        self.refresh_recent()
+        self._show_marked()
 
     # -- settings --------------------------------------------------------------
     def on_select_changed(self, event: Select.Changed) -> None:
@@ -453,12 +466,13 @@ class HomeScreen(Screen[Any]):
             return
         marked, path = self._marked(), self.recent[box.highlighted]
         marked.remove(path) if path in marked else marked.append(path)
-        label = recent_label(path)
-        box.replace_option_prompt_at_index(box.highlighted, Text.assemble(("✓ ", "bold green"), label)
-                                           if path in marked else label)
+        box.replace_option_prompt_at_index(box.highlighted, self._recent_prompt(path))
+        self._show_marked()
+
+    def _show_marked(self) -> None:
+        marked = self._marked()
         self.query_one("#recent-hint", Label).update(
-            f"{len(marked)} marked: c compares them side by side (m unmarks)" if marked else
-            "enter or o opens the highlighted recording; m marks it for compare")
+            f"{len(marked)} marked: c compares them side by side (m unmarks)" if marked else OPEN_HINT)
 
     def action_compare(self) -> None:
         from screens.views.compare import open_compare

@@ -13,8 +13,9 @@ from typing import Any
 
 from rich.text import Text
 from textual import work
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult
 from textual.binding import Binding
+from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Button, Input, Static
 from textual.worker import Worker, WorkerState, get_current_worker
@@ -34,6 +35,7 @@ from screens.messages import (
     EngineTurn,
     EngineWaiting,
     PaletteCommand,
+    RecordingClosed,
 )
 from screens.views.run_layout import blur_or_leave, compose_run, protocol_label, titled
 from screens.widgets.alive import unless_leaving
@@ -66,6 +68,9 @@ STEP_BINDINGS = [  # what step mode adds; outside it these actions are hidden an
     Binding("b", "branch", "Branch"),
 ]
 STEP_ACTIONS = {b.action for b in STEP_BINDINGS}
+# What a run that is over (finished or stopped) has no use for: hidden and refused until a branch makes it live.
+# Rewind and branch is what is left to do: its panel shows then, in step mode or not.
+OVER_ACTIONS = {"pause", "resume", "speed", "step_mode", "stop_run"} | (STEP_ACTIONS - {"branch"})
 
 # The command palette's entries: (name, help text, the action it runs); those of STEP_ACTIONS only in step mode.
 PALETTE = [
@@ -133,7 +138,8 @@ class LiveScreen(Screen[Any]):
         self.holds = 0  # step-mode holds announced so far
         self.prompt_on_show: Prompt | None = None  # the Prompt the prompt view shows (an edit is checked against it)
         self._frame_view = FrameView(id="frame")
-        self.driver = EngineDriver(engine, self.post_message, self._frame_view.post_frame, step_mode, self.speed)
+        self._app: App[Any] | None = None  # the app, kept at mount: the run ends after this screen is left
+        self.driver = EngineDriver(engine, self._from_engine, self._frame_view.post_frame, step_mode, self.speed)
         self.recording_path = self.driver.path
         self.series = FrameSeries.over(self.driver.rewards, self.driver.losses,  # filled by the driver, in place
                                        self.driver.resets)
@@ -144,6 +150,7 @@ class LiveScreen(Screen[Any]):
         yield from compose_run(self.title_text, self._frame_view, titled(StepPanel(id="steps"), "step mode"))
 
     def on_mount(self) -> None:
+        self._app = self.app
         self._show_step_panel()
         self._status()
         self._worker = self.run_engine()
@@ -152,6 +159,13 @@ class LiveScreen(Screen[Any]):
         if self._worker is not None:
             self.driver.cancel_calls("the viewer was closed before the end of the run")  # a call in flight ends now
             self._worker.cancel()
+
+    def _from_engine(self, message: Message) -> None:
+        """The driver's messages (from its thread): to this screen; the run's end to the app too, since a run
+        left on purpose ends after this screen is gone, and its folder may have been renamed as it closed."""
+        self.post_message(message)
+        if isinstance(message, EngineFinished) and self._app is not None:
+            self._app.post_message(RecordingClosed(message.path))
 
     @work(thread=True, exclusive=True, group="engine", exit_on_error=False)
     def run_engine(self) -> None:
@@ -248,6 +262,7 @@ class LiveScreen(Screen[Any]):
         self.recording_path = m.path or self.recording_path
         self.query_one(StepPanel).set_finished(int(s.get("turns") or 0), bool(s.get("stopped")))
         self.query_one(PromptView).set_editable(False)
+        self._show_step_panel()  # and the footer: only what a run that is over can still do
         if s.get("stopped") and not s.get("complete") and not self._user_stopped:
             self._fail(f"run stopped: {s['stopped']}", s["stopped"].split(": ", 1)[-1])
         elif s.get("stopped"):
@@ -265,6 +280,8 @@ class LiveScreen(Screen[Any]):
         self.turn_records = [r for r in self.turn_records if r["turn"] < m.turn]
         self.query_one(ReplyView).begin(f"rewound to the start of turn {m.turn}; continuing in a branch")
         self.query_one(PlanView).clear_plan()
+        self.query_one(StepPanel).set_live(True)
+        self._show_step_panel()  # live again: its keys are back
         self.notify(f"branch of turn {m.turn} (frame {m.frame}): {m.path}", title="rewound")
         self._status()
 
@@ -297,13 +314,22 @@ class LiveScreen(Screen[Any]):
             t.append("  ⚠ " + (self.error or self.notice or ""), style="bold red" if self.error else "yellow")
         self.query_one("#status", Static).update(t)
 
+    @property
+    def over(self) -> bool:
+        """The run has ended (finished or stopped) and no branch goes on from it."""
+        return self.summary is not None
+
     def _show_step_panel(self) -> None:
-        self.query_one(StepPanel).display = self.step_mode
+        panel = self.query_one(StepPanel)
+        panel.display = self.step_mode or self.over  # over: the panel to pick a turn to branch from
+        panel.border_title = "rewind and branch" if self.over else "step mode"
         if not self.step_mode:
             self.query_one(PromptView).set_editable(False)
         self.refresh_bindings()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if self.over:
+            return action not in OVER_ACTIONS
         if action in STEP_ACTIONS and not self.step_mode:
             return False
         if action in ("pause", "resume"):
@@ -402,6 +428,10 @@ class LiveScreen(Screen[Any]):
         self.driver.send("turn")
 
     def action_branch(self, turn: int | None = None) -> None:
+        """Rewind to the start of ``turn`` (the panel's choice) and go on in a branch. From a run that is over the
+        branch holds before the turn's prompt, in step mode, for the change it was made for (`s` runs it out)."""
+        if self.over and not self.step_mode:
+            self.action_step_mode()
         self.driver.send("branch", self.query_one(StepPanel).branch_turn if turn is None else turn)
 
     def _ask_branch(self) -> None:
@@ -468,6 +498,7 @@ class LiveScreen(Screen[Any]):
             action()
 
     def palette_commands(self) -> list[PaletteCommand]:
-        """Commands this screen offers in the command palette (step mode's own only in step mode)."""
+        """Commands this screen offers in the command palette (step mode's own only in step mode; once the run is
+        over, only what is left to do)."""
         return [(name, what, getattr(self, f"action_{action}")) for name, what, action in PALETTE
-                if self.step_mode or action not in STEP_ACTIONS]
+                if ((action not in OVER_ACTIONS) if self.over else (self.step_mode or action not in STEP_ACTIONS))]

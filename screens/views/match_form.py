@@ -22,7 +22,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Button, Input, Label, Select, Static
+from textual.widgets import Button, Footer, Input, Label, Select, Static
 
 from screens.messages import PaletteCommand
 from screens.widgets.alive import SafeSelect
@@ -69,7 +69,10 @@ class MatchForm(ModalScreen[Any]):
     #mf-buttons { height: auto; margin-top: 1; }
     .-invalid { border: tall $error; height: 3; }
     """
-    BINDINGS: ClassVar = [Binding("escape", "cancel", "Cancel")]
+    BINDINGS: ClassVar = [
+        Binding("escape", "cancel", "Cancel"),
+        Binding("f1", "app.help", "Help"),  # a modal screen hides the app's keys: its own F1
+    ]
 
     def __init__(self, out: str | Path, game: str | None = None, base_url: str | None = None) -> None:
         super().__init__()
@@ -86,8 +89,6 @@ class MatchForm(ModalScreen[Any]):
             yield SafeSelect([(k, k) for k in TWO_PLAYER_GAMES], value=self.game, allow_blank=False, id="mf-game", compact=True)
             yield Label("opponent (random, replay:PATH, openai:MODEL, ...)")
             yield Input("random", id="mf-vs", compact=True)
-            yield Label(URL_LABEL)
-            yield Input(self.base_url, placeholder="empty; e.g. http://localhost:11434/v1", id="mf-url", compact=True)
             yield Label("your side")
             yield SafeSelect(SIDE_CHOICES, value="1", allow_blank=False, id="mf-side", compact=True)
             yield Label("mode")
@@ -96,9 +97,12 @@ class MatchForm(ModalScreen[Any]):
             yield Input("0", id="mf-seed", compact=True)
             yield Label("frames (empty: the protocol's budget)")
             yield Input("", id="mf-frames", compact=True)
+            yield Label(URL_LABEL)  # last: only a model opponent on a server of its own needs it
+            yield Input(self.base_url, placeholder="empty; e.g. http://localhost:11434/v1", id="mf-url", compact=True)
             with Horizontal(id="mf-buttons"):
                 yield Button("Start", id="mf-start", variant="primary")
                 yield Button("Cancel", id="mf-cancel")
+        yield Footer()  # this form's keys, not those of the screen under it
 
     def on_mount(self) -> None:
         self.query_one("#mf-error", Static).display = False

@@ -26,6 +26,7 @@ from screens.widgets.frame_view import FrameView, frame_beside
 from workstation.store.framestore import FrameStoreError
 from workstation.store.recording import Recording
 from workstation.store.records import MatchTurn, RecordingError, SideTurn
+from workstation.store.series import plural
 
 
 def side_scores(turns: list[MatchTurn]) -> list[tuple[int, float, float]]:
@@ -92,7 +93,7 @@ class MatchReplayScreen(FramePlaybackScreen):
         state = "complete" if self.rec.complete else "INCOMPLETE"
         return (f"match · {m.game} · seed {m.seed}\n"
                 f"side 1 {self.agent_of(1)}  vs  side 2 {self.agent_of(2)}\n"
-                f"{len(self.turns)} turns, {self.n_frames} frames · {state}")
+                f"{plural(len(self.turns), 'turn')}, {plural(self.n_frames, 'frame')} · {state}")
 
     def on_mount(self) -> None:
         if self.n_frames == 0:

@@ -328,6 +328,7 @@ class PlayScreen(Screen[Any]):
         self.awaiting_plan = False
         self.query_one("#play-count", Digits).display = False
         self._banner(self._result_text())
+        self._show_keys()
         self._show_queue()
 
     @unless_leaving
@@ -337,6 +338,8 @@ class PlayScreen(Screen[Any]):
             self.error = f"{type(error).__name__}: {error}" if error else "the game stopped"
             self.notify(self.error, severity="error", timeout=10)
             self._banner(f"[b]could not play[/b]\n{self.error}\nesc  leave")
+            self._show_keys()
+            self._show_queue()
 
     def _result_text(self) -> str:
         s = self.summary or {}
@@ -348,10 +351,15 @@ class PlayScreen(Screen[Any]):
         return (f"[b]result: {state}[/b]\n{result_text(s, self.protocol.frames)}{games}\n"
                 f"{where}\nesc  leave")
 
+    @property
+    def over(self) -> bool:
+        """The game has ended (finished, stopped, or it could not go on)."""
+        return self.summary is not None or self.error is not None
+
     # -- keys -----------------------------------------------------------------------
     def on_key(self, event: Key) -> None:
         key = event.key
-        finished = self.summary is not None or self.error is not None
+        finished = self.over
         taken = take_play_key(key, event.character, finished, self.mode == "realtime", stop=event.stop,
                               leave=self.action_stop_or_leave, hold=self._hold,
                               plan=lambda what, button: self._edit_plan(what, button, key))
@@ -413,7 +421,9 @@ class PlayScreen(Screen[Any]):
     @unless_leaving
     def _show_keys(self) -> None:
         """Update the keys panel; called 20 times a second in real time, it redraws only on a change."""
-        if self.mode == "realtime":
+        if self.over:  # nothing is applied any more: say what the last action was
+            text = f"the run is over\nlast action [b]{self.applied}[/b]"
+        elif self.mode == "realtime":
             held = self._held.held(self.pacer.now())
             text = (f"held now {'+'.join(held) or '-'} -> {action_for(held, self.game)}\n"
                     f"sampled  {'+'.join(self.applied_buttons) or '-'}\napplying [b]{self.applied}[/b]")
@@ -429,5 +439,6 @@ class PlayScreen(Screen[Any]):
             widget.display = False
             return
         join = "  [+ joins the next key]" if self.queue.combining else ""
-        state = "enter commits" if self.awaiting_plan else "waiting for the game"
+        state = ("the run is over: esc leaves" if self.over else "enter commits" if self.awaiting_plan
+                 else "waiting for the game")
         widget.update(f"{self.queue.listing('plan')}{join}\n{state}")

@@ -121,7 +121,8 @@ class ReplayScreen(FramePlaybackScreen):
     def compose(self) -> ComposeResult:
         m = self.rec.manifest_record
         changed = Protocol.from_json(m.protocol).changed() if isinstance(m.protocol, dict) and m.protocol else {}
-        state = "DAMAGED" if self.damage else "complete" if self.rec.complete else "INCOMPLETE"
+        outcome = self.rec.outcome().state  # the word `workstation ls` and home print: complete, stopped, unfinished
+        state = "DAMAGED" if self.damage else outcome if outcome == "complete" else outcome.upper()
         hand = f" · CHANGED BY HAND ({mark(self.rec.interventions)})" if self.rec.interventions else ""
         title = (f"{m.game} · agent {m.agent_spec} · seed {m.seed} · "
                  f"{protocol_label(changed)} · {plural(len(self.turns), 'turn')}, {plural(self.n_frames, 'frame')} "
@@ -346,7 +347,7 @@ class ReplayScreen(FramePlaybackScreen):
             return
         self.marked, self._mark_open = None, False
         self._status()
-        self.notify(f"{q['id']} ({len(q['frames'])} frames) added to {root} as proposed; "
+        self.notify(f"{q['id']} ({plural(len(q['frames']), 'frame')}) added to {root} as proposed; "
                     f"set its answer with: workstation qa curate {root}", title="new QA question", timeout=15)
 
     def action_export(self) -> None:

@@ -18,7 +18,8 @@ class ConfirmScreen(ModalScreen[bool]):
     ConfirmScreen Horizontal { height: auto; margin-top: 1; }
     ConfirmScreen Button { margin-right: 2; }
     """
-    BINDINGS = [Binding("y", "answer(True)", "Yes"), Binding("n,escape", "answer(False)", "No")]
+    BINDINGS = [Binding("y", "answer(True)", "Yes"), Binding("n,escape", "answer(False)", "No"),
+                Binding("f1", "app.help", "Help", show=False)]  # a modal screen hides the app's keys: its own F1
 
     def __init__(self, question: str, yes: str = "Yes") -> None:
         super().__init__()

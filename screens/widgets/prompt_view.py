@@ -15,6 +15,7 @@ from textual.widgets.option_list import Option
 from screens.widgets.alive import unless_leaving
 from screens.widgets.frame_view import FrameView
 from workstation.engine.prompt import ImagePart
+from workstation.store.series import plural
 
 
 class PromptEditor(TextArea):
@@ -85,7 +86,7 @@ class PromptView(Vertical):
         head = Text()
         head.append(f"turn {turn}", style="bold")
         head.append(f"  {variant}", style="bold yellow" if variant != "standard" else "dim")
-        head.append(f"  {len(images)} images  {len(text):,} chars", style="dim")
+        head.append(f"  {plural(len(images), 'image')}  {len(text):,} chars", style="dim")
         if note:
             head.append(f"  {note}", style="italic")
         self.query_one("#prompt-head", Static).update(head)

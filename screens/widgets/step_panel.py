@@ -43,17 +43,17 @@ class StepPanel(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Static(Text("step mode", style="bold"), id="step-hint")
-        with Horizontal():
+        with Horizontal(classes="live-only"):
             yield Button("Send g", id="send", compact=True, variant="primary")
             yield Button("Apply ^s", id="apply-edit", compact=True)
             yield Button("Re-send r", id="resend", compact=True)
-        with Horizontal():
+        with Horizontal(classes="live-only"):
             yield Button("Current frame only c", id="current-only", compact=True)
-        with Horizontal():
+        with Horizontal(classes="live-only"):
             yield Input(placeholder="left, left, fire", id="override-input", compact=True)
             yield Button("Override o", id="override", compact=True)
-        yield Static(Text(EDIT_KEYS, style="dim"), id="edit-keys")
-        with Horizontal():
+        yield Static(Text(EDIT_KEYS, style="dim"), id="edit-keys", classes="live-only")
+        with Horizontal(classes="live-only"):
             yield Button("Action a", id="one-action", compact=True)
             yield Button("Frame .", id="one-frame", compact=True)
             yield Button("Turn t", id="finish-turn", compact=True)
@@ -85,6 +85,12 @@ class StepPanel(Vertical):
         for name in _ACTING:
             self.query_one(f"#{name}", Button).disabled = phase not in ("plan", "acting")
         self.query_one("#override", Button).disabled = phase not in ("prompt", "plan")
+        self.set_live(True)
+
+    def set_live(self, live: bool) -> None:
+        """A run that is over keeps only its hint and the branch row: the rest has nothing left to act on."""
+        for row in self.query(".live-only"):
+            row.display = live
 
     def set_finished(self, turns: int, stopped: bool) -> None:
         """The run ended after ``turns`` turns: only rewind and branch are left to do."""
@@ -94,6 +100,7 @@ class StepPanel(Vertical):
             "pick a turn and rewind to branch from it"))
         for name in (*_PROMPT_ONLY, *_AFTER_REPLY, *_ACTING, "override"):
             self.query_one(f"#{name}", Button).disabled = True
+        self.set_live(False)
 
     def set_turns(self, turns: list[int]) -> None:
         """The turns one can rewind to (their start); the choice follows the newest unless one was picked."""
