@@ -15,13 +15,14 @@ from workstation.base.errors import UserError
 from workstation.commands.run import RECORDING_HELP, open_recording
 from workstation.store.recording import DamagedRecording
 
+VERIFY_TEXT = """Re-execute a recording's actions and check them against what it holds (exit 0 identical, 1
+mismatch). Also takes a batch, session, judge study, stuck report, QA set or eval, IDC or arena directory: its seal
+and records, and (without --quick) every recording inside."""
+
 
 def register(sub: Any) -> None:
     v = sub.add_parser("verify", help="re-execute a recording and check every frame (or check any artifact)",
-                       description="Re-execute a recording's actions and check them against what it holds "
-                       "(exit 0 identical, 1 mismatch). Also takes a batch, session, judge study, stuck report, "
-                       "QA set or eval, IDC or arena directory: its seal and records, and (without --quick) every "
-                       "recording inside.")
+                       description=VERIFY_TEXT)
     v.add_argument("recording", metavar="RECORDING", help=RECORDING_HELP + ", or an artifact directory holding them")
     v.add_argument("--quick", action="store_true", help="no re-execution: check each file against the size and "
                    "digest in the summary, and the summary against the turns and frames")
