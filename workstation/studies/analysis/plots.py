@@ -17,7 +17,7 @@ def _pyplot() -> Any:
         import matplotlib
     except ImportError:
         raise UserError("--plots needs matplotlib, which is not installed; "
-                        "run `pip install 'atari-workstation[plots]'` (or drop --plots)") from None
+                        "run `.venv/bin/pip install -e '.[plots]'` in the checkout (or drop --plots)") from None
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 

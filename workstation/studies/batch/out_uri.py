@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 from workstation.base.errors import UserError
 from workstation.store.local_paths import URI_SCHEME as _SCHEME  # the one reading of `scheme://`
 
-EXTRA = "pip install 'atari-workstation[object-store]'"
+EXTRA = ".venv/bin/pip install -e '.[object-store]'"
 STAGE_ENV = "WORKSTATION_OUT_STAGE"  # where stages go (default $XDG_CACHE_HOME/workstation/out)
 TIMEOUT_ENV = "WORKSTATION_OUT_TIMEOUT"  # seconds to connect to the endpoint (default 10)
 BUCKETED = {"s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "adl", "oss", "r2"}
