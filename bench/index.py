@@ -1,13 +1,14 @@
 """How long listing and looking up recordings takes among 10,000, vs reading every manifest and summary.
 
 Makes one real 30-frame recording, copies it into N small recordings (each
-with its own seed and run id in manifest.json, the summary's digests left as
-they are), then times in the same run:
+with its own seed and run id in manifest.json, the summary's seed and manifest
+digest made to match, so each passes the listing's cheap check), then times in
+the same run:
 
 - the baseline: walk the tree and json-load every manifest.json and summary.json;
 - the index, cold (no cache: it reads every recording and writes the user's index cache);
 - the index, warm (the cache is checked against every recording's files);
-- the index after 1 % of the summaries changed;
+- the index after 1 % of the summaries changed (a score edited: each is re-read and listed as damaged);
 - a lookup by run id prefix (warm);
 - `workstation ls DIR` (in process, its table printed to nowhere), cold and warm.
 
@@ -45,8 +46,11 @@ def make_corpus(root: Path, n: int) -> list[str]:
     finally:
         engine.close()
     src = engine.writer.path
+    from workstation.store.integrity import sha256_of
+
     manifest = json.loads((src / "manifest.json").read_text())
-    files = [p for p in src.iterdir() if p.is_file() and p.name != "manifest.json"]
+    summary = json.loads((src / "summary.json").read_text())
+    files = [p for p in src.iterdir() if p.is_file() and p.name not in ("manifest.json", "summary.json")]
     runs = root / "runs"
     runs.mkdir()
     ids = []
@@ -55,6 +59,9 @@ def make_corpus(root: Path, n: int) -> list[str]:
         d = runs / f"breakout-random-s{i}-{run_id[:8]}"
         d.mkdir()
         (d / "manifest.json").write_text(json.dumps({**manifest, "seed": i, "run_id": run_id}, indent=1))
+        digests = {**summary["files"], "manifest.json": {"bytes": (d / "manifest.json").stat().st_size,
+                                                          "sha256": sha256_of(d / "manifest.json")}}
+        (d / "summary.json").write_text(json.dumps({**summary, "seed": i, "files": digests}, indent=1))
         for f in files:
             shutil.copyfile(f, d / f.name)
         ids.append(run_id)
@@ -116,7 +123,7 @@ def main() -> None:
         t_cold, entries = timed(cold, repeat=1)
         assert len(entries) == n
         t_warm, entries = timed(lambda: Index(runs).entries())
-        assert len(entries) == n
+        assert len(entries) == n and all(e.state == "complete" for e in entries)
         index = Index(runs)
         t_find, found = timed(lambda: index.find(ids[n // 2][:8]))
         assert [e.run_id for e in found] == [ids[n // 2]]
@@ -131,7 +138,7 @@ def main() -> None:
         index = Index(runs)
         entries = index.entries()
         t_touched = time.perf_counter() - t0
-        assert index.read_count == len(changed) and sum(e.score == 7.0 for e in entries) == len(changed)
+        assert index.read_count == len(changed) and sum(e.state == "damaged" for e in entries) == len(changed)
 
         def ls_cold() -> None:
             uncache()

@@ -223,6 +223,40 @@ def test_memory_file_system_in_process(tmp_path, monkeypatch, capsys):
     assert "4/4 done (4 before)" in capsys.readouterr().out
 
 
+def test_a_recording_edited_in_the_uri_is_set_aside_and_played_again(tmp_path, monkeypatch, capsys):
+    """A score forged in the URI's copy of a recording: the resume that brings it down names it, plays its run
+    again and uploads that in its place; the results never show the forged score."""
+    import fsspec
+
+    from workstation.cli import main
+
+    monkeypatch.setenv("WORKSTATION_OUT_STAGE", str(tmp_path / "stage-a"))
+    grid = grid_file(tmp_path, 30)
+    uri = f"memory://objstore-{os.getpid()}/{tmp_path.name}"
+    assert main(["batch", str(grid), "--out", uri, "--plain"]) == 0
+    fs = fsspec.filesystem("memory")
+    root = uri.split("://", 1)[1]
+    name = sorted(markers(fs, root))[0]
+    summary = f"{root}/runs/{name}/summary.json"
+    text = fs.cat_file(summary)
+    assert b'"total_reward": 0.0,' in text  # edited to the same size: it passes the marker's sizes and comes down
+    fs.pipe_file(summary, text.replace(b'"total_reward": 0.0,', b'"total_reward": 9.0,'))
+    monkeypatch.setenv("WORKSTATION_OUT_STAGE", str(tmp_path / "stage-b"))  # another machine: it comes down
+    capsys.readouterr()
+    assert main(["batch", str(grid), "--out", uri, "--plain"]) == 0
+    out = capsys.readouterr().out
+    (line,) = [x for x in out.splitlines() if "damaged" in x]
+    assert name in line and "total_reward 9 contradicts" in line, out
+    assert "brought down 4 recordings" in out and "4/4 done (3 before)" in out and "uploaded 1 recording " in out, out
+    m = markers(fs, root)[name]
+    local = tmp_path / "down" / name
+    fs.get([f"{root}/runs/{name}/{r}" for r in sorted(m["files"])], [str(local / r) for r in sorted(m["files"])])
+    ok, verdict = quick_verdict(Recording(local))
+    assert ok, verdict
+    rows = [json.loads(x) for x in fs.cat_file(f"{root}/results.jsonl").decode().splitlines()]
+    assert len(rows) == 4 and all(r["score"] == 0.0 for r in rows)
+
+
 def closed_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

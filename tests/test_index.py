@@ -17,6 +17,7 @@ from workstation.game.protocol import Protocol
 from workstation.run.drive import drive
 from workstation.run.start import RunSpec, start_run
 from workstation.store.index import CACHE_ENV, Index, cache_dir, select
+from workstation.store.integrity import sha256_of
 from workstation.store.recording import RecordingError
 
 ENV = {**os.environ, "PYTHONUNBUFFERED": "1"}
@@ -39,10 +40,12 @@ def _run(out: Path, game: str = "breakout", seed: int = 0, frames: int = 30) -> 
 
 @pytest.fixture()
 def many(tmp_path) -> tuple[Path, list[str]]:
-    """N small recordings: one real run copied with its own seed and run id, plus two other real runs."""
+    """N small recordings: one real run copied with its own seed and run id (its summary's seed and manifest digest
+    made to match, so each is sound), plus two other real runs."""
     root = tmp_path / "recs"
     src = _run(tmp_path / "src")
     manifest = json.loads((src / "manifest.json").read_text())
+    summary = json.loads((src / "summary.json").read_text())
     ids = []
     for i in range(N):
         run_id = f"{i:06x}{'b' * 10}"
@@ -50,6 +53,9 @@ def many(tmp_path) -> tuple[Path, list[str]]:
         shutil.copytree(src, d)
         (d / "manifest.json").write_text(json.dumps({**manifest, "seed": i, "run_id": run_id,
                                                      "created": f"2026-01-01T00:{i // 60:02d}:{i % 60:02d}+0000"}))
+        files = {**summary["files"], "manifest.json": {"bytes": (d / "manifest.json").stat().st_size,
+                                                        "sha256": sha256_of(d / "manifest.json")}}
+        (d / "summary.json").write_text(json.dumps({**summary, "seed": i, "files": files}, indent=1))
         ids.append(run_id)
     _run(root, "pacman", seed=7, frames=60)
     _run(root, "breakout", seed=2, frames=45)
@@ -101,7 +107,8 @@ def test_a_changed_recording_is_never_read_from_a_stale_index(many):
     index = Index(root)
     by_path = {e.path: e for e in index.entries()}
     assert index.read_count == 3  # the changed, the killed and the new one; the rest from the index
-    assert by_path["batch/runs/copy-10"].score == 8.0
+    assert by_path["batch/runs/copy-10"].state == "damaged"  # its summary no longer agrees with its turns
+    assert "total_reward 8 contradicts" in (by_path["batch/runs/copy-10"].error or "")
     assert by_path["batch/runs/copy-11"].state == "unfinished"
     assert "batch/runs/copy-12" not in by_path and by_path[new.name].game == "seaquest"
 
@@ -174,6 +181,67 @@ def test_an_unreadable_recording_is_listed_as_such(tmp_path):
     (path / "summary.json").write_text("[1, 2")
     (e,) = Index(tmp_path).entries()
     assert e.state == "unreadable" and "summary.json" in e.error
+
+
+def _score(rec: Path) -> None:
+    s = json.loads((rec / "summary.json").read_text())
+    (rec / "summary.json").write_text(json.dumps({**s, "total_reward": 500.0}, indent=1))
+
+
+def _cut_turns(rec: Path) -> None:
+    lines = (rec / "turns.jsonl").read_text().splitlines(keepends=True)
+    (rec / "turns.jsonl").write_text("".join(lines[:-1]))
+
+
+def _turn_thought(rec: Path) -> None:  # the same size and totals: only the digest can tell
+    text = (rec / "turns.jsonl").read_text()
+    assert '"thought":"random baseline"' in text
+    (rec / "turns.jsonl").write_text(text.replace('"thought":"random baseline"', '"thought":"random BASELINE"', 1))
+
+
+def _manifest_seed(rec: Path) -> None:
+    m = json.loads((rec / "manifest.json").read_text())
+    (rec / "manifest.json").write_text(json.dumps({**m, "seed": 99}))
+
+
+LS_DAMAGE = {"score edited": (_score, "total_reward 500 contradicts"), "turns cut": (_cut_turns, "turns.jsonl is"),
+             "a turn's thought edited": (_turn_thought, "turns.jsonl differs from the digest"),
+             "manifest edited": (_manifest_seed, "manifest.json is")}
+
+
+def test_ls_lists_an_edited_recording_as_damaged_never_complete(tmp_path):
+    """The cheap check on every recording read (manifest and turns against their digests, the summary against the
+    turns), its verdict cached under the same signatures as the rest: never `complete` with a forged value."""
+    root = tmp_path / "recs"
+    sound = _run(root, seed=0)
+    victims = {name: _run(root, seed=i + 1) for i, name in enumerate(LS_DAMAGE)}
+    flipped = _run(root, seed=9)
+    assert {e.state for e in Index(root).entries()} == {"complete"}  # listed (and cached) while sound
+    for name, (damage, _) in LS_DAMAGE.items():
+        damage(victims[name])
+    data = bytearray((flipped / "frames.bin").read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    (flipped / "frames.bin").write_bytes(bytes(data))
+
+    index = Index(root)
+    by_path = {e.path: e for e in index.entries()}
+    assert index.read_count == len(LS_DAMAGE)  # the edited ones are re-read, whatever file was edited
+    for name, (_, says) in LS_DAMAGE.items():
+        e = by_path[victims[name].name]
+        assert e.state == "damaged" and not e.complete and says in (e.error or ""), (name, e)
+    assert by_path[sound.name].state == "complete"
+    assert by_path[flipped.name].state == "complete"  # frames are not hashed on a listing: verify checks them
+    assert cli("verify", "--quick", str(flipped)).returncode == 1
+    warm = Index(root)
+    assert {e.path: e for e in warm.entries()} == by_path and warm.read_count == 0  # the verdict is cached
+
+    r = cli("ls", str(root), "--complete")
+    assert r.returncode == 0 and r.stdout.strip().endswith("2 recordings"), r.stdout
+    assert all(v.name not in r.stdout for v in victims.values())
+    r = cli("ls", str(root), "--state", "damaged")
+    assert r.stdout.strip().endswith(f"{len(LS_DAMAGE)} recordings") and " damaged " in r.stdout, r.stdout
+    states = {Path(j["path"]).name: j["state"] for j in map(json.loads, cli("ls", str(root), "--json").stdout.splitlines())}
+    assert states == {sound.name: "complete", flipped.name: "complete", **{v.name: "damaged" for v in victims.values()}}
 
 
 def test_ls_prints_a_table_and_filters(many):

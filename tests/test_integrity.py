@@ -222,14 +222,18 @@ async def test_open_of_a_recording_with_no_turns_says_so(good, tmp_path):
 
 
 @pytest.mark.parametrize("how", ["agent forged", "complete false", "unknown key", "wall_s absurd"])
-def test_ls_lists_a_summary_that_contradicts_its_manifest_as_unreadable(good, tmp_path, how):
-    """`ls` reads no turns and no digests, but holds the summary to its manifest as the fast check does."""
+def test_ls_lists_a_summary_that_contradicts_its_manifest_as_damaged(good, tmp_path, how):
+    """`ls` holds the summary to its manifest as the fast check does: the run is listed as damaged, never complete,
+    and `--complete` leaves it out."""
     path = _damaged(good, tmp_path, how)
     r = subprocess.run([sys.executable, "-m", "workstation", "ls", str(path.parent)], capture_output=True, text=True,
                        timeout=120, env={**ENV, "WORKSTATION_INDEX_CACHE": "off"})
     assert r.returncode == 0, r.stderr
     row = next(line for line in r.stdout.splitlines() if str(path) in line)
-    assert "unreadable" in row and "complete" not in row, row
+    assert "damaged" in row.split() and "complete" not in row, row
+    r = subprocess.run([sys.executable, "-m", "workstation", "ls", str(path.parent), "--complete"], capture_output=True,
+                       text=True, timeout=120, env={**ENV, "WORKSTATION_INDEX_CACHE": "off"})
+    assert r.returncode == 0 and str(path) not in r.stdout, r.stdout
 
 
 def test_a_match_summary_is_held_to_its_seats_and_each_sides_account(tmp_path):

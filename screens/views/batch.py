@@ -241,6 +241,11 @@ class BatchScreen(Screen[None]):
         except UserError as e:  # another batch holds the directory
             self.notify(str(e), severity="error")
             return
+        if fresh.damaged:  # edited since it was written: set aside whole, its run played again
+            path, why = fresh.damaged[0]
+            more = f" (and {len(fresh.damaged) - 1} more)" if len(fresh.damaged) > 1 else ""
+            self.notify(f"set aside a damaged recording {path}: {why}{more}; kept under runs/.damaged/, played "
+                        "again", severity="warning")
         old.successor = fresh  # what `batch --watch` prints on exit is the last pass's final state
         self.job, self.code, self.error = fresh, None, None
         self._run_batch()

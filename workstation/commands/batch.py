@@ -20,8 +20,9 @@ def register(sub: Any) -> None:
                        "command again skips complete runs and re-runs incomplete ones from the start. Exit 0 only "
                        "when every run completed.")
     b.add_argument("grid", metavar="GRID.toml", help="the grid: name, games, seeds, [[settings]], [protocol], [limits]")
-    b.add_argument("--out", metavar="DIR", help=f"the batch directory (default {BATCHES}/<name>/), or a URI "
-                   "(s3://bucket/prefix, gs://..., through fsspec: the object-store extra) the batch is uploaded to")
+    b.add_argument("--out", metavar="DIR", help=f"the batch directory (default {BATCHES}/<name>/, or, for a "
+                   "batch's own DIR/grid.toml, DIR: it resumes that batch), or a URI (s3://bucket/prefix, gs://..., "
+                   "through fsspec: the object-store extra) the batch is uploaded to")
     b.add_argument("--concurrency", type=int, default=8, metavar="N",
                    help="runs at once in all (default 8); [limits] caps each provider, CPU-bound runs one per core")
     b.add_argument("--max-cost", type=float, metavar="USD", help="stop launching runs when the spend plus the "
@@ -94,6 +95,14 @@ def make_batch(a: argparse.Namespace) -> Any:
 
         check_ray_address(a.ray_address)  # before anything is written; a head not there does not hang the batch
     grid = load_grid(a.grid)  # bad grids are refused before a URI is reached
+    if not a.out:  # a batch's own grid.toml resumes that batch (--out names another directory)
+        from workstation.studies.batch.resume import own_batch_dir
+
+        own = own_batch_dir(a.grid)
+        if own is not None:
+            a.out = str(own)
+            print(f"{a.grid} is the grid of the batch in {own}: resuming it there (--out DIR puts the batch "
+                  "elsewhere)", flush=True)
     out, a.remote = out_dir(a.out, Path(BATCHES) / name)  # a URI: its local stage, the URI's grid brought down
     grid = load_grid(a.grid, out=str(runs_dir(out)))
     try:
@@ -162,6 +171,11 @@ def _run(a: argparse.Namespace) -> int:
 
         check_ray()
     batch.prepare()
+    for path, why in batch.damaged:  # a recording edited since it was written: kept whole, never counted
+        print(f"set aside a damaged recording {path}: {why}; kept under {batch.dir}/runs/.damaged/, its run is "
+              "played again", flush=True)
+        if a.remote is not None:
+            a.remote.forget(Path(path).name)  # the URI's copy is replaced by the run played again
     uploads = None
     if a.remote is not None:
         from workstation.studies.batch.remote_out import Uploads

@@ -19,7 +19,10 @@ def register(sub: Any) -> None:
                        description=f"""List the recordings under DIR (nested ones too), newest first, as a table.
                                    Filters combine; an index cache of yours (never inside DIR: $XDG_CACHE_HOME/
                                    workstation/index) keeps later listings fast and is checked against every
-                                   recording's files, so it is never out of date. The 'changed' column
+                                   recording's files, so it is never out of date. A recording edited since it was written
+                                   (its manifest or turns against their digests, its summary against its turns) is
+                                   listed as damaged, never complete; the frames are not read (`workstation verify`
+                                   checks them). The 'changed' column
                                    marks runs a person changed (counts per kind: {_legend()}); a changed run has its
                                    own run id.""")
     p.add_argument("dir", nargs="?", default=RECORDINGS, metavar="DIR",
@@ -35,8 +38,9 @@ def register(sub: Any) -> None:
     state.add_argument("--incomplete", action="store_true", help="only runs that stopped, were killed or still run")
     state.add_argument("--changed", action="store_true", help="only runs changed by hand")
     state.add_argument("--plain", action="store_true", help="only runs not changed by hand")
-    state.add_argument("--state", choices=["complete", "stopped", "unfinished", "unreadable"], default=None,
-                       help="only runs in this state")
+    state.add_argument("--state", choices=["complete", "stopped", "unfinished", "damaged", "unreadable"],
+                       default=None, help="only runs in this state (damaged: its manifest or turns differ from their "
+                       "digests, or its summary contradicts its turns; `workstation verify` checks the frames too)")
     p.add_argument("--json", action="store_true", help="one JSON object per recording instead of the table")
     p.set_defaults(func=run)
 

@@ -5,10 +5,14 @@ listing shows in a small index cache of this user, never inside the folder
 listed: ``$XDG_CACHE_HOME/workstation/index/<sha256 of the resolved root>.json``
 (``~/.cache/...``; ``WORKSTATION_INDEX_CACHE`` names another folder, ``off``
 none). Every later listing checks each entry against its files' signatures
-(size, modification and change times, inode of ``manifest.json`` and
-``summary.json``, and of ``turns.jsonl`` while a run has no summary) and
-re-reads any that changed, so a stale cache never gives a wrong answer: it only
-saves reading files that did not change. The cache is sealed: its first line
+(size, modification and change times, inode of ``manifest.json``,
+``summary.json`` and ``turns.jsonl``) and re-reads any that changed, so a stale
+cache never gives a wrong answer: it only saves reading files that did not change.
+Each recording read is held to the cheap check (``store.integrity.cheap_problems``:
+the digests of its manifest and turns, its summary against its turns); one that
+fails it is listed as ``damaged``, never ``complete``, and that verdict is cached
+with the rest under the same signatures. The frames are not hashed on a listing
+(too big to read every time): ``verify --quick`` and ``verify`` check them. The cache is sealed: its first line
 names its format, the root it lists and the size and SHA-256 of the rest; a
 cache that fails any of them (cut, edited, another root's, another version's)
 is not read, and the listing rebuilds it, so a damaged cache never changes what
@@ -29,12 +33,14 @@ from typing import Any
 
 from workstation.store import integrity
 from workstation.store.atomic import write_atomic
+from workstation.store.integrity import cheap_problems
 from workstation.store.recording import MANIFEST, SUMMARY, TURNS, Recording
 from workstation.store.records import RecordingError
 
 CACHE_ENV = "WORKSTATION_INDEX_CACHE"  # the folder of index caches (default $XDG_CACHE_HOME/workstation/index)
-CACHE_FORMAT = "atari-workstation-index/5"  # 2: changes made by hand; 3: hand verdict checked; 4: out of the root, sealed;
-# 5: the summary held to its manifest (integrity.summary_claim_problems)
+CACHE_FORMAT = "atari-workstation-index/5"  # 2: changes made by hand; 3: hand verdict checked; 4: out of the root,
+# sealed; 5: the cheap integrity check's verdict and the summary held to its manifest (state "damaged"),
+# turns.jsonl always in the signature
 MAX_DEPTH = 4  # recordings nested this deep under the root are found (batches keep runs/ inside)
 
 
@@ -49,13 +55,13 @@ class Entry:
     seed: int | None = None
     protocol: dict[str, Any] = field(default_factory=dict[str, Any])
     created: str | None = None
-    state: str = "unreadable"  # complete | stopped | killed | unreadable
+    state: str = "unreadable"  # complete | stopped | unfinished | damaged | unreadable
     score: float | None = None
     turns: int | None = None
     frames: int | None = None
     stopped: str | None = None
     branch_of: str | None = None
-    error: str | None = None  # why an unreadable recording cannot be read
+    error: str | None = None  # why an unreadable recording cannot be read, or what a damaged one fails
     changes: dict[str, Any] | None = None  # changes made by hand, per kind (workstation.store.changes); None: plain
 
     @property
@@ -91,21 +97,20 @@ def _read(path: Path, rel: str) -> Entry:
         rec = Recording(path)
         m = rec.manifest_record
         s = rec.outcome()
+        found = cheap_problems(rec, every_turn=False)  # edited since it was written (a score, cut turns, changes hidden): damaged
     except RecordingError as e:
         return Entry(path=rel, error=str(e))
-    if rec.hand.problems:  # edited to look otherwise than it was: damaged, and never taken for a plain run
-        return Entry(path=rel, error=f"damaged recording: {rec.hand.problems[0]}", changes=rec.interventions or None)
-    try:  # a summary that contradicts its manifest (agent, complete, a key or number no writer makes): damaged
-        claims = integrity.summary_claim_problems(rec)
-    except RecordingError as e:
-        claims = [str(e)]
-    if claims:
-        return Entry(path=rel, error=f"damaged recording: {claims[0]}")
+    if not found:  # a summary that contradicts its manifest (agent, complete, a key or number no writer makes)
+        try:
+            found = integrity.summary_claim_problems(rec)
+        except RecordingError as e:
+            found = [str(e)]
     protocol = m.protocol if isinstance(m.protocol, dict) else {}
     parent = m.parent.get("path") if isinstance(m.parent, dict) else None
     return Entry(path=rel, run_id=rec.run_id, game=m.game, agent=m.agent_spec, seed=m.seed, protocol=protocol,
-                 created=m.created, state=s.state, score=s.total_reward, turns=s.turns, frames=s.frames,
-                 stopped=s.stopped, branch_of=parent, changes=rec.interventions or None)
+                 created=m.created, state="damaged" if found else s.state, score=s.total_reward, turns=s.turns,
+                 frames=s.frames, stopped=s.stopped, branch_of=parent, changes=rec.interventions or None,
+                 error=f"damaged recording: {found[0]}" if found else None)
 
 
 def _sig(path: str) -> list[Any] | None:
@@ -121,9 +126,8 @@ def _signature(directory: str) -> list[Any] | None:
     manifest = _sig(os.path.join(directory, MANIFEST))
     if manifest is None:
         return None
-    summary = _sig(os.path.join(directory, SUMMARY))
-    turns = _sig(os.path.join(directory, TURNS)) if summary is None else None  # a running or killed run
-    return [manifest, summary, turns]
+    # the turns too: the cheap check holds the summary against them, and a run without a summary is read from them
+    return [manifest, _sig(os.path.join(directory, SUMMARY)), _sig(os.path.join(directory, TURNS))]
 
 
 def walk(root: str, depth: int = 0) -> Iterator[tuple[str, list[Any]]]:

@@ -43,6 +43,8 @@ class Recording(Protocol):
     @property
     def cut_off_line(self) -> int | None: ...
 
+    def turns_tail(self) -> tuple[int, TurnRecord | None]: ...
+
     @property
     def frames(self) -> FrameReader: ...
 
@@ -58,6 +60,7 @@ class Recording(Protocol):
     def outcome(self) -> Summary: ...
 
 SUMMARY = "summary.json"
+CHEAP_FILES = ("manifest.json", "turns.jsonl")  # the files whose digests the cheap check holds (not the frames)
 CHUNK = 1 << 20
 
 
@@ -121,8 +124,9 @@ def interrupted_tail(rec: Recording) -> int:
     return trailing if 0 < trailing <= protocol.max_actions * protocol.repeat + 1 else 0
 
 
-def agreement_problems(rec: Recording) -> list[str]:
-    """Where the summary contradicts the turns or the frames (a summary-less run has nothing to contradict)."""
+def agreement_problems(rec: Recording, frames: bool = True) -> list[str]:
+    """Where the summary contradicts the turns or the frames (a summary-less run has nothing to contradict);
+    ``frames=False``: the frame store is not read (the listing's cheap check)."""
     s = rec.summary_record
     if s is None:
         return []
@@ -151,6 +155,8 @@ def agreement_problems(rec: Recording) -> list[str]:
         lost = sum(t.lives_lost for t in turns)
         if tail == 0 and s.lives_lost != lost:
             found.append(f"the summary says {s.lives_lost} lives lost; the turns lose {lost}")
+    if not frames:
+        return found
     try:
         n = len(rec.frames)
     except RecordingError as e:
@@ -395,8 +401,54 @@ def problems(rec: Recording, digests: bool = True) -> list[str]:
     s = rec.summary_record
     if digests and s is not None and s.files:
         found += digest_problems(rec.path, s.files)
+    return found + _record_problems(rec, frames=True)
+
+
+def cheap_problems(rec: Recording, every_turn: bool = True) -> list[str]:
+    """The fast check without the frames (a batch's ``verify --quick``; ``ls`` with ``every_turn=False``): the
+    digests of ``manifest.json`` and ``turns.jsonl``, the summary against the turns and the manifest, the verdict
+    on changes by hand and a match's sides. The frame store is neither hashed nor read (``verify --quick`` hashes
+    it, ``verify`` re-executes it): flipped frame bytes are found there, not here.
+
+    ``every_turn=False`` (a listing, once per recording and cached): when the turns' digest holds, they are as the
+    writer wrote them, and the summary is held against their count and their last turn only (its score, its last
+    frame), not typed turn by turn; what a listing shows (score, turns, frames) is covered, a summary's other
+    totals are the full checks'. A match, and a recording without digests, get every turn checked."""
+    found: list[str] = []
+    s = rec.summary_record
+    if s is not None and s.files:
+        found += digest_problems(rec.path, {name: want for name, want in s.files.items() if name in CHEAP_FILES})
+        if not every_turn and not found and not rec.manifest_record.is_match:
+            return _written_turns_problems(rec, s) + rec.hand.problems
+    return found + _record_problems(rec, frames=False)
+
+
+def _written_turns_problems(rec: Recording, s: Summary) -> list[str]:
+    """The summary against turns known to be as written: the seed, their count, the last turn's score and frame."""
+    found = []
+    seed = rec.manifest_record.seed
+    if s.seed is not None and seed is not None and s.seed != seed:
+        found.append(f"the summary says seed {s.seed}; the manifest's seed is {seed}")
     try:
-        found += agreement_problems(rec)
+        n, last = rec.turns_tail()
+    except RecordingError as e:
+        return [*found, str(e)]
+    if s.turns != n:
+        found.append(f"the summary says {s.turns} turns; turns.jsonl holds {n}")
+    if last is not None:
+        if abs(s.total_reward - last.score) > 1e-6:
+            found.append(f"the summary's total_reward {s.total_reward:g} contradicts the turns' "
+                         f"rewards {last.score:g}")
+        if s.frames != last.last_frame:
+            found.append(f"the summary says {s.frames} frames; the last turn ends at frame {last.last_frame}")
+    return found
+
+
+def _record_problems(rec: Recording, frames: bool) -> list[str]:
+    """The records' own agreement (summary, turns, manifest, changes, a match's sides); the frames' with ``frames``."""
+    found: list[str] = []
+    try:
+        found += agreement_problems(rec, frames=frames)
     except RecordingError as e:
         found.append(str(e))
     found += rec.hand.problems  # a run changed by hand whose manifest, turns and summary disagree about it

@@ -441,6 +441,27 @@ class Recording:
             out.append(record)
         return out
 
+    def turns_tail(self) -> tuple[int, TurnRecord | None]:
+        """How many turn records turns.jsonl holds, and the last one typed, without typing the others: what a
+        listing holds the summary against once the turns' digest says they are as written."""
+        if "turn_records" in self.__dict__:
+            turns = self.turn_records
+            return len(turns), (turns[-1] if turns else None)
+        try:
+            raw = (self.path / TURNS).read_bytes()
+        except FileNotFoundError:
+            return 0, None
+        except OSError as e:
+            raise RecordingError(f"damaged recording: {self.path / TURNS} cannot be read ({e.strerror or e})") from None
+        lines = [line for line in raw.split(b"\n") if line.strip()]
+        if not lines:
+            return 0, None
+        try:
+            return len(lines), TurnRecord.from_json(json.loads(lines[-1]))
+        except (json.JSONDecodeError, UnicodeDecodeError, RecordError) as e:
+            raise RecordingError(f"damaged recording: {self.path / TURNS} turn record {len(lines)}: "
+                                 f"{e if isinstance(e, RecordError) else 'not valid JSON'}") from None
+
     @cached_property
     def turn_records(self) -> list[TurnRecord]:
         """The turn records, typed; a record with a field of the wrong type is a one-line error."""

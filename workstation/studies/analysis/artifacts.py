@@ -6,7 +6,9 @@ its kind there, and each kind is checked here the way its own readers check it: 
 records through the one checked reader of that kind (a judge study, a stuck report, IDC rounds, a QA set or
 eval, a batch, a human session, an experience library). The full check also takes every recording inside the
 artifact through the fast integrity check and the changed-by-hand verdict, so a match, an episode or a batch run
-edited after the study was sealed is named too.
+edited after the study was sealed is named too; ``--quick`` takes each through the cheap check a listing makes
+(``store.integrity.cheap_problems``: its manifest and turns against their digests, its summary against its turns),
+so an edited score is named there too, without reading the frames.
 """
 
 from __future__ import annotations
@@ -137,24 +139,31 @@ def verify_artifact(path: str | Path, quick: bool) -> tuple[bool, str]:
     except UserError as e:
         return False, f"DAMAGED: {kind} {d}: {e}"
     held = 0
-    if not quick:
-        from workstation.run.hand_check import replan_problems
-        from workstation.store.index import find_recordings
-        from workstation.store.integrity import quick_verdict
-        from workstation.store.recording import Recording
+    from workstation.run.hand_check import replan_problems
+    from workstation.store.index import find_recordings
+    from workstation.store.integrity import cheap_problems, quick_verdict
+    from workstation.store.recording import Recording
 
-        for rec_path in sorted(find_recordings(d)):
-            try:
-                rec = Recording(rec_path)
+    for rec_path in sorted(find_recordings(d)):
+        try:
+            rec = Recording(rec_path)
+            if quick:  # the cheap check: manifest and turns against their digests, the summary against the turns
+                found = cheap_problems(rec)
+                ok, line = not found, f"{found[0] if found else ''} ({rec_path})"
+            else:
                 ok, line = quick_verdict(rec)
+                line = line.removeprefix("DAMAGED: ")
                 if ok and (replanned := replan_problems(rec)):
                     ok, line = False, f"{replanned[0]} ({rec_path})"
-            except UserError as e:
-                ok, line = False, str(e)
-            if not ok:
-                return False, f"DAMAGED: {kind} {d}: a recording inside it fails its check: {line}"
-            held += 1
-    inside = "" if quick else f"; {held} recording{'s' if held != 1 else ''} inside hold"
+            rec.close()
+        except UserError as e:
+            ok, line = False, str(e)
+        if not ok:
+            return False, f"DAMAGED: {kind} {d}: a recording inside it fails its check: {line}"
+        held += 1
+    inside = f"; {held} recording{'s' if held != 1 else ''} inside hold"
+    if quick and held:
+        inside += " (manifest, turns and summary; `workstation verify` without --quick checks their frames too)"
     what = "its seal and records hold" if sealed else "its records hold (written before seals: no digests to check)"
     return True, f"OK: {kind} {d}: {what}{inside}"
 

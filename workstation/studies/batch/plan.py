@@ -61,6 +61,8 @@ def plan_text(batch: Batch) -> str:
     lines.append(f"at once: {batch.concurrency} runs ({caps}){cap}")
     if batch.set_aside:
         lines.append(f"{len(batch.set_aside)} partial recording(s) would be set aside under runs/.incomplete/")
+    for path, why in batch.damaged:
+        lines.append(f"damaged: {path}: {why}; it would be set aside under runs/.damaged/ and its run played again")
     return "\n".join(lines)
 
 

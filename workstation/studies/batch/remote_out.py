@@ -201,6 +201,10 @@ class RemoteOut:
             local.parent.mkdir(parents=True, exist_ok=True)
         self.fs.get([r for r, _ in pairs], [str(local) for _, local in pairs])
 
+    def forget(self, name: str) -> None:
+        """A recording the resume set aside as damaged: its marker removed, so the run played again goes up."""
+        self._drop(name)
+
     def _drop(self, name: str) -> None:
         """A marker whose recording is not whole in the URI: removed, not counted (the run is played again)."""
         self.marked.pop(name, None)

@@ -34,6 +34,7 @@ PACK_COLUMN = "prompt_pack"
 # Where the run ran (from DIR/placement.jsonl, empty for a recording the batch did not place).
 WHERE_COLUMNS = placement.FIELDS
 RUNS = "runs"
+DAMAGED = "damaged"  # an index entry's state for a recording edited since it was written
 
 
 def runs_dir(batch_dir: str | Path) -> Path:
@@ -41,8 +42,9 @@ def runs_dir(batch_dir: str | Path) -> Path:
 
 
 def recordings_by_id(batch_dir: str | Path) -> dict[str, list[Entry]]:
-    """The recordings under DIR/runs/ by run id, complete ones first, then newest first (through the user's index
-    cache, ``store/index.py``: nothing is written inside the batch)."""
+    """The recordings under DIR/runs/ by run id, complete ones first, damaged ones (edited since they were written:
+    the listing's cheap check) last, then newest first (through the user's index cache, ``store/index.py``: nothing
+    is written inside the batch)."""
     root = runs_dir(batch_dir)
     if not root.is_dir():
         return {}
@@ -51,8 +53,8 @@ def recordings_by_id(batch_dir: str | Path) -> dict[str, list[Entry]]:
     for e in index.entries():
         if e.run_id:
             out.setdefault(e.run_id, []).append(e)
-    for entries in out.values():
-        entries.sort(key=lambda e: not e.complete)  # stable: newest first within each kind
+    for entries in out.values():  # stable: newest first within each kind; a damaged one last (a resume sets it aside)
+        entries.sort(key=lambda e: 0 if e.complete else 2 if e.state == DAMAGED else 1)
     return out
 
 
@@ -114,6 +116,11 @@ def collect(batch_dir: str | Path, cells: list[Job]) -> list[dict[str, Any]]:
     for cell in cells:
         entries = found.get(cell.run_id)
         if not entries:
+            continue
+        if entries[0].state == DAMAGED:  # never its figures: the row says so and counts as incomplete
+            rows.append({"run_id": cell.run_id, "setting": cell.label, "game": cell.game, "seed": cell.seed,
+                         "complete": False, "stopped": entries[0].error or "damaged recording",
+                         "path": str(root / entries[0].path)})
             continue
         try:
             rows.append(row(cell, root / entries[0].path, placed.get(Path(entries[0].path).name)))

@@ -62,6 +62,22 @@ def _kind(path: Path) -> str | None:
     return "dir" if stat.S_ISDIR(mode) else "file" if stat.S_ISREG(mode) else "other"
 
 
+def own_batch_dir(grid_path: str | Path) -> Path | None:
+    """The batch directory whose own copy of its grid ``grid_path`` is (``DIR/grid.toml`` of a directory a batch
+    ran in: sealed as a batch, or holding the lock file every batch leaves), or None. Running that grid without
+    ``--out`` resumes that batch, as a user expects, rather than starting another under batches/<name>."""
+    from workstation.store.seal import seal_kind
+    from workstation.studies.batch.runner import LOCK, SEAL_KIND
+
+    path = Path(grid_path)
+    if path.name != "grid.toml" or not path.is_file():
+        return None
+    parent = path.parent
+    if seal_kind(parent) == SEAL_KIND or (parent / LOCK).is_file():
+        return parent
+    return None
+
+
 def check_batch_dir(out: Path, grid: Grid) -> None:
     """Refuse (UserError, one line) a batch directory this grid must not write into."""
     out = Path(out)
@@ -97,5 +113,5 @@ def check_batch_dir(out: Path, grid: Grid) -> None:
                         "directory") from None
     diff = differences(kept, grid)
     if diff:
-        raise UserError(f"{out} holds another batch: {'; '.join(diff)}; run its own grid ({kept_path}) to resume "
-                        "it, or give --out another directory (nothing was changed)")
+        raise UserError(f"{out} holds another batch: {'; '.join(diff)}; resume it with `workstation batch "
+                        f"{kept_path}` (its own grid), or give --out another directory (nothing was changed)")

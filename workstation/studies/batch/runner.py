@@ -5,8 +5,12 @@
 - ``prepare()`` takes DIR's lock (one batch per directory; the lock dies with the
   process, also on kill -9), sets every partial recording in DIR/runs/ aside under
   DIR/runs/.incomplete/ (a run killed or stopped earlier is re-run from the start, and
-  the partial one is kept, out of the results) and marks the runs whose complete
-  recording is there as done before (skipped);
+  the partial one is kept, out of the results), holds every complete one to the check
+  ``verify --quick`` and ``report`` make (its files against their digests, its summary
+  against its turns and frames: ``store.integrity``) and sets a damaged one aside under
+  DIR/runs/.damaged/ (moved whole, never written into; its run is played again, and
+  ``damaged`` names each with why), and marks the runs whose sound complete recording
+  is there as done before (skipped);
 - ``run(view)`` launches the rest, at most ``concurrency`` at once, at most the
   grid's ``[limits]`` per provider, CPU-bound runs one per core; with ``max_cost``
   it launches a run only while spent + the in-flight estimate + its estimate stays
@@ -35,6 +39,7 @@ from typing import Any
 from workstation.base.errors import UserError
 from workstation.run.hand_check import counts_as_plain
 from workstation.store.atomic import move_into, write_atomic
+from workstation.store.integrity import quick_verdict
 from workstation.store.recording import MANIFEST, Recording
 from workstation.store.records import RecordingError
 from workstation.store.seal import SEAL, check_seal, seal
@@ -47,6 +52,7 @@ from workstation.studies.batch.progress import DONE, FAILED, LEFT, RUNNING, SKIP
 
 INCOMPLETE = ".incomplete"
 DUPLICATE = ".duplicate"
+DAMAGED = ".damaged"  # complete recordings edited since they were written: kept whole, out of the results
 LOCK = ".batch.lock"
 SEAL_KIND = "batch"
 TICK_S = 0.25
@@ -68,6 +74,7 @@ class Batch:
         self.state = BatchState.of(grid.name, self.cells, max_cost, clock)
         self.executor: Executor | None = None
         self.set_aside: list[tuple[str, str]] = []  # (from, to) moved by prepare()
+        self.damaged: list[tuple[str, str]] = []  # (recording, what its check found) set aside by prepare(): played again
         self._lock_fd: int | None = None
         self._stop_requests = 0
         self.estimates: dict[str, Estimate] = {}
@@ -131,6 +138,7 @@ class Batch:
         for path in listing:
             run_id = None
             complete = False
+            damage: str | None = None
             if (path / MANIFEST).is_file():
                 try:
                     rec = Recording(path)
@@ -138,8 +146,17 @@ class Batch:
                     if not counts_as_plain(rec):  # changed by hand, or edited to hide it
                         self.changed_by_hand.append(str(path))
                         continue  # never a cell's run: left where it is, never counted
-                except RecordingError:
-                    pass
+                    if complete:  # the check verify --quick and report make: a forged score is never done before
+                        ok, line = quick_verdict(rec)
+                        damage = None if ok else line.removeprefix("DAMAGED: ").removesuffix(f" ({rec.path})")
+                    rec.close()
+                except RecordingError as e:
+                    damage = str(e) if complete else None
+            if damage is not None:
+                self.damaged.append((str(path), damage))
+                if not dry_run:
+                    move_into(path, root / DAMAGED)
+                continue
             if complete and run_id is not None and run_id not in keep:
                 keep[run_id] = path
                 continue
@@ -314,8 +331,6 @@ class Batch:
 
     def _not_home(self, path: str | None, verdict: tuple[Any, ...] | None = None) -> str | None:
         """Why a run reported complete does not count (its recording is not in DIR/runs/, or not sound); None if it counts."""
-        from workstation.store.integrity import quick_verdict
-
         root = results.runs_dir(self.dir).resolve()
         if not path:
             return "its recording never reached the batch directory"
@@ -374,4 +389,4 @@ class Batch:
             r.status, r.last_error = FAILED, res.last_error or res.stopped or "incomplete"
 
 
-__all__ = ["Batch", "DUPLICATE", "INCOMPLETE"]
+__all__ = ["Batch", "DAMAGED", "DUPLICATE", "INCOMPLETE"]
