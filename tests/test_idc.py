@@ -451,7 +451,7 @@ def test_a_damaged_episode_stops_a_resume_and_never_reaches_the_curve(fake, tmp_
     assert _tree(out) == before and len(fake.seen) == asked
 
 
-def test_an_episode_damaged_before_its_round_is_in_the_curve_is_not_counted(fake, tmp_path, capsys):
+def test_an_episode_damaged_before_its_round_is_in_the_curve_is_set_aside_and_played_again(fake, tmp_path, capsys):
     out = tmp_path / "idc"
     fake.push(*[Step(text=PLAYER)] * 3, Step(kind="hang", hang_s=60))  # episode 0 finishes; episode 1 hangs
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -474,9 +474,13 @@ def test_an_episode_damaged_before_its_round_is_in_the_curve_is_not_counted(fake
     fake.reset()
     fake.push(*[Step(text=PLAYER)] * 200)
     r = in_process(capsys, idc_args(fake, out))
-    assert r.returncode == 1 and "an episode is damaged" in r.stderr and first.name in r.stderr, r.stderr
+    said = [line for line in r.stdout.splitlines() if "set aside a damaged episode" in line]
+    assert r.returncode == 0 and len(said) == 1 and first.name in said[0] and "total_reward" in said[0], r.stdout
+    kept = runs / ".damaged" / first.name  # kept whole, never written into, never counted
+    assert json.loads((kept / "summary.json").read_text())["total_reward"] == s["total_reward"]
     curve = json.loads((out / "curve.json").read_text())
-    assert curve["rounds"] == []
+    scores = [e["score"] for e in curve["rounds"][0]["episodes"]]
+    assert s["total_reward"] not in scores and len(scores) == 2  # the episode was played again
 
 
 def test_a_curve_json_that_is_a_directory_is_refused_before_anything_is_written(fake, tmp_path, capsys):

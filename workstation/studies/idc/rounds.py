@@ -399,6 +399,9 @@ class Idc:
         batch = Batch(grid, root, concurrency=self.cfg.concurrency, max_cost=cap)
         self.batch = batch
         batch.prepare()
+        for path, why in batch.damaged:  # an episode edited since it was written: kept whole, never counted
+            self.log(f"set aside a damaged episode {path}: {why}; kept under {root}/runs/.damaged/, the episode is "
+                     "played again")
         if self.stopping:
             batch.request_stop(self.stopping)
         log = PlainLog(cast(TextIO, _Lines(self.log)), every_s=5.0)
