@@ -8,7 +8,7 @@ from typing import Any
 
 from textual.screen import Screen
 
-from workstation.store.series import plural
+from workstation.base.words import plural
 
 
 def export_in_background(screen: Screen[Any], paths: list[Path], out: Path) -> None:

@@ -29,6 +29,7 @@ from screens.views.match_form import home_base_url, match_commands, open_match_f
 from screens.widgets.alive import SafeSelect, unless_leaving
 from screens.widgets.frame_view import FrameView
 from workstation.base.locations import RECORDINGS
+from workstation.base.words import plural
 from workstation.game.clock import GameClock
 from workstation.game.games import GAMES
 from workstation.game.protocol import SETTINGS, Protocol, ProtocolError, StartOption
@@ -38,7 +39,6 @@ from workstation.store.changes import mark
 from workstation.store.index import find_recordings
 from workstation.store.recording import Recording
 from workstation.store.records import RecordingError
-from workstation.store.series import plural
 
 MAX_RECENT = 20
 OPEN_HINT = "enter or o opens the highlighted recording (play it back turn by turn); m marks it for compare"

@@ -23,10 +23,10 @@ from textual.widgets import Footer, Static
 from screens.views.frame_playback import END_BINDINGS, STEP_BINDINGS, FramePlaybackScreen
 from screens.views.run_layout import leave, turn_label
 from screens.widgets.frame_view import FrameView, frame_beside
+from workstation.base.words import plural
 from workstation.store.framestore import FrameStoreError
 from workstation.store.recording import Recording
 from workstation.store.records import MatchTurn, RecordingError, SideTurn
-from workstation.store.series import plural
 
 
 def side_scores(turns: list[MatchTurn]) -> list[tuple[int, float, float]]:

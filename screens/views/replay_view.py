@@ -34,6 +34,7 @@ from screens.widgets.prompt_view import PromptView
 from screens.widgets.reply_view import ReplyView
 from screens.widgets.stats_bar import StatsBar
 from screens.widgets.timeline import TimelineBar
+from workstation.base.words import plural
 from workstation.engine.parser import ParseResult
 from workstation.engine.prompt import ImagePart
 from workstation.game.protocol import Protocol
@@ -41,7 +42,7 @@ from workstation.store.changes import CHANGE_KINDS, mark, of_turn
 from workstation.store.framestore import FrameStoreError
 from workstation.store.recording import Recording
 from workstation.store.records import RecordingError, TurnRecord
-from workstation.store.series import RunSeries, plural
+from workstation.store.series import RunSeries
 from workstation.studies.analysis.compare import event_frames, next_event_frame
 from workstation.studies.judge.records import VerdictLine
 

@@ -14,8 +14,8 @@ from textual.widgets.option_list import Option
 
 from screens.widgets.alive import unless_leaving
 from screens.widgets.frame_view import FrameView
+from workstation.base.words import plural
 from workstation.engine.prompt import ImagePart
-from workstation.store.series import plural
 
 
 class PromptEditor(TextArea):

@@ -78,7 +78,7 @@ def _verify(a: argparse.Namespace) -> int:
     if res.ok:
         note = (f"; the last {res.unchecked_frames} frames belong to a turn the killed run never recorded"
                 if res.unchecked_frames else "")
-        from workstation.store.series import plural
+        from workstation.base.words import plural
 
         print(f"OK: {plural(res.frames_checked, 'frame')} identical, {plural(res.turns_checked, 'turn')} and the "
               "totals agree "

@@ -485,7 +485,7 @@ def quick_verdict(rec: Recording) -> tuple[bool, str]:
     n_turns, n_frames = len(rec.turn_records), len(rec.frames)
     if n_turns == 0 and n_frames == 0:
         return False, f"NOTHING TO CHECK: {rec.path} holds no frames and no turns"
-    from workstation.store.series import plural
+    from workstation.base.words import plural
 
     turns_, frames_ = plural(n_turns, "turn"), plural(n_frames, "frame")
     tail = interrupted_tail(rec)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from workstation.base.words import plural
 from workstation.store.changes import mark
 from workstation.store.forward import Forward
 from workstation.store.records import Manifest, Summary, TurnRecord
@@ -312,11 +313,6 @@ def state_text(s: Summary, damage: str | None = None) -> str:
     if s.complete:
         return "complete"
     return f"INCOMPLETE ({s.stopped or 'killed'})"
-
-
-def plural(n: float, word: str, many: str | None = None) -> str:
-    """``1 turn``, ``2 turns`` (``many`` for an irregular plural)."""
-    return f"{n:g} {word}" if n == 1 else f"{n:g} {many or word + 's'}"
 
 
 def summary_line(summary: Summary | dict[str, Any], damage: str | None = None) -> str:

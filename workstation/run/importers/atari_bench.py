@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from workstation.base.errors import UserError
+from workstation.base.words import plural
 from workstation.engine.calls import CancelToken, Deadline, OnText, Reply, TurnContext, Usage
 from workstation.engine.prompt import Prompt
 from workstation.engine.promptpack import load_pack
@@ -34,7 +35,6 @@ from workstation.run.importers.harness_run import HarnessRun, HarnessTurn, game_
 from workstation.run.start import manifest_for, new_run_dir
 from workstation.store.recording import RecordingWriter
 from workstation.store.records import Summary
-from workstation.store.series import plural
 
 SOURCE_KIND = "atari-bench"
 

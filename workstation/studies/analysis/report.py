@@ -11,8 +11,8 @@ from typing import Any
 
 from workstation.base.errors import UserError
 from workstation.base.text_table import text_table
+from workstation.base.words import plural
 from workstation.store.atomic import write_atomic
-from workstation.store.series import plural
 from workstation.studies.analysis import ablation, behaviour, footprint, levels, stats
 from workstation.studies.analysis.table import Results
 

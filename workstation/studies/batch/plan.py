@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from workstation.base.text_table import text_table
-from workstation.store.series import plural
+from workstation.base.words import plural
 from workstation.studies.batch.estimate import PAPER_INPUT_PER_CALL, PAPER_OUTPUT_PER_CALL
 from workstation.studies.batch.progress import SKIPPED, money
 from workstation.studies.batch.runner import Batch

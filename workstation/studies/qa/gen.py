@@ -52,7 +52,7 @@ class Candidate:
     extra: dict[str, Any] = field(default_factory=dict[str, Any])
 
 
-def plural(name: str) -> str:
+def plural_noun(name: str) -> str:
     if name.endswith("fish"):
         return name
     return name[:-1] + "ies" if name.endswith("y") else name + "s"
@@ -126,7 +126,7 @@ def detection(scene: Scene) -> list[Candidate]:
             choices = [str(k) for k in range(lo, min(s.count, lo + 3) + 1)]
             objs = [(i, t, o) for t, o in scene.visible(i) if t is s]
             out.append(Candidate(scene, "perception-detection",
-                                 f"How many {plural(name)} can you see in this frame?",
+                                 f"How many {plural_noun(name)} can you see in this frame?",
                                  choices, str(n), [i], objs, "objects in RAM whose pixels show",
                                  {"ask": {"kind": "count", "object": {"name": name}}}))
     return out

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from workstation.engine.promptpack import display_title
-from workstation.studies.qa.gen import CARDINAL, plural
+from workstation.studies.qa.gen import CARDINAL, plural_noun
 from workstation.studies.qa.qset import QA_CATEGORIES
 from workstation.studies.qa.truth import MAPS_DIR, load_map
 
@@ -64,7 +64,7 @@ def fill(game: str, category: str, a: str, b: str) -> dict[str, Any]:
     if (MAPS_DIR / f"{game}.toml").is_file():
         count = max(3, next((s.count for s in load_map(game).specs if s.name == a), 3))
     if category == "perception-detection":
-        q = f"In {title}, how many {plural(a)} are visible?"
+        q = f"In {title}, how many {plural_noun(a)} are visible?"
         choices = [str(k) for k in range(0, min(count, MAX_COUNT_CHOICES) + 1)]  # Freeway's 10 cars: 0..10
     elif category == "perception-spatial":
         q = f"In {title}, is {_the(a)} to the left or to the right of {_the(b)}?"
