@@ -70,3 +70,35 @@ def test_an_old_import_path_gives_the_module_at_its_new_place() -> None:
         pass
     else:
         raise AssertionError("an old path that never existed must not import")
+
+
+def test_no_module_of_the_house_imports_itself_back_through_others() -> None:
+    """No import circle between the modules of workstation/ and screens/, counting every import: lazy ones inside
+    functions and those under TYPE_CHECKING too (the layers contract sees only arrows between layers)."""
+    import grimp
+
+    graph = grimp.build_graph("workstation", "screens", cache_dir=None)
+    modules = sorted(graph.modules)
+    edges = {m: sorted(d for d in graph.find_modules_directly_imported_by(m) if d in graph.modules) for m in modules}
+    state: dict[str, int] = {}  # 1: on the path, 2: done
+    circles: list[list[str]] = []
+
+    def visit(m: str, path: list[str]) -> None:
+        state[m] = 1
+        for d in edges[m]:
+            if state.get(d) == 1 and m != d and not _is_package_face(d, m):
+                circles.append([*path[path.index(d):], m, d] if d in path else [m, d])
+            elif d not in state:
+                visit(d, [*path, d])
+        state[m] = 2
+
+    for m in modules:
+        if m not in state:
+            visit(m, [m])
+    assert circles == [], circles[:3]
+
+
+def _is_package_face(importer: str, imported: str) -> bool:
+    """A package's __init__ handing on a name of its own submodule (``workstation.run.agents`` re-exporting
+    ``parse_agent``) is not a circle of two modules."""
+    return imported.startswith(importer + ".") or importer.startswith(imported + ".")
