@@ -36,6 +36,9 @@ def run(args: argparse.Namespace) -> int:
     for d in args.run_dirs:
         refuse_uri(d, "", "import reads a local run directory")
     check_out(args.out, "import")  # a URI, a file, an existing recording: refused before anything is read
+    from workstation.store.local_paths import refuse_inside_artifacts
+
+    refuse_inside_artifacts(args.out, "--out", "import")  # a batch's runs/, a QA set...: never written into
     for d in args.run_dirs:
         if _inside(Path(args.out), Path(d)):
             raise UserError(f"--out {args.out} is inside the run directory {d}, an input; import never writes into "

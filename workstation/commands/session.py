@@ -72,6 +72,10 @@ def run(args: argparse.Namespace) -> int:
     from workstation.run.options import check_out
 
     check_out(out, "session")  # the session directory can be made where it is asked for
+    from workstation.store.local_paths import refuse_inside_artifacts
+    from workstation.studies.session import SEAL_KIND
+
+    refuse_inside_artifacts(out, "--out", "the session", own=SEAL_KIND)  # a batch, an IDC, a QA set...: refused
     if settings.prompts:  # never written inside the prompt pack it reads
         from workstation.store.local_paths import refuse_inside_inputs
 

@@ -86,6 +86,13 @@ def check_out_file(path: str | Path, flag: str, does: str) -> Path:
 LINK_WALK_LIMIT = 200_000
 
 
+def refuse_file_inside_artifacts(path: str | Path, flag: str, command: str) -> None:
+    """``refuse_inside_artifacts`` for a file a command writes (its folder must not be, or lie in, another sealed
+    artifact or a recording); run it after the command's own inputs are checked, so an input is named as one."""
+    parent = Path(path).expanduser().parent
+    refuse_inside_artifacts(parent if str(parent) else Path("."), flag, command, shown=f"{flag} {path}")
+
+
 def refuse_inside_inputs(out: str | Path, inputs: Iterable[str | Path], flag: str, command: str) -> None:
     """``LocalPathError`` if the output ``out`` is an input file, an input directory, or anywhere inside an input
     directory, at any depth, every path resolved through symlinks (links inside an input directory included).
@@ -124,7 +131,8 @@ def refuse_inside_inputs(out: str | Path, inputs: Iterable[str | Path], flag: st
                                      file=out)
 
 
-def refuse_inside_artifacts(out: str | Path, flag: str, command: str, *, own: str | None = None) -> None:
+def refuse_inside_artifacts(out: str | Path, flag: str, command: str, *, own: str | None = None,
+                            shown: str | None = None) -> None:
     """``LocalPathError`` if the output directory ``out`` lies inside a sealed artifact (a batch, a judge study, an
     IDC, an arena...: a seal of this workstation) or a recording (a ``manifest.json`` beside a ``turns.jsonl``), at
     any depth, resolved through symlinks: what the command writes there would change that artifact without a word.
@@ -144,7 +152,7 @@ def refuse_inside_artifacts(out: str | Path, flag: str, command: str, *, own: st
         return
     from workstation.store.seal import seal_kind
 
-    shown = f"{flag} {out}" if flag else str(out)
+    shown = shown or (f"{flag} {out}" if flag else str(out))
     itself = own is not None and seal_kind(target) == own
     for around in ([] if itself else [target]) + list(target.parents):
         kind = seal_kind(around)

@@ -15,7 +15,13 @@ from pathlib import Path
 
 from workstation.base.errors import UserError
 from workstation.game.seed import check_seed
-from workstation.store.local_paths import check_out_file, refuse_inside_inputs, refuse_uri
+from workstation.store.local_paths import (
+    check_out_file,
+    refuse_file_inside_artifacts,
+    refuse_inside_artifacts,
+    refuse_inside_inputs,
+    refuse_uri,
+)
 
 
 def check_report_args(args: argparse.Namespace) -> None:
@@ -36,9 +42,11 @@ def check_report_args(args: argparse.Namespace) -> None:
             whose = "the batch's grid" if out in inputs else "a batch grid"
             raise UserError(f"{flag} {path} is {whose}; choose another file")
         refuse_inside_inputs(path, args.results, flag, "the report")  # any input, at any depth, links resolved
+        refuse_file_inside_artifacts(path, flag, "report")  # a batch, a QA set, a session...: never written into
     if args.plots is not None:
         _check_plots_dir(args.plots)
         refuse_inside_inputs(args.plots, args.results, "--plots", "the report")
+        refuse_inside_artifacts(args.plots, "--plots", "report")
 
 
 def _input_files(results: list[str]) -> set[Path]:

@@ -71,6 +71,9 @@ def export(paths: list[str | Path], out: Path, pace: str = "paper", start: int |
     out = Path(out)
     ext = check_output(out)
     check_outside(out, list(paths))
+    from workstation.store.local_paths import refuse_file_inside_artifacts
+
+    refuse_file_inside_artifacts(out, "-o", "export")  # a batch, a QA set, a session...: never written into
     overlays = OVERLAYS if overlays is None else overlays
     if len(paths) > 4:
         raise UserError(f"--compare takes up to 3 more recordings (4 runs side by side); got {len(paths)} runs")

@@ -207,7 +207,10 @@ def default_out(set_dir: Path, agent_spec: str) -> Path:
 
 def check_out_outside(out: Path, set_dir: Path, prompts: str | None = None) -> None:
     """An eval's --out is neither its question set nor the prompt pack, nor anywhere inside one (an eval never
-    writes inside its inputs); checked before anything is asked or written."""
+    writes inside its inputs), nor inside another sealed artifact (a batch, an arena...: its own earlier eval
+    resumes); checked before anything is asked or written."""
+    from workstation.store.local_paths import refuse_inside_artifacts
+
     try:
         target = Path(out).expanduser().resolve()
     except (OSError, RuntimeError):
@@ -220,6 +223,7 @@ def check_out_outside(out: Path, set_dir: Path, prompts: str | None = None) -> N
             raise UserError(f"--out {out} is inside {flag} {path}, an input; an eval is never written inside it: "
                             f"choose a directory outside it (the default is {default_out(set_dir, 'AGENT')})",
                             "out", file=out)
+    refuse_inside_artifacts(out, "--out", "qa eval", own=EVAL_KIND)
 
 
 def summary_problem(summary: EvalSummary, out: Path) -> str | None:

@@ -53,6 +53,12 @@ def check_out(out: Path, sources: list[str]) -> Path:
         probe = probe.parent
     if not probe.is_dir():
         raise UserError(f"--inspect {out}: {probe} is a file, not a directory; choose another place", file=str(out))
+    from workstation.store.local_paths import refuse_file_inside_artifacts, refuse_inside_artifacts
+
+    if single:  # a batch, a QA set, a session...: never written into
+        refuse_file_inside_artifacts(out, "--inspect", "export")
+    else:
+        refuse_inside_artifacts(out, "--inspect", "export")
     return out
 
 
