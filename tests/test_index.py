@@ -242,6 +242,8 @@ def test_ls_lists_an_edited_recording_as_damaged_never_complete(tmp_path):
     assert r.stdout.strip().endswith(f"{len(LS_DAMAGE)} recordings") and " damaged " in r.stdout, r.stdout
     states = {Path(j["path"]).name: j["state"] for j in map(json.loads, cli("ls", str(root), "--json").stdout.splitlines())}
     assert states == {sound.name: "complete", flipped.name: "complete", **{v.name: "damaged" for v in victims.values()}}
+    r = cli("ls", str(root), "--incomplete")  # stopped, killed or still running: a damaged run is none of these
+    assert r.returncode == 0 and r.stdout.strip().endswith("0 recordings"), r.stdout
 
 
 def test_ls_prints_a_table_and_filters(many):

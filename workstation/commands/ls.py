@@ -101,6 +101,8 @@ def run(args: argparse.Namespace) -> int:
     complete = True if args.complete else False if args.incomplete else None
     entries = select(index.entries(), game=args.game, agent=args.agent, seed=args.seed,
                      settings=settings, state=args.state, complete=complete, run_id=args.id)
+    if args.incomplete:  # stopped, killed or still running: a damaged or unreadable run is none of these
+        entries = [e for e in entries if e.state in ("stopped", "unfinished")]
     if args.changed or args.plain:
         entries = [e for e in entries if e.changed == bool(args.changed) and (args.changed or e.error is None)]
     if args.plain:  # plain only when each turn played its agent's plan (workstation.run.hand_check)

@@ -227,8 +227,8 @@ def render(r: Report, md: bool = False) -> str:
                + (f"; {plural(res.incomplete, 'incomplete run')} left out" if res.incomplete else "")
                + (f"; {res.changed} run{'s' if res.changed != 1 else ''} changed by hand left out "
                   "(--include-changed counts them)" if res.changed else "")
-               + (f"; {plural(res.damaged, 'damaged run')} left out (`workstation verify --quick` names the "
-                  "damage)" if res.damaged else ""))
+               + (f"; {plural(res.damaged, 'damaged run')} left out (`workstation verify DIR` names each, "
+                  "frames included)" if res.damaged else ""))
 
     out += _heading("Score: mean +- SE (n) per setting and game", md)
     rows = []
