@@ -6,7 +6,9 @@ no longer as it was. ``snapshot`` says what is on disk, to check that a refused 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import io
 import json
 import os
 import shutil
@@ -146,3 +148,31 @@ def edit_json(path: Path, fn) -> None:
     """Rewrite a JSON file through ``fn(data) -> data``."""
     data = json.loads(path.read_text(encoding="utf-8"))
     path.write_text(json.dumps(fn(data)), encoding="utf-8")
+
+
+def call(args: list[str], cwd: Path) -> tuple[int, str]:
+    """Run the CLI in ``cwd``: (exit status, stdout and stderr together)."""
+    out = io.StringIO()
+    here = os.getcwd()
+    os.chdir(cwd)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+            try:
+                code = main(args)
+            except SystemExit as e:
+                code = e.code if isinstance(e.code, int) else 2
+    finally:
+        os.chdir(here)
+    return int(code or 0), out.getvalue()
+
+
+def refused(world: Path, args: list[str], code: int = 2, says: str = "") -> str:
+    """``args`` refused with ``code`` in at most 3 lines, no traceback, nothing under ``world`` changed."""
+    before = snapshot(world)
+    got, text = call(args, world)
+    assert got == code, text
+    assert len(text.splitlines()) <= 3 and "Traceback" not in text, text
+    assert says in text, text
+    after = snapshot(world)
+    assert after == before, sorted(k for k in set(after) | set(before) if after.get(k) != before.get(k))
+    return text

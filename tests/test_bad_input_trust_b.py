@@ -7,32 +7,13 @@ one, a harness run directory to import.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import os
 import shutil
 from pathlib import Path
 
 import pytest
 
-from tests.bad_input_world import snapshot
-from workstation.cli import main
-
-
-def call(args: list[str], cwd: Path) -> tuple[int, str]:
-    """Run the CLI in ``cwd``: (exit status, stdout and stderr together)."""
-    out = io.StringIO()
-    here = os.getcwd()
-    os.chdir(cwd)
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
-            try:
-                code = main(args)
-            except SystemExit as e:
-                code = e.code if isinstance(e.code, int) else 2
-    finally:
-        os.chdir(here)
-    return int(code or 0), out.getvalue()
+from tests.bad_input_world import call, refused
 
 
 @pytest.fixture(scope="module")
@@ -61,18 +42,6 @@ def rec_of(world: Path) -> str:
 def match_of(world: Path) -> str:
     (m,) = (world / "matches").iterdir()
     return f"matches/{m.name}"
-
-
-def refused(world: Path, args: list[str], code: int = 2, says: str = "") -> str:
-    """``args`` refused with ``code`` in at most 3 lines, no traceback, nothing under ``world`` changed."""
-    before = snapshot(world)
-    got, text = call(args, world)
-    assert got == code, text
-    assert len(text.splitlines()) <= 3 and "Traceback" not in text, text
-    assert says in text, text
-    after = snapshot(world)
-    assert after == before, sorted(k for k in set(after) | set(before) if after.get(k) != before.get(k))
-    return text
 
 
 # ---------------------------------------------------------------------------------------------------- export

@@ -10,32 +10,12 @@ Real files: a batch of two random runs, a stuck report and a two-player match pl
 
 from __future__ import annotations
 
-import contextlib
-import io
-import os
 import shutil
 from pathlib import Path
 
 import pytest
 
-from tests.bad_input_world import GRID, snapshot
-from workstation.cli import main
-
-
-def call(args: list[str], cwd: Path) -> tuple[int, str]:
-    """Run the CLI in ``cwd``: (exit status, stdout and stderr together)."""
-    out = io.StringIO()
-    here = os.getcwd()
-    os.chdir(cwd)
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
-            try:
-                code = main(args)
-            except SystemExit as e:
-                code = e.code if isinstance(e.code, int) else 2
-    finally:
-        os.chdir(here)
-    return int(code or 0), out.getvalue()
+from tests.bad_input_world import GRID, call, refused
 
 
 @pytest.fixture(scope="module")
@@ -68,18 +48,6 @@ def match_of(world: Path) -> str:
 def replayed(world: Path) -> str:
     (m,) = (world / "replayed").iterdir()
     return f"replayed/{m.name}"
-
-
-def refused(world: Path, args: list[str], code: int = 2, says: str = "") -> str:
-    """``args`` refused with ``code`` in at most 3 lines, no traceback, nothing under ``world`` changed."""
-    before = snapshot(world)
-    got, text = call(args, world)
-    assert got == code, text
-    assert len(text.splitlines()) <= 3 and "Traceback" not in text, text
-    assert says in text, text
-    after = snapshot(world)
-    assert after == before, sorted(k for k in set(after) | set(before) if after.get(k) != before.get(k))
-    return text
 
 
 RUN = ["run", "--game", "breakout", "--agent", "random", "--frames", "30"]
