@@ -14,17 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.fake_provider import KEYS, Step, fake_server  # noqa: F401
+from tests.fake_provider import Step
 from tests.test_idc import PLAYER, SKILLS, idc_args, in_process, reflection_script
 
-
-@pytest.fixture
-def fake(fake_server, monkeypatch):  # noqa: F811
-    fake_server.reset()
-    for k, v in KEYS.items():
-        monkeypatch.setenv(k, v)
-    yield fake_server
-    fake_server.reset()
+pytestmark = pytest.mark.usefixtures("keys")  # the fake provider (`fake`, tests/conftest.py) with its keys set
 
 
 def tree(root: Path) -> dict[str, bytes | None]:

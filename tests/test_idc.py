@@ -13,7 +13,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from tests.fake_provider import KEYS, Step, fake_server, tool_step  # noqa: F401
+from tests.fake_provider import Step, tool_step
 from workstation.cli import main
 from workstation.studies.idc import curve as C
 
@@ -30,13 +30,7 @@ def reflection_script(skill: str, note: str = NOTE) -> list[Step]:
             tool_step("submit_skill", skill=skill)]
 
 
-@pytest.fixture
-def fake(fake_server, monkeypatch):  # noqa: F811
-    fake_server.reset()
-    for k, v in KEYS.items():
-        monkeypatch.setenv(k, v)
-    yield fake_server
-    fake_server.reset()
+pytestmark = pytest.mark.usefixtures("keys")  # the fake provider (`fake`, tests/conftest.py) with its keys set
 
 
 def idc_args(fake, out: Path, *extra: str) -> list[str]:

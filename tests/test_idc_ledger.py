@@ -9,19 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.fake_provider import KEYS, Step, fake_server  # noqa: F401 - the fixture
+from tests.fake_provider import Step
 from tests.test_idc import PLAYER, SKILLS, _made_idc, _tree, idc_args, in_process, reflection_script
 from workstation.store.seal import seal
 from workstation.studies.idc import curve as C
 
-
-@pytest.fixture
-def fake(fake_server, monkeypatch):  # noqa: F811
-    fake_server.reset()
-    for k, v in KEYS.items():
-        monkeypatch.setenv(k, v)
-    yield fake_server
-    fake_server.reset()
+pytestmark = pytest.mark.usefixtures("keys")  # the fake provider (`fake`, tests/conftest.py) with its keys set
 
 
 def lines(out: Path) -> list[dict]:
