@@ -53,3 +53,22 @@ def test_an_output_inside_another_sealed_artifact_is_refused_in_one_line(case: s
     assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr, r.stderr
     assert "sealed batch" in r.stderr and "never writes inside another artifact" in r.stderr, r.stderr
     assert snapshot(sealed) == before
+
+
+def test_an_arenas_folder_takes_new_recordings_but_no_other_output(tmp_path: Path):
+    """An arena's seal leaves recordings out (its folder is often the shared `recordings`): a run still goes there
+    and the arena still holds; a report file or Inspect logs written there would break its seal, so they are refused
+    in one line with nothing written."""
+    arena = tmp_path / "recordings"
+    arena.mkdir()
+    (arena / "arena.jsonl").write_text("")
+    seal(arena, "arena", skip_recordings=True)
+    for args in (["report", str(ROOT / "docs" / "sample_results.csv"), "--json", str(arena / "r.json")],
+                 ["export", str(SAMPLE), "--inspect", str(arena / "logs")]):
+        before = snapshot(arena)
+        r = cli(*args, cwd=tmp_path)
+        assert r.returncode == 2 and "sealed arena" in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+        assert snapshot(arena) == before
+    r = cli("run", "--game", "breakout", "--agent", "random", "--frames", "30", "--quiet", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert cli("verify", "--quick", str(arena), cwd=tmp_path).returncode == 0

@@ -38,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
     check_out(args.out, "import")  # a URI, a file, an existing recording: refused before anything is read
     from workstation.store.local_paths import refuse_inside_artifacts
 
-    refuse_inside_artifacts(args.out, "--out", "import")  # a batch's runs/, a QA set...: never written into
+    refuse_inside_artifacts(args.out, "--out", "import", holds_recordings=True)  # a batch's runs/, a QA set...: never written into
     for d in args.run_dirs:
         if _inside(Path(args.out), Path(d)):
             raise UserError(f"--out {args.out} is inside the run directory {d}, an input; import never writes into "

@@ -39,7 +39,7 @@ def checked_spec(a: argparse.Namespace, agent: str | None = None) -> RunSpec:
     preflight(spec, command=getattr(a, "cmd", None))
     from workstation.store.local_paths import refuse_inside_artifacts
 
-    refuse_inside_artifacts(spec.out, "--out", getattr(a, "cmd", None) or "run")  # a batch's runs/, a study...
+    refuse_inside_artifacts(spec.out, "--out", getattr(a, "cmd", None) or "run", holds_recordings=True)  # a batch's runs/, a study...
     return spec
 
 

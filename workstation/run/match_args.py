@@ -105,6 +105,7 @@ def match_spec(a: argparse.Namespace, p1: str, p2: str, seed: int) -> Any:
     from workstation.store.local_paths import refuse_inside_artifacts
 
     # an arena resumes in its own directory
-    refuse_inside_artifacts(a.out, "--out", command, own="arena" if command == "arena" else None)
+    refuse_inside_artifacts(a.out, "--out", command, own="arena" if command == "arena" else None,
+                            holds_recordings=True)
     return MatchSpec(a.game, p1, p2, seed, protocol, a.out, a.prompts, max_cost,
                      (provider_options(a, p1, 1), provider_options(a, p2, 2)))

@@ -132,31 +132,32 @@ def refuse_inside_inputs(out: str | Path, inputs: Iterable[str | Path], flag: st
 
 
 def refuse_inside_artifacts(out: str | Path, flag: str, command: str, *, own: str | None = None,
-                            shown: str | None = None) -> None:
+                            shown: str | None = None, holds_recordings: bool = False) -> None:
     """``LocalPathError`` if the output directory ``out`` lies inside a sealed artifact (a batch, a judge study, an
     IDC, an arena...: a seal of this workstation) or a recording (a ``manifest.json`` beside a ``turns.jsonl``), at
     any depth, resolved through symlinks: what the command writes there would change that artifact without a word.
 
     ``own``: the kind of the command's own sealed artifact (``batch``, ``judge-study``, ``arena``...): ``out``
-    itself may be one of that kind (resumed, or replaced), never of another. Without it (``run``, ``match``: ``out``
-    holds the new recording), ``out`` being one is refused too, except an arena: its seal leaves recordings out, so
-    a recording added there changes nothing it pins, and the arena counts only the matches its ledger holds (one
-    played there by hand is named and left out, docs/two-player.md). An arena's directory is often the shared
-    default ``recordings``, which runs and matches keep writing into. Run it before the first write; an input's own
-    check is ``refuse_inside_inputs``."""
+    itself may be one of that kind (resumed, or replaced), never of another.
+
+    ``holds_recordings``: ``out`` only receives new recordings (``run``, ``match``, ``import``): an artifact whose
+    seal leaves recordings out (an arena's: the arena counts only the matches its ledger holds, and names any other,
+    docs/two-player.md) admits them, since a recording added there changes nothing it pins. An arena's directory is
+    often the shared default ``recordings``. Any other output (a log, a report file, an eval) is refused there too.
+    Run it before the first write; an input's own check is ``refuse_inside_inputs``."""
     if uri_of(out) is not None:
         return
     try:
         target = Path(out).expanduser().resolve()
     except (OSError, RuntimeError):  # a link loop: the output check names it
         return
-    from workstation.store.seal import seal_kind
+    from workstation.store.seal import admits_recordings, seal_kind
 
     shown = shown or (f"{flag} {out}" if flag else str(out))
     itself = own is not None and seal_kind(target) == own
     for around in ([] if itself else [target]) + list(target.parents):
         kind = seal_kind(around)
-        if kind == "arena":  # its seal leaves recordings out; a match it did not play is named and not rated
+        if holds_recordings and kind is not None and admits_recordings(around):
             continue
         if kind is not None:
             what = f"a sealed {kind} (seal.json)"

@@ -108,15 +108,25 @@ def is_sealed(directory: str | Path) -> bool:
     return (Path(directory) / SEAL).is_file()
 
 
-def seal_kind(directory: str | Path) -> str | None:
-    """The kind a seal of this workstation at ``directory`` names (None: no such seal there; any other file
-    named seal.json is not one)."""
+def _own_seal(directory: str | Path) -> dict[str, Any] | None:
+    """The seal of this workstation at ``directory`` (None: no such seal there; any other seal.json is not one)."""
     try:
         data = json.loads((Path(directory) / SEAL).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError):
         return None
-    kind = data.get("kind") if isinstance(data, dict) and data.get("format") == FORMAT else None
+    return data if isinstance(data, dict) and data.get("format") == FORMAT else None
+
+
+def seal_kind(directory: str | Path) -> str | None:
+    """The kind a seal of this workstation at ``directory`` names (None: no such seal there)."""
+    kind = (_own_seal(directory) or {}).get("kind")
     return kind if isinstance(kind, str) else None
+
+
+def admits_recordings(directory: str | Path) -> bool:
+    """Whether the seal at ``directory`` leaves every recording in it out (``skip_recordings``: an arena's), so that
+    a new recording there changes nothing it covers (any other file added would)."""
+    return (_own_seal(directory) or {}).get("skip_recordings") is True
 
 
 def _read_seal(directory: Path, kind: str) -> tuple[dict[str, Sealed], list[str], bool] | str:
